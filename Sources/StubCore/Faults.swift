@@ -1,0 +1,259 @@
+/// Faults the stand-in can inject, each scoped to a path pattern (and optionally a method) and
+/// to a rate or to the next N matching requests.
+public enum FaultKind: String, CaseIterable, Sendable {
+    /// Wait `ms` (+ up to `jitter` ms) before answering normally.
+    case latency
+    /// Answer `status` with a JSON error body.
+    case status
+    /// Answer an HTML error page as a proxy (nginx) sends it: 502 unless `status` says 503/504.
+    case html
+    /// Answer 429 with `Retry-After: retry_after`.
+    case rateLimit = "rate_limit"
+    /// Answer normally but cut the JSON body after `keep` bytes (default: half), Content-Length matching.
+    case truncate
+    /// Answer normally but with `Content-Type: content_type` (default `text/plain; charset=utf-8`).
+    case contentType = "content_type"
+    /// In a cheer_history page, replace one entry (`index`, default the middle one) with a malformed one.
+    case malformedEntry = "malformed_entry"
+    /// Put hostile text (escape sequences, C1 controls, bidi, zero-width, combining, very long words)
+    /// into pack names/creators/descriptions and history creators/comments.
+    case hostile
+    /// Reset the TCP connection (RST) without answering.
+    case reset
+    /// Answer nothing until the client gives up (or `seconds` pass).
+    case hang
+
+    /// Faults that decide the whole answer before the shop sees the request.
+    public var isTerminal: Bool { [.status, .html, .rateLimit, .reset, .hang].contains(self) }
+}
+
+public struct FaultSpecError: Error, Sendable, Equatable, CustomStringConvertible {
+    public let message: String
+    public init(_ message: String) { self.message = message }
+    public var description: String { message }
+}
+
+public struct FaultSpec: Sendable, Equatable {
+    public var kind: FaultKind
+    /// Glob over the request path (`*` any run of characters, `?` one character).
+    public var path: String = "/api/*"
+    public var method: String?
+    /// Probability that a matching request is hit (0 < rate ≤ 1); `nil` = every one.
+    public var rate: Double?
+    /// Only the next `count` matching requests are hit, then the fault is gone; `nil` = no limit.
+    public var count: Int?
+    public var ms: Int = 1000
+    public var jitter: Int = 0
+    public var status: Int = 500
+    public var retryAfter: Int?
+    public var message: String?
+    public var keep: Int?
+    public var contentType: String = "text/plain; charset=utf-8"
+    public var index: Int?
+    public var seconds: Int = 120
+
+    public init(kind: FaultKind) {
+        self.kind = kind
+        if kind == .html { status = 502 }
+        if kind == .rateLimit { retryAfter = 2 }
+    }
+
+    public static let keys = [
+        "kind", "path", "method", "rate", "count", "ms", "jitter", "status", "retry_after", "message",
+        "keep", "content_type", "index", "seconds",
+    ]
+
+    /// Parses the `--fault` syntax: comma-separated `key=value` pairs, the kind first and optionally
+    /// bare: `status,status=503,path=/api/v1/balance,count=2` or `kind=latency,ms=800,jitter=400`.
+    public static func parse(_ text: String) throws -> FaultSpec {
+        var fields: [(String, JSON)] = []
+        for (i, part) in text.split(separator: ",", omittingEmptySubsequences: true).enumerated() {
+            if let eq = part.firstIndex(of: "=") {
+                let key = String(part[..<eq]).lowercased()
+                let raw = String(part[part.index(after: eq)...])
+                let value: JSON = Int64(raw).map(JSON.int) ?? Double(raw).map(JSON.double) ?? .string(raw)
+                fields.append((key, value))
+            } else if i == 0 {
+                fields.append(("kind", .string(String(part))))
+            } else {
+                throw FaultSpecError("fault '\(text)': '\(part)' is not key=value")
+            }
+        }
+        return try from(json: .object(fields))
+    }
+
+    /// Builds a spec from the control endpoint's JSON object (the same keys as `--fault`).
+    public static func from(json: JSON) throws -> FaultSpec {
+        guard case let .object(pairs) = json else { throw FaultSpecError("a fault is a JSON object with a \"kind\"") }
+        guard let kindName = json["kind"]?.stringValue else {
+            throw FaultSpecError("a fault needs a kind; kinds: " + FaultKind.allCases.map(\.rawValue).joined(separator: ", "))
+        }
+        guard let kind = FaultKind(rawValue: kindName) else {
+            throw FaultSpecError("unknown fault kind '\(kindName)'; kinds: " + FaultKind.allCases.map(\.rawValue).joined(separator: ", "))
+        }
+        var spec = FaultSpec(kind: kind)
+        func int(_ key: String, _ value: JSON, _ range: ClosedRange<Int>) throws -> Int {
+            guard let v = value.intValue, range.contains(v) else {
+                throw FaultSpecError("fault key '\(key)' needs a whole number in \(range.lowerBound)...\(range.upperBound)")
+            }
+            return v
+        }
+        func string(_ key: String, _ value: JSON) throws -> String {
+            guard let v = value.stringValue, !v.isEmpty else { throw FaultSpecError("fault key '\(key)' needs text") }
+            return v
+        }
+        for (key, value) in pairs {
+            switch key {
+            case "kind": break
+            case "path": spec.path = try string(key, value)
+            case "method": spec.method = try string(key, value).uppercased()
+            case "rate":
+                guard let r = value.doubleValue, r > 0, r <= 1 else { throw FaultSpecError("fault key 'rate' needs a number in (0, 1]") }
+                spec.rate = r
+            case "count": spec.count = try int(key, value, 1...1_000_000)
+            case "ms": spec.ms = try int(key, value, 0...600_000)
+            case "jitter": spec.jitter = try int(key, value, 0...600_000)
+            case "status":
+                spec.status = try int(key, value, 400...599)
+            case "retry_after": spec.retryAfter = try int(key, value, 0...86_400)
+            case "message": spec.message = try string(key, value)
+            case "keep": spec.keep = try int(key, value, 0...10_000_000)
+            case "content_type": spec.contentType = try string(key, value)
+            case "index": spec.index = try int(key, value, 0...Paging.maxPerPage - 1)
+            case "seconds": spec.seconds = try int(key, value, 1...3600)
+            default:
+                throw FaultSpecError("unknown fault key '\(key)'; keys: " + keys.joined(separator: ", "))
+            }
+        }
+        if kind == .html, ![500, 502, 503, 504].contains(spec.status) {
+            throw FaultSpecError("an html fault answers 500, 502, 503 or 504")
+        }
+        return spec
+    }
+
+    public var json: JSON {
+        var pairs: [(String, JSON)] = [("kind", .string(kind.rawValue)), ("path", .string(path))]
+        if let method { pairs.append(("method", .string(method))) }
+        if let rate { pairs.append(("rate", .double(rate))) }
+        if let count { pairs.append(("count", .int(count))) }
+        switch kind {
+        case .latency: pairs += [("ms", .int(ms)), ("jitter", .int(jitter))]
+        case .status:
+            pairs.append(("status", .int(status)))
+            if let retryAfter { pairs.append(("retry_after", .int(retryAfter))) }
+            if let message { pairs.append(("message", .string(message))) }
+        case .html: pairs.append(("status", .int(status)))
+        case .rateLimit: pairs.append(("retry_after", .int(retryAfter ?? 2)))
+        case .truncate: if let keep { pairs.append(("keep", .int(keep))) }
+        case .contentType: pairs.append(("content_type", .string(contentType)))
+        case .malformedEntry: if let index { pairs.append(("index", .int(index))) }
+        case .hang: pairs.append(("seconds", .int(seconds)))
+        case .hostile, .reset: break
+        }
+        return .object(pairs)
+    }
+}
+
+/// A fault as it stands in the registry.
+public struct ActiveFault: Sendable, Equatable {
+    public let id: Int
+    public let spec: FaultSpec
+    /// Matching requests it will still hit, when it was added with a `count`.
+    public var remaining: Int?
+    public var hits: Int = 0
+
+    public var json: JSON {
+        guard case var .object(pairs) = spec.json else { return spec.json }
+        pairs.insert(("id", .int(id)), at: 0)
+        if let remaining { pairs.append(("remaining", .int(remaining))) }
+        pairs.append(("hits", .int(hits)))
+        return .object(pairs)
+    }
+}
+
+/// The faults in force. An actor, so a `count` is consumed exactly once under concurrent requests.
+public actor FaultRegistry {
+    private var faults: [ActiveFault] = []
+    private var nextID = 1
+    private var rng: SeededGenerator
+
+    public init(seed: UInt64 = SeedData.defaultSeed, initial: [FaultSpec] = []) {
+        rng = SeededGenerator(seed: SeededGenerator.mix(seed ^ 0xFA017))
+        faults = initial.enumerated().map { ActiveFault(id: $0.offset + 1, spec: $0.element, remaining: $0.element.count) }
+        nextID = initial.count + 1
+    }
+
+    @discardableResult
+    public func add(_ spec: FaultSpec) -> ActiveFault {
+        let fault = ActiveFault(id: nextID, spec: spec, remaining: spec.count)
+        nextID += 1
+        faults.append(fault)
+        return fault
+    }
+
+    public func list() -> [ActiveFault] { faults }
+
+    /// Removes every fault; answers how many there were.
+    @discardableResult
+    public func clear() -> Int {
+        defer { faults = [] }
+        return faults.count
+    }
+
+    public func remove(id: Int) -> Bool {
+        guard let i = faults.firstIndex(where: { $0.id == id }) else { return false }
+        faults.remove(at: i)
+        return true
+    }
+
+    /// The faults that hit this request, in the order they were added. Only kinds in `applicable`
+    /// are considered (a malformed entry only makes sense in a history page), and only those count
+    /// down their `count`.
+    public func trigger(method: String, path: String, applicable: Set<FaultKind>) -> [FaultSpec] {
+        var hit: [FaultSpec] = []
+        var kept: [ActiveFault] = []
+        for var fault in faults {
+            let spec = fault.spec
+            if applicable.contains(spec.kind), spec.method.map({ $0 == method }) ?? true,
+               Glob.matches(spec.path, path), spec.rate.map({ rng.chance($0) }) ?? true
+            {
+                hit.append(spec)
+                fault.hits += 1
+                if let remaining = fault.remaining {
+                    fault.remaining = remaining - 1
+                    if remaining - 1 == 0 { continue }
+                }
+            }
+            kept.append(fault)
+        }
+        faults = kept
+        return hit
+    }
+}
+
+/// Shell-style glob over a path: `*` any run of characters (slashes included), `?` one character.
+public enum Glob {
+    public static func matches(_ pattern: String, _ text: String) -> Bool {
+        let p = Array(pattern.utf8), t = Array(text.utf8)
+        var pi = 0, ti = 0
+        var star = -1, mark = 0
+        while ti < t.count {
+            if pi < p.count, p[pi] == UInt8(ascii: "?") || p[pi] == t[ti] {
+                pi += 1
+                ti += 1
+            } else if pi < p.count, p[pi] == UInt8(ascii: "*") {
+                star = pi
+                mark = ti
+                pi += 1
+            } else if star >= 0 {
+                pi = star + 1
+                mark += 1
+                ti = mark
+            } else {
+                return false
+            }
+        }
+        while pi < p.count, p[pi] == UInt8(ascii: "*") { pi += 1 }
+        return pi == p.count
+    }
+}

@@ -1,0 +1,221 @@
+/// Settings for the stand-in's data and auth.
+public struct ShopConfig: Sendable {
+    public var seed: UInt64
+    public var whaleHistory: Int
+    public var accessToken: String
+    public var refreshToken: String
+    /// Access tokens expire this many seconds after they are issued (the `--token` one after start);
+    /// `nil` means they never expire.
+    public var tokenTTL: Double?
+
+    public init(
+        seed: UInt64 = SeedData.defaultSeed, whaleHistory: Int = SeedData.defaultWhaleHistory,
+        accessToken: String = "dev-token", refreshToken: String = "dev-refresh", tokenTTL: Double? = nil
+    ) {
+        self.seed = seed
+        self.whaleHistory = whaleHistory
+        self.accessToken = accessToken
+        self.refreshToken = refreshToken
+        self.tokenTTL = tokenTTL
+    }
+}
+
+/// What `auth/refresh` answers.
+public struct TokenGrant: Sendable, Equatable {
+    public var accessToken: String
+    public var refreshToken: String
+    public var expiresIn: Int?
+
+    public var json: JSON {
+        var pairs: [(String, JSON)] = [("access_token", .string(accessToken)), ("refresh_token", .string(refreshToken))]
+        if let expiresIn { pairs.append(("expires_in", .int(expiresIn))) }
+        return .object(pairs)
+    }
+}
+
+/// The shop's whole mutable state. An actor: every write is one isolated step, so concurrent spends
+/// and purchases never lose an update.
+public actor ShopStore {
+    struct UserState {
+        var balance: Int
+        var base: HistorySource
+        /// Entries added by `spend`, newest first, shown before `base`.
+        var added: [CheerHistoryEntry] = []
+    }
+
+    /// Cheer bundles on sale in the App Store: `com.reiterate.cheer.N` credits N.
+    public static let bundleAmounts = [50, 100, 200, 500, 1000, 2500, 5000]
+
+    public let config: ShopConfig
+    private let basePacks: [AudioPack]
+    private let aliceHistory: [CheerHistoryEntry]
+    private var packs: [AudioPack] = []
+    private var users: [String: UserState] = [:]
+    private var transactions: Set<UInt64> = []
+    /// Valid access tokens and when each expires (`nil`: never).
+    private var accessTokens: [String: Double?] = [:]
+    private var currentRefreshToken = ""
+    private var spendCounter = 0
+
+    public init(config: ShopConfig, now: Double) {
+        self.config = config
+        basePacks = Catalog.packs(seed: config.seed)
+        aliceHistory = SeedData.aliceHistory(seed: config.seed, packs: basePacks)
+        packs = basePacks
+        users = Self.seededUsers(config: config, aliceHistory: aliceHistory)
+        accessTokens = [config.accessToken: config.tokenTTL.map { now + $0 }]
+        currentRefreshToken = config.refreshToken
+    }
+
+    private static func seededUsers(config: ShopConfig, aliceHistory: [CheerHistoryEntry]) -> [String: UserState] {
+        [
+            SeedData.alice: UserState(balance: SeedData.aliceBalance, base: .stored(aliceHistory)),
+            SeedData.empty: UserState(balance: 0, base: .stored([])),
+            SeedData.whale: UserState(
+                balance: SeedData.whaleBalance,
+                base: .generated(count: config.whaleHistory, seed: config.seed, user: SeedData.whale)
+            ),
+        ]
+    }
+
+    /// Back to the seeded state: balances, histories, transactions, tokens.
+    public func reset(now: Double) {
+        packs = basePacks
+        users = Self.seededUsers(config: config, aliceHistory: aliceHistory)
+        transactions = []
+        accessTokens = [config.accessToken: config.tokenTTL.map { now + $0 }]
+        currentRefreshToken = config.refreshToken
+        spendCounter = 0
+    }
+
+    // MARK: Auth
+
+    /// Checks an `Authorization` header value; throws a 401 `ShopError` unless it holds a valid bearer token.
+    public func authorize(header: String?, now: Double) throws {
+        guard let header, header.count > 7, header.prefix(7).lowercased() == "bearer " else {
+            throw ShopError.unauthorized("missing bearer token: send 'Authorization: Bearer <access token>'")
+        }
+        let token = header.dropFirst(7).trimmingCharacters(in: " ")
+        guard let expiry = accessTokens[token] else {
+            throw ShopError.unauthorized("unknown access token")
+        }
+        if let expiry, now >= expiry {
+            throw ShopError.unauthorized("access token expired", code: "token_expired")
+        }
+    }
+
+    /// Trades the current refresh token for a new access token and a new refresh token (rotation:
+    /// the old refresh token stops working; access tokens already issued stay valid until they expire).
+    public func refresh(refreshToken: String, now: Double) throws -> TokenGrant {
+        guard !currentRefreshToken.isEmpty, refreshToken == currentRefreshToken else {
+            throw ShopError.unauthorized("invalid or already used refresh token", code: "invalid_refresh_token")
+        }
+        let grant = TokenGrant(
+            accessToken: "at-" + Self.randomHex(24),
+            refreshToken: "rt-" + Self.randomHex(24),
+            expiresIn: config.tokenTTL.map { Int($0.rounded(.up)) }
+        )
+        accessTokens[grant.accessToken] = config.tokenTTL.map { now + $0 }
+        currentRefreshToken = grant.refreshToken
+        return grant
+    }
+
+    /// Makes every access token issued so far invalid (a control endpoint, to exercise refresh).
+    public func revokeAccessTokens() {
+        accessTokens = [:]
+    }
+
+    static func randomHex(_ count: Int) -> String {
+        var rng = SystemRandomNumberGenerator()
+        let digits = Array("0123456789abcdef")
+        return String((0..<count).map { _ in digits[Int(rng.next() % 16)] })
+    }
+
+    // MARK: Reads
+
+    public func audioPacks() -> [AudioPack] { packs }
+
+    public func balance(user: String) throws -> Int {
+        guard let state = users[user] else { throw ShopError.unknownUser(user) }
+        return state.balance
+    }
+
+    public func history(user: String, page: Int, perPage: Int) throws -> HistoryPage {
+        guard let state = users[user] else { throw ShopError.unknownUser(user) }
+        guard page >= 1 else { throw ShopError.badRequest("page must be 1 or more", code: "invalid_parameter") }
+        guard (1...Paging.maxPerPage).contains(perPage) else {
+            throw ShopError.badRequest("per_page must be between 1 and \(Paging.maxPerPage)", code: "invalid_parameter")
+        }
+        let paging = Paging(page: page, perPage: perPage, totalCount: state.added.count + state.base.count)
+        let entries = paging.range.map { index in
+            index < state.added.count
+                ? state.added[index]
+                : state.base.entry(at: index - state.added.count, packs: basePacks)
+        }
+        return HistoryPage(entries: entries, paging: paging)
+    }
+
+    // MARK: Writes
+
+    /// Debits `amount`, adds it to the pack's cheer total and puts a history entry on top.
+    public func spend(user: String, amount: Int, product: String, comment: String?, now: Double) throws -> Int {
+        guard var state = users[user] else { throw ShopError.unknownUser(user) }
+        guard amount >= 1 else { throw ShopError.badRequest("amount must be a whole number of 1 or more", code: "invalid_amount") }
+        guard let packIndex = packs.firstIndex(where: { $0.identifier == product }) else {
+            throw ShopError.badRequest("unknown product '\(product)'", code: "unknown_product")
+        }
+        guard state.balance >= amount else {
+            throw ShopError(
+                status: 402, code: "insufficient_balance",
+                message: "balance \(state.balance) is less than \(amount); nothing was spent"
+            )
+        }
+        state.balance -= amount
+        spendCounter += 1
+        let comments = comment.flatMap { $0.isEmpty ? nil : [CheerComment(signature: user, body: $0)] } ?? []
+        state.added.insert(
+            CheerHistoryEntry(
+                id: "h-\(user)-s\(spendCounter)", creator: packs[packIndex].creator, amount: amount,
+                product: product, date: Int64(now), dateMillis: nil, comments: comments
+            ),
+            at: 0
+        )
+        users[user] = state
+        packs[packIndex].cheerTotal += amount
+        return state.balance
+    }
+
+    /// Credits the bundle's amount once per App Store transaction.
+    public func purchase(user: String, identifier: String, transactionID: UInt64) throws -> Int {
+        guard var state = users[user] else { throw ShopError.unknownUser(user) }
+        let prefix = "com.reiterate.cheer."
+        guard identifier.hasPrefix(prefix), let amount = Int(identifier.dropFirst(prefix.count)),
+              Self.bundleAmounts.contains(amount)
+        else {
+            throw ShopError.badRequest(
+                "unknown cheer bundle '\(identifier)'; known: "
+                    + Self.bundleAmounts.map { "\(prefix)\($0)" }.joined(separator: ", "),
+                code: "unknown_product"
+            )
+        }
+        guard !transactions.contains(transactionID) else {
+            throw ShopError(
+                status: 409, code: "duplicate_transaction",
+                message: "transaction \(transactionID) was already credited; nothing changed"
+            )
+        }
+        transactions.insert(transactionID)
+        state.balance += amount
+        users[user] = state
+        return state.balance
+    }
+}
+
+extension Substring {
+    func trimmingCharacters(in set: Character) -> String {
+        var s = self
+        while s.first == set { s = s.dropFirst() }
+        while s.last == set { s = s.dropLast() }
+        return String(s)
+    }
+}
