@@ -1,0 +1,52 @@
+# reiterate-shop — see README.md. `make test` is the test command CI runs; `make run` the demo.
+SHELL := /bin/bash
+.SHELLFLAGS := -euo pipefail -c
+SWIFT ?= swift
+VENV ?= .venv
+PYTHON ?= python3
+PORT ?= 8080
+STUB := .build/debug/reiterate-stub
+export API_SPEC ?= $(abspath ../shared/api/reiterate-api.yaml)
+
+.PHONY: all deps build test test-swift test-contract venv run stub clean
+
+all: build
+
+## Install what a fresh Debian machine lacks (apt, when root; otherwise says what to install).
+deps:
+	@bash .ci/deps
+
+## Build everything; fail on any compiler warning in our own sources.
+build: deps
+	@mkdir -p .build
+	$(SWIFT) build --build-tests 2>&1 | tee .build/build.log
+	@if grep -E '^$(CURDIR)/(Sources|Tests)/.*warning:' .build/build.log; then \
+	  echo "error: compiler warnings in our sources (zero allowed)" >&2; exit 1; fi
+
+## Everything CI runs: Swift unit tests, then the contract and HTTP tests against the real binary.
+test: build venv
+	$(SWIFT) test --skip-build
+	@test -f "$(API_SPEC)" || { echo "error: API contract not found at $(API_SPEC) (../shared beside the repo)" >&2; exit 1; }
+	STUB_BIN=$(abspath $(STUB)) $(VENV)/bin/python -m pytest -q -p no:cacheprovider Tests/contract
+
+test-swift: build
+	$(SWIFT) test --skip-build
+
+test-contract: build venv
+	STUB_BIN=$(abspath $(STUB)) $(VENV)/bin/python -m pytest -q -p no:cacheprovider Tests/contract
+
+## Python tools for the contract check, in a git-ignored virtualenv.
+venv: $(VENV)/.installed
+$(VENV)/.installed: Tests/contract/requirements.txt
+	$(PYTHON) -m venv $(VENV)
+	$(VENV)/bin/pip install -q --disable-pip-version-check -r Tests/contract/requirements.txt
+	@touch $@
+
+## The demo, for now: the staging stand-in on http://127.0.0.1:$(PORT) (the TUI arrives with issue 5).
+run: build
+	$(STUB) --port $(PORT)
+
+stub: run
+
+clean:
+	rm -rf .build $(VENV)

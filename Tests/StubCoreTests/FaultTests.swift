@@ -1,0 +1,113 @@
+import Testing
+@testable import StubCore
+
+@Suite struct FaultSpecTests {
+    @Test func parsesTheCommandLineSyntax() throws {
+        let spec = try FaultSpec.parse("status,status=503,path=/api/v1/balance,count=2,retry_after=9")
+        #expect(spec.kind == .status && spec.status == 503 && spec.path == "/api/v1/balance" && spec.count == 2 && spec.retryAfter == 9)
+        let latency = try FaultSpec.parse("kind=latency,ms=800,jitter=400,rate=0.5,method=get")
+        #expect(latency.kind == .latency && latency.ms == 800 && latency.jitter == 400 && latency.rate == 0.5 && latency.method == "GET")
+        #expect(try FaultSpec.parse("html").status == 502)
+        #expect(try FaultSpec.parse("rate_limit").retryAfter == 2)
+        #expect(try FaultSpec.parse("hostile").path == "/api/*")
+    }
+
+    @Test func rejectsMistakesWithAMessage() {
+        #expect(throws: FaultSpecError.self) { try FaultSpec.parse("explode") }
+        #expect(throws: FaultSpecError.self) { try FaultSpec.parse("status,colour=red") }
+        #expect(throws: FaultSpecError.self) { try FaultSpec.parse("status,status=200") }
+        #expect(throws: FaultSpecError.self) { try FaultSpec.parse("latency,rate=1.5") }
+        #expect(throws: FaultSpecError.self) { try FaultSpec.parse("html,status=404") }
+        #expect(throws: FaultSpecError.self) { try FaultSpec.parse("latency,800") }
+        do {
+            _ = try FaultSpec.parse("explode")
+        } catch let error as FaultSpecError {
+            #expect(error.message.contains("unknown fault kind 'explode'") && error.message.contains("malformed_entry"))
+        } catch {
+            Issue.record("\(error)")
+        }
+    }
+
+    @Test func jsonAndCommandLineAgree() throws {
+        let fromJSON = try FaultSpec.from(json: .object([("kind", .string("truncate")), ("keep", .int(10)), ("count", .int(1))]))
+        #expect(fromJSON == (try FaultSpec.parse("truncate,keep=10,count=1")))
+        #expect(try FaultSpec.from(json: fromJSON.json) == fromJSON)
+    }
+}
+
+@Suite struct FaultRegistryTests {
+    let all = Set(FaultKind.allCases)
+
+    @Test func countHitsTheNextNThenDisappears() async throws {
+        let registry = FaultRegistry(initial: [try FaultSpec.parse("status,count=2,path=/api/v1/balance")])
+        #expect(await registry.trigger(method: "GET", path: "/api/v1/audio_packs", applicable: all).isEmpty)
+        #expect(await registry.trigger(method: "GET", path: "/api/v1/balance", applicable: all).count == 1)
+        #expect(await registry.list().first?.remaining == 1)
+        #expect(await registry.trigger(method: "GET", path: "/api/v1/balance", applicable: all).count == 1)
+        #expect(await registry.trigger(method: "GET", path: "/api/v1/balance", applicable: all).isEmpty)
+        #expect(await registry.list().isEmpty)
+    }
+
+    @Test func inapplicableKindsNeitherHitNorCountDown() async throws {
+        let registry = FaultRegistry(initial: [try FaultSpec.parse("malformed_entry,count=1,path=*")])
+        #expect(await registry.trigger(method: "GET", path: "/api/v1/balance", applicable: [.status]).isEmpty)
+        #expect(await registry.list().first?.remaining == 1)
+        #expect(await registry.trigger(method: "GET", path: "/api/v1/cheer_history", applicable: [.malformedEntry]).map(\.kind) == [.malformedEntry])
+    }
+
+    @Test func rateHitsAboutThatShare() async throws {
+        let registry = FaultRegistry(seed: 11, initial: [try FaultSpec.parse("latency,rate=0.25")])
+        var hits = 0
+        for _ in 0..<4_000 where await !registry.trigger(method: "GET", path: "/api/v1/balance", applicable: all).isEmpty {
+            hits += 1
+        }
+        #expect((850...1_150).contains(hits))
+    }
+
+    @Test func methodScopeAndRemoval() async throws {
+        let registry = FaultRegistry()
+        let fault = await registry.add(try FaultSpec.parse("reset,method=POST"))
+        #expect(await registry.trigger(method: "GET", path: "/api/v1/spend_cheer", applicable: all).isEmpty)
+        #expect(await registry.trigger(method: "POST", path: "/api/v1/spend_cheer", applicable: all).count == 1)
+        #expect(await registry.remove(id: fault.id))
+        #expect(await !registry.remove(id: fault.id))
+        await registry.add(try FaultSpec.parse("hang"))
+        #expect(await registry.clear() == 1)
+    }
+
+    @Test func globs() {
+        #expect(Glob.matches("/api/*", "/api/v1/balance"))
+        #expect(Glob.matches("*history", "/api/v1/cheer_history"))
+        #expect(Glob.matches("/api/v?/balance", "/api/v1/balance"))
+        #expect(!Glob.matches("/api/v1/balance", "/api/v1/balances"))
+        #expect(!Glob.matches("/api/*/x", "/api/v1/y"))
+        #expect(Glob.matches("*", ""))
+    }
+}
+
+@Suite struct HostileTextTests {
+    @Test func coversEveryHazard() {
+        let scalars = HostileText.samples.joined().unicodeScalars.map(\.value)
+        #expect(scalars.contains(0x1B))                                  // ESC (CSI, OSC, DCS)
+        #expect(scalars.contains { (0x80...0x9F).contains($0) })         // C1
+        #expect(scalars.contains { [0x202E, 0x2066, 0x200F].contains($0) })  // bidi
+        #expect(scalars.contains { [0x200B, 0xFEFF, 0x2060].contains($0) })  // zero-width
+        #expect(scalars.contains { (0x0300...0x036F).contains($0) })     // combining
+        #expect(scalars.contains(0x7F) && scalars.contains(0x00))
+        #expect(HostileText.samples.contains { $0.count >= 300 && !$0.contains(" ") })
+    }
+
+    @Test func hostilePageStillSerializesAsJSON() throws {
+        let packs = Catalog.packs(seed: 1)
+        let entries = (0..<20).map { SeedData.generatedEntry(seed: 1, user: "u", index: $0, packs: packs) }
+        let page = HostileText.apply(to: HistoryPage(entries: entries, paging: Paging(page: 1, perPage: 20, totalCount: 20)))
+        #expect(page.entries.allSatisfy { $0.creator.unicodeScalars.count > 0 && ($0.comments?.count ?? 0) >= 1 })
+        #expect(page.entries.contains { $0.creator.contains("\u{1B}") })
+        let bytes = page.json.serialized()
+        #expect(!bytes.contains(0x1B))  // escaped as \u001b on the wire
+        let hostilePacks = HostileText.apply(to: packs)
+        #expect(zip(hostilePacks, packs).allSatisfy { hostile, plain in
+            hostile.identifier == plain.identifier && hostile.name != plain.name && hostile.name.hasSuffix(plain.name)
+        })
+    }
+}

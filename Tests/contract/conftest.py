@@ -1,0 +1,112 @@
+"""Fixtures that run the real `reiterate-stub` binary on 127.0.0.1 and talk HTTP to it."""
+import os
+import select
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+import requests
+
+ROOT = Path(__file__).resolve().parents[2]
+STUB_BIN = Path(os.environ.get("STUB_BIN", ROOT / ".build" / "debug" / "reiterate-stub"))
+SPEC_PATH = Path(os.environ.get("API_SPEC", ROOT.parent / "shared" / "api" / "reiterate-api.yaml"))
+TOKEN = "dev-token"
+
+
+class Stub:
+    """One running stand-in: its URL, an HTTP session, and its stderr request log."""
+
+    def __init__(self, *args: str):
+        self.log_file = tempfile.NamedTemporaryFile(prefix="stub-", suffix=".log", delete=False)
+        self.proc = subprocess.Popen(
+            [str(STUB_BIN), "--port", "0", *args],
+            stdout=subprocess.PIPE, stderr=self.log_file, text=True,
+        )
+        ready, _, _ = select.select([self.proc.stdout], [], [], 30)
+        if not ready:
+            self.stop()
+            raise RuntimeError("reiterate-stub printed nothing within 30 s")
+        self.first_line = self.proc.stdout.readline().rstrip("\n")
+        prefix = "reiterate-stub listening on "
+        if not self.first_line.startswith(prefix):
+            self.stop()
+            raise RuntimeError(f"unexpected first line: {self.first_line!r}")
+        self.url = self.first_line[len(prefix):]
+        self.http = requests.Session()
+
+    def request(self, method, path, token=TOKEN, **kw):
+        headers = kw.pop("headers", {})
+        if token is not None:
+            headers["Authorization"] = f"Bearer {token}"
+        kw.setdefault("timeout", 10)
+        return self.http.request(method, self.url + path, headers=headers, **kw)
+
+    def get(self, path, **kw):
+        return self.request("GET", path, **kw)
+
+    def post(self, path, **kw):
+        return self.request("POST", path, **kw)
+
+    def fault(self, **spec):
+        r = self.http.post(self.url + "/_stub/faults", json=spec, timeout=5)
+        assert r.status_code == 201, r.text
+        return r.json()["faults"][0]
+
+    def reset(self):
+        r = self.http.post(self.url + "/_stub/reset", timeout=5)
+        assert r.status_code == 200, r.text
+
+    def log(self) -> str:
+        return Path(self.log_file.name).read_text(encoding="utf-8", errors="replace")
+
+    def wait_for_log(self, needle: str, timeout: float = 5.0) -> str:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            text = self.log()
+            if needle in text:
+                return text
+            time.sleep(0.05)
+        raise AssertionError(f"{needle!r} not in the request log:\n{self.log()[-2000:]}")
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(5)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+        os.unlink(self.log_file.name)
+
+
+@pytest.fixture(scope="session")
+def shared_stub():
+    if not STUB_BIN.exists():
+        pytest.exit(f"{STUB_BIN} is missing: run `swift build` (make test does)", returncode=2)
+    stub = Stub()
+    yield stub
+    stub.stop()
+
+
+@pytest.fixture
+def stub(shared_stub):
+    """The session's stand-in, back in its seeded state with no faults."""
+    shared_stub.reset()
+    yield shared_stub
+    shared_stub.reset()
+
+
+@pytest.fixture
+def start_stub():
+    """Starts extra stand-ins with their own flags; stops them after the test."""
+    started = []
+
+    def start(*args):
+        s = Stub(*args)
+        started.append(s)
+        return s
+
+    yield start
+    for s in started:
+        s.stop()
