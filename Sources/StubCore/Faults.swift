@@ -5,7 +5,8 @@ public enum FaultKind: String, CaseIterable, Sendable {
     case latency
     /// Answer `status` with a JSON error body.
     case status
-    /// Answer an HTML error page as a proxy (nginx) sends it: 502 unless `status` says 503/504.
+    /// Answer an HTML error page as a proxy (nginx) sends it: 502 unless `status` says 500/503/504;
+    /// `retry_after` adds a `Retry-After` header.
     case html
     /// Answer 429 with `Retry-After: retry_after`.
     case rateLimit = "rate_limit"
@@ -142,7 +143,9 @@ public struct FaultSpec: Sendable, Equatable {
             pairs.append(("status", .int(status)))
             if let retryAfter { pairs.append(("retry_after", .int(retryAfter))) }
             if let message { pairs.append(("message", .string(message))) }
-        case .html: pairs.append(("status", .int(status)))
+        case .html:
+            pairs.append(("status", .int(status)))
+            if let retryAfter { pairs.append(("retry_after", .int(retryAfter))) }
         case .rateLimit: pairs.append(("retry_after", .int(retryAfter ?? 2)))
         case .truncate: if let keep { pairs.append(("keep", .int(keep))) }
         case .contentType: pairs.append(("content_type", .string(contentType)))

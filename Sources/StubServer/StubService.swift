@@ -144,7 +144,9 @@ public struct StubService: Sendable {
                 message: spec.message ?? "injected fault: HTTP \(spec.status)", retryAfter: spec.retryAfter
             ))
         case .html:
-            return .proxyPage(status: spec.status)
+            var page = Reply.proxyPage(status: spec.status)
+            if let retryAfter = spec.retryAfter { page.headers.append(("Retry-After", String(retryAfter))) }
+            return page
         case .rateLimit:
             let seconds = spec.retryAfter ?? 2
             return .error(ShopError(status: 429, code: "rate_limited", message: "too many requests; retry in \(seconds) s", retryAfter: seconds))

@@ -45,8 +45,15 @@ def test_html_proxy_page(stub, status):
     assert r.status_code == status
     assert r.headers["Content-Type"] == "text/html"
     assert r.text.startswith("<html>") and f"<h1>{status} " in r.text and "nginx" in r.text
+    assert "Retry-After" not in r.headers
     with pytest.raises(json.JSONDecodeError):
         json.loads(r.text)
+
+
+def test_html_503_can_carry_retry_after(stub):
+    stub.fault(kind="html", status=503, retry_after=30, count=1)
+    r = get(stub, BALANCE)
+    assert r.status_code == 503 and r.headers["Retry-After"] == "30" and "<html>" in r.text
 
 
 def test_rate_limit_with_retry_after(stub):
