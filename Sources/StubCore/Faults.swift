@@ -163,6 +163,8 @@ public struct ActiveFault: Sendable, Equatable {
     public let spec: FaultSpec
     /// Matching requests it will still hit, when it was added with a `count`.
     public var remaining: Int?
+    /// Requests that matched it and are still being answered (a `count` is spent only when applied).
+    var reserved = 0
     public var hits: Int = 0
 
     public var json: JSON {
@@ -174,7 +176,15 @@ public struct ActiveFault: Sendable, Equatable {
     }
 }
 
-/// The faults in force. An actor, so a `count` is consumed exactly once under concurrent requests.
+/// A fault that matched a request: applied to it, or released if something else decided the answer.
+public struct FaultHit: Sendable, Equatable {
+    public let id: Int
+    public let spec: FaultSpec
+}
+
+/// The faults in force. An actor, so a `count` is consumed exactly once under concurrent requests:
+/// `trigger` reserves one use, `settle` spends it (the fault changed the answer) or gives it back
+/// (it did not: another fault won, or the answer had nothing to change).
 public actor FaultRegistry {
     private var faults: [ActiveFault] = []
     private var nextID = 1
@@ -209,28 +219,42 @@ public actor FaultRegistry {
         return true
     }
 
-    /// The faults that hit this request, in the order they were added. Only kinds in `applicable`
-    /// are considered (a malformed entry only makes sense in a history page), and only those count
-    /// down their `count`.
-    public func trigger(method: String, path: String, applicable: Set<FaultKind>) -> [FaultSpec] {
-        var hit: [FaultSpec] = []
-        var kept: [ActiveFault] = []
-        for var fault in faults {
-            let spec = fault.spec
-            if applicable.contains(spec.kind), spec.method.map({ $0 == method }) ?? true,
-               Glob.matches(spec.path, path), spec.rate.map({ rng.chance($0) }) ?? true
-            {
-                hit.append(spec)
-                fault.hits += 1
-                if let remaining = fault.remaining {
-                    fault.remaining = remaining - 1
-                    if remaining - 1 == 0 { continue }
-                }
-            }
-            kept.append(fault)
+    /// The faults that match this request, in the order they were added, each with one use reserved.
+    /// Only kinds in `applicable` are considered (a malformed entry only makes sense in a history page).
+    public func trigger(method: String, path: String, applicable: Set<FaultKind>) -> [FaultHit] {
+        var hits: [FaultHit] = []
+        for i in faults.indices {
+            let spec = faults[i].spec
+            guard applicable.contains(spec.kind), spec.method.map({ $0 == method }) ?? true,
+                  Glob.matches(spec.path, path)
+            else { continue }
+            if let remaining = faults[i].remaining, remaining - faults[i].reserved <= 0 { continue }
+            if let rate = spec.rate, !rng.chance(rate) { continue }
+            if faults[i].remaining != nil { faults[i].reserved += 1 }
+            hits.append(FaultHit(id: faults[i].id, spec: spec))
         }
-        faults = kept
-        return hit
+        return hits
+    }
+
+    /// Spends the reserved use of each applied fault (removing those whose count reaches 0) and gives
+    /// back the use of each released one.
+    public func settle(applied: [FaultHit], released: [FaultHit]) {
+        let appliedIDs = Set(applied.map(\.id))
+        let releasedIDs = Set(released.map(\.id))
+        faults = faults.compactMap { fault in
+            var f = fault
+            if appliedIDs.contains(f.id) {
+                f.hits += 1
+                if let remaining = f.remaining {
+                    f.reserved -= 1
+                    f.remaining = remaining - 1
+                    if remaining - 1 <= 0 { return nil }
+                }
+            } else if releasedIDs.contains(f.id), f.remaining != nil {
+                f.reserved -= 1
+            }
+            return f
+        }
     }
 }
 

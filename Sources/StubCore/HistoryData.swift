@@ -32,6 +32,8 @@ public enum SeedData {
     public static let aliceHistoryCount = 230
     public static let whaleBalance = 1_000_000
     public static let defaultWhaleHistory = 100_000
+    /// The largest history the stand-in generates (keeps every date and page count far from overflow).
+    public static let maxGeneratedHistory = 1_000_000_000
 
     /// The newest seeded cheer; everything generated lies before it, so data never depends on today's date.
     public static let newest = ISODate.epoch(year: 2026, month: 11, day: 20, hour: 18, minute: 4, second: 11)

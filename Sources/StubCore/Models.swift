@@ -102,7 +102,7 @@ public struct Paging: Sendable, Equatable {
         self.totalCount = totalCount
     }
 
-    public var totalPages: Int { totalCount == 0 ? 0 : (totalCount + perPage - 1) / perPage }
+    public var totalPages: Int { totalCount / perPage + (totalCount % perPage == 0 ? 0 : 1) }
 
     /// The indexes (0 = newest) of the entries on this page; empty past the end.
     public var range: Range<Int> {

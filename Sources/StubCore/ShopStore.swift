@@ -113,7 +113,7 @@ public actor ShopStore {
         let grant = TokenGrant(
             accessToken: "at-" + Self.randomHex(24),
             refreshToken: "rt-" + Self.randomHex(24),
-            expiresIn: config.tokenTTL.map { Int($0.rounded(.up)) }
+            expiresIn: config.tokenTTL.flatMap { Int(exactly: $0.rounded(.up)) }
         )
         accessTokens[grant.accessToken] = config.tokenTTL.map { now + $0 }
         currentRefreshToken = grant.refreshToken
@@ -189,9 +189,7 @@ public actor ShopStore {
     public func purchase(user: String, identifier: String, transactionID: UInt64) throws -> Int {
         guard var state = users[user] else { throw ShopError.unknownUser(user) }
         let prefix = "com.reiterate.cheer."
-        guard identifier.hasPrefix(prefix), let amount = Int(identifier.dropFirst(prefix.count)),
-              Self.bundleAmounts.contains(amount)
-        else {
+        guard let amount = Self.bundleAmounts.first(where: { identifier == "\(prefix)\($0)" }) else {
             throw ShopError.badRequest(
                 "unknown cheer bundle '\(identifier)'; known: "
                     + Self.bundleAmounts.map { "\(prefix)\($0)" }.joined(separator: ", "),

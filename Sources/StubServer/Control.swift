@@ -57,8 +57,7 @@ extension StubService {
     }
 
     static func anyJSONBody(_ request: Request) async throws -> JSON {
-        var request = request
-        let buffer = try await request.collectBody(upTo: 1 << 20)
+        let buffer = try await bodyBytes(request)
         do {
             return try JSONDecoder().decode(JSON.self, from: Data(buffer.readableBytesView))
         } catch {

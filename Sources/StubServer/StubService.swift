@@ -69,8 +69,11 @@ public struct StubService: Sendable {
             if route == .history, method == "GET" { applicable.formUnion([.malformedEntry, .hostile]) }
             if route == .audioPacks, method == "GET" { applicable.insert(.hostile) }
             let hits = await faults.trigger(method: method, path: path, applicable: applicable)
-            hitNames = hits.map(\.kind.rawValue)
-            reply = await api(request, context: context, route: route, method: method, hits: hits)
+            let applied: [FaultHit]
+            (reply, applied) = await api(request, context: context, route: route, method: method, hits: hits)
+            let appliedIDs = Set(applied.map(\.id))
+            await faults.settle(applied: applied, released: hits.filter { !appliedIDs.contains($0.id) })
+            hitNames = applied.map(\.spec.kind.rawValue)
         }
         let millis = Int((ContinuousClock.now - started) / .milliseconds(1))
         if requestLog {
@@ -103,37 +106,42 @@ public struct StubService: Sendable {
 
     // MARK: The API, with faults
 
-    func api(_ request: Request, context: StubContext, route: Route?, method: String, hits: [FaultSpec]) async -> Reply {
+    /// The answer, and the faults that shaped it (the others are released, so their counts are kept).
+    func api(_ request: Request, context: StubContext, route: Route?, method: String, hits: [FaultHit]) async -> (Reply, [FaultHit]) {
         // Latency first: a slow proxy delays whatever answer follows.
+        let latencies = hits.filter { $0.spec.kind == .latency }
         var delay = 0
         var rng = SystemRandomNumberGenerator()
-        for spec in hits where spec.kind == .latency {
-            delay += spec.ms + (spec.jitter > 0 ? Int(rng.next() % UInt64(spec.jitter + 1)) : 0)
+        for hit in latencies {
+            delay += hit.spec.ms + (hit.spec.jitter > 0 ? Int(rng.next() % UInt64(hit.spec.jitter + 1)) : 0)
         }
         if delay > 0 { try? await Task.sleep(for: .milliseconds(delay)) }
 
-        if let terminal = hits.first(where: { $0.kind.isTerminal }) {
-            return await terminalReply(terminal, context: context)
+        if let terminal = hits.first(where: { $0.spec.kind.isTerminal }) {
+            return (await terminalReply(terminal.spec, context: context), latencies + [terminal])
         }
+        var applied = latencies
         var reply: Reply
         do {
-            reply = try await handle(request, route: route, method: method, hits: hits)
+            reply = try await handle(request, route: route, method: method, hits: hits, applied: &applied)
         } catch let error as ShopError {
             reply = .error(error)
         } catch {
             reply = .error(ShopError(status: 500, code: "internal", message: "stand-in error: \(error)"))
         }
-        for spec in hits {
-            switch spec.kind {
+        for hit in hits {
+            switch hit.spec.kind {
             case .truncate:
-                let keep = min(spec.keep ?? reply.body.count / 2, max(reply.body.count - 1, 0))
+                let keep = min(hit.spec.keep ?? reply.body.count / 2, max(reply.body.count - 1, 0))
                 reply.body = Array(reply.body.prefix(keep))
+                applied.append(hit)
             case .contentType:
-                reply.contentType = spec.contentType
+                reply.contentType = hit.spec.contentType
+                applied.append(hit)
             default: break
             }
         }
-        return reply
+        return (reply, applied)
     }
 
     func terminalReply(_ spec: FaultSpec, context: StubContext) async -> Reply {
@@ -162,7 +170,7 @@ public struct StubService: Sendable {
                     gaveUp = true
                     break
                 }
-                try? await Task.sleep(for: .milliseconds(50))
+                do { try await Task.sleep(for: .milliseconds(50)) } catch { break }
             }
             await Self.resetConnection(context.channel)
             return Reply(status: 0, body: [], contentType: "", abort: gaveUp ? "HANG(client gave up)" : "HANG(timeout)")
@@ -191,7 +199,8 @@ public struct StubService: Sendable {
         try? await channel.close()
     }
 
-    func handle(_ request: Request, route: Route?, method: String, hits: [FaultSpec]) async throws -> Reply {
+    func handle(_ request: Request, route: Route?, method: String, hits: [FaultHit], applied: inout [FaultHit]) async throws -> Reply {
+        let hostile = hits.first { $0.spec.kind == .hostile }
         guard let route else {
             throw ShopError(status: 404, code: "not_found", message: "no endpoint \(method) \(request.uri.path)")
         }
@@ -209,7 +218,10 @@ public struct StubService: Sendable {
         switch route {
         case .audioPacks:
             var packs = await store.audioPacks()
-            if hits.contains(where: { $0.kind == .hostile }) { packs = HostileText.apply(to: packs) }
+            if let hostile {
+                packs = HostileText.apply(to: packs)
+                applied.append(hostile)
+            }
             return .json(.object([("packs", .array(packs.map(\.json)))]))
         case .balance:
             let balance = try await store.balance(user: try Self.requiredUser(query))
@@ -219,11 +231,15 @@ public struct StubService: Sendable {
             let page = try Self.intParameter(query, "page") ?? 1
             let perPage = try Self.intParameter(query, "per_page") ?? Paging.defaultPerPage
             var historyPage = try await store.history(user: user, page: page, perPage: perPage)
-            if hits.contains(where: { $0.kind == .hostile }) { historyPage = HostileText.apply(to: historyPage) }
+            if let hostile, !historyPage.entries.isEmpty {
+                historyPage = HostileText.apply(to: historyPage)
+                applied.append(hostile)
+            }
             var json = historyPage.json
-            if let malformed = hits.first(where: { $0.kind == .malformedEntry }), !historyPage.entries.isEmpty {
-                let index = min(malformed.index ?? historyPage.entries.count / 2, historyPage.entries.count - 1)
+            if let malformed = hits.first(where: { $0.spec.kind == .malformedEntry }), !historyPage.entries.isEmpty {
+                let index = min(malformed.spec.index ?? historyPage.entries.count / 2, historyPage.entries.count - 1)
                 json = Self.replacingEntry(in: json, at: index, with: HostileText.malformedEntry(id: historyPage.entries[index].id))
+                applied.append(malformed)
             }
             return .json(json)
         case .purchase:
@@ -231,8 +247,11 @@ public struct StubService: Sendable {
             guard let identifier = body["identifier"]?.stringValue else {
                 throw ShopError.badRequest("identifier is required (a cheer bundle such as com.reiterate.cheer.200)")
             }
-            guard let transaction = body["transaction_id"]?.uint64Value else {
+            guard let transactionValue = body["transaction_id"] else {
                 throw ShopError.badRequest("transaction_id is required (an unsigned 64-bit integer)")
+            }
+            guard let transaction = transactionValue.uint64Value else {
+                throw ShopError.badRequest("transaction_id must be an unsigned 64-bit integer")
             }
             let balance = try await store.purchase(user: Self.actingUser(query), identifier: identifier, transactionID: transaction)
             return .json(.object([("balance", .int(balance))]))
@@ -288,14 +307,18 @@ public struct StubService: Sendable {
         return value
     }
 
-    static func jsonBody(_ request: Request) async throws -> JSON {
+    /// The request body, at most 1 MiB (else 413).
+    static func bodyBytes(_ request: Request) async throws -> ByteBuffer {
         var request = request
-        let buffer: ByteBuffer
         do {
-            buffer = try await request.collectBody(upTo: 1 << 20)
+            return try await request.collectBody(upTo: 1 << 20)
         } catch {
             throw ShopError(status: 413, code: "body_too_large", message: "request body over 1 MiB")
         }
+    }
+
+    static func jsonBody(_ request: Request) async throws -> JSON {
+        let buffer = try await bodyBytes(request)
         do {
             let json = try JSONDecoder().decode(JSON.self, from: Data(buffer.readableBytesView))
             guard case .object = json else { throw ShopError.badRequest("request body must be a JSON object", code: "invalid_json") }

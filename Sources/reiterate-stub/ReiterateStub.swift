@@ -38,8 +38,12 @@ struct ReiterateStub: AsyncParsableCommand {
 
     func validate() throws {
         guard (0...65_535).contains(port) else { throw ValidationError("--port must be 0...65535") }
-        guard whaleHistory >= 0 else { throw ValidationError("--whale-history must be 0 or more") }
-        if let tokenTTL, tokenTTL <= 0 { throw ValidationError("--token-ttl must be more than 0") }
+        guard (0...SeedData.maxGeneratedHistory).contains(whaleHistory) else {
+            throw ValidationError("--whale-history must be 0...\(SeedData.maxGeneratedHistory)")
+        }
+        if let tokenTTL, !(tokenTTL.isFinite && tokenTTL > 0 && tokenTTL <= 315_360_000) {
+            throw ValidationError("--token-ttl must be a number of seconds, more than 0 and at most 10 years")
+        }
         for spec in faultSpecs {
             do { _ = try FaultSpec.parse(spec) } catch { throw ValidationError("--fault: \(error)") }
         }
@@ -52,7 +56,8 @@ struct ReiterateStub: AsyncParsableCommand {
             faults: try faultSpecs.map(FaultSpec.parse),
             requestLog: !quiet
         )
-        Self.stopOnSignals()
+        let signalSources = Self.stopOnSignals()
+        defer { signalSources.forEach { $0.cancel() } }
         let host = self.host
         let app = StubApplication.make(settings: settings) { port in
             // Unbuffered: scripts wait for this exact first line.
@@ -63,19 +68,17 @@ struct ReiterateStub: AsyncParsableCommand {
 
     /// SIGINT/SIGTERM end the stand-in at once: it holds nothing worth a graceful drain, and a request
     /// held by a `hang` fault must not keep it alive.
-    static func stopOnSignals() {
-        for sig in [SIGINT, SIGTERM] {
+    static func stopOnSignals() -> [any DispatchSourceSignal] {
+        [SIGINT, SIGTERM].map { sig in
             signal(sig, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
             source.setEventHandler { @Sendable in
                 FileHandle.standardError.write(Data("reiterate-stub: stopping (signal \(sig))\n".utf8))
-                Glibc.exit(0)
+                Foundation.exit(0)
             }
             source.resume()
-            signalSources.append(source)
+            return source
         }
     }
-
-    nonisolated(unsafe) static var signalSources: [any DispatchSourceSignal] = []
 }
 

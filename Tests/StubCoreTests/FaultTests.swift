@@ -38,37 +38,56 @@ import Testing
 @Suite struct FaultRegistryTests {
     let all = Set(FaultKind.allCases)
 
+    /// Triggers and applies every hit, as a request that the faults shaped.
+    func hitAndApply(_ registry: FaultRegistry, _ path: String, method: String = "GET", applicable: Set<FaultKind>? = nil) async -> [FaultKind] {
+        let hits = await registry.trigger(method: method, path: path, applicable: applicable ?? all)
+        await registry.settle(applied: hits, released: [])
+        return hits.map(\.spec.kind)
+    }
+
     @Test func countHitsTheNextNThenDisappears() async throws {
         let registry = FaultRegistry(initial: [try FaultSpec.parse("status,count=2,path=/api/v1/balance")])
-        #expect(await registry.trigger(method: "GET", path: "/api/v1/audio_packs", applicable: all).isEmpty)
-        #expect(await registry.trigger(method: "GET", path: "/api/v1/balance", applicable: all).count == 1)
+        #expect(await hitAndApply(registry, "/api/v1/audio_packs").isEmpty)
+        #expect(await hitAndApply(registry, "/api/v1/balance") == [.status])
         #expect(await registry.list().first?.remaining == 1)
-        #expect(await registry.trigger(method: "GET", path: "/api/v1/balance", applicable: all).count == 1)
+        #expect(await hitAndApply(registry, "/api/v1/balance") == [.status])
+        #expect(await hitAndApply(registry, "/api/v1/balance").isEmpty)
+        #expect(await registry.list().isEmpty)
+    }
+
+    @Test func aReleasedHitKeepsItsCount() async throws {
+        let registry = FaultRegistry(initial: [try FaultSpec.parse("truncate,count=1")])
+        let first = await registry.trigger(method: "GET", path: "/api/v1/balance", applicable: all)
+        // While the first request holds the only use, a concurrent one does not get it.
         #expect(await registry.trigger(method: "GET", path: "/api/v1/balance", applicable: all).isEmpty)
+        await registry.settle(applied: [], released: first)
+        #expect(await registry.list().first?.remaining == 1)
+        #expect(await hitAndApply(registry, "/api/v1/balance") == [.truncate])
         #expect(await registry.list().isEmpty)
     }
 
     @Test func inapplicableKindsNeitherHitNorCountDown() async throws {
         let registry = FaultRegistry(initial: [try FaultSpec.parse("malformed_entry,count=1,path=*")])
-        #expect(await registry.trigger(method: "GET", path: "/api/v1/balance", applicable: [.status]).isEmpty)
+        #expect(await hitAndApply(registry, "/api/v1/balance", applicable: [.status]).isEmpty)
         #expect(await registry.list().first?.remaining == 1)
-        #expect(await registry.trigger(method: "GET", path: "/api/v1/cheer_history", applicable: [.malformedEntry]).map(\.kind) == [.malformedEntry])
+        #expect(await hitAndApply(registry, "/api/v1/cheer_history", applicable: [.malformedEntry]) == [.malformedEntry])
     }
 
     @Test func rateHitsAboutThatShare() async throws {
         let registry = FaultRegistry(seed: 11, initial: [try FaultSpec.parse("latency,rate=0.25")])
         var hits = 0
-        for _ in 0..<4_000 where await !registry.trigger(method: "GET", path: "/api/v1/balance", applicable: all).isEmpty {
+        for _ in 0..<4_000 where await !hitAndApply(registry, "/api/v1/balance").isEmpty {
             hits += 1
         }
         #expect((850...1_150).contains(hits))
+        #expect(await registry.list().first?.hits == hits)
     }
 
     @Test func methodScopeAndRemoval() async throws {
         let registry = FaultRegistry()
         let fault = await registry.add(try FaultSpec.parse("reset,method=POST"))
-        #expect(await registry.trigger(method: "GET", path: "/api/v1/spend_cheer", applicable: all).isEmpty)
-        #expect(await registry.trigger(method: "POST", path: "/api/v1/spend_cheer", applicable: all).count == 1)
+        #expect(await hitAndApply(registry, "/api/v1/spend_cheer").isEmpty)
+        #expect(await hitAndApply(registry, "/api/v1/spend_cheer", method: "POST") == [.reset])
         #expect(await registry.remove(id: fault.id))
         #expect(await !registry.remove(id: fault.id))
         await registry.add(try FaultSpec.parse("hang"))

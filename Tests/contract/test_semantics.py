@@ -4,6 +4,7 @@ import re
 import time
 from concurrent.futures import ThreadPoolExecutor
 
+import pytest
 import requests
 
 
@@ -54,6 +55,22 @@ def test_paging_arithmetic(stub):
     assert empty["history"] == [] and empty["total_count"] == 0 and empty["total_pages"] == 0
 
 
+@pytest.mark.parametrize("params", [
+    {"page": "9223372036854775807"}, {"page": "99999999999999999999999"}, {"per_page": "-3"},
+    {"per_page": "999999999999999999999"}, {"page": ""}, {"page": "1e3"},
+])
+def test_hostile_paging_values_never_break_the_server(stub, params):
+    r = stub.get("/api/v1/cheer_history", params={"user_id": "qa-whale", **params})
+    assert r.status_code in (200, 400) and r.headers["X-Request-Id"]
+    assert set(r.json()) >= ({"history"} if r.status_code == 200 else {"message", "code"})
+    assert stub.get("/api/v1/balance", params={"user_id": "qa-whale"}).status_code == 200
+
+
+def test_control_endpoint_refuses_huge_bodies(stub):
+    r = stub.http.post(stub.url + "/_stub/faults", data=b"[" + b" " * (2 << 20) + b"]", timeout=10)
+    assert r.status_code == 413 and r.json()["code"] == "body_too_large"
+
+
 def test_whale_pages_are_generated_on_demand(stub):
     last = stub.get("/api/v1/cheer_history", params={"user_id": "qa-whale", "page": 2000, "per_page": 50}).json()
     assert last["total_count"] == 100_000 and last["total_pages"] == 2000 and len(last["history"]) == 50
@@ -81,6 +98,11 @@ def test_purchase_replay_is_409_and_changes_nothing(stub):
     unknown = stub.post("/api/v2/purchase_cheer", json={"identifier": "com.reiterate.cheer.999", "transaction_id": 1})
     assert unknown.status_code == 400 and "com.reiterate.cheer.200" in unknown.json()["message"]
     assert stub.post("/api/v2/purchase_cheer", json={"identifier": "com.reiterate.cheer.200"}).status_code == 400
+    for look_alike in ("com.reiterate.cheer.0050", "com.reiterate.cheer.+50", "com.reiterate.cheer.50 "):
+        r = stub.post("/api/v2/purchase_cheer", json={"identifier": look_alike, "transaction_id": 11})
+        assert r.status_code == 400 and r.json()["code"] == "unknown_product"
+    bad_id = stub.post("/api/v2/purchase_cheer", json={"identifier": "com.reiterate.cheer.50", "transaction_id": -1})
+    assert bad_id.status_code == 400 and "unsigned 64-bit" in bad_id.json()["message"]
     empty = stub.post("/api/v2/purchase_cheer", params={"user_id": "qa-empty"},
                       json={"identifier": "com.reiterate.cheer.50", "transaction_id": 7})
     assert empty.json() == {"balance": 50}
