@@ -1,9 +1,16 @@
 // swift-tools-version:6.2
 import PackageDescription
 
-// Layers (arrows point one way):
-//   reiterate-stub (executable) -> StubServer (Hummingbird responder) -> StubCore (data, state, faults; no I/O)
-// The shop client's layers (REST core, cache, view models, front end) arrive with their issues.
+// Layers; dependency arrows point one way:
+//
+//   reiterate-shop (executable: CLI now, TUI later)
+//        │
+//        ├──> ShopAPI (REST core: endpoints, client actor, transport, retry, auth, exchange log)
+//        └──> TerminalText (sanitizer + display width for untrusted server text; a leaf)
+//
+//   reiterate-stub (executable) ──> StubServer (Hummingbird) ──> StubCore (data, state, faults)
+//
+// Tests of ShopAPI run the stand-in in-process (StubServer) on 127.0.0.1.
 
 let strict: [SwiftSetting] = [
     .swiftLanguageMode(.v6),
@@ -14,16 +21,50 @@ let package = Package(
     name: "reiterate-shop",
     platforms: [.macOS(.v15)],
     products: [
+        .executable(name: "reiterate-shop", targets: ["reiterate-shop"]),
         .executable(name: "reiterate-stub", targets: ["reiterate-stub"]),
+        .library(name: "ShopAPI", targets: ["ShopAPI"]),
         .library(name: "StubServer", targets: ["StubServer"]),
     ],
     dependencies: [
         // Server framework for the staging stand-in (README: "Dependencies").
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1", traits: []),
+        // HTTP transport of the REST core: ~0 CPU while waiting, real cancellation (README).
+        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0", traits: []),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        // Already in the tree through the two above; named because ShopAPI imports their modules.
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
     ],
     targets: [
+        // Client side.
+        .target(name: "TerminalText", swiftSettings: strict),
+        .target(
+            name: "ShopAPI",
+            dependencies: [
+                "TerminalText",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ],
+            swiftSettings: strict
+        ),
+        .executableTarget(
+            name: "reiterate-shop",
+            dependencies: [
+                "ShopAPI",
+                "TerminalText",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict
+        ),
+
+        // The staging stand-in.
         .target(name: "StubCore", swiftSettings: strict),
         .target(
             name: "StubServer",
@@ -43,6 +84,13 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+
         .testTarget(name: "StubCoreTests", dependencies: ["StubCore"], swiftSettings: strict),
+        .testTarget(name: "TerminalTextTests", dependencies: ["TerminalText"], swiftSettings: strict),
+        .testTarget(
+            name: "ShopAPITests",
+            dependencies: ["ShopAPI", "StubServer", "StubCore", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: strict
+        ),
     ]
 )

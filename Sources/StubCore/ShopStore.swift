@@ -115,7 +115,7 @@ public actor ShopStore {
             refreshToken: "rt-" + Self.randomHex(24),
             expiresIn: config.tokenTTL.flatMap { Int(exactly: $0.rounded(.up)) }
         )
-        accessTokens[grant.accessToken] = config.tokenTTL.map { now + $0 }
+        accessTokens.updateValue(config.tokenTTL.map { now + $0 }, forKey: grant.accessToken)
         currentRefreshToken = grant.refreshToken
         return grant
     }

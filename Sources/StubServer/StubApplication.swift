@@ -17,7 +17,7 @@ public enum StubApplication {
     ) -> some ApplicationProtocol {
         let service = service ?? StubService(settings: settings)
         var logger = Logger(label: "reiterate-stub") { StreamLogHandler.standardError(label: $0) }
-        logger.logLevel = .error
+        logger.logLevel = .critical  // its shutdown chatter is noise; failures to bind throw from run()
         return Application(
             responder: CallbackResponder { (request: Request, context: StubContext) in
                 await service.respond(to: request, context: context)

@@ -29,10 +29,14 @@ public struct StubService: Sendable {
     public let faults: FaultRegistry
     let requestLog: Bool
 
-    public init(settings: StubSettings) {
+    /// When set, every request the stand-in receives is kept there (tests read what clients really sent).
+    public let recorder: RequestRecorder?
+
+    public init(settings: StubSettings, recorder: RequestRecorder? = nil) {
         store = ShopStore(config: settings.shop, now: Date().timeIntervalSince1970)
         faults = FaultRegistry(seed: settings.shop.seed, initial: settings.faults)
         requestLog = settings.requestLog
+        self.recorder = recorder
     }
 
     enum Route: String {
@@ -54,7 +58,15 @@ public struct StubService: Sendable {
     static let everywhere: Set<FaultKind> = [.latency, .status, .html, .rateLimit, .reset, .hang, .truncate, .contentType]
 
     /// Answers one request. Never throws: every failure becomes a JSON error with a request id.
-    public func respond(to request: Request, context: StubContext) async -> Response {
+    public func respond(to incoming: Request, context: StubContext) async -> Response {
+        var request = incoming
+        let recordedBody: [UInt8]?
+        if recorder != nil {
+            // Buffer the body (it is kept in the request for the handlers) so it can be recorded.
+            recordedBody = (try? await request.collectBody(upTo: 1 << 20)).map { Array($0.readableBytesView) }
+        } else {
+            recordedBody = nil
+        }
         let started = ContinuousClock.now
         let requestID = Self.newRequestID()
         let method = request.method.rawValue
@@ -76,6 +88,13 @@ public struct StubService: Sendable {
             hitNames = applied.map(\.spec.kind.rawValue)
         }
         let millis = Int((ContinuousClock.now - started) / .milliseconds(1))
+        if let recorder {
+            await recorder.record(RequestRecorder.Seen(
+                method: method, uri: request.uri.description,
+                headers: request.headers.map { ($0.name.rawName, $0.value) }, body: recordedBody ?? [],
+                outcome: reply.abort ?? String(reply.status), requestID: requestID
+            ))
+        }
         if requestLog {
             RequestLog.write(RequestLog.line(
                 method: method, path: path, query: request.uri.query,

@@ -99,6 +99,14 @@ import Testing
         #expect(Set(page.entries.compactMap { $0.comments?.first?.body }) == Set((0..<50).map { "c\($0)" }))
     }
 
+    @Test func refreshedTokensWithoutTTLNeverExpire() async throws {
+        let s = store()
+        let grant = try await s.refresh(refreshToken: "dev-refresh", now: 0)
+        #expect(grant.expiresIn == nil)
+        try await s.authorize(header: "Bearer \(grant.accessToken)", now: 1e9)
+        try await s.authorize(header: "Bearer dev-token", now: 1e9)
+    }
+
     @Test func tokensExpireAndRefreshRotates() async throws {
         let s = store(ttl: 60)
         try await s.authorize(header: "Bearer dev-token", now: 1_059)

@@ -1,0 +1,147 @@
+import Foundation
+
+/// Where an endpoint lives: its method and its versioned path `/api/v{N}/{name}`.
+public struct EndpointDescription: Sendable, Hashable, CustomStringConvertible {
+    public let method: RequestMethod
+    public let name: String
+    public let version: Int
+
+    public init(_ method: RequestMethod, _ name: String, version: Int = 1) {
+        self.method = method
+        self.name = name
+        self.version = version
+    }
+
+    public var path: String { "/api/v\(version)/\(name)" }
+    public var description: String { "\(method.rawValue) \(path)" }
+}
+
+/// One operation of the API: it names where it lives, what it sends and what it answers.
+/// The app calls it like a function: `try await client.send(Balance(user: "qa-alice")).balance`.
+public protocol Endpoint: Sendable {
+    associatedtype Response: Sendable
+
+    static var endpoint: EndpointDescription { get }
+    /// Sent with `Authorization: Bearer …` (every operation but `auth/refresh`).
+    static var requiresAuth: Bool { get }
+    /// Query parameters (GET operations).
+    var query: [(name: String, value: String)] { get }
+    /// The JSON body (POST operations), snake_case.
+    func body() throws -> [UInt8]?
+    /// Reads a 2xx response body.
+    static func decode(_ body: [UInt8]) throws -> Response
+}
+
+extension Endpoint {
+    public static var requiresAuth: Bool { true }
+    public var query: [(name: String, value: String)] { [] }
+    public func body() throws -> [UInt8]? { nil }
+}
+
+extension Endpoint where Response: Decodable {
+    public static func decode(_ body: [UInt8]) throws -> Response {
+        try JSONDecoder().decode(Response.self, from: Data(body))
+    }
+}
+
+/// An endpoint whose body is the endpoint value itself, encoded as JSON.
+public protocol JSONBodyEndpoint: Endpoint, Encodable {}
+
+extension JSONBodyEndpoint {
+    public func body() throws -> [UInt8]? {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return Array(try encoder.encode(self))
+    }
+}
+
+// MARK: The contract's operations
+
+/// `GET /api/v1/audio_packs` — every pack on sale, in shop order.
+public struct AudioPacks: Endpoint {
+    public typealias Response = AudioPackList
+    public static let endpoint = EndpointDescription(.get, "audio_packs")
+    public init() {}
+}
+
+/// `GET /api/v1/balance?user_id=` — the user's cheer balance.
+public struct Balance: Endpoint {
+    public typealias Response = CheerBalance
+    public static let endpoint = EndpointDescription(.get, "balance")
+    public var user: String
+    public init(user: String) { self.user = user }
+    public var query: [(name: String, value: String)] { [("user_id", user)] }
+}
+
+/// `GET /api/v1/cheer_history?user_id=&page=&per_page=` — one page, newest first.
+public struct CheerHistory: Endpoint {
+    public typealias Response = CheerHistoryPage
+    public static let endpoint = EndpointDescription(.get, "cheer_history")
+    public static let maxPerPage = 200
+    public var user: String
+    public var page: Int
+    public var perPage: Int
+
+    public init(user: String, page: Int = 1, perPage: Int = 50) {
+        self.user = user
+        self.page = max(1, page)
+        self.perPage = min(max(1, perPage), Self.maxPerPage)
+    }
+
+    public var query: [(name: String, value: String)] {
+        [("user_id", user), ("page", String(page)), ("per_page", String(perPage))]
+    }
+}
+
+/// `POST /api/v2/purchase_cheer` — credit cheer bought in the App Store. Never retried by the client.
+public struct PurchaseCheer: JSONBodyEndpoint {
+    public typealias Response = CheerBalance
+    public static let endpoint = EndpointDescription(.post, "purchase_cheer", version: 2)
+    public var identifier: String
+    public var transactionID: UInt64
+    /// Not in the contract (the token names the user in production); sent as `user_id` in the query
+    /// for the local stand-in, which serves several users with one token.
+    public var user: String?
+
+    public init(identifier: String, transactionID: UInt64, user: String? = nil) {
+        self.identifier = identifier
+        self.transactionID = transactionID
+        self.user = user
+    }
+
+    enum CodingKeys: String, CodingKey { case identifier, transactionID = "transaction_id" }
+    public var query: [(name: String, value: String)] { user.map { [("user_id", $0)] } ?? [] }
+}
+
+/// `POST /api/v1/spend_cheer` — cheer for a pack, optionally with a comment. Never retried by the client.
+public struct SpendCheer: JSONBodyEndpoint {
+    public typealias Response = CheerBalance
+    public static let endpoint = EndpointDescription(.post, "spend_cheer")
+    public var amount: Int
+    public var product: String
+    public var comment: String?
+    /// As in `PurchaseCheer`: `user_id` in the query, for the stand-in.
+    public var user: String?
+
+    public init(amount: Int, product: String, comment: String? = nil, user: String? = nil) {
+        self.amount = amount
+        self.product = product
+        self.comment = comment
+        self.user = user
+    }
+
+    enum CodingKeys: String, CodingKey { case amount, product, comment }
+    public var query: [(name: String, value: String)] { user.map { [("user_id", $0)] } ?? [] }
+}
+
+/// `POST /api/v1/auth/refresh` — a refresh token for a new access token (sent without `Authorization`).
+public struct RefreshToken: JSONBodyEndpoint {
+    public typealias Response = TokenGrant
+    public static let endpoint = EndpointDescription(.post, "auth/refresh")
+    public static var requiresAuth: Bool { false }
+    public var refreshToken: String
+
+    public init(refreshToken: String) { self.refreshToken = refreshToken }
+
+    enum CodingKeys: String, CodingKey { case refreshToken = "refresh_token" }
+}

@@ -1,0 +1,155 @@
+import Foundation
+
+/// One request/response as the inspector shows it. Secrets are already redacted when it is built.
+public struct Exchange: Sendable, Equatable, Identifiable {
+    public var id: Int
+    public var method: String
+    /// Path and query, token-like query values redacted.
+    public var path: String
+    public var startedAt: Date
+    public var duration: Duration
+    /// nil when no HTTP answer came (see `failure`).
+    public var status: Int?
+    public var failure: String?
+    public var requestID: String?
+    public var attempt: Int
+    public var requestBytes: Int
+    public var responseBytes: Int
+    public var requestHeaders: HeaderFields
+    public var responseHeaders: HeaderFields
+    /// Up to `Redactor.previewLimit` bytes of each body, token fields redacted.
+    public var requestBodyPreview: String?
+    public var responseBodyPreview: String?
+}
+
+/// The last `capacity` exchanges, newest last, observable by the view models.
+public actor ExchangeLog {
+    public let capacity: Int
+    private var entries: [Exchange] = []
+    private var nextID = 1
+    private var observers: [UUID: AsyncStream<Exchange>.Continuation] = [:]
+
+    public init(capacity: Int = 200) {
+        self.capacity = max(1, capacity)
+    }
+
+    public func all() -> [Exchange] { entries }
+
+    /// Numbers and stores an exchange, dropping the oldest beyond `capacity`, and tells every observer.
+    @discardableResult
+    public func record(_ exchange: Exchange) -> Exchange {
+        var e = exchange
+        e.id = nextID
+        nextID += 1
+        entries.append(e)
+        if entries.count > capacity { entries.removeFirst(entries.count - capacity) }
+        for observer in observers.values { observer.yield(e) }
+        return e
+    }
+
+    /// Every exchange recorded from now on, as it happens.
+    public func updates() -> AsyncStream<Exchange> {
+        let (stream, continuation) = AsyncStream<Exchange>.makeStream(bufferingPolicy: .bufferingNewest(capacity))
+        let key = UUID()
+        observers[key] = continuation
+        continuation.onTermination = { [weak self] _ in
+            Task { await self?.removeObserver(key) }
+        }
+        return stream
+    }
+
+    private func removeObserver(_ key: UUID) { observers[key] = nil }
+}
+
+/// Keeps secrets out of the exchange log, log files and anything built from them.
+public enum Redactor {
+    public static let placeholder = "<redacted>"
+    public static let previewLimit = 64 * 1024
+
+    static let secretHeaders: Set<String> = ["authorization", "proxy-authorization", "cookie", "set-cookie", "x-api-key"]
+
+    static func isSecretName(_ name: String) -> Bool {
+        let n = name.lowercased()
+        return ["token", "secret", "password", "api_key", "apikey"].contains { n.contains($0) }
+    }
+
+    public static func headers(_ headers: HeaderFields) -> HeaderFields {
+        HeaderFields(headers.map { field in
+            let secret = secretHeaders.contains(field.name.lowercased()) || isSecretName(field.name)
+            return (name: field.name, value: secret ? placeholder : field.value)
+        })
+    }
+
+    /// A path with a query string, token-like parameter values redacted.
+    public static func path(_ path: String) -> String {
+        guard let q = path.firstIndex(of: "?") else { return path }
+        let query = path[path.index(after: q)...].split(separator: "&", omittingEmptySubsequences: false).map { pair -> String in
+            guard let eq = pair.firstIndex(of: "=") else { return String(pair) }
+            let name = String(pair[..<eq])
+            return isSecretName(name.removingPercentEncoding ?? name) ? "\(name)=\(placeholder)" : String(pair)
+        }
+        return String(path[..<q]) + "?" + query.joined(separator: "&")
+    }
+
+    /// The first 64 KiB of a body as text, with the string value of every token-like JSON key redacted.
+    /// Works on invalid or cut JSON too: it scans tokens rather than parsing.
+    public static func bodyPreview(_ body: [UInt8]) -> String? {
+        guard !body.isEmpty else { return nil }
+        let redacted = jsonSecrets(body)
+        let cut = redacted.count > previewLimit ? Array(redacted.prefix(previewLimit)) : redacted
+        var text = String(decoding: cut, as: UTF8.self)
+        if redacted.count > previewLimit { text += "\n… (\(redacted.count - previewLimit) more bytes)" }
+        return text
+    }
+
+    /// Replaces the string value after any `"…token…":` key with the placeholder.
+    static func jsonSecrets(_ bytes: [UInt8]) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(bytes.count)
+        var i = 0
+        var lastString: (start: Int, end: Int)?
+        while i < bytes.count {
+            let c = bytes[i]
+            if c == UInt8(ascii: "\"") {
+                let end = stringEnd(bytes, from: i)
+                out.append(contentsOf: bytes[i..<end])
+                lastString = (i, end)
+                i = end
+                continue
+            }
+            if c == UInt8(ascii: ":"), let key = lastString {
+                out.append(c)
+                i += 1
+                while i < bytes.count, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[i]) {
+                    out.append(bytes[i])
+                    i += 1
+                }
+                let name = String(decoding: bytes[(key.start + 1)..<max(key.start + 1, key.end - 1)], as: UTF8.self)
+                if isSecretName(name), i < bytes.count, bytes[i] == UInt8(ascii: "\"") {
+                    out.append(contentsOf: Array("\"\(placeholder)\"".utf8))
+                    i = stringEnd(bytes, from: i)
+                }
+                lastString = nil
+                continue
+            }
+            if ![0x20, 0x09, 0x0A, 0x0D].contains(c) { lastString = nil }
+            out.append(c)
+            i += 1
+        }
+        return out
+    }
+
+    /// Index after the JSON string starting at `start` (a quote), or the end of a cut body.
+    static func stringEnd(_ b: [UInt8], from start: Int) -> Int {
+        var i = start + 1
+        while i < b.count {
+            if b[i] == UInt8(ascii: "\\") {
+                i += 2
+                continue
+            }
+            if b[i] == UInt8(ascii: "\"") { return i + 1 }
+            i += 1
+        }
+        return b.count
+    }
+}

@@ -1,0 +1,160 @@
+import ArgumentParser
+import Foundation
+import ShopAPI
+import TerminalText
+
+struct Print: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Print the balance, the Audio Packs or a page of cheer history, then exit.",
+        discussion: """
+            Exit status: 0 success; 1 the server answered with an error (or sign-in expired);
+            65 the answer could not be read; 69 no answer (refused, DNS, TLS, timeout); 78 bad setting; 64 usage.
+            """
+    )
+
+    enum What: String, ExpressibleByArgument, CaseIterable {
+        case balance, packs, history
+    }
+
+    @Argument(help: "What to print: balance, packs or history.") var what: What
+    @Option(help: "History page (1-based).") var page = 1
+    @Option(name: .customLong("per-page"), help: "History entries per page (1–200).") var perPage = 50
+    @Flag(help: "Print the decoded data as JSON (snake_case keys).") var json = false
+    @OptionGroup var connection: ConnectionOptions
+
+    func validate() throws {
+        guard page >= 1 else { throw ValidationError("--page must be 1 or more") }
+        guard (1...CheerHistory.maxPerPage).contains(perPage) else { throw ValidationError("--per-page must be 1–200") }
+    }
+
+    func run() async throws {
+        let user = connection.resolvedUser
+        let output: String
+        do {
+            output = try await connection.withClient { client in
+                switch what {
+                case .balance:
+                    let balance = try await client.send(Balance(user: user))
+                    return json ? try Output.json(balance) : Output.balance(balance, user: user)
+                case .packs:
+                    let list = try await client.send(AudioPacks())
+                    return json ? try Output.json(list) : Output.packs(list)
+                case .history:
+                    let history = try await client.send(CheerHistory(user: user, page: page, perPage: perPage))
+                    return json ? try Output.json(history) : Output.history(history, user: user)
+                }
+            }
+        } catch {
+            throw fail(error)
+        }
+        FileHandle.standardOutput.write(Data(output.utf8))
+    }
+}
+
+/// Text and JSON renderings for `print`. Every server string passes the sanitizer before it is printed.
+enum Output {
+    static func balance(_ balance: CheerBalance, user: String) -> String {
+        "\(grouped(balance.balance)) cheer  (\(Sanitizer.line(user)))\n"
+    }
+
+    static func packs(_ list: AudioPackList) -> String {
+        var rows = list.packs.map { p in
+            [
+                Sanitizer.line(p.name), Sanitizer.line(p.creator ?? ""), price(p.priceCents, p.currency),
+                p.cheerTotal.map(grouped) ?? "", Sanitizer.line(p.identifier),
+            ]
+        }
+        rows.insert(["NAME", "CREATOR", "PRICE", "CHEER", "IDENTIFIER"], at: 0)
+        var text = table(rows, caps: [36, 24, 9, 9, 40], rightAligned: [2, 3])
+        for u in list.unreadable {
+            text += "⚠ unreadable pack #\(u.index + 1)\(u.id.map { " (\(Sanitizer.line($0)))" } ?? ""): \(Sanitizer.line(u.reason))\n"
+        }
+        text += "\(list.packs.count) packs\n"
+        return text
+    }
+
+    static func history(_ page: CheerHistoryPage, user: String) -> String {
+        var rows: [[String]] = [["DATE", "CREATOR", "PRODUCT", "AMOUNT", "COMMENTS"]]
+        var notes: [Int: String] = [:]
+        for item in page.items {
+            switch item {
+            case let .entry(e):
+                rows.append([
+                    localDate(e.date), Sanitizer.line(e.creator), Sanitizer.line(e.product), grouped(e.amount),
+                    e.comments.map { String($0.count) } ?? "—",
+                ])
+            case let .unreadable(u):
+                notes[rows.count] = "⚠ unreadable entry\(u.id.map { " \(Sanitizer.line($0))" } ?? ""): \(Sanitizer.line(u.reason))"
+                rows.append(["", "", "", "", ""])
+            }
+        }
+        let lines = table(rows, caps: [16, 24, 40, 8, 8], rightAligned: [3, 4]).split(separator: "\n", omittingEmptySubsequences: false)
+        var text = ""
+        for (i, line) in lines.enumerated() where i < rows.count {
+            text += (notes[i] ?? String(line)) + "\n"
+        }
+        if page.items.isEmpty { text += "(no cheers on this page)\n" }
+        text += "page \(grouped(page.page)) of \(grouped(page.totalPages)) · \(grouped(page.totalCount)) cheers · \(Sanitizer.line(user))\n"
+        return text
+    }
+
+    /// Columns padded by display width (wide characters count 2), cut with `…` at their cap.
+    static func table(_ rows: [[String]], caps: [Int], rightAligned: Set<Int>) -> String {
+        guard let columns = rows.first?.count else { return "" }
+        let widths = (0..<columns).map { c in min(caps[c], rows.map { DisplayWidth.of($0[c]) }.max() ?? 0) }
+        return rows.map { row in
+            (0..<columns).map { c in
+                c == columns - 1 && !rightAligned.contains(c)
+                    ? Columns.truncate(row[c], to: widths[c])
+                    : Columns.fit(row[c], to: widths[c], alignRight: rightAligned.contains(c))
+            }.joined(separator: "  ")
+        }.joined(separator: "\n") + "\n"
+    }
+
+    static func grouped(_ n: Int) -> String {
+        let digits = String(n.magnitude)
+        var out = ""
+        for (i, ch) in digits.enumerated() {
+            if i > 0, (digits.count - i) % 3 == 0 { out.append(",") }
+            out.append(ch)
+        }
+        return n < 0 ? "-" + out : out
+    }
+
+    static func price(_ cents: Int?, _ currency: String?) -> String {
+        guard let cents else { return "" }
+        if cents == 0 { return "free" }
+        let amount = "\(cents / 100).\(String(format: "%02d", cents % 100))"
+        return currency == nil || currency == "USD" ? "$" + amount : amount + " " + Sanitizer.line(currency ?? "")
+    }
+
+    static func localDate(_ date: Date) -> String {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = .current
+        formatter.dateFormat = "yyyy-MM-dd HH:mm"
+        return formatter.string(from: date)
+    }
+
+    /// Pretty JSON with snake_case keys; invisible and control characters escaped so none reach stdout raw.
+    static func json<T: Encodable>(_ value: T) throws -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        let text = String(decoding: try encoder.encode(value), as: UTF8.self)
+        var out = ""
+        for scalar in text.unicodeScalars {
+            let v = scalar.value
+            if v == 0x7F || (0x80...0x9F).contains(v) || (scalar.properties.generalCategory == .format && v > 0x7F) {
+                if v > 0xFFFF {  // JSON escapes beyond the BMP as a UTF-16 surrogate pair
+                    let u = v - 0x10000
+                    out += String(format: "\\u%04x\\u%04x", 0xD800 + (u >> 10), 0xDC00 + (u & 0x3FF))
+                } else {
+                    out += String(format: "\\u%04x", v)
+                }
+            } else {
+                out.unicodeScalars.append(scalar)
+            }
+        }
+        return out + "\n"
+    }
+}

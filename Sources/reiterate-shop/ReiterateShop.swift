@@ -1,0 +1,116 @@
+import ArgumentParser
+import Foundation
+import Logging
+import ShopAPI
+import TerminalText
+
+@main
+struct ReiterateShop: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "reiterate-shop",
+        abstract: "Terminal client for the Reiterate shop: Audio Packs, cheer balance and cheer history.",
+        discussion: """
+            Tokens come from the environment only: REITERATE_TOKEN (access) and REITERATE_REFRESH_TOKEN.
+            The interactive TUI arrives with a later release; `print` is for scripts and smoke checks.
+            """,
+        version: ShopClientConfiguration.appVersion,
+        subcommands: [Print.self]
+    )
+}
+
+/// Options every command takes. Each falls back to an environment variable, then a default.
+struct ConnectionOptions: ParsableArguments {
+    @Option(name: .customLong("base-url"), help: "Shop API base URL (env REITERATE_BASE_URL; default http://127.0.0.1:8080).")
+    var baseURL: String?
+
+    @Option(help: "User id (env REITERATE_USER; default qa-alice).")
+    var user: String?
+
+    @Option(help: "Seconds to wait for each request (default 10).")
+    var timeout: Double = 10
+
+    @Option(name: .customLong("log-file"), help: "Append a request log here (tokens are never logged).")
+    var logFile: String?
+
+    func validate() throws {
+        guard timeout.isFinite, timeout > 0, timeout <= 600 else { throw ValidationError("--timeout must be in (0, 600] seconds") }
+    }
+
+    var environment: [String: String] { ProcessInfo.processInfo.environment }
+
+    var resolvedBaseURL: String { baseURL ?? environment["REITERATE_BASE_URL"] ?? "http://127.0.0.1:8080" }
+    var resolvedUser: String { user ?? environment["REITERATE_USER"] ?? "qa-alice" }
+
+    /// The client for these options; `body` runs with it and the transport is shut down afterwards.
+    func withClient<T: Sendable>(_ body: (ShopClient) async throws -> T) async throws -> T {
+        var logger = Logger(label: "reiterate.api") { _ in SwiftLogNoOpLogHandler() }
+        if let logFile {
+            do {
+                logger = Logger(label: "reiterate.api", factory: try FileLogHandler.factory(path: logFile))
+            } catch {
+                throw CLIError(message: "cannot open log file \(logFile): \(error.localizedDescription)", exitCode: .config)
+            }
+        }
+        let env = environment
+        let tokens = TokenStore(
+            accessToken: env["REITERATE_TOKEN"].flatMap { $0.isEmpty ? nil : $0 },
+            refreshToken: env["REITERATE_REFRESH_TOKEN"].flatMap { $0.isEmpty ? nil : $0 }
+        )
+        let configuration = ShopClientConfiguration(baseURL: resolvedBaseURL, requestTimeout: .milliseconds(Int(timeout * 1000)))
+        let transport = try AsyncHTTPTransport(configuration: .init(connectTimeout: .milliseconds(Int(min(timeout, 3) * 1000))))
+        let client = ShopClient(configuration: configuration, transport: transport, tokens: tokens, logger: logger)
+        do {
+            let result = try await body(client)
+            try? await transport.shutdown()
+            return result
+        } catch {
+            try? await transport.shutdown()
+            throw error
+        }
+    }
+}
+
+/// Exit statuses (sysexits.h where one fits).
+enum ExitStatus: Int32 {
+    case serverError = 1       // the server answered with an error, or sign-in expired
+    case dataError = 65        // EX_DATAERR: the answer could not be read
+    case unavailable = 69      // EX_UNAVAILABLE: no answer (refused, DNS, TLS, timeout, offline)
+    case config = 78           // EX_CONFIG: a setting is wrong
+
+    static func of(_ error: ShopAPIError) -> ExitStatus {
+        switch error {
+        case .http, .signInExpired: return .serverError
+        case .notJSON, .undecodable: return .dataError
+        case .transport: return .unavailable
+        case .configuration: return .config
+        }
+    }
+}
+
+struct CLIError: Error {
+    var message: String
+    var exitCode: ExitStatus
+}
+
+/// Prints `error: …` on one line to stderr and exits with the error's status.
+func fail(_ error: any Error) -> ExitCode {
+    let line: String
+    let status: ExitStatus
+    switch error {
+    case let error as ShopAPIError:
+        var text = error.description
+        if error.status == 401, ProcessInfo.processInfo.environment["REITERATE_TOKEN", default: ""].isEmpty {
+            text += " — set REITERATE_TOKEN"
+        }
+        line = text
+        status = .of(error)
+    case let error as CLIError:
+        line = Sanitizer.line(error.message)
+        status = error.exitCode
+    default:
+        line = Sanitizer.line(String(describing: error))
+        status = .serverError
+    }
+    FileHandle.standardError.write(Data("error: \(line)\n".utf8))
+    return ExitCode(status.rawValue)
+}

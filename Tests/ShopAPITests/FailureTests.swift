@@ -1,0 +1,128 @@
+import Foundation
+import StubCore
+import StubServer
+import Testing
+@testable import ShopAPI
+
+/// Each error class, produced by the stand-in's faults and read through the real transport.
+@Suite struct FailureTests {
+    @Test func connectionRefused() async throws {
+        let stub = try await RunningStub.start()
+        let url = stub.url
+        await stub.stop()  // nothing listens on that port any more
+        try await withTransport { transport in
+            let client = ShopClient(configuration: .init(baseURL: url, retry: .none), transport: transport, tokens: TokenStore(accessToken: "t"))
+            let started = ContinuousClock.now
+            let error = await apiError { try await client.send(Balance(user: "qa-alice")) }
+            #expect(ContinuousClock.now - started < .seconds(2), "refused at once, not at the deadline")
+            guard case .transport(.connectionRefused, _) = error else { Issue.record("got \(String(describing: error))"); return }
+            #expect(error?.description.hasPrefix("GET /api/v1/balance: connection refused by 127.0.0.1") == true)
+        }
+    }
+
+    @Test func unknownHost() async throws {
+        try await withTransport { transport in
+            let client = ShopClient(configuration: .init(baseURL: "http://no-such-host.invalid:8080", retry: .none), transport: transport, tokens: TokenStore(accessToken: "t"))
+            let error = await apiError { try await client.send(Balance(user: "qa-alice")) }
+            #expect(error == .transport(.dns(host: "no-such-host.invalid"), endpoint: "GET /api/v1/balance"))
+        }
+    }
+
+    @Test func tlsAgainstAPlainHTTPServer() async throws {
+        try await withHarness { h in
+            try await withTransport { transport in
+                let client = ShopClient(configuration: .init(baseURL: "https://127.0.0.1:\(h.stub.port)", retry: .none), transport: transport, tokens: TokenStore(accessToken: "t"))
+                let error = await apiError { try await client.send(Balance(user: "qa-alice")) }
+                guard case .transport(.tls, _) = error else { Issue.record("got \(String(describing: error))"); return }
+                #expect(error?.description.contains("TLS error") == true)
+            }
+        }
+    }
+
+    @Test func timeoutOnAHangingServer() async throws {
+        try await withHarness(retry: .none, timeout: .milliseconds(400)) { h in
+            try await h.stub.addFault("hang,count=1")
+            let started = ContinuousClock.now
+            let error = await apiError { try await h.client.send(Balance(user: "qa-alice")) }
+            #expect(error == .transport(.timeout, endpoint: "GET /api/v1/balance"))
+            #expect(ContinuousClock.now - started < .seconds(3))
+            #expect(error?.description == "GET /api/v1/balance: timed out waiting for the server")
+        }
+    }
+
+    @Test func connectionReset() async throws {
+        try await withHarness(retry: .none) { h in
+            try await h.stub.addFault("reset,count=1")
+            let error = await apiError { try await h.client.send(AudioPacks()) }
+            guard case .transport(.connectionLost, _) = error else { Issue.record("got \(String(describing: error))"); return }
+        }
+    }
+
+    @Test func statusWithTheServersMessageCodeAndRequestID() async throws {
+        try await withHarness(retry: .none) { h in
+            try await h.stub.addFault("status,status=503,message=maintenance until 14:00,retry_after=30,count=1")
+            let error = await apiError { try await h.client.send(Balance(user: "qa-alice")) }
+            let sent = try #require(await h.stub.recorder.all().last)
+            #expect(error == .http(status: 503, message: "maintenance until 14:00", code: "injected_fault", requestID: sent.requestID,
+                                   endpoint: "GET /api/v1/balance", retryAfter: 30))
+            #expect(error?.description == "GET /api/v1/balance: HTTP 503 Service Unavailable: maintenance until 14:00 [injected_fault] (retry after 30 s) (request id \(sent.requestID))")
+        }
+    }
+
+    @Test func htmlProxyPage() async throws {
+        try await withHarness(retry: .none) { h in
+            try await h.stub.addFault("html,status=502,count=1")
+            let error = await apiError { try await h.client.send(AudioPacks()) }
+            guard case let .notJSON(status, contentType, requestID, _) = error else { Issue.record("got \(String(describing: error))"); return }
+            #expect(status == 502 && contentType == "text/html" && requestID?.hasPrefix("rq-") == true)
+        }
+    }
+
+    @Test func wrongContentTypeOnASuccessIsStillReadIfJSON() async throws {
+        try await withHarness { h in
+            try await h.stub.addFault("content_type,content_type=text/plain,count=1")
+            #expect(try await h.client.send(Balance(user: "qa-alice")).balance == 1250)
+            try await h.stub.addFault("content_type,content_type=text/html,count=1")
+            try await h.stub.addFault("truncate,count=1")
+            let error = await apiError { try await h.client.send(Balance(user: "qa-alice")) }
+            guard case .notJSON(200, "text/html", _, _) = error else { Issue.record("got \(String(describing: error))"); return }
+        }
+    }
+
+    @Test func truncatedJSONNamesTheProblem() async throws {
+        try await withHarness { h in
+            try await h.stub.addFault("truncate,path=/api/v1/cheer_history,count=1")
+            let error = await apiError { try await h.client.send(CheerHistory(user: "qa-alice")) }
+            guard case .undecodable = error else { Issue.record("got \(String(describing: error))"); return }
+            #expect(error?.description.hasPrefix("GET /api/v1/cheer_history: the response is not valid JSON (cut short?) (request id rq-") == true)
+        }
+    }
+
+    @Test func aMalformedEntryStaysInItsPlaceMarkedUnreadable() async throws {
+        try await withHarness { h in
+            try await h.stub.addFault("malformed_entry,index=3,count=1")
+            let page = try await h.client.send(CheerHistory(user: "qa-alice", perPage: 10))
+            #expect(page.items.count == 10 && page.entries.count == 9)
+            guard case let .unreadable(u) = page.items[3] else { Issue.record("item 3: \(page.items[3])"); return }
+            #expect(u.index == 3 && u.id == "h-alice-227" && u.reason == "creator: expected text")
+        }
+    }
+
+    @Test func hostileTextArrivesIntactForTheFrontEndToSanitize() async throws {
+        try await withHarness { h in
+            try await h.stub.addFault("hostile,count=1")
+            let list = try await h.client.send(AudioPacks())
+            #expect(list.packs.count == 46 && list.packs.contains { $0.name.contains("\u{1B}[") })
+        }
+    }
+
+    @Test func undecodableFieldHasItsPath() throws {
+        let bad = Array(#"{"balance":"lots"}"#.utf8)
+        do {
+            _ = try Balance.decode(bad)
+            Issue.record("decoded")
+        } catch let error as DecodingError {
+            #expect(DecodingFailure.describe(error) == "balance: expected a number")
+        }
+    }
+}

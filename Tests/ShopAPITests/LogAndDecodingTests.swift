@@ -1,0 +1,126 @@
+import Foundation
+import Logging
+import StubCore
+import StubServer
+import Testing
+@testable import ShopAPI
+
+@Suite struct ExchangeLogTests {
+    @Test func tokensAreRedactedEverywhereTheExchangeIsKept() async throws {
+        let logPath = FileManager.default.temporaryDirectory.appendingPathComponent("shop-\(UUID().uuidString).log").path
+        defer { try? FileManager.default.removeItem(atPath: logPath) }
+        let logger = Logger(label: "reiterate.api", factory: try FileLogHandler.factory(path: logPath))
+        let harness = try await Harness.start(logger: logger)
+        await harness.stub.service.store.revokeAccessTokens()
+        let sent = await Result(catching: { try await harness.client.send(Balance(user: "qa-alice")) })  // 401 → refresh → 200
+        let exchanges = await harness.client.exchanges.all()
+        let tokens = (await harness.client.tokens.accessToken, await harness.client.tokens.refreshToken)
+        await harness.stop()
+        #expect(try sent.get().balance == 1250)
+        let newAccess = try #require(tokens.0)
+        let newRefresh = try #require(tokens.1)
+
+        #expect(exchanges.map(\.path) == ["/api/v1/balance?user_id=qa-alice", "/api/v1/auth/refresh", "/api/v1/balance?user_id=qa-alice"])
+        #expect(exchanges.map(\.status) == [401, 200, 200])
+        #expect(exchanges.allSatisfy { $0.requestID?.hasPrefix("rq-") == true && $0.responseBytes > 0 })
+        #expect(exchanges[0].requestHeaders["Authorization"] == Redactor.placeholder)
+        #expect(exchanges[1].requestBodyPreview == #"{"refresh_token":"<redacted>"}"#)
+        #expect(exchanges[1].responseBodyPreview?.contains(#""access_token":"<redacted>""#) == true)
+        let everything = String(describing: exchanges)
+        for secret in ["dev-token", "dev-refresh", newAccess, newRefresh] {
+            #expect(!everything.contains(secret), "\(secret) leaked into the exchange log")
+        }
+        let file = try String(contentsOfFile: logPath, encoding: .utf8)
+        #expect(file.contains("GET /api/v1/balance?user_id=qa-alice 401"))
+        #expect(file.contains("POST /api/v1/auth/refresh 200"))
+        for secret in ["dev-token", "dev-refresh", newAccess, newRefresh] { #expect(!file.contains(secret)) }
+        let attributes = try FileManager.default.attributesOfItem(atPath: logPath)
+        #expect((attributes[.posixPermissions] as? Int) == 0o600)
+    }
+
+    @Test func boundedAndObservable() async throws {
+        let log = ExchangeLog(capacity: 5)
+        let updates = await log.updates()
+        let template = Exchange(
+            id: 0, method: "GET", path: "/x", startedAt: Date(), duration: .zero, status: 200, failure: nil, requestID: nil,
+            attempt: 1, requestBytes: 0, responseBytes: 0, requestHeaders: [:], responseHeaders: [:],
+            requestBodyPreview: nil, responseBodyPreview: nil
+        )
+        for _ in 0..<12 { await log.record(template) }
+        #expect(await log.all().map(\.id) == [8, 9, 10, 11, 12])
+        var seen: [Int] = []
+        for await e in updates {
+            seen.append(e.id)
+            if seen.count == 5 { break }
+        }
+        #expect(seen == [8, 9, 10, 11, 12])  // the stream keeps the newest `capacity`
+    }
+
+    @Test func redactorHandlesCutAndTrickyJSON() {
+        let cut = Array(#"{"a":1,"access_token":"abc.def","nested":{"refresh_token" : "x\"y","note":"token"},"id_token":"zz"#.utf8)
+        let preview = Redactor.bodyPreview(cut) ?? ""
+        #expect(preview == #"{"a":1,"access_token":"<redacted>","nested":{"refresh_token" : "<redacted>","note":"token"},"id_token":"<redacted>""#)
+        #expect(Redactor.path("/x?user_id=a&access_token=s3cr3t&b=2") == "/x?user_id=a&access_token=<redacted>&b=2")
+        #expect(Redactor.headers(["Cookie": "a=b", "X-Auth-Token": "t", "Accept": "x"]).fields.map(\.value) == ["<redacted>", "<redacted>", "x"])
+        let big = Array(repeating: UInt8(ascii: "a"), count: Redactor.previewLimit + 10)
+        #expect(Redactor.bodyPreview(big)?.hasSuffix("… (10 more bytes)") == true)
+    }
+}
+
+@Suite struct DecodingTests {
+    @Test func datesInEveryAllowedForm() throws {
+        let base = try #require(ISO8601.parse("2022-08-18T02:30:00Z")).timeIntervalSince1970
+        #expect(base == 1_660_789_800)
+        #expect(ISO8601.parse("2022-08-18T02:30:00.123Z")?.timeIntervalSince1970 == base + 0.123)
+        #expect(ISO8601.parse("2022-08-18T04:30:00+02:00")?.timeIntervalSince1970 == base)
+        #expect(ISO8601.parse("2022-08-17T21:30:00-0500")?.timeIntervalSince1970 == base)
+        #expect(ISO8601.parse("2022-08-18T02:30:00.5+00:00")?.timeIntervalSince1970 == base + 0.5)
+        #expect(ISO8601.parse("2022-08-18t02:30:00z")?.timeIntervalSince1970 == base)
+        for bad in ["yesterday", "2022-08-18", "2022-08-18T02:30:00", "2022-02-30T00:00:00Z", "2022-08-18T25:00:00Z", "2022-08-18T02:30:00.Z", ""] {
+            #expect(ISO8601.parse(bad) == nil, "\(bad)")
+        }
+        #expect(ISO8601.format(Date(timeIntervalSince1970: base + 0.25)) == "2022-08-18T02:30:00.250Z")
+    }
+
+    @Test func unknownKeysIgnoredOptionalsOptional() throws {
+        let json = #"{"packs":[{"identifier":"p1","name":"One","extra":{"x":[1,2]}},{"identifier":"p2","name":"Two","price_cents":"cheap"},{"name":"no id"}],"next":null}"#
+        let list = try AudioPacks.decode(Array(json.utf8))
+        #expect(list.packs.map(\.identifier) == ["p1"])
+        #expect(list.packs[0].creator == nil && list.packs[0].released == nil)
+        #expect(list.unreadable == [
+            UnreadableEntry(index: 1, id: nil, reason: "price_cents: expected a number"),
+            UnreadableEntry(index: 2, id: nil, reason: "identifier: missing"),
+        ])
+    }
+
+    @Test func historyWithoutPagingIsOneWholePage() throws {
+        let json = #"{"history":[{"creator":"c","amount":5,"product":"p","date":"2022-08-18T02:30:00Z","comments":null},{"creator":"c","amount":"x","product":"p","date":"2022-08-18T02:30:00Z","id":"h2"},{"creator":"c","amount":6,"product":"p","date":"2022-08-18T02:30:00.1+01:00","comments":[{"signature":null,"body":"hi"},{}]}]}"#
+        let page = try CheerHistory.decode(Array(json.utf8))
+        #expect(page.page == 1 && page.totalPages == 1 && page.totalCount == 3 && page.perPage == 3)
+        #expect(page.items[1] == .unreadable(UnreadableEntry(index: 1, id: "h2", reason: "amount: expected a number")))
+        #expect(page.entries[0].comments == nil)
+        #expect(page.entries[1].comments == [CheerComment(signature: nil, body: "hi"), CheerComment(signature: nil, body: nil)])
+        let empty = try CheerHistory.decode(Array(#"{"history":[]}"#.utf8))
+        #expect(empty.totalPages == 0 && empty.totalCount == 0)
+    }
+
+    @Test func endpointsKnowTheirPaths() {
+        #expect(AudioPacks.endpoint.description == "GET /api/v1/audio_packs")
+        #expect(Balance.endpoint.path == "/api/v1/balance")
+        #expect(CheerHistory.endpoint.path == "/api/v1/cheer_history")
+        #expect(PurchaseCheer.endpoint.description == "POST /api/v2/purchase_cheer")
+        #expect(SpendCheer.endpoint.description == "POST /api/v1/spend_cheer")
+        #expect(RefreshToken.endpoint.description == "POST /api/v1/auth/refresh" && !RefreshToken.requiresAuth && Balance.requiresAuth)
+        #expect(CheerHistory(user: "u", page: 0, perPage: 900).query.map(\.value) == ["u", "1", "200"])
+    }
+
+    @Test func badBaseURLIsAConfigurationError() async throws {
+        try await withTransport { transport in
+            for url in ["ftp://x", "not a url", "http://", "http://h/?q=1"] {
+                let client = ShopClient(configuration: .init(baseURL: url), transport: transport, tokens: TokenStore(accessToken: nil))
+                let error = await apiError { try await client.send(AudioPacks()) }
+                guard case .configuration = error else { Issue.record("\(url): \(String(describing: error))"); continue }
+            }
+        }
+    }
+}
