@@ -8,7 +8,7 @@ PORT ?= 8080
 STUB := .build/debug/reiterate-stub
 export API_SPEC ?= $(abspath ../shared/api/reiterate-api.yaml)
 
-.PHONY: all deps build test test-swift test-contract venv run stub clean
+.PHONY: all deps build test test-swift test-contract venv run stub bench release clean
 
 all: build
 
@@ -28,6 +28,13 @@ test: build venv
 	$(SWIFT) test --skip-build
 	@test -f "$(API_SPEC)" || { echo "error: API contract not found at $(API_SPEC) (../shared beside the repo)" >&2; exit 1; }
 	STUB_BIN=$(abspath $(STUB)) $(VENV)/bin/python -m pytest -q -p no:cacheprovider Tests/contract
+
+## Benchmarks (release build): CPU while a request waits on a slow server (< 5% of a core).
+bench: release
+	BIN_DIR=.build/release $(PYTHON) Tests/bench/cpu_while_waiting.py
+
+release: deps
+	$(SWIFT) build -c release
 
 test-swift: build
 	$(SWIFT) test --skip-build

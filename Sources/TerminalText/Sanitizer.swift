@@ -5,8 +5,9 @@
 /// - Other C0 controls, DEL and C1 controls become a visible `�`; tab becomes a space.
 /// - Line breaks (LF, CR, CRLF, U+2028/2029) become a space in a one-line context, `\n` otherwise.
 /// - Bidi controls and other invisible format characters (zero-width space/joiner, BOM, soft hyphen,
-///   word joiner, tags) and variation selectors are dropped, so nothing reorders or hides text and no
-///   terminal can join emoji into a glyph of another width than the one counted here.
+///   word joiner, tags), variation selectors and emoji skin-tone modifiers are dropped, so nothing
+///   reorders or hides text and no terminal can join emoji into a glyph of another width than the one
+///   counted here (terminals, wcwidth(3) and Python's wcwidth disagree on exactly those).
 /// - Combining marks stay, at most `maxCombining` per base character (stacked "zalgo" is cut).
 public enum Sanitizer {
     public static let placeholder: Character = "\u{FFFD}"
@@ -86,7 +87,7 @@ public enum Sanitizer {
     /// Bidi controls, invisible format characters and variation selectors.
     static func isDropped(_ s: Unicode.Scalar) -> Bool {
         let v = s.value
-        if (0xFE00...0xFE0F).contains(v) || (0xE0100...0xE01EF).contains(v) { return true }
+        if (0xFE00...0xFE0F).contains(v) || (0xE0100...0xE01EF).contains(v) || (0x1F3FB...0x1F3FF).contains(v) { return true }
         return s.properties.generalCategory == .format
     }
 

@@ -26,7 +26,7 @@ struct ConnectionOptions: ParsableArguments {
     @Option(help: "User id (env REITERATE_USER; default qa-alice).")
     var user: String?
 
-    @Option(help: "Seconds to wait for each request (default 10).")
+    @Option(help: "Seconds to wait for each request.")
     var timeout: Double = 10
 
     @Option(name: .customLong("log-file"), help: "Append a request log here (tokens are never logged).")

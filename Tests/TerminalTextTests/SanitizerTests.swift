@@ -33,6 +33,7 @@ import Testing
         #expect(Sanitizer.line("zero\u{200B}width\u{200D}\u{FEFF}\u{2060}\u{00AD}") == "zerowidth")
         #expect(Sanitizer.line("❤\u{FE0F}") == "❤")
         #expect(Sanitizer.line("👩\u{200D}👩\u{200D}👧") == "👩👩👧")
+        #expect(Sanitizer.line("👍🏽") == "👍")
     }
 
     @Test func combiningMarksAreKeptButNotStacked() {

@@ -1,0 +1,145 @@
+"""`reiterate-shop print` end to end: the real binary against the real stand-in on 127.0.0.1."""
+import json
+import os
+import subprocess
+import unicodedata
+from pathlib import Path
+
+import pytest
+from wcwidth import wcswidth
+
+from conftest import ROOT
+
+SHOP_BIN = Path(os.environ.get("SHOP_BIN", ROOT / ".build" / "debug" / "reiterate-shop"))
+
+
+def shop(*args, token="dev-token", env=None, timeout=30):
+    e = {k: v for k, v in os.environ.items() if not k.startswith("REITERATE_")}
+    if token is not None:
+        e["REITERATE_TOKEN"] = token
+    e.update(env or {})
+    return subprocess.run([str(SHOP_BIN), *args], capture_output=True, text=True, env=e, timeout=timeout)
+
+
+def unsafe_characters(text: str):
+    """Characters that must never reach a terminal raw: C0 (but newline), DEL, C1, and format characters."""
+    return [hex(ord(c)) for c in text
+            if (ord(c) < 0x20 and c != "\n") or 0x7F <= ord(c) <= 0x9F or unicodedata.category(c) == "Cf"]
+
+
+def test_print_balance(stub):
+    r = shop("print", "balance", "--base-url", stub.url, "--user", "qa-alice")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == "1,250 cheer  (qa-alice)\n" and r.stderr == ""
+
+
+def test_environment_variables_and_json(stub):
+    r = shop("print", "balance", "--json", env={"REITERATE_BASE_URL": stub.url, "REITERATE_USER": "qa-empty"})
+    assert r.returncode == 0 and json.loads(r.stdout) == {"balance": 0}
+    # A flag beats the environment.
+    r = shop("print", "balance", "--json", "--user", "qa-whale", env={"REITERATE_BASE_URL": stub.url, "REITERATE_USER": "qa-empty"})
+    assert json.loads(r.stdout) == {"balance": 1000000}
+
+
+def test_tokens_are_never_taken_from_argv(stub):
+    r = shop("print", "balance", "--base-url", stub.url, "--token", "dev-token", token=None)
+    assert r.returncode == 64 and "--token" in r.stderr
+
+
+def test_history_json_pages_through_the_whale(stub):
+    seen = []
+    for page in (1, 2, 3, 500):
+        r = shop("print", "history", "--json", "--base-url", stub.url, "--user", "qa-whale", "--page", str(page), "--per-page", "200")
+        assert r.returncode == 0, r.stderr
+        body = json.loads(r.stdout)
+        assert body["page"] == page and body["per_page"] == 200 and body["total_pages"] == 500 and body["total_count"] == 100000
+        seen += [e["id"] for e in body["history"]]
+        assert all(set(e) >= {"creator", "amount", "product", "date", "comments"} for e in body["history"])
+    assert seen[:600] == [f"h-qa-whale-{i}" for i in range(600)]
+    assert seen[-1] == "h-qa-whale-99999"
+
+
+def test_history_text_table(stub):
+    r = shop("print", "history", "--base-url", stub.url, "--per-page", "10")
+    lines = r.stdout.splitlines()
+    assert lines[0].split() == ["DATE", "CREATOR", "PRODUCT", "AMOUNT", "COMMENTS"]
+    assert len(lines) == 12 and lines[-1] == "page 1 of 23 · 230 cheers · qa-alice"
+
+
+@pytest.mark.parametrize("fault,status,needle", [
+    ({"kind": "html", "status": 502}, 65, "HTTP 502 Bad Gateway with a non-JSON body (text/html) (request id rq-"),
+    ({"kind": "truncate"}, 65, "the response is not valid JSON (cut short?) (request id rq-"),
+    ({"kind": "status", "status": 500, "message": "db down"}, 1, "HTTP 500 Internal Server Error: db down [injected_fault] (request id rq-"),
+    ({"kind": "reset"}, 69, "connection lost"),
+    ({"kind": "hang", "seconds": 5}, 69, "timed out waiting for the server"),
+])
+def test_each_error_class_is_one_line_and_non_zero(stub, fault, status, needle):
+    stub.fault(**fault, path="/api/v1/balance")
+    r = shop("print", "balance", "--base-url", stub.url, "--timeout", "1")
+    assert r.returncode == status, r.stderr
+    assert r.stdout == ""
+    assert r.stderr.count("\n") == 1 and r.stderr.startswith("error: GET /api/v1/balance: ") and needle in r.stderr
+
+
+def test_refused_dns_config_and_auth_errors(stub):
+    cases = [
+        (shop("print", "balance", "--base-url", "http://127.0.0.1:1"), 69, "connection refused by 127.0.0.1"),
+        (shop("print", "balance", "--base-url", "http://no-such-host.invalid:8080"), 69, "cannot resolve host no-such-host.invalid"),
+        (shop("print", "balance", "--base-url", "ftp://x"), 78, "invalid base URL 'ftp://x'"),
+        (shop("print", "balance", "--base-url", stub.url, token=None), 1, "HTTP 401 Unauthorized: missing bearer token"),
+        (shop("print", "balance", "--base-url", stub.url, "--user", "ghost"), 1, "unknown user 'ghost' [unknown_user]"),
+        (shop("print", "balance", "--base-url", stub.url, token="stale", env={"REITERATE_REFRESH_TOKEN": "wrong"}), 1,
+         "sign-in expired: the refresh token was refused"),
+    ]
+    for r, status, needle in cases:
+        assert r.returncode == status and needle in r.stderr and r.stderr.count("\n") == 1, r.stderr
+    assert "set REITERATE_TOKEN" in cases[3][0].stderr
+
+
+def test_refresh_from_the_environment(stub):
+    r = shop("print", "balance", "--base-url", stub.url, token="stale", env={"REITERATE_REFRESH_TOKEN": "dev-refresh"})
+    assert r.returncode == 0 and r.stdout.startswith("1,250 cheer")
+
+
+def test_hostile_text_never_reaches_stdout_raw_and_columns_align(stub):
+    stub.fault(kind="hostile", count=2)
+    packs = shop("print", "packs", "--base-url", stub.url)
+    history = shop("print", "history", "--base-url", stub.url, "--per-page", "30")
+    for r in (packs, history):
+        assert r.returncode == 0, r.stderr
+        assert unsafe_characters(r.stdout) == []
+    rows = packs.stdout.splitlines()[:-1]
+    assert len(rows) == 47
+    # The last column (identifier: ASCII, no spaces) starts at the same display column on every row,
+    # measured by wcwidth — the same rules terminals and tmux use.
+    starts = {wcswidth(line[: line.rfind("  ") + 2]) for line in rows}
+    assert len(starts) == 1 and -1 not in starts, f"identifier column starts at {sorted(starts)}"
+    assert all(wcswidth(line) > 0 for line in history.stdout.splitlines())
+
+
+def test_hostile_json_is_valid_and_escaped(stub):
+    stub.fault(kind="hostile", count=1)
+    r = shop("print", "history", "--json", "--base-url", stub.url, "--per-page", "5")
+    assert r.returncode == 0
+    assert unsafe_characters(r.stdout) == []
+    body = json.loads(r.stdout)
+    assert any("\x1b" in (c["body"] or "") for e in body["history"] for c in e["comments"])  # intact once decoded
+
+
+def test_unreadable_entry_is_marked_in_place(stub):
+    stub.fault(kind="malformed_entry", index=2, count=1)
+    r = shop("print", "history", "--base-url", stub.url, "--per-page", "5")
+    lines = r.stdout.splitlines()
+    assert r.returncode == 0 and lines[3] == "⚠ unreadable entry h-alice-228: creator: expected text"
+
+
+def test_log_file_has_requests_and_no_tokens(stub, tmp_path):
+    log = tmp_path / "shop.log"
+    r = shop("print", "balance", "--base-url", stub.url, "--log-file", str(log), token="stale",
+             env={"REITERATE_REFRESH_TOKEN": "dev-refresh"})
+    assert r.returncode == 0
+    text = log.read_text()
+    assert "GET /api/v1/balance?user_id=qa-alice 401" in text and "POST /api/v1/auth/refresh 200" in text
+    for secret in ("stale", "dev-refresh", "Bearer", "at-", "rt-"):
+        assert secret not in text
+    assert oct(log.stat().st_mode & 0o777) == "0o600"
