@@ -54,30 +54,46 @@ public final class AsyncHTTPTransport: HTTPTransport {
         return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
     }
 
+    /// Sends `request`; the whole exchange — connection, head and body — ends by `request.timeout`.
     public func send(_ request: TransportRequest) async throws -> TransportResponse {
         guard let url = URL(string: request.url), let host = url.host, !host.isEmpty else {
             throw TransportError.invalidURL(request.url)
         }
+        // async-http-client's deadline stops at the response head; a server that stalls in the middle
+        // of the body must not hold the caller longer, so the whole exchange races one timer.
+        return try await withThrowingTaskGroup(of: TransportResponse?.self) { group in
+            group.addTask { try await self.exchange(request, host: host) }
+            group.addTask {
+                try await Task.sleep(for: request.timeout)
+                return nil
+            }
+            defer { group.cancelAll() }
+            do {
+                guard let first = try await group.next(), let response = first else { throw TransportError.timeout }
+                return response
+            } catch {
+                throw Self.map(error, host: host)
+            }
+        }
+    }
+
+    private func exchange(_ request: TransportRequest, host: String) async throws -> TransportResponse {
         var outgoing = HTTPClientRequest(url: request.url)
         outgoing.method = request.method == .get ? .GET : .POST
         for field in request.headers { outgoing.headers.add(name: field.name, value: field.value) }
         if let body = request.body {
             outgoing.body = .bytes(ByteBuffer(bytes: body))
         }
+        let response = try await client.execute(outgoing, deadline: .now() + .nanoseconds(Self.nanoseconds(request.timeout)))
+        let body: ByteBuffer
         do {
-            let response = try await client.execute(outgoing, deadline: .now() + .nanoseconds(Self.nanoseconds(request.timeout)))
-            let body: ByteBuffer
-            do {
-                body = try await response.body.collect(upTo: maxResponseBytes)
-            } catch is NIOTooManyBytesError {
-                throw TransportError.responseTooLarge(limit: maxResponseBytes)
-            }
-            var headers = HeaderFields()
-            for (name, value) in response.headers { headers.fields.append((name: name, value: value)) }
-            return TransportResponse(status: Int(response.status.code), headers: headers, body: Array(body.readableBytesView))
-        } catch {
-            throw Self.map(error, host: host)
+            body = try await response.body.collect(upTo: maxResponseBytes)
+        } catch is NIOTooManyBytesError {
+            throw TransportError.responseTooLarge(limit: maxResponseBytes)
         }
+        var headers = HeaderFields()
+        for (name, value) in response.headers { headers.fields.append((name: name, value: value)) }
+        return TransportResponse(status: Int(response.status.code), headers: headers, body: Array(body.readableBytesView))
     }
 
     /// Maps async-http-client and SwiftNIO errors to `TransportError` (or `CancellationError`).
@@ -91,8 +107,12 @@ public final class AsyncHTTPTransport: HTTPTransport {
             case .connectTimeout, .getConnectionFromPoolTimeout: return TransportError.connectTimeout(host: host)
             case .tlsHandshakeTimeout: return TransportError.tls("TLS handshake timed out")
             case .remoteConnectionClosed: return TransportError.connectionLost("the server closed the connection")
-            case .invalidURL, .emptyHost, .emptyScheme: return TransportError.invalidURL(String(describing: error))
-            default: return TransportError.other(String(describing: error))
+            case .invalidURL, .emptyHost, .emptyScheme: return TransportError.invalidURL(host)
+            default:
+                // Some cases carry the offending values (header values: a token); keep only the case name.
+                let name = String(describing: error).prefix { $0 != "(" }
+                if name.contains("invalidHeaderField") { return TransportError.other("a request header holds characters HTTP does not allow") }
+                return TransportError.other(String(name))
             }
         }
         if let error = error as? NIOConnectionError {
@@ -116,11 +136,16 @@ public final class AsyncHTTPTransport: HTTPTransport {
             switch error {
             case .connectTimeout: return TransportError.connectTimeout(host: host)
             case .ioOnClosedChannel, .eof, .alreadyClosed, .outputClosed: return TransportError.connectionLost("the connection closed")
-            default: return TransportError.other(String(describing: error))
+            default: return TransportError.other(brief(error))
             }
         }
         if let error = error as? NIOSSLError { return TransportError.tls(String(describing: error)) }
         if let error = error as? BoringSSLError { return TransportError.tls(String(describing: error)) }
-        return TransportError.other(String(describing: error))
+        return TransportError.other(brief(error))
+    }
+
+    /// A library error's name without its payload (which may echo request data), at most 120 characters.
+    static func brief(_ error: any Error) -> String {
+        String(String(describing: error).prefix { $0 != "(" }.prefix(120))
     }
 }

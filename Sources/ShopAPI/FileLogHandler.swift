@@ -1,6 +1,22 @@
 import Foundation
 import Logging
 
+/// Why a log file could not be opened, in words (not a Cocoa error code).
+public struct LogFileError: Error, CustomStringConvertible {
+    public let path: String
+    public let errno: Int32
+
+    public var description: String {
+        switch errno {
+        case ENOENT: return "cannot open log file \(path): its directory does not exist"
+        case EACCES, EPERM: return "cannot open log file \(path): permission denied"
+        case ELOOP: return "cannot open log file \(path): it is a symbolic link"
+        case EISDIR: return "cannot open log file \(path): it is a directory"
+        default: return "cannot open log file \(path): \(String(cString: strerror(errno)))"
+        }
+    }
+}
+
 /// A swift-log handler that appends lines to a file (never the terminal, which belongs to the UI).
 /// Messages must not carry secrets; the client logs method, path, status, time and request id only.
 public struct FileLogHandler: LogHandler {
@@ -9,15 +25,17 @@ public struct FileLogHandler: LogHandler {
         private let lock = NSLock()
         private let handle: FileHandle
 
+        /// Opens `path` for appending: created with mode 0600, an existing file narrowed to 0600,
+        /// a symbolic link refused (O_NOFOLLOW).
         init(path: String) throws {
-            let fm = FileManager.default
-            if !fm.fileExists(atPath: path) {
-                guard fm.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o600]) else {
-                    throw CocoaError(.fileWriteNoPermission, userInfo: [NSFilePathErrorKey: path])
-                }
+            let fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
+            guard fd >= 0 else { throw LogFileError(path: path, errno: errno) }
+            guard fchmod(fd, 0o600) == 0 else {
+                let code = errno
+                close(fd)
+                throw LogFileError(path: path, errno: code)
             }
-            handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
-            handle.seekToEndOfFile()
+            handle = FileHandle(fileDescriptor: fd, closeOnDealloc: true)
         }
 
         func write(_ line: String) {

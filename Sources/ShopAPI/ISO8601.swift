@@ -69,9 +69,9 @@ public enum ISO8601 {
 
     /// `2026-11-20T18:04:11Z`, or with milliseconds when the date has them.
     public static func format(_ date: Date) -> String {
-        let t = date.timeIntervalSince1970
-        let whole = Int(t.rounded(.down))
-        let millis = Int(((t - Double(whole)) * 1000).rounded())
+        let totalMillis = Int((date.timeIntervalSince1970 * 1000).rounded())
+        let whole = totalMillis >= 0 ? totalMillis / 1000 : (totalMillis - 999) / 1000
+        let millis = totalMillis - whole * 1000
         let days = whole >= 0 ? whole / 86_400 : (whole - 86_399) / 86_400
         let secs = whole - days * 86_400
         let (y, m, d) = civilFromDays(days)

@@ -310,10 +310,15 @@ struct Lossy<T: Decodable>: Decodable {
     init(from decoder: any Decoder) throws {
         do {
             result = .success(try T(from: decoder))
-        } catch let error as DecodingError {
+        } catch {
             let container = try? decoder.container(keyedBy: IDKey.self)
             let id = (try? container?.decodeIfPresent(String.self, forKey: IDKey(stringValue: "id"))) ?? nil
-            let reason = DecodingFailure.describe(error, relativeTo: decoder.codingPath.count)
+            // Foundation throws its own (non-DecodingError) error, with no field path, for a number it
+            // cannot convert — 1.5 or 1e30 for an Int. The document parsed, so it is a value of this entry.
+            var reason = "a value that cannot be converted (a number with a fraction, or out of range?)"
+            if let error = error as? DecodingError {
+                reason = DecodingFailure.describe(error, relativeTo: decoder.codingPath.count)
+            }
             result = .failure(Failure(id: id, reason: reason))
         }
     }
@@ -360,7 +365,15 @@ public enum DecodingFailure {
         case let .keyNotFound(key, context):
             return "\(where_(context, extra: key)): missing"
         case let .dataCorrupted(context):
-            let detail = context.debugDescription.hasPrefix("unreadable") ? context.debugDescription : "not valid JSON"
+            let text = context.debugDescription
+            let detail: String
+            if text.hasPrefix("unreadable") {
+                detail = text
+            } else if text.contains("does not fit") || text.contains("out of range") || text.contains("Number") {
+                detail = "a number out of range"
+            } else {
+                detail = "not valid JSON"
+            }
             return "\(where_(context)): \(detail)"
         @unknown default:
             return "unreadable"

@@ -24,6 +24,12 @@ public enum ShopAPIError: Error, Sendable, Equatable, CustomStringConvertible {
         }
     }
 
+    /// The server's own `message`, when it sent one.
+    public var serverMessage: String? {
+        if case let .http(_, message, _, _, _, _) = self, let message, !message.isEmpty { return message }
+        return nil
+    }
+
     public var status: Int? {
         switch self {
         case let .http(status, _, _, _, _, _), let .notJSON(status, _, _, _): return status
@@ -46,9 +52,13 @@ public enum ShopAPIError: Error, Sendable, Equatable, CustomStringConvertible {
         case let .notJSON(status, contentType, _, endpoint):
             text = "\(endpoint): HTTP \(status) \(Self.reason(status)) with a non-JSON body (\(contentType ?? "no content type"))"
         case let .undecodable(path, reason, _, endpoint):
-            text = path == "(top level)" && reason.hasSuffix("not valid JSON")
-                ? "\(endpoint): the response is not valid JSON (cut short?)"
-                : "\(endpoint): unexpected response: \(reason.hasPrefix(path) ? reason : "\(path): \(reason)")"
+            if reason == "cut short" {
+                text = "\(endpoint): the response is not valid JSON (it ends early: cut short)"
+            } else if path == "(top level)" && reason.hasSuffix("not valid JSON") {
+                text = "\(endpoint): the response is not valid JSON"
+            } else {
+                text = "\(endpoint): unexpected response: \(reason.hasPrefix(path) ? reason : "\(path): \(reason)")"
+            }
         case let .signInExpired(reason, _):
             text = "sign-in expired: \(reason)"
         case let .configuration(message):

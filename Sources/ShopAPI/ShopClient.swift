@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import Synchronization
 
 /// The tokens a client sends. An actor, so refreshes and readers never race; the client is the only writer.
 public actor TokenStore {
@@ -14,6 +15,24 @@ public actor TokenStore {
     public func update(accessToken: String, refreshToken: String?) {
         self.accessToken = accessToken
         if let refreshToken { self.refreshToken = refreshToken }
+    }
+
+    /// Whether `token` can travel in `Authorization: Bearer` (RFC 6750 b64token): letters, digits and
+    /// `-._~+/`, then optional `=` padding. Anything else (a control character, a stray newline from
+    /// a token file) would break the header — and could echo the token in an error.
+    public static func isValidBearerToken(_ token: String) -> Bool {
+        guard !token.isEmpty else { return false }
+        var padding = false
+        for byte in token.utf8 {
+            let ok = (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte)
+                || [UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"), UInt8(ascii: "+"), UInt8(ascii: "/")].contains(byte)
+            if byte == UInt8(ascii: "=") {
+                padding = true
+            } else if !ok || padding {
+                return false
+            }
+        }
+        return true
     }
 }
 
@@ -41,9 +60,11 @@ public struct ShopClientConfiguration: Sendable {
     /// The base URL without a trailing slash, or a configuration error naming what is wrong.
     public func validatedBaseURL() throws -> String {
         guard let url = URL(string: baseURL), let scheme = url.scheme?.lowercased(), ["http", "https"].contains(scheme),
-              let host = url.host, !host.isEmpty, url.query == nil
+              let host = url.host, !host.isEmpty, url.query == nil, url.fragment == nil, url.user == nil, url.password == nil,
+              url.port.map({ (1...65_535).contains($0) }) ?? true
         else {
-            throw ShopAPIError.configuration("invalid base URL '\(baseURL)': expected http(s)://host[:port][/path]")
+            let shown = URL(string: baseURL)?.user != nil ? "(a URL with credentials)" : "'\(baseURL)'"
+            throw ShopAPIError.configuration("invalid base URL \(shown): expected http(s)://host[:port][/path], port 1–65535")
         }
         return baseURL.hasSuffix("/") ? String(baseURL.dropLast()) : baseURL
     }
@@ -66,7 +87,10 @@ public actor ShopClient {
     private let logger: Logger
     private let sleeper: Sleeper
     private let random: @Sendable () -> Double
+    /// The refresh in flight; every caller that meets a 401 meanwhile waits for this one.
     private var refreshTask: Task<String, any Error>?
+    /// A refresh token the server refused: not sent again (the user must sign in anew).
+    private var refusedRefreshToken: String?
     /// How many refresh calls were made (for tests and the inspector).
     public private(set) var refreshCount = 0
 
@@ -99,10 +123,17 @@ public actor ShopClient {
             if let contentType = response.headers["Content-Type"], !Self.isJSON(contentType) {
                 throw ShopAPIError.notJSON(status: response.status, contentType: contentType, requestID: requestID, endpoint: E.endpoint.description)
             }
-            let reason = DecodingFailure.describe(error)
+            var reason = DecodingFailure.describe(error)
             let path = reason.split(separator: ":", maxSplits: 1).first.map(String.init) ?? "(top level)"
+            if path == "(top level)", Self.endsEarly(response.body) { reason = "cut short" }
             throw ShopAPIError.undecodable(path: path, reason: reason, requestID: requestID, endpoint: E.endpoint.description)
         }
+    }
+
+    /// Whether a body that failed to parse looks cut off (it does not end with a closing bracket).
+    static func endsEarly(_ body: [UInt8]) -> Bool {
+        guard let last = body.last(where: { ![0x20, 0x09, 0x0A, 0x0D].contains($0) }) else { return true }
+        return last != UInt8(ascii: "}") && last != UInt8(ascii: "]")
     }
 
     static func isJSON(_ contentType: String) -> Bool {
@@ -132,11 +163,18 @@ public actor ShopClient {
             try Task.checkCancellation()
             var headers = configuration.headers
             let sentToken = E.requiresAuth ? await tokens.accessToken : nil
-            if let sentToken { headers.set("Authorization", "Bearer \(sentToken)") }
+            if let sentToken {
+                guard TokenStore.isValidBearerToken(sentToken) else {
+                    throw ShopAPIError.configuration("the access token holds characters a bearer token cannot have (a stray newline?)")
+                }
+                headers.set("Authorization", "Bearer \(sentToken)")
+            }
             if body != nil { headers.set("Content-Type", "application/json") }
+            // A retry gets only what is left of the total budget, so the whole call stays within it.
+            let remaining = configuration.retry.maxTotal - (.now - started)
             let request = TransportRequest(
                 method: description.method, url: base + pathAndQuery, headers: headers, body: body,
-                timeout: configuration.requestTimeout
+                timeout: attempt == 1 ? configuration.requestTimeout : min(configuration.requestTimeout, remaining)
             )
 
             let response: TransportResponse
@@ -163,13 +201,14 @@ public actor ShopClient {
             }
             if response.status == 401, refreshed {
                 let failure = Self.httpError(response, endpoint: description.description)
-                throw ShopAPIError.signInExpired(reason: "the renewed token was refused too (\(failure.description))", requestID: failure.requestID)
+                let said = failure.serverMessage.map { ": \($0)" } ?? ""
+                throw ShopAPIError.signInExpired(reason: "the renewed access token was refused too\(said)", requestID: failure.requestID)
             }
 
-            let retryAfter = Self.retryAfter(response.headers["Retry-After"])
+            let retryAfter = Self.retryAfter(response.headers["Retry-After"], now: Date())
             if description.method == .get, configuration.retry.retryableStatuses.contains(response.status),
                let wait = configuration.retry.delay(
-                   afterAttempt: attempt, retryAfter: retryAfter.map { .seconds($0) }, elapsed: .now - started, random: random())
+                   afterAttempt: attempt, retryAfter: retryAfter.map { .seconds(min($0, 86_400)) }, elapsed: .now - started, random: random())
             {
                 logger.warning("retrying \(description) in \(wait) after HTTP \(response.status)")
                 try await sleeper.sleep(wait)
@@ -180,17 +219,24 @@ public actor ShopClient {
     }
 
     /// A fresh access token after `rejected` was refused. Concurrent callers share one refresh; a caller
-    /// whose token was already replaced gets the new one without another refresh.
+    /// whose token was already replaced gets the new one without another refresh. A cancelled caller
+    /// stops waiting at once; the shared refresh goes on for the others.
     private func renewedAccessToken(replacing rejected: String?) async throws -> String {
-        if let current = await tokens.accessToken, current != rejected { return current }
-        if let running = refreshTask { return try await running.value }
-        guard let refreshToken = await tokens.refreshToken else {
-            throw ShopAPIError.signInExpired(reason: "the access token was refused and no refresh token is configured", requestID: nil)
+        if let running = refreshTask { return try await Self.value(of: running) }
+        // No suspension between the check above and the assignment below: exactly one task is started.
+        let task = Task { () async throws -> String in
+            defer { self.refreshTask = nil }
+            if let current = await self.tokens.accessToken, current != rejected { return current }
+            guard let refreshToken = await self.tokens.refreshToken else {
+                throw ShopAPIError.signInExpired(reason: "the access token was refused and no refresh token is configured", requestID: nil)
+            }
+            guard refreshToken != self.refusedRefreshToken else {
+                throw ShopAPIError.signInExpired(reason: "the refresh token was already refused; sign in again", requestID: nil)
+            }
+            return try await self.refresh(using: refreshToken)
         }
-        let task = Task { try await self.refresh(using: refreshToken) }
         refreshTask = task
-        defer { refreshTask = nil }
-        return try await task.value
+        return try await Self.value(of: task)
     }
 
     private func refresh(using refreshToken: String) async throws -> String {
@@ -199,18 +245,34 @@ public actor ShopClient {
         do {
             grant = try await send(RefreshToken(refreshToken: refreshToken))
         } catch let error as ShopAPIError {
-            switch error {
-            case .http, .notJSON, .undecodable:
-                let detail: String
-                if case let .http(_, message, _, _, _, _) = error, let message { detail = message } else { detail = error.description }
-                throw ShopAPIError.signInExpired(reason: "the refresh token was refused: \(detail)", requestID: error.requestID)
-            default:
-                throw error  // offline, timeout …: not a sign-in problem
+            // Only a refusal means the sign-in is over; an outage (5xx, 429, a proxy page) stays itself.
+            if let status = error.status, [400, 401, 403].contains(status) {
+                refusedRefreshToken = refreshToken
+                let said = error.serverMessage.map { ": \($0)" } ?? ""
+                throw ShopAPIError.signInExpired(reason: "the refresh token was refused\(said)", requestID: error.requestID)
             }
+            throw error
+        }
+        guard TokenStore.isValidBearerToken(grant.accessToken) else {
+            throw ShopAPIError.signInExpired(reason: "the server issued an access token that cannot be sent back", requestID: nil)
         }
         await tokens.update(accessToken: grant.accessToken, refreshToken: grant.refreshToken)
         logger.info("access token renewed")
         return grant.accessToken
+    }
+
+    /// The value of a shared task, or `CancellationError` as soon as the caller is cancelled
+    /// (the task itself is not cancelled: others may be waiting for it).
+    static func value<T: Sendable>(of task: Task<T, any Error>) async throws -> T {
+        let gate = ResumeOnce<T>()
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                gate.install(continuation)
+                Task { gate.resume(with: await task.result) }
+            }
+        } onCancel: {
+            gate.resume(with: .failure(CancellationError()))
+        }
     }
 
     /// One HTTP exchange through the transport, recorded in the exchange log and the log file.
@@ -242,12 +304,12 @@ public actor ShopClient {
             } else if let error = error as? TransportError {
                 record.failure = ShopAPIError.describe(error)
             } else {
-                record.failure = String(describing: error)
+                record.failure = AsyncHTTPTransport.brief(error)
             }
             await exchanges.record(record)
             logger.info("\(record.method) \(record.path) failed after \(Self.millis(record.duration))ms: \(record.failure ?? "")")
             if error is CancellationError || error is TransportError { throw error }
-            throw TransportError.other(String(describing: error))
+            throw TransportError.other(AsyncHTTPTransport.brief(error))
         }
     }
 
@@ -258,18 +320,26 @@ public actor ShopClient {
     static func httpError(_ response: TransportResponse, endpoint: String) -> ShopAPIError {
         let requestID = response.headers["X-Request-Id"]
         let contentType = response.headers["Content-Type"]
-        let retryAfter = retryAfter(response.headers["Retry-After"])
+        let retryAfter = retryAfter(response.headers["Retry-After"], now: Date())
         guard let contentType, isJSON(contentType) else {
             return .notJSON(status: response.status, contentType: contentType, requestID: requestID, endpoint: endpoint)
         }
         let body = try? JSONDecoder().decode(ErrorBody.self, from: Data(response.body))
-        return .http(status: response.status, message: body?.message, code: body?.code, requestID: requestID, endpoint: endpoint, retryAfter: retryAfter)
+        return .http(status: response.status, message: body?.message, code: body?.code, requestID: requestID, endpoint: endpoint,
+                     retryAfter: retryAfter.map { min($0, 86_400) })
     }
 
-    /// `Retry-After` in seconds (the HTTP-date form is not used by this API).
-    static func retryAfter(_ value: String?) -> Int? {
-        guard let value, let seconds = Int(value.trimmingCharacters(in: .whitespaces)), seconds >= 0 else { return nil }
-        return seconds
+    /// `Retry-After` in seconds: delta-seconds, or an HTTP-date (RFC 9110). A number too large to hold
+    /// counts as "very long" (so it is not waited for); anything unreadable counts as absent.
+    static func retryAfter(_ value: String?, now: Date) -> Int? {
+        guard let text = value?.trimmingCharacters(in: .whitespaces), !text.isEmpty else { return nil }
+        if text.utf8.allSatisfy({ (0x30...0x39).contains($0) }) { return Int(text) ?? Int.max }
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
+        guard let date = formatter.date(from: text) else { return nil }
+        return max(0, Int(date.timeIntervalSince(now).rounded(.up)))
     }
 
     static func queryString(_ items: [(name: String, value: String)]) -> String {
@@ -278,5 +348,43 @@ public actor ShopClient {
         allowed.insert(charactersIn: "-._~")
         func encode(_ s: String) -> String { s.addingPercentEncoding(withAllowedCharacters: allowed) ?? "" }
         return "?" + items.map { "\(encode($0.name))=\(encode($0.value))" }.joined(separator: "&")
+    }
+}
+
+/// Resumes a continuation exactly once, whichever comes first: the result or a cancellation
+/// (which may even arrive before the continuation is installed).
+final class ResumeOnce<T: Sendable>: Sendable {
+    private struct State {
+        var continuation: CheckedContinuation<T, any Error>?
+        var pending: Result<T, any Error>?
+        var done = false
+    }
+
+    private let state = Mutex(State())
+
+    func install(_ continuation: CheckedContinuation<T, any Error>) {
+        let early: Result<T, any Error>? = state.withLock { s in
+            if let pending = s.pending {
+                s.done = true
+                return pending
+            }
+            s.continuation = continuation
+            return nil
+        }
+        if let early { continuation.resume(with: early) }
+    }
+
+    func resume(with result: Result<T, any Error>) {
+        let continuation: CheckedContinuation<T, any Error>? = state.withLock { s in
+            guard !s.done else { return nil }
+            guard let c = s.continuation else {
+                if s.pending == nil { s.pending = result }
+                return nil
+            }
+            s.done = true
+            s.continuation = nil
+            return c
+        }
+        continuation?.resume(with: result)
     }
 }

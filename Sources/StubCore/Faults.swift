@@ -23,6 +23,9 @@ public enum FaultKind: String, CaseIterable, Sendable {
     case reset
     /// Answer nothing until the client gives up (or `seconds` pass).
     case hang
+    /// Send the head (with the full Content-Length) and the first `keep` body bytes (default: half),
+    /// then nothing until the client gives up (or `seconds` pass): a server stalling mid-body.
+    case stall
 
     /// Faults that decide the whole answer before the shop sees the request.
     public var isTerminal: Bool { [.status, .html, .rateLimit, .reset, .hang].contains(self) }
@@ -148,6 +151,9 @@ public struct FaultSpec: Sendable, Equatable {
             if let retryAfter { pairs.append(("retry_after", .int(retryAfter))) }
         case .rateLimit: pairs.append(("retry_after", .int(retryAfter ?? 2)))
         case .truncate: if let keep { pairs.append(("keep", .int(keep))) }
+        case .stall:
+            if let keep { pairs.append(("keep", .int(keep))) }
+            pairs.append(("seconds", .int(seconds)))
         case .contentType: pairs.append(("content_type", .string(contentType)))
         case .malformedEntry: if let index { pairs.append(("index", .int(index))) }
         case .hang: pairs.append(("seconds", .int(seconds)))

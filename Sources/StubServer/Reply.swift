@@ -9,6 +9,8 @@ struct Reply: Sendable {
     var headers: [(String, String)] = []
     /// How the connection ends instead of an answer (reset, hang): logged in place of a status.
     var abort: String?
+    /// Send the head and the first `keep` body bytes, then stall (the `stall` fault).
+    var stall: (keep: Int, seconds: Int)?
 
     static let jsonType = "application/json; charset=utf-8"
 

@@ -55,7 +55,7 @@ public struct StubService: Sendable {
         }
     }
 
-    static let everywhere: Set<FaultKind> = [.latency, .status, .html, .rateLimit, .reset, .hang, .truncate, .contentType]
+    static let everywhere: Set<FaultKind> = [.latency, .status, .html, .rateLimit, .reset, .hang, .truncate, .contentType, .stall]
 
     /// Answers one request. Never throws: every failure becomes a JSON error with a request id.
     public func respond(to incoming: Request, context: StubContext) async -> Response {
@@ -101,7 +101,7 @@ public struct StubService: Sendable {
                 outcome: reply.abort ?? String(reply.status), millis: millis, requestID: requestID, faults: hitNames
             ))
         }
-        return Self.response(reply, requestID: requestID)
+        return Self.response(reply, requestID: requestID, channel: context.channel)
     }
 
     static func newRequestID() -> String {
@@ -109,18 +109,29 @@ public struct StubService: Sendable {
         return "rq-" + String(rng.next() | (1 << 63), radix: 16)
     }
 
-    static func response(_ reply: Reply, requestID: String) -> Response {
+    static func response(_ reply: Reply, requestID: String, channel: any Channel) -> Response {
         var headers = HTTPFields()
         headers[.contentType] = reply.contentType
         headers[HeaderName.requestID] = requestID
         for (name, value) in reply.headers {
             if let field = HTTPField.Name(name) { headers.append(HTTPField(name: field, value: value)) }
         }
-        return Response(
-            status: HTTPResponse.Status(code: reply.status),
-            headers: headers,
-            body: ResponseBody(byteBuffer: ByteBuffer(bytes: reply.body))
-        )
+        let body: ResponseBody
+        if let stall = reply.stall {
+            // The head promises the whole body; only the first bytes come, then nothing.
+            let first = Array(reply.body.prefix(stall.keep))
+            body = ResponseBody(contentLength: reply.body.count) { writer in
+                try await writer.write(ByteBuffer(bytes: first))
+                let deadline = ContinuousClock.now + .seconds(stall.seconds)
+                while ContinuousClock.now < deadline, !(await peerHasGone(channel)) {
+                    do { try await Task.sleep(for: .milliseconds(50)) } catch { break }
+                }
+                await resetConnection(channel)
+            }
+        } else {
+            body = ResponseBody(byteBuffer: ByteBuffer(bytes: reply.body))
+        }
+        return Response(status: HTTPResponse.Status(code: reply.status), headers: headers, body: body)
     }
 
     // MARK: The API, with faults
@@ -156,6 +167,9 @@ public struct StubService: Sendable {
                 applied.append(hit)
             case .contentType:
                 reply.contentType = hit.spec.contentType
+                applied.append(hit)
+            case .stall:
+                reply.stall = (keep: min(hit.spec.keep ?? reply.body.count / 2, max(reply.body.count - 1, 0)), seconds: hit.spec.seconds)
                 applied.append(hit)
             default: break
             }

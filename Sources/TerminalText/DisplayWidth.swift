@@ -110,7 +110,7 @@ public enum Columns {
                 }
                 lines.append(piece)
                 word = rest
-                wordWidth = DisplayWidth.of(String(word))
+                wordWidth -= DisplayWidth.of(piece)
             }
             current = String(word)
             currentWidth = wordWidth

@@ -94,7 +94,8 @@ public enum Sanitizer {
     static func isCombining(_ s: Unicode.Scalar) -> Bool {
         switch s.properties.generalCategory {
         case .nonspacingMark, .enclosingMark: return true
-        default: return (0x1160...0x11FF).contains(s.value)  // Hangul medial vowels and final consonants
+        default:  // conjoining Hangul medial vowels and final consonants (Jamo, Jamo Extended-B)
+            return (0x1160...0x11FF).contains(s.value) || (0xD7B0...0xD7FF).contains(s.value)
         }
     }
 

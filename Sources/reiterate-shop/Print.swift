@@ -144,7 +144,8 @@ enum Output {
         var out = ""
         for scalar in text.unicodeScalars {
             let v = scalar.value
-            if v == 0x7F || (0x80...0x9F).contains(v) || (scalar.properties.generalCategory == .format && v > 0x7F) {
+            let category = scalar.properties.generalCategory
+            if v == 0x7F || (0x80...0x9F).contains(v) || (v > 0x7F && [.format, .lineSeparator, .paragraphSeparator].contains(category)) {
                 if v > 0xFFFF {  // JSON escapes beyond the BMP as a UTF-16 surrogate pair
                     let u = v - 0x10000
                     out += String(format: "\\u%04x\\u%04x", 0xD800 + (u >> 10), 0xDC00 + (u & 0x3FF))

@@ -41,6 +41,16 @@ struct ConnectionOptions: ParsableArguments {
     var resolvedBaseURL: String { baseURL ?? environment["REITERATE_BASE_URL"] ?? "http://127.0.0.1:8080" }
     var resolvedUser: String { user ?? environment["REITERATE_USER"] ?? "qa-alice" }
 
+    /// A token from the environment, trimmed; one that could not travel in a header is a setting error
+    /// (named without its value).
+    func token(_ name: String) throws -> String? {
+        guard let raw = environment[name]?.trimmingCharacters(in: .whitespacesAndNewlines), !raw.isEmpty else { return nil }
+        guard TokenStore.isValidBearerToken(raw) else {
+            throw CLIError(message: "\(name) holds characters a bearer token cannot have (a control character or space?)", exitCode: .config)
+        }
+        return raw
+    }
+
     /// The client for these options; `body` runs with it and the transport is shut down afterwards.
     func withClient<T: Sendable>(_ body: (ShopClient) async throws -> T) async throws -> T {
         var logger = Logger(label: "reiterate.api") { _ in SwiftLogNoOpLogHandler() }
@@ -48,14 +58,10 @@ struct ConnectionOptions: ParsableArguments {
             do {
                 logger = Logger(label: "reiterate.api", factory: try FileLogHandler.factory(path: logFile))
             } catch {
-                throw CLIError(message: "cannot open log file \(logFile): \(error.localizedDescription)", exitCode: .config)
+                throw CLIError(message: "\(error)", exitCode: .config)
             }
         }
-        let env = environment
-        let tokens = TokenStore(
-            accessToken: env["REITERATE_TOKEN"].flatMap { $0.isEmpty ? nil : $0 },
-            refreshToken: env["REITERATE_REFRESH_TOKEN"].flatMap { $0.isEmpty ? nil : $0 }
-        )
+        let tokens = TokenStore(accessToken: try token("REITERATE_TOKEN"), refreshToken: try token("REITERATE_REFRESH_TOKEN"))
         let configuration = ShopClientConfiguration(baseURL: resolvedBaseURL, requestTimeout: .milliseconds(Int(timeout * 1000)))
         let transport = try AsyncHTTPTransport(configuration: .init(connectTimeout: .milliseconds(Int(min(timeout, 3) * 1000))))
         let client = ShopClient(configuration: configuration, transport: transport, tokens: tokens, logger: logger)

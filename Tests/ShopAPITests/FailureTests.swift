@@ -50,6 +50,16 @@ import Testing
         }
     }
 
+    @Test func theTimeoutCoversABodyThatStalls() async throws {
+        try await withHarness(retry: .none, timeout: .milliseconds(600)) { h in
+            try await h.stub.addFault("stall,path=/api/v1/audio_packs,count=1")
+            let started = ContinuousClock.now
+            let error = await apiError { try await h.client.send(AudioPacks()) }
+            #expect(error == .transport(.timeout, endpoint: "GET /api/v1/audio_packs"))
+            #expect(ContinuousClock.now - started < .seconds(3))
+        }
+    }
+
     @Test func connectionReset() async throws {
         try await withHarness(retry: .none) { h in
             try await h.stub.addFault("reset,count=1")
@@ -94,7 +104,7 @@ import Testing
             try await h.stub.addFault("truncate,path=/api/v1/cheer_history,count=1")
             let error = await apiError { try await h.client.send(CheerHistory(user: "qa-alice")) }
             guard case .undecodable = error else { Issue.record("got \(String(describing: error))"); return }
-            #expect(error?.description.hasPrefix("GET /api/v1/cheer_history: the response is not valid JSON (cut short?) (request id rq-") == true)
+            #expect(error?.description.hasPrefix("GET /api/v1/cheer_history: the response is not valid JSON (it ends early: cut short) (request id rq-") == true)
         }
     }
 
@@ -113,6 +123,30 @@ import Testing
             try await h.stub.addFault("hostile,count=1")
             let list = try await h.client.send(AudioPacks())
             #expect(list.packs.count == 46 && list.packs.contains { $0.name.contains("\u{1B}[") })
+        }
+    }
+
+    @Test func entriesFoundationCannotReadStayInPlace() throws {
+        let entry = #"{"creator":"c","amount":5,"product":"p","date":"2022-08-18T02:30:00Z"}"#
+        for bad in [#"{"creator":"c","amount":1.5,"product":"p","date":"2022-08-18T02:30:00Z","id":"x"}"#,
+                    #"{"creator":"c","amount":99999999999999999999,"product":"p","date":"2022-08-18T02:30:00Z","id":"x"}"#] {
+            let page = try CheerHistory.decode(Array(#"{"history":[\#(entry),\#(bad),\#(entry)]}"#.utf8))
+            #expect(page.entries.count == 2)
+            guard case let .unreadable(u) = page.items[1] else { Issue.record("\(bad)"); continue }
+            #expect(u.index == 1 && u.id == "x")
+            #expect(u.reason == "a value that cannot be converted (a number with a fraction, or out of range?)")
+        }
+        let lone = #"{"history":[{"creator":"x\ud800y","amount":5,"product":"p\udc00","date":"2022-08-18T02:30:00Z","comments":[{"body":"ok \ud83d\ude00"}]}]}"#
+        let page = try CheerHistory.decode(Array(lone.utf8))
+        #expect(page.entries.first?.creator == "x\u{FFFD}y" && page.entries.first?.product == "p\u{FFFD}")
+        #expect(page.entries.first?.comments?.first?.body == "ok 😀")
+    }
+
+    @Test func aBodyThatEndsEarlyIsCalledCutShort() async throws {
+        try await withHarness { h in
+            try await h.stub.addFault("truncate,count=1")
+            let cut = await apiError { try await h.client.send(Balance(user: "qa-alice")) }
+            #expect(cut?.description.hasPrefix("GET /api/v1/balance: the response is not valid JSON (it ends early: cut short) (request id rq-") == true)
         }
     }
 

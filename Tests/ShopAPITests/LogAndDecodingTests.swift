@@ -38,6 +38,28 @@ import Testing
         #expect((attributes[.posixPermissions] as? Int) == 0o600)
     }
 
+    @Test func logFileIsNarrowedTo0600AndLinksAreRefused() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("logs-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let existing = dir + "/existing.log"
+        #expect(FileManager.default.createFile(atPath: existing, contents: Data(), attributes: [.posixPermissions: 0o644]))
+        _ = try FileLogHandler.factory(path: existing)
+        #expect((try FileManager.default.attributesOfItem(atPath: existing)[.posixPermissions] as? Int) == 0o600)
+        try FileManager.default.createSymbolicLink(atPath: dir + "/link.log", withDestinationPath: existing)
+        #expect(throws: LogFileError.self) { _ = try FileLogHandler.factory(path: dir + "/link.log") }
+        do {
+            _ = try FileLogHandler.factory(path: dir + "/missing/x.log")
+        } catch let error as LogFileError {
+            #expect(error.description.hasSuffix("its directory does not exist"))
+        }
+    }
+
+    @Test func bearerTokenCharacters() {
+        for good in ["dev-token", "abc.DEF_123~+/", "eyJh.eyJz.sig==", "at-0f3"] { #expect(TokenStore.isValidBearerToken(good)) }
+        for bad in ["", "with space", "new\nline", "tab\t", "a=b", "é", "cr\r"] { #expect(!TokenStore.isValidBearerToken(bad)) }
+    }
+
     @Test func boundedAndObservable() async throws {
         let log = ExchangeLog(capacity: 5)
         let updates = await log.updates()
@@ -80,6 +102,8 @@ import Testing
             #expect(ISO8601.parse(bad) == nil, "\(bad)")
         }
         #expect(ISO8601.format(Date(timeIntervalSince1970: base + 0.25)) == "2022-08-18T02:30:00.250Z")
+        #expect(ISO8601.format(Date(timeIntervalSince1970: base + 0.9999)) == "2022-08-18T02:30:01Z")
+        #expect(ISO8601.format(Date(timeIntervalSince1970: -0.5)) == "1969-12-31T23:59:59.500Z")
     }
 
     @Test func unknownKeysIgnoredOptionalsOptional() throws {
@@ -116,7 +140,7 @@ import Testing
 
     @Test func badBaseURLIsAConfigurationError() async throws {
         try await withTransport { transport in
-            for url in ["ftp://x", "not a url", "http://", "http://h/?q=1"] {
+            for url in ["ftp://x", "not a url", "http://", "http://h/?q=1", "http://127.0.0.1:99999", "http://h:0", "http://h#frag", "http://u:p@h"] {
                 let client = ShopClient(configuration: .init(baseURL: url), transport: transport, tokens: TokenStore(accessToken: nil))
                 let error = await apiError { try await client.send(AudioPacks()) }
                 guard case .configuration = error else { Issue.record("\(url): \(String(describing: error))"); continue }

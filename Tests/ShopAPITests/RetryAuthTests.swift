@@ -67,6 +67,16 @@ import Testing
         }
     }
 
+    @Test func retryAfterForms() {
+        let now = Date(timeIntervalSince1970: 1_445_412_470)  // Wed, 21 Oct 2015 07:27:50 GMT
+        #expect(ShopClient.retryAfter("7", now: now) == 7)
+        #expect(ShopClient.retryAfter(" 0 ", now: now) == 0)
+        #expect(ShopClient.retryAfter("99999999999999999999", now: now) == Int.max)
+        #expect(ShopClient.retryAfter("Wed, 21 Oct 2015 07:28:00 GMT", now: now) == 10)
+        #expect(ShopClient.retryAfter("Wed, 21 Oct 2015 07:00:00 GMT", now: now) == 0)
+        for bad in ["-1", "1.5", "soon", ""] { #expect(ShopClient.retryAfter(bad, now: now) == nil) }
+    }
+
     @Test func policyArithmetic() {
         let p = RetryPolicy(maxAttempts: 5, baseDelay: .milliseconds(100), maxDelay: .seconds(1), maxTotal: .seconds(3))
         #expect(p.delay(afterAttempt: 1, retryAfter: nil, elapsed: .zero, random: 0) == .milliseconds(50))
@@ -122,6 +132,34 @@ import Testing
         }
     }
 
+    @Test func aRefusedRefreshTokenIsNotSentAgainByStragglers() async throws {
+        try await withHarness(access: "stale", refresh: "wrong") { h in
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for _ in 0..<8 {
+                    group.addTask {
+                        let error = await apiError { try await h.client.send(Balance(user: "qa-alice")) }
+                        guard case .signInExpired = error else { Issue.record("got \(String(describing: error))"); return }
+                    }
+                }
+                try await group.waitForAll()
+            }
+            let later = await apiError { try await h.client.send(AudioPacks()) }
+            #expect(later?.description == "sign-in expired: the refresh token was already refused; sign in again")
+            #expect(await h.stub.recorder.requests(to: "/api/v1/auth/refresh").count == 1)
+        }
+    }
+
+    @Test func anOutageDuringRefreshIsNotASignInProblem() async throws {
+        try await withHarness(access: "stale") { h in
+            try await h.stub.addFault("status,status=503,path=/api/v1/auth/refresh,count=1")
+            let error = await apiError { try await h.client.send(Balance(user: "qa-alice")) }
+            #expect(error?.status == 503)
+            #expect(error?.description.hasPrefix("POST /api/v1/auth/refresh: HTTP 503") == true)
+            // The refresh token was not burnt: the next call refreshes and succeeds.
+            #expect(try await h.client.send(Balance(user: "qa-alice")).balance == 1250)
+        }
+    }
+
     @Test func withoutARefreshTokenA401IsReportedAsIs() async throws {
         try await withHarness(access: nil, refresh: nil) { h in
             let error = await apiError { try await h.client.send(Balance(user: "qa-alice")) }
@@ -147,6 +185,63 @@ import Testing
         #expect(await transport.refreshCalls == 1)
         #expect(await transport.tokensSeen(user: "b") == ["old", "new"])
         #expect(await client.refreshCount == 1)
+    }
+}
+
+@Suite struct SharedRefreshCancellationTests {
+    /// A caller cancelled while it waits for the shared refresh stops waiting at once; the refresh
+    /// goes on and serves the other caller.
+    @Test func aCancelledWaiterLeavesTheSharedRefreshRunning() async throws {
+        let transport = HeldRefreshTransport()
+        let client = ShopClient(
+            configuration: .init(baseURL: "http://shop.test"), transport: transport,
+            tokens: TokenStore(accessToken: "old", refreshToken: "r1"), sleeper: .init { _ in }
+        )
+        let first = Task { try await client.send(Balance(user: "a")) }
+        await transport.waitUntilRefreshIsHeld()
+        let second = Task { try await client.send(Balance(user: "b")) }
+        try await Task.sleep(for: .milliseconds(100))
+        first.cancel()
+        let firstResult = await first.result
+        guard case let .failure(error) = firstResult, error is CancellationError else {
+            Issue.record("first: \(firstResult)")
+            return
+        }
+        await transport.releaseRefresh()
+        #expect(try await second.value.balance == 1)
+        #expect(await transport.refreshCalls == 1)
+    }
+}
+
+actor HeldRefreshTransport: HTTPTransport {
+    private(set) var refreshCalls = 0
+    private var held: CheckedContinuation<Void, Never>?
+    private var waiters: [CheckedContinuation<Void, Never>] = []
+
+    func send(_ request: TransportRequest) async throws -> TransportResponse {
+        let json: HeaderFields = ["Content-Type": "application/json"]
+        if request.url.hasSuffix("/auth/refresh") {
+            refreshCalls += 1
+            await withCheckedContinuation { continuation in
+                held = continuation
+                waiters.forEach { $0.resume() }
+                waiters = []
+            }
+            return TransportResponse(status: 200, headers: json, body: Array(#"{"access_token":"new"}"#.utf8))
+        }
+        return request.headers["Authorization"] == "Bearer new"
+            ? TransportResponse(status: 200, headers: json, body: Array(#"{"balance":1}"#.utf8))
+            : TransportResponse(status: 401, headers: json, body: Array(#"{"message":"expired"}"#.utf8))
+    }
+
+    func waitUntilRefreshIsHeld() async {
+        if held != nil { return }
+        await withCheckedContinuation { waiters.append($0) }
+    }
+
+    func releaseRefresh() {
+        held?.resume()
+        held = nil
     }
 }
 

@@ -76,6 +76,7 @@ import Testing
         #expect(DisplayWidth.of("❤") == 1)   // text presentation by default
         #expect(DisplayWidth.of("🇯🇵") == 2)   // two regional indicators, 1 each
         #expect(DisplayWidth.of("Ὠκεανός") == 7)
+        #expect(DisplayWidth.of("\u{D7B0}\u{D7FB}") == 0)  // Hangul Jamo Extended-B, conjoining
     }
 
     @Test func truncationNeverSplitsAWideCharacterOrCluster() {

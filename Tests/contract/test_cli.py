@@ -5,10 +5,21 @@ import subprocess
 import unicodedata
 from pathlib import Path
 
+import ctypes
+import locale
+
 import pytest
-from wcwidth import wcswidth
 
 from conftest import ROOT
+
+# The width oracle is glibc's wcswidth(3): what ncurses and tmux use to place characters.
+locale.setlocale(locale.LC_CTYPE, "C.UTF-8")
+_libc = ctypes.CDLL("libc.so.6")
+_libc.wcswidth.argtypes = [ctypes.c_wchar_p, ctypes.c_size_t]
+
+
+def wcswidth(text: str) -> int:
+    return _libc.wcswidth(text, len(text))
 
 SHOP_BIN = Path(os.environ.get("SHOP_BIN", ROOT / ".build" / "debug" / "reiterate-shop"))
 
@@ -68,7 +79,8 @@ def test_history_text_table(stub):
 
 @pytest.mark.parametrize("fault,status,needle", [
     ({"kind": "html", "status": 502}, 65, "HTTP 502 Bad Gateway with a non-JSON body (text/html) (request id rq-"),
-    ({"kind": "truncate"}, 65, "the response is not valid JSON (cut short?) (request id rq-"),
+    ({"kind": "truncate"}, 65, "the response is not valid JSON (it ends early: cut short) (request id rq-"),
+    ({"kind": "stall", "seconds": 5}, 69, "timed out waiting for the server"),
     ({"kind": "status", "status": 500, "message": "db down"}, 1, "HTTP 500 Internal Server Error: db down [injected_fault] (request id rq-"),
     ({"kind": "reset"}, 69, "connection lost"),
     ({"kind": "hang", "seconds": 5}, 69, "timed out waiting for the server"),
@@ -96,6 +108,24 @@ def test_refused_dns_config_and_auth_errors(stub):
     assert "set REITERATE_TOKEN" in cases[3][0].stderr
 
 
+def test_bad_settings_exit_78_without_echoing_secrets(stub):
+    r = shop("print", "balance", "--base-url", stub.url, token="SECRET\x1b[31mX")
+    assert r.returncode == 78 and "REITERATE_TOKEN holds characters" in r.stderr and "SECRET" not in r.stderr
+    r = shop("print", "balance", "--base-url", "http://127.0.0.1:99999")
+    assert r.returncode == 78 and "port 1–65535" in r.stderr
+    r = shop("print", "balance", "--base-url", stub.url, "--log-file", "/nonexistent-dir/x.log")
+    assert r.returncode == 78 and r.stderr == "error: cannot open log file /nonexistent-dir/x.log: its directory does not exist\n"
+    # A trailing newline (a token read from a file) is trimmed, not fatal.
+    assert shop("print", "balance", "--base-url", stub.url, token="dev-token\n").returncode == 0
+
+
+def test_an_outage_during_refresh_is_not_reported_as_sign_in_expired(stub):
+    stub.fault(kind="html", status=502, path="/api/v1/auth/refresh", count=1)
+    r = shop("print", "balance", "--base-url", stub.url, token="stale", env={"REITERATE_REFRESH_TOKEN": "dev-refresh"})
+    assert r.returncode == 65 and r.stderr.startswith("error: POST /api/v1/auth/refresh: HTTP 502 Bad Gateway")
+    assert r.stderr.count("request id") == 1
+
+
 def test_refresh_from_the_environment(stub):
     r = shop("print", "balance", "--base-url", stub.url, token="stale", env={"REITERATE_REFRESH_TOKEN": "dev-refresh"})
     assert r.returncode == 0 and r.stdout.startswith("1,250 cheer")
@@ -111,7 +141,7 @@ def test_hostile_text_never_reaches_stdout_raw_and_columns_align(stub):
     rows = packs.stdout.splitlines()[:-1]
     assert len(rows) == 47
     # The last column (identifier: ASCII, no spaces) starts at the same display column on every row,
-    # measured by wcwidth — the same rules terminals and tmux use.
+    # measured by glibc wcswidth(3) — the widths ncurses and tmux use.
     starts = {wcswidth(line[: line.rfind("  ") + 2]) for line in rows}
     assert len(starts) == 1 and -1 not in starts, f"identifier column starts at {sorted(starts)}"
     assert all(wcswidth(line) > 0 for line in history.stdout.splitlines())

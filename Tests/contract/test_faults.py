@@ -164,6 +164,21 @@ def test_hang_until_the_client_gives_up(stub):
     assert stub.get("/api/v1/audio_packs").status_code == 200
 
 
+def test_stall_sends_the_head_and_part_of_the_body_then_nothing(stub):
+    stub.fault(kind="stall", keep=5, path="/api/v1/balance", count=1)
+    host, port = stub.url.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=1) as s:
+        s.sendall(b"GET /api/v1/balance?user_id=qa-alice HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer dev-token\r\n\r\n")
+        data = b""
+        with pytest.raises(socket.timeout):
+            while chunk := s.recv(4096):
+                data += chunk
+    head, _, body = data.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 200") and b"\r\nContent-Length: 16\r\n" in head
+    assert body == b'{"bal'
+    stub.wait_for_log("GET /api/v1/balance?user_id=qa-alice 200")
+
+
 def test_hang_ends_at_its_bound(stub):
     stub.fault(kind="hang", seconds=1, count=1)
     with pytest.raises(requests.exceptions.ConnectionError):
