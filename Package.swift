@@ -5,7 +5,9 @@ import PackageDescription
 //
 //   reiterate-shop (executable: CLI now, TUI later)
 //        │
-//        ├──> ShopAPI (REST core: endpoints, client actor, transport, retry, auth, exchange log)
+//        ├──> ShopViewModels (app state, intents, effects; no terminal code)
+//        │        ├──> ShopAPI (REST core: endpoints, client actor, transport, retry, auth, exchange log)
+//        │        └──> ShopCache (on-disk cache: atomic, versioned; knows nothing of the API)
 //        └──> TerminalText (sanitizer + display width for untrusted server text; a leaf)
 //
 //   reiterate-stub (executable) ──> StubServer (Hummingbird) ──> StubCore (data, state, faults)
@@ -53,9 +55,21 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        .target(
+            name: "ShopCache",
+            dependencies: [.product(name: "Logging", package: "swift-log")],
+            swiftSettings: strict
+        ),
+        .target(
+            name: "ShopViewModels",
+            dependencies: ["ShopAPI", "ShopCache"],
+            swiftSettings: strict
+        ),
         .executableTarget(
             name: "reiterate-shop",
             dependencies: [
+                "ShopViewModels",
+                "ShopCache",
                 "ShopAPI",
                 "TerminalText",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -87,6 +101,10 @@ let package = Package(
 
         .testTarget(name: "StubCoreTests", dependencies: ["StubCore"], swiftSettings: strict),
         .testTarget(name: "TerminalTextTests", dependencies: ["TerminalText"], swiftSettings: strict),
+        .testTarget(name: "ShopCacheTests", dependencies: ["ShopCache"], swiftSettings: strict),
+        .testTarget(name: "ShopViewModelsTests", dependencies: ["ShopViewModels", "ShopCache", "ShopAPI"], swiftSettings: strict),
+        // Writes cache entries in a loop until killed: the crash-safety test SIGKILLs it mid-write.
+        .executableTarget(name: "cache-write-probe", dependencies: ["ShopCache"], path: "Tests/CacheWriteProbe", swiftSettings: strict),
         .testTarget(
             name: "ShopAPITests",
             dependencies: ["ShopAPI", "StubServer", "StubCore", .product(name: "Logging", package: "swift-log")],

@@ -230,9 +230,10 @@ extension CheerHistoryPage: Codable {
 
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
-        let rows = try c.decode([Lossy<CheerHistoryEntry>].self, forKey: .history)
+        let rows = try c.decode([Row].self, forKey: .history)
         items = rows.enumerated().map { index, row in
-            switch row.result {
+            if let kept = row.keptUnreadable { return .unreadable(kept) }
+            switch row.entry.result {
             case let .success(entry): return .entry(entry)
             case let .failure(failure): return .unreadable(UnreadableEntry(index: index, id: failure.id, reason: failure.reason))
             }
@@ -270,11 +271,24 @@ extension CheerHistoryPage: Codable {
         try c.encode(totalCount, forKey: .totalCount)
     }
 
-    struct UnreadableRow: Encodable {
+    struct UnreadableRow: Codable {
         var unreadable: Bool
         var index: Int
         var id: String?
         var reason: String
+    }
+
+    /// A row as read back: an entry, or (from our own `encode`, e.g. the cache) a marked unreadable one.
+    struct Row: Decodable {
+        var entry: Lossy<CheerHistoryEntry>
+        var keptUnreadable: UnreadableEntry?
+
+        init(from decoder: any Decoder) throws {
+            if let row = try? UnreadableRow(from: decoder), row.unreadable {
+                keptUnreadable = UnreadableEntry(index: row.index, id: row.id, reason: row.reason)
+            }
+            entry = try Lossy<CheerHistoryEntry>(from: decoder)
+        }
     }
 }
 

@@ -1,14 +1,17 @@
 import ArgumentParser
 import Foundation
 import ShopAPI
+import ShopCache
+import ShopViewModels
 import TerminalText
 
 struct Print: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Print the balance, the Audio Packs or a page of cheer history, then exit.",
         discussion: """
-            Exit status: 0 success; 1 the server answered with an error (or sign-in expired);
-            65 the answer could not be read; 69 no answer (refused, DNS, TLS, timeout); 78 bad setting; 64 usage.
+            Exit status: 0 success; 75 the server failed and the cached balance was printed (with its age);
+            1 the server answered with an error (or sign-in expired); 65 the answer could not be read;
+            69 no answer (refused, DNS, TLS, timeout); 78 bad setting; 64 usage.
             """
     )
 
@@ -34,8 +37,7 @@ struct Print: AsyncParsableCommand {
             output = try await connection.withClient { client in
                 switch what {
                 case .balance:
-                    let balance = try await client.send(Balance(user: user))
-                    return json ? try Output.json(balance) : Output.balance(balance, user: user)
+                    return try await balance(client: client, user: user)
                 case .packs:
                     let list = try await client.send(AudioPacks())
                     return json ? try Output.json(list) : Output.packs(list)
@@ -44,10 +46,55 @@ struct Print: AsyncParsableCommand {
                     return json ? try Output.json(history) : Output.history(history, user: user)
                 }
             }
+        } catch let exit as ExitCode {
+            throw exit
         } catch {
             throw fail(error)
         }
         FileHandle.standardOutput.write(Data(output.utf8))
+    }
+}
+
+extension Print {
+    /// The balance through the view-model layer: the cache is read first, the live value replaces it
+    /// and is cached; when the server fails, the cached value is printed with its age and the reason,
+    /// and the exit status is 75 (EX_TEMPFAIL).
+    func balance(client: ShopClient, user: String) async throws -> String {
+        let context = ShopContext(environment: "cli", baseURL: connection.resolvedBaseURL, user: user)
+        let cache = CacheStore(directory: connection.resolvedCacheDir, logger: try connection.makeLogger(label: "reiterate.cache"))
+        let store = await AppStore(state: AppState(context: context), service: LiveShopService(client: client), cache: cache)
+        await store.send(.startBalance)
+        await store.settle()
+        let balance = await store.state.balance
+        switch balance.phase {
+        case let .live(value, _):
+            return json ? try Output.json(BalanceOutput(balance: value, source: "live", fetchedAt: nil, reason: nil))
+                : Output.balance(CheerBalance(balance: value), user: user)
+        case let .cached(value, fetchedAt, reason):
+            let text = json
+                ? try Output.json(BalanceOutput(balance: value, source: "cache", fetchedAt: ISO8601.format(fetchedAt), reason: reason))
+                : "\(Wording.grouped(value)) cheer  (\(Sanitizer.line(user))) · cached \(Wording.age(of: fetchedAt, now: Date())) · \(reason ?? "offline")\n"
+            if let error = balance.lastError {
+                FileHandle.standardError.write(Data("warning: showing the cached balance: \(error.description)\n".utf8))
+            }
+            FileHandle.standardOutput.write(Data(text.utf8))
+            throw ExitCode(ExitStatus.tempFail.rawValue)
+        case .failed, .idle, .loading:
+            throw balance.lastError ?? ShopAPIError.configuration("no balance")
+        }
+    }
+}
+
+/// `print balance --json`: the value and where it came from.
+struct BalanceOutput: Encodable {
+    var balance: Int
+    var source: String
+    var fetchedAt: String?
+    var reason: String?
+
+    enum CodingKeys: String, CodingKey {
+        case balance, source, reason
+        case fetchedAt = "fetched_at"
     }
 }
 

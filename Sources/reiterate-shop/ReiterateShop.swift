@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Logging
 import ShopAPI
+import ShopCache
 import TerminalText
 
 @main
@@ -32,6 +33,9 @@ struct ConnectionOptions: ParsableArguments {
     @Option(name: .customLong("log-file"), help: "Append a request log here (tokens are never logged).")
     var logFile: String?
 
+    @Option(name: .customLong("cache-dir"), help: "Cache directory (default $XDG_CACHE_HOME/reiterate-shop or ~/.cache/reiterate-shop).")
+    var cacheDir: String?
+
     func validate() throws {
         guard timeout.isFinite, timeout > 0, timeout <= 600 else { throw ValidationError("--timeout must be in (0, 600] seconds") }
     }
@@ -40,6 +44,17 @@ struct ConnectionOptions: ParsableArguments {
 
     var resolvedBaseURL: String { baseURL ?? environment["REITERATE_BASE_URL"] ?? "http://127.0.0.1:8080" }
     var resolvedUser: String { user ?? environment["REITERATE_USER"] ?? "qa-alice" }
+    var resolvedCacheDir: String { CacheLocation.directory(explicit: cacheDir, environment: environment) }
+
+    /// The logger for `--log-file`, or one that drops everything.
+    func makeLogger(label: String) throws -> Logger {
+        guard let logFile else { return Logger(label: label) { _ in SwiftLogNoOpLogHandler() } }
+        do {
+            return Logger(label: label, factory: try FileLogHandler.factory(path: logFile))
+        } catch {
+            throw CLIError(message: "\(error)", exitCode: .config)
+        }
+    }
 
     /// A token from the environment, trimmed; one that could not travel in a header is a setting error
     /// (named without its value).
@@ -53,14 +68,7 @@ struct ConnectionOptions: ParsableArguments {
 
     /// The client for these options; `body` runs with it and the transport is shut down afterwards.
     func withClient<T: Sendable>(_ body: (ShopClient) async throws -> T) async throws -> T {
-        var logger = Logger(label: "reiterate.api") { _ in SwiftLogNoOpLogHandler() }
-        if let logFile {
-            do {
-                logger = Logger(label: "reiterate.api", factory: try FileLogHandler.factory(path: logFile))
-            } catch {
-                throw CLIError(message: "\(error)", exitCode: .config)
-            }
-        }
+        let logger = try makeLogger(label: "reiterate.api")
         let tokens = TokenStore(accessToken: try token("REITERATE_TOKEN"), refreshToken: try token("REITERATE_REFRESH_TOKEN"))
         let configuration = ShopClientConfiguration(baseURL: resolvedBaseURL, requestTimeout: .milliseconds(Int(timeout * 1000)))
         let transport = try AsyncHTTPTransport(configuration: .init(connectTimeout: .milliseconds(Int(min(timeout, 3) * 1000))))
@@ -81,6 +89,7 @@ enum ExitStatus: Int32 {
     case serverError = 1       // the server answered with an error, or sign-in expired
     case dataError = 65        // EX_DATAERR: the answer could not be read
     case unavailable = 69      // EX_UNAVAILABLE: no answer (refused, DNS, TLS, timeout, offline)
+    case tempFail = 75         // EX_TEMPFAIL: the server failed; a cached value was printed
     case config = 78           // EX_CONFIG: a setting is wrong
 
     static func of(_ error: ShopAPIError) -> ExitStatus {
