@@ -20,6 +20,28 @@ public struct Exchange: Sendable, Equatable, Identifiable {
     /// Up to `Redactor.previewLimit` bytes of each body, token fields redacted.
     public var requestBodyPreview: String?
     public var responseBodyPreview: String?
+
+    public init(
+        id: Int, method: String, path: String, startedAt: Date, duration: Duration, status: Int?, failure: String?,
+        requestID: String?, attempt: Int, requestBytes: Int, responseBytes: Int, requestHeaders: HeaderFields,
+        responseHeaders: HeaderFields, requestBodyPreview: String?, responseBodyPreview: String?
+    ) {
+        self.id = id
+        self.method = method
+        self.path = path
+        self.startedAt = startedAt
+        self.duration = duration
+        self.status = status
+        self.failure = failure
+        self.requestID = requestID
+        self.attempt = attempt
+        self.requestBytes = requestBytes
+        self.responseBytes = responseBytes
+        self.requestHeaders = requestHeaders
+        self.responseHeaders = responseHeaders
+        self.requestBodyPreview = requestBodyPreview
+        self.responseBodyPreview = responseBodyPreview
+    }
 }
 
 /// The last `capacity` exchanges, newest last, observable by the view models.

@@ -35,6 +35,11 @@ public struct CacheKey: Sendable, Hashable, Codable {
 public struct CacheEntry<Value: Sendable>: Sendable {
     public var value: Value
     public var fetchedAt: Date
+
+    public init(value: Value, fetchedAt: Date) {
+        self.value = value
+        self.fetchedAt = fetchedAt
+    }
 }
 
 /// Where the cache lives: `--cache-dir`, else `$XDG_CACHE_HOME/reiterate-shop`, else `~/.cache/reiterate-shop`.

@@ -77,7 +77,8 @@ class Stub:
                 self.proc.wait(5)
             except subprocess.TimeoutExpired:
                 self.proc.kill()
-        os.unlink(self.log_file.name)
+        if os.path.exists(self.log_file.name):
+            os.unlink(self.log_file.name)
 
 
 @pytest.fixture(scope="session")

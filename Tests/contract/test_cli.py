@@ -5,8 +5,11 @@ import subprocess
 import unicodedata
 from pathlib import Path
 
+import atexit
 import ctypes
 import locale
+import shutil
+import tempfile
 
 import pytest
 
@@ -24,8 +27,14 @@ def wcswidth(text: str) -> int:
 SHOP_BIN = Path(os.environ.get("SHOP_BIN", ROOT / ".build" / "debug" / "reiterate-shop"))
 
 
+_CACHE_ROOT = tempfile.mkdtemp(prefix="shop-cache-")
+atexit.register(shutil.rmtree, _CACHE_ROOT, True)
+
+
 def shop(*args, token="dev-token", env=None, timeout=30):
     e = {k: v for k, v in os.environ.items() if not k.startswith("REITERATE_")}
+    # A fresh, empty cache for each run (never the developer's own); tests of the cache pass --cache-dir.
+    e["XDG_CACHE_HOME"] = tempfile.mkdtemp(dir=_CACHE_ROOT)
     if token is not None:
         e["REITERATE_TOKEN"] = token
     e.update(env or {})
@@ -46,10 +55,10 @@ def test_print_balance(stub):
 
 def test_environment_variables_and_json(stub):
     r = shop("print", "balance", "--json", env={"REITERATE_BASE_URL": stub.url, "REITERATE_USER": "qa-empty"})
-    assert r.returncode == 0 and json.loads(r.stdout) == {"balance": 0}
+    assert r.returncode == 0 and json.loads(r.stdout) == {"balance": 0, "source": "live"}
     # A flag beats the environment.
     r = shop("print", "balance", "--json", "--user", "qa-whale", env={"REITERATE_BASE_URL": stub.url, "REITERATE_USER": "qa-empty"})
-    assert json.loads(r.stdout) == {"balance": 1000000}
+    assert json.loads(r.stdout) == {"balance": 1000000, "source": "live"}
 
 
 def test_tokens_are_never_taken_from_argv(stub):
@@ -173,3 +182,42 @@ def test_log_file_has_requests_and_no_tokens(stub, tmp_path):
     for secret in ("stale", "dev-refresh", "Bearer", "at-", "rt-"):
         assert secret not in text
     assert oct(log.stat().st_mode & 0o777) == "0o600"
+
+
+def test_offline_after_one_good_run_prints_the_cached_balance_and_exits_75(start_stub, tmp_path):
+    s = start_stub("--quiet")
+    cache = tmp_path / "cache"
+    live = shop("print", "balance", "--base-url", s.url, "--cache-dir", str(cache))
+    assert live.returncode == 0 and live.stdout == "1,250 cheer  (qa-alice)\n"
+    assert json.loads(shop("print", "balance", "--json", "--base-url", s.url, "--cache-dir", str(cache)).stdout) == {"balance": 1250, "source": "live"}
+    s.stop()
+    offline = shop("print", "balance", "--base-url", s.url, "--cache-dir", str(cache), "--user", "qa-alice")
+    assert offline.returncode == 75, offline.stderr
+    assert offline.stdout.startswith("1,250 cheer  (qa-alice) · cached ") and offline.stdout.endswith(" · offline: connection refused\n")
+    assert offline.stderr.startswith("warning: showing the cached balance: GET /api/v1/balance: connection refused")
+    as_json = shop("print", "balance", "--json", "--base-url", s.url, "--cache-dir", str(cache))
+    body = json.loads(as_json.stdout)
+    assert as_json.returncode == 75 and body["source"] == "cache" and body["balance"] == 1250
+    assert body["fetched_at"].endswith("Z") and body["reason"] == "offline: connection refused"
+    # Another user has nothing cached: one error line, the network's exit status.
+    other = shop("print", "balance", "--base-url", s.url, "--cache-dir", str(cache), "--user", "qa-empty")
+    assert other.returncode == 69 and other.stderr.startswith("error: ")
+    # The cache never holds a token; directory 0700, files 0600.
+    assert oct(cache.stat().st_mode & 0o777) == "0o700"
+    for f in cache.iterdir():
+        assert oct(f.stat().st_mode & 0o777) == "0o600"
+        assert "dev-token" not in f.read_text() and "Bearer" not in f.read_text()
+
+
+def test_a_garbage_cache_file_breaks_no_command(stub, tmp_path):
+    cache = tmp_path / "cache"
+    assert shop("print", "balance", "--base-url", stub.url, "--cache-dir", str(cache)).returncode == 0
+    for f in cache.iterdir():
+        f.write_bytes(b"\x00garbage{{{")
+    for args in (["print", "balance"], ["print", "packs"], ["print", "history"], ["print", "balance", "--json"]):
+        r = shop(*args, "--base-url", stub.url, "--cache-dir", str(cache))
+        assert r.returncode == 0, (args, r.stderr)
+    assert all(json.loads(f.read_text())["format"] == 1 for f in cache.iterdir())  # replaced by the good value
+    stub.fault(kind="status", status=500, path="/api/v1/balance")
+    r = shop("print", "balance", "--base-url", stub.url, "--cache-dir", str(cache))
+    assert r.returncode == 75 and "server error: HTTP 500" in r.stdout  # and read back when the server fails

@@ -1,0 +1,166 @@
+import Foundation
+import ShopAPI
+import ShopCache
+@testable import ShopViewModels
+
+let t0 = Date(timeIntervalSince1970: 1_795_300_000)
+let alice = ShopContext(environment: "staging", baseURL: "http://shop.test", user: "qa-alice")
+
+func pack(_ id: String, _ name: String, creator: String = "C", price: Int = 99, cheer: Int = 0, tags: [String] = []) -> AudioPack {
+    AudioPack(identifier: id, name: name, creator: creator, priceCents: price, cheerTotal: cheer, tags: tags)
+}
+
+let samplePacks = AudioPackList(packs: [
+    pack("com.reiterate.pack.rain", "Rain on a Tin Roof", creator: "Field & Foley", price: 199, cheer: 50, tags: ["rain"]),
+    pack("com.reiterate.pack.cafe-flore", "Café de Flore Mornings", creator: "Amélie Durand", price: 0, cheer: 900, tags: ["café"]),
+    pack("com.reiterate.pack.tokyo-night", "東京 Night Walk", creator: "佐藤 健二", price: 499, cheer: 10, tags: ["city"]),
+    pack("com.reiterate.pack.zurich-tram", "Zürich Tram Lines", creator: "Jürg Meier", price: 99, cheer: 300, tags: ["transport"]),
+])
+
+func entry(_ i: Int, comments: [CheerComment]? = []) -> CheerHistoryEntry {
+    CheerHistoryEntry(id: "h\(i)", creator: "C", amount: 5, product: "p", date: t0.addingTimeInterval(Double(-i)), comments: comments)
+}
+
+/// Page `page` of a history of `total` entries.
+func historyPage(_ page: Int, perPage: Int = 50, total: Int = 230) -> CheerHistoryPage {
+    let start = (page - 1) * perPage
+    let items = (start..<max(start, min(start + perPage, total))).map { HistoryItem.entry(entry($0)) }
+    return CheerHistoryPage(items: items, page: page, perPage: perPage, totalPages: (total + perPage - 1) / perPage, totalCount: total)
+}
+
+let refused = ShopAPIError.transport(.connectionRefused(host: "shop.test"), endpoint: "GET /api/v1/balance")
+
+func http(_ status: Int, _ code: String, _ message: String = "m") -> ShopAPIError {
+    .http(status: status, message: message, code: code, requestID: "rq-1", endpoint: "POST /x", retryAfter: nil)
+}
+
+/// Runs the pure update function, collecting effects.
+struct Driver {
+    var state: AppState
+    var effects: [Effect] = []
+
+    init(_ context: ShopContext = alice, capacity: Int = 8) {
+        state = AppState(context: context, historyCapacity: capacity)
+    }
+
+    @discardableResult
+    mutating func send(_ intent: Intent) -> [Effect] { apply(.intent(intent)) }
+
+    @discardableResult
+    mutating func apply(_ message: Message) -> [Effect] {
+        let produced = ShopUpdate.update(&state, message, now: t0)
+        effects += produced
+        return produced
+    }
+
+    /// The request id of the last history fetch for `page` among `effects`.
+    func requestID(forPage page: Int, in list: [Effect]? = nil) -> Int? {
+        for effect in (list ?? effects).reversed() {
+            if case let .fetchHistory(_, id, _, p, _) = effect, p == page { return id }
+        }
+        return nil
+    }
+
+    mutating func loadPage(_ page: Int, total: Int = 230) {
+        guard let id = requestID(forPage: page) else { return }
+        apply(.historyLoaded(generation: state.generation, requestID: id, page: page, .success(historyPage(page, total: total)), at: t0))
+    }
+}
+
+/// A scripted REST core: counts calls, can hold answers until released, can fail.
+actor FakeShop: ShopService {
+    var balanceValue = 1250
+    var balanceError: ShopAPIError?
+    var spendError: ShopAPIError?
+    var holdBalance = false
+    var holdSpend = false
+    var holdHistory = false
+    private(set) var calls: [String] = []
+    private(set) var cancelledHistoryPages: [Int] = []
+    private var gates: [CheckedContinuation<Void, Never>] = []
+    private let exchanges: AsyncStream<Exchange>
+    let exchangeSink: AsyncStream<Exchange>.Continuation
+
+    init() {
+        (exchanges, exchangeSink) = AsyncStream<Exchange>.makeStream()
+    }
+
+    func configure(_ change: @Sendable (FakeShop) async -> Void) async { await change(self) }
+    func set(balance: Int) { balanceValue = balance }
+    func set(balanceError: ShopAPIError?) { self.balanceError = balanceError }
+    func set(spendError: ShopAPIError?) { self.spendError = spendError }
+    func set(holdBalance: Bool) { self.holdBalance = holdBalance }
+    func set(holdSpend: Bool) { self.holdSpend = holdSpend }
+    func set(holdHistory: Bool) { self.holdHistory = holdHistory }
+
+    func count(_ prefix: String) -> Int { calls.filter { $0.hasPrefix(prefix) }.count }
+
+    /// Releases every held call.
+    func release() {
+        gates.forEach { $0.resume() }
+        gates = []
+    }
+
+    var heldCount: Int { gates.count }
+
+    private func hold() async {
+        await withCheckedContinuation { gates.append($0) }
+    }
+
+    func balance(user: String) async throws -> CheerBalance {
+        calls.append("balance \(user)")
+        if holdBalance { await hold() }
+        if let balanceError { throw balanceError }
+        return CheerBalance(balance: user == "qa-alice" ? balanceValue : 7)
+    }
+
+    func audioPacks() async throws -> AudioPackList {
+        calls.append("packs")
+        return samplePacks
+    }
+
+    func history(user: String, page: Int, perPage: Int) async throws -> CheerHistoryPage {
+        calls.append("history \(user) \(page)")
+        if holdHistory { await hold() }
+        if Task.isCancelled {
+            cancelledHistoryPages.append(page)
+            throw CancellationError()
+        }
+        return historyPage(page, perPage: perPage)
+    }
+
+    func spend(amount: Int, product: String, comment: String?, user: String) async throws -> CheerBalance {
+        calls.append("spend \(amount) \(product)")
+        if holdSpend { await hold() }
+        if let spendError { throw spendError }
+        balanceValue -= amount
+        return CheerBalance(balance: balanceValue)
+    }
+
+    func purchase(identifier: String, transactionID: UInt64, user: String) async throws -> CheerBalance {
+        calls.append("purchase \(identifier) \(transactionID)")
+        balanceValue += 200
+        return CheerBalance(balance: balanceValue)
+    }
+
+    nonisolated func exchangeUpdates() async -> AsyncStream<Exchange> { exchanges }
+}
+
+func exchange(_ id: Int, status: Int = 200) -> Exchange {
+    Exchange(
+        id: id, method: "GET", path: "/api/v1/balance?user_id=qa-alice", startedAt: t0, duration: .milliseconds(12), status: status,
+        failure: nil, requestID: "rq-\(id)", attempt: 1, requestBytes: 0, responseBytes: 16,
+        requestHeaders: ["Authorization": "<redacted>"], responseHeaders: ["Content-Type": "application/json"],
+        requestBodyPreview: nil, responseBodyPreview: #"{"balance":1250,"nested":{"a":[1,2]}}"#
+    )
+}
+
+/// Polls `condition` on the main actor until it holds (or 5 s pass).
+@MainActor
+func eventually(_ condition: () async -> Bool) async -> Bool {
+    for _ in 0..<500 {
+        if await condition() { return true }
+        try? await Task.sleep(for: .milliseconds(10))
+    }
+    return false
+}

@@ -1,0 +1,128 @@
+import Foundation
+import ShopAPI
+import ShopCache
+import Testing
+@testable import ShopViewModels
+
+@MainActor
+@Suite struct StoreTests {
+    func makeStore(_ fake: FakeShop, cacheDir: String? = nil, capacity: Int = 8) -> AppStore {
+        AppStore(
+            state: AppState(context: alice, historyCapacity: capacity), service: fake,
+            cache: cacheDir.map { CacheStore(directory: $0) }, now: { t0 }
+        )
+    }
+
+    func tempDir() -> String { FileManager.default.temporaryDirectory.appendingPathComponent("vm-\(UUID().uuidString)").path }
+
+    @Test func theFirstFrameShowsTheCachedBalanceBeforeAnyNetworkAnswer() async throws {
+        let dir = tempDir()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let cache = CacheStore(directory: dir)
+        await cache.write(CheerBalance(balance: 999), kind: "balance", key: alice.userKey, fetchedAt: t0.addingTimeInterval(-600))
+        let fake = FakeShop()
+        await fake.set(holdBalance: true)
+        let store = makeStore(fake, cacheDir: dir)
+        store.send(.start)
+        #expect(await eventually { store.state.balance.phase == .cached(999, fetchedAt: t0.addingTimeInterval(-600), reason: nil) })
+        #expect(await eventually { await fake.heldCount == 1 })  // the live request is out, unanswered
+        await fake.release()
+        #expect(await eventually { store.state.balance.phase == .live(1250, fetchedAt: t0) })
+        await store.settle()
+        #expect(await cache.read(CheerBalance.self, kind: "balance", key: alice.userKey)?.value.balance == 1250)
+    }
+
+    @Test func refreshesWhileARequestIsOutSendNothingMore() async throws {
+        let fake = FakeShop()
+        await fake.set(holdBalance: true)
+        let store = makeStore(fake)
+        store.send(.start)
+        #expect(await eventually { await fake.heldCount == 1 })
+        for _ in 0..<3 {
+            store.send(.refresh)
+            store.send(.refreshBalance)
+        }
+        await fake.release()
+        await store.settle()
+        #expect(await fake.count("balance") == 1)
+        #expect(store.state.balance.phase == .live(1250, fetchedAt: t0))
+    }
+
+    @Test func anAnswerForTheUserWeLeftIsDropped() async throws {
+        let fake = FakeShop()
+        await fake.set(holdBalance: true)
+        let store = makeStore(fake)
+        store.send(.start)
+        #expect(await eventually { await fake.heldCount == 1 })
+        store.send(.switchContext(baseURL: "http://shop.test", user: "qa-empty"))
+        #expect(await eventually { await fake.heldCount == 2 })
+        await fake.release()
+        await store.settle()
+        #expect(store.state.context.user == "qa-empty" && store.state.balance.phase == .live(7, fetchedAt: t0))
+    }
+
+    @Test func pagesEvictedInFlightAreCancelled() async throws {
+        let fake = FakeShop()
+        let store = makeStore(fake, capacity: 2)
+        store.send(.start)
+        await store.settle()
+        await fake.set(holdHistory: true)
+        for _ in 0..<3 { store.send(.historyNextPage) }  // pages 2, 3, 4: page 1 (loaded) and 2 (in flight) evicted
+        #expect(await eventually { await fake.heldCount == 3 })
+        await fake.release()
+        await store.settle()
+        #expect(await fake.cancelledHistoryPages == [2])
+        #expect(store.state.history.page == 4 && store.state.history.rows.count == 50)
+        #expect(store.state.history.pages.residentPages == [3, 4])
+    }
+
+    @Test func aSecondSubmitWhilePendingSendsNothing() async throws {
+        let fake = FakeShop()
+        let store = makeStore(fake)
+        store.send(.start)
+        await store.settle()
+        await fake.set(holdSpend: true)
+        store.send(.beginSpend)
+        store.send(.editSpend(amount: "50", comment: "hi"))
+        store.send(.submitAction)  // → confirming
+        store.send(.submitAction)  // → pending, sent
+        store.send(.submitAction)
+        store.send(.submitAction)
+        #expect(await eventually { await fake.heldCount == 1 })
+        await fake.release()
+        await store.settle()
+        #expect(await fake.count("spend") == 1)
+        #expect(store.state.balance.phase == .live(1200, fetchedAt: t0))
+        #expect(await fake.count("history qa-alice 1") == 2)  // reloaded after the spend
+    }
+
+    @Test func offlineAfterOneGoodRunShowsEverythingFromTheCache() async throws {
+        let dir = tempDir()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let online = makeStore(FakeShop(), cacheDir: dir)
+        online.send(.start)
+        await online.settle()
+        #expect(online.state.balance.phase == .live(1250, fetchedAt: t0))
+
+        let fake = FakeShop()
+        await fake.set(balanceError: refused)
+        let offline = makeStore(fake, cacheDir: dir)
+        offline.send(.start)
+        await offline.settle()
+        #expect(offline.state.balance.phase == .cached(1250, fetchedAt: t0, reason: "offline: connection refused"))
+        #expect(offline.state.packs.visible.count == 4)
+        #expect(offline.state.history.rows.count == 50)
+        let files = try FileManager.default.contentsOfDirectory(atPath: dir).sorted()
+        #expect(files.count == 3 && files.allSatisfy { $0.hasSuffix(".json") })
+    }
+
+    @Test func exchangesReachTheInspector() async throws {
+        let fake = FakeShop()
+        let store = makeStore(fake)
+        store.observeExchanges()
+        fake.exchangeSink.yield(exchange(1))
+        fake.exchangeSink.yield(exchange(2, status: 503))
+        #expect(await eventually { store.state.requests.rows.map(\.id) == [2, 1] })
+        store.stop()
+    }
+}
