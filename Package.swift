@@ -3,8 +3,10 @@ import PackageDescription
 
 // Layers; dependency arrows point one way:
 //
-//   reiterate-shop (executable: CLI now, TUI later)
+//   reiterate-shop (executable: the TUI and `print`)
 //        │
+//        ├──> ShopTUI (renderer: state → cell grid; keymap; curses backend, the only curses caller)
+//        │        └──> CNcursesw (system library + shim)
 //        ├──> ShopViewModels (app state, intents, effects; no terminal code)
 //        │        ├──> ShopAPI (REST core: endpoints, client actor, transport, retry, auth, exchange log)
 //        │        └──> ShopCache (on-disk cache: atomic, versioned; knows nothing of the API)
@@ -55,6 +57,12 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        .systemLibrary(name: "CNcursesw", providers: [.apt(["libncurses-dev"])]),
+        .target(
+            name: "ShopTUI",
+            dependencies: ["ShopViewModels", "ShopAPI", "TerminalText", "CNcursesw"],
+            swiftSettings: strict
+        ),
         .target(
             name: "ShopCache",
             dependencies: [.product(name: "Logging", package: "swift-log")],
@@ -68,6 +76,7 @@ let package = Package(
         .executableTarget(
             name: "reiterate-shop",
             dependencies: [
+                "ShopTUI",
                 "ShopViewModels",
                 "ShopCache",
                 "ShopAPI",
@@ -102,6 +111,10 @@ let package = Package(
         .testTarget(name: "StubCoreTests", dependencies: ["StubCore"], swiftSettings: strict),
         .testTarget(name: "TerminalTextTests", dependencies: ["TerminalText"], swiftSettings: strict),
         .testTarget(name: "ShopCacheTests", dependencies: ["ShopCache"], swiftSettings: strict),
+        .testTarget(
+            name: "ShopTUITests", dependencies: ["ShopTUI", "ShopViewModels", "ShopAPI", "StubCore", "TerminalText"],
+            exclude: ["__Snapshots__"], swiftSettings: strict
+        ),
         .testTarget(name: "ShopViewModelsTests", dependencies: ["ShopViewModels", "ShopCache", "ShopAPI"], swiftSettings: strict),
         // Writes cache entries in a loop until killed: the crash-safety test SIGKILLs it mid-write.
         .executableTarget(name: "cache-write-probe", dependencies: ["ShopCache"], path: "Tests/CacheWriteProbe", swiftSettings: strict),

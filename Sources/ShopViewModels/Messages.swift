@@ -36,6 +36,8 @@ public enum Intent: Equatable, Sendable {
     case submitAction
     case cancelAction
     case dismissNotice
+    /// Show an informational line in the status bar (the front end's own news, e.g. "copied").
+    case notify(String)
 }
 
 /// Everything that changes state: intents, and the results of effects.

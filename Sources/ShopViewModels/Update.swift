@@ -257,6 +257,9 @@ public enum ShopUpdate {
         case .dismissNotice:
             state.notice = nil
             return []
+        case let .notify(text):
+            state.notice = Notice(.info, text)
+            return []
         }
     }
 

@@ -11,11 +11,14 @@ struct ReiterateShop: AsyncParsableCommand {
         commandName: "reiterate-shop",
         abstract: "Terminal client for the Reiterate shop: Audio Packs, cheer balance and cheer history.",
         discussion: """
+            Without a subcommand it starts the interactive UI:
+              reiterate-shop [--base-url URL] [--user ID] [--cache-dir DIR] [--read-only] [--log-file PATH]
             Tokens come from the environment only: REITERATE_TOKEN (access) and REITERATE_REFRESH_TOKEN.
-            The interactive TUI arrives with a later release; `print` is for scripts and smoke checks.
+            `print` is for scripts and smoke checks.
             """,
         version: ShopClientConfiguration.appVersion,
-        subcommands: [Print.self]
+        subcommands: [Interactive.self, Print.self],
+        defaultSubcommand: Interactive.self
     )
 }
 

@@ -1,0 +1,42 @@
+// ncursesw for Swift 6. NCURSES_WIDECHAR must be 1 before the header (SwiftPM drops pkg-config's
+// -D_XOPEN_SOURCE), or the wide-character API is invisible. Macros and C globals that Swift cannot
+// import, or that Swift 6 rejects as shared mutable state, are wrapped in static inline functions.
+#ifndef REITERATE_NCURSES_SHIM_H
+#define REITERATE_NCURSES_SHIM_H
+
+#define NCURSES_WIDECHAR 1
+#define _XOPEN_SOURCE_EXTENDED 1
+#include <locale.h>
+#include <wchar.h>
+#include <ncursesw/curses.h>
+
+static inline WINDOW *shim_stdscr(void) { return stdscr; }
+static inline int shim_lines(void) { return LINES; }
+static inline int shim_cols(void) { return COLS; }
+static inline int shim_colors(void) { return COLORS; }
+
+static inline attr_t shim_a_normal(void) { return A_NORMAL; }
+static inline attr_t shim_a_bold(void) { return A_BOLD; }
+static inline attr_t shim_a_reverse(void) { return A_REVERSE; }
+static inline attr_t shim_a_dim(void) { return A_DIM; }
+static inline attr_t shim_a_underline(void) { return A_UNDERLINE; }
+static inline attr_t shim_color_pair(short n) { return (attr_t)COLOR_PAIR(n); }
+
+static inline int shim_key_code_yes(void) { return KEY_CODE_YES; }
+static inline int shim_set_locale(void) { return setlocale(LC_ALL, "") != NULL; }
+
+/// Reads one key without blocking: 0 none, 1 a character in *ch, 2 a key code in *ch.
+static inline int shim_read_key(int *ch) {
+    wint_t w = 0;
+    int r = wget_wch(stdscr, &w);
+    if (r == ERR) return 0;
+    *ch = (int)w;
+    return r == KEY_CODE_YES ? 2 : 1;
+}
+
+/// Writes a wide string at (y, x) with attributes; errors (the bottom-right cell) are ignored.
+static inline void shim_put(int y, int x, const wchar_t *text, attr_t attrs) {
+    wattrset(stdscr, attrs);
+    mvwaddwstr(stdscr, y, x, text);
+}
+#endif

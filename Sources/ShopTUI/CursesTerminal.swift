@@ -1,0 +1,164 @@
+import CNcursesw
+import Foundation
+
+/// The only code that calls curses. Main-actor isolated: curses is not thread-safe, so every call
+/// happens on one actor. It shows grids (redrawing only the rows that changed), decodes keys, and
+/// gives the terminal back on `stop()` (idempotent).
+@MainActor
+public final class CursesTerminal {
+    private var previous: Grid?
+    private var started = false
+    private var colors = false
+
+    public init() {}
+
+    /// Initialises curses: alternate screen (initscr), no echo, cbreak, keypad, non-blocking reads,
+    /// hidden cursor, 25 ms ESC delay unless ESCDELAY is set, colours unless NO_COLOR or unsupported.
+    public func start(environment: [String: String] = ProcessInfo.processInfo.environment) {
+        guard !started else { return }
+        _ = shim_set_locale()  // before initscr, or wide characters print as blanks
+        initscr()
+        started = true
+        cbreak()
+        noecho()
+        nonl()
+        keypad(shim_stdscr(), true)
+        nodelay(shim_stdscr(), true)
+        curs_set(0)
+        if environment["ESCDELAY"] == nil { set_escdelay(25) }
+        let noColor = !(environment["NO_COLOR"] ?? "").isEmpty
+        if !noColor, has_colors() {
+            start_color()
+            use_default_colors()
+            init_pair(1, Int16(COLOR_CYAN), -1)
+            init_pair(2, Int16(COLOR_GREEN), -1)
+            init_pair(3, Int16(COLOR_YELLOW), -1)
+            init_pair(4, Int16(COLOR_RED), -1)
+            init_pair(5, Int16(COLOR_BLUE), -1)
+            colors = true
+        }
+        previous = nil
+    }
+
+    /// Gives the terminal back: leaves the alternate screen, shows the cursor. Safe to call twice.
+    public func stop() {
+        guard started else { return }
+        curs_set(1)
+        endwin()
+        started = false
+    }
+
+    public var size: (width: Int, height: Int) { (Int(shim_cols()), Int(shim_lines())) }
+
+    /// Takes the new size from the tty after SIGWINCH, and forgets the previous frame.
+    public func resize() {
+        var ws = winsize()
+        let ok = withUnsafeMutablePointer(to: &ws) { ioctl(STDOUT_FILENO, UInt(TIOCGWINSZ), $0) } == 0
+        if ok, ws.ws_row > 0, ws.ws_col > 0 { resizeterm(Int32(ws.ws_row), Int32(ws.ws_col)) }
+        previous = nil
+        erase()
+    }
+
+    /// Shows `grid`, writing only rows that differ from the last frame.
+    public func draw(_ grid: Grid) {
+        guard started else { return }
+        if previous?.width != grid.width || previous?.height != grid.height { previous = nil; erase() }
+        for y in 0..<grid.height {
+            if let previous, rowEqual(previous, grid, y) { continue }
+            var x = 0
+            while x < grid.width {
+                let style = grid[x, y].style
+                var run = ""
+                let start = x
+                while x < grid.width, grid[x, y].style == style || grid[x, y].width == 0 {
+                    if grid[x, y].width > 0 { run += grid[x, y].text }
+                    x += 1
+                }
+                var wide = run.unicodeScalars.map { wchar_t(bitPattern: $0.value) }
+                wide.append(0)
+                shim_put(Int32(y), Int32(start), wide, attributes(style))
+            }
+        }
+        previous = grid
+        wnoutrefresh(shim_stdscr())
+        doupdate()
+    }
+
+    private func rowEqual(_ a: Grid, _ b: Grid, _ y: Int) -> Bool {
+        for x in 0..<b.width where a[x, y] != b[x, y] { return false }
+        return true
+    }
+
+    private func attributes(_ style: Style) -> attr_t {
+        var a = shim_a_normal()
+        if style.bold { a |= shim_a_bold() }
+        if style.reverse { a |= shim_a_reverse() }
+        if style.underline { a |= shim_a_underline() }
+        if style.dim { a |= shim_a_dim() }
+        if let color = style.foreground {
+            if colors {
+                let pair: Int16 = switch color {
+                case .accent: 1
+                case .good: 2
+                case .warning: 3
+                case .danger: 4
+                case .muted: 5
+                }
+                a |= shim_color_pair(pair)
+            } else if color == .danger || color == .warning || color == .accent {
+                a |= shim_a_bold()  // NO_COLOR: emphasis only
+            }
+        }
+        return a
+    }
+
+    /// Every key waiting, decoded; never blocks.
+    public func readKeys() -> [Key] {
+        var keys: [Key] = []
+        var code: Int32 = 0
+        while true {
+            let kind = shim_read_key(&code)
+            if kind == 0 { break }
+            if let key = kind == 2 ? Self.functionKey(code) : Self.character(code) { keys.append(key) }
+        }
+        return keys
+    }
+
+    static func functionKey(_ code: Int32) -> Key? {
+        switch code {
+        case KEY_UP: return .up
+        case KEY_DOWN: return .down
+        case KEY_LEFT: return .left
+        case KEY_RIGHT: return .right
+        case KEY_HOME: return .home
+        case KEY_END: return .end
+        case KEY_NPAGE: return .pageDown
+        case KEY_PPAGE: return .pageUp
+        case KEY_ENTER: return .enter
+        case KEY_BTAB: return .backTab
+        case KEY_BACKSPACE: return .backspace
+        case KEY_DC: return .delete
+        case KEY_RESIZE: return .resize
+        default: return nil
+        }
+    }
+
+    static func character(_ code: Int32) -> Key? {
+        switch code {
+        case 27: return .escape
+        case 9: return .tab
+        case 10, 13: return .enter
+        case 8, 127: return .backspace
+        case 1...26: return .ctrl(Character(Unicode.Scalar(UInt8(96 + code))))
+        default:
+            guard code >= 32, let scalar = Unicode.Scalar(UInt32(code)) else { return nil }
+            return .char(Character(scalar))
+        }
+    }
+
+    /// Puts `text` on the clipboard with OSC 52 (terminals and tmux that allow it), after the frame.
+    public func copyToClipboard(_ text: String) {
+        let payload = Data(text.utf8).base64EncodedString()
+        FileHandle.standardOutput.write(Data("\u{1B}]52;c;\(payload)\u{07}".utf8))
+    }
+}

@@ -1,0 +1,468 @@
+import Foundation
+import ShopAPI
+import ShopViewModels
+import TerminalText
+
+/// Everything a frame depends on. The renderer is a pure function of it: same frame, same grid.
+public struct Frame: Sendable {
+    public var app: AppState
+    public var ui: UIState
+    public var width: Int
+    public var height: Int
+    public var now: Date
+    /// Animation step for the spinner.
+    public var tick: Int
+    public var timeZone: TimeZone
+
+    public init(app: AppState, ui: UIState, width: Int, height: Int, now: Date, tick: Int = 0, timeZone: TimeZone = .current) {
+        self.app = app
+        self.ui = ui
+        self.width = width
+        self.height = height
+        self.now = now
+        self.tick = tick
+        self.timeZone = timeZone
+    }
+}
+
+/// View-model state + size → a grid of cells. Every string from the server passes `clean` (the
+/// sanitizer) before it reaches a cell.
+public enum Renderer {
+    public static let minWidth = 60
+    public static let minHeight = 16
+    static let spinner = Array("⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏")
+
+    /// Rows a list shows at this height (for PgDn/PgUp).
+    public static func listRows(height: Int) -> Int { max(1, height - 6) }
+
+    public static func render(_ f: Frame) -> Grid {
+        var g = Grid(width: f.width, height: f.height)
+        guard f.width >= minWidth, f.height >= minHeight else {
+            tooSmall(&g, f)
+            return g
+        }
+        header(&g, f)
+        tabs(&g, f)
+        let body = Rect(x: 0, y: 2, width: f.width, height: f.height - 4)
+        switch f.ui.tab {
+        case .shop: shop(&g, f, body)
+        case .history: history(&g, f, body)
+        case .requests: requests(&g, f, body)
+        }
+        messageLine(&g, f)
+        hintLine(&g, f)
+        if f.ui.showHelp { help(&g, f) }
+        if let action = f.app.action { dialog(&g, f, action) }
+        return g
+    }
+
+    static func clean(_ s: String) -> String { Sanitizer.line(s) }
+
+    // MARK: Frame parts
+
+    static func tooSmall(_ g: inout Grid, _ f: Frame) {
+        let lines = ["Terminal too small: \(f.width)×\(f.height)", "reiterate-shop needs at least \(minWidth)×\(minHeight).", "Enlarge the window, or press q to quit."]
+        let top = max(0, f.height / 2 - 1)
+        for (i, line) in lines.enumerated() where top + i < f.height {
+            let cut = Columns.truncate(line, to: f.width)
+            g.put(cut, x: max(0, (f.width - DisplayWidth.of(cut)) / 2), y: top + i, style: i == 0 ? .bold : .plain)
+        }
+    }
+
+    static func badge(_ context: ShopContext) -> (String, Style) {
+        switch context.environment.lowercased() {
+        case "local": return (" LOCAL ", Style(foreground: .good, bold: true, reverse: true))
+        case "staging": return (" STAGING ", Style(foreground: .warning, bold: true, reverse: true))
+        default: return (" \(clean(context.environment).uppercased()) ", Style(foreground: .danger, bold: true, reverse: true))
+        }
+    }
+
+    static func header(_ g: inout Grid, _ f: Frame) {
+        var x = g.put(" reiterate-shop ", x: 0, y: 0, style: .bold) + 1
+        let (text, style) = badge(f.app.context)
+        x += g.put(text, x: x, y: 0, style: style)
+        if f.app.context.readOnly { x += g.put(" READ-ONLY ", x: x + 1, y: 0, style: Style(foreground: .danger, bold: true, reverse: true)) + 1 }
+        x += g.put("  " + clean(f.app.context.user), x: x, y: 0, maxWidth: 24, style: .bold)
+        let spin = String(spinner[f.tick % spinner.count])
+        let balance = f.app.balance
+        var right: [(String, Style)]
+        switch balance.phase {
+        case .idle: right = [("Balance —", .plain)]
+        case .loading: right = [("Balance loading… \(spin)", .muted)]
+        case let .live(value, _):
+            right = [("Balance \(Wording.grouped(value)) cheer", .bold)]
+            if balance.isLoading { right.append((" \(spin)", .muted)) }
+        case let .cached(value, at, reason):
+            right = [("Balance \(Wording.grouped(value)) cheer", .bold), (" · cached \(Wording.age(of: at, now: f.now))", Style(foreground: .warning))]
+            if let reason { right.append((" · \(clean(reason))", Style(foreground: .warning))) } else { right.append((" \(spin)", .muted)) }
+        case .failed: right = [("Balance unavailable", .error)]
+        }
+        let total = right.reduce(0) { $0 + DisplayWidth.of($1.0) }
+        var rx = max(x + 2, f.width - total - 1)
+        for (part, style) in right {
+            rx += g.put(part, x: rx, y: 0, maxWidth: max(0, f.width - rx - 1), style: style)
+        }
+    }
+
+    static func tabs(_ g: inout Grid, _ f: Frame) {
+        var x = 1
+        for tab in Tab.allCases {
+            let label = " \(tab.rawValue) \(tab.title) "
+            x += g.put(label, x: x, y: 1, style: tab == f.ui.tab ? Style(foreground: .accent, bold: true, reverse: true) : .plain) + 1
+        }
+        var info = ""
+        switch f.ui.tab {
+        case .shop:
+            let packs = f.app.packs
+            info = "\(packs.visible.count) of \(packs.all.count) packs · sort: \(packs.sort.rawValue)"
+            if case let .cached(reason)? = packs.source, let at = packs.fetchedAt { info += " · cached \(Wording.age(of: at, now: f.now))\(reason.map { " · " + clean($0) } ?? "")" }
+        case .history:
+            info = f.app.history.positionText
+        case .requests:
+            info = "\(f.app.requests.rows.count) requests"
+        }
+        let w = DisplayWidth.of(info)
+        if x + w + 2 < f.width { g.put(info, x: f.width - w - 1, y: 1, style: .muted) }
+    }
+
+    static func messageLine(_ g: inout Grid, _ f: Frame) {
+        let y = f.height - 2
+        if f.ui.editingFilter || (f.ui.tab == .shop && !f.app.packs.filter.isEmpty) {
+            let cursor = f.ui.editingFilter ? "▏" : ""
+            let x = g.put("/ ", x: 1, y: y, style: .bold)
+            g.put(clean(f.app.packs.filter) + cursor, x: 1 + x, y: y, maxWidth: f.width - 4)
+            return
+        }
+        guard let notice = f.app.notice else { return }
+        let mark = notice.kind == .error ? "✖ " : "✔ "
+        var text = clean(notice.text)
+        if let id = notice.requestID, !text.contains(id) { text += " (request id \(clean(id)))" }
+        g.put(Columns.truncate(mark + text, to: f.width - 2), x: 1, y: y, style: notice.kind == .error ? .error : Style(foreground: .good))
+    }
+
+    static func hintLine(_ g: inout Grid, _ f: Frame) {
+        let y = f.height - 1
+        g.fill(Rect(x: 0, y: y, width: f.width, height: 1), style: Style(reverse: true))
+        let hints: [String]
+        if f.app.action != nil {
+            hints = ["Enter continue", "Tab next field", "Esc cancel"]
+        } else if f.ui.showHelp {
+            hints = ["Esc close help"]
+        } else if f.ui.editingFilter {
+            hints = ["type to filter", "Enter keep", "Esc clear"]
+        } else {
+            hints = Keymap.hints(for: f.ui.tab)
+        }
+        var x = 1
+        for hint in hints {
+            let w = DisplayWidth.of(hint)
+            if x + w >= f.width { break }
+            x += g.put(hint, x: x, y: y, style: Style(reverse: true)) + 2
+        }
+    }
+
+    // MARK: Lists
+
+    /// The first row to show so that `selected` stays visible (kept near the middle).
+    static func offset(selected: Int, count: Int, visible: Int) -> Int {
+        min(max(0, selected - visible / 2), max(0, count - visible))
+    }
+
+    static func shop(_ g: inout Grid, _ f: Frame, _ area: Rect) {
+        let packs = f.app.packs
+        let listWidth = max(40, area.width * 58 / 100)
+        let list = Rect(x: area.x, y: area.y, width: listWidth, height: area.height)
+        let details = Rect(x: list.maxX, y: area.y, width: area.width - listWidth, height: area.height)
+        let priceW = 7, cheerW = 8
+        let creatorW = max(8, (list.width - priceW - cheerW - 6) / 3)
+        let nameW = list.width - creatorW - priceW - cheerW - 6
+        var y = list.y
+        var x = 1
+        x += g.putFitted("NAME", x: x, y: y, width: nameW, style: .muted) + 1
+        x += g.putFitted("CREATOR", x: x, y: y, width: creatorW, style: .muted) + 1
+        x += g.putFitted("PRICE", x: x, y: y, width: priceW, style: .muted, alignRight: true) + 1
+        g.putFitted("CHEER", x: x, y: y, width: cheerW, style: .muted, alignRight: true)
+        y += 1
+        let rows = list.maxY - y
+        if packs.visible.isEmpty {
+            let message: String
+            switch packs.status {
+            case .idle, .loading: message = "Loading Audio Packs… \(spinner[f.tick % spinner.count])"
+            case let .failed(error): message = "Could not load the Audio Packs: \(clean(error))"
+            case .loaded: message = packs.filter.isEmpty ? "No Audio Packs." : "No pack matches “\(clean(packs.filter))”."
+            }
+            for (i, line) in Columns.wrap(message, to: list.width - 2).prefix(rows).enumerated() {
+                g.put(line, x: 1, y: y + i, style: packs.status == .loaded ? .muted : (message.hasPrefix("Could") ? .error : .muted))
+            }
+        } else {
+            let start = offset(selected: packs.selectedIndex, count: packs.visible.count, visible: rows)
+            for (i, pack) in packs.visible[start...].prefix(rows).enumerated() {
+                let index = start + i
+                let style: Style = index == packs.selectedIndex ? .selected : .plain
+                if index == packs.selectedIndex { g.fill(Rect(x: 0, y: y + i, width: list.width, height: 1), style: style) }
+                var x = 1
+                x += g.putFitted(clean(pack.name), x: x, y: y + i, width: nameW, style: style) + 1
+                x += g.putFitted(clean(pack.creator ?? ""), x: x, y: y + i, width: creatorW, style: style) + 1
+                x += g.putFitted(Wording.price(cents: pack.priceCents, currency: pack.currency.map(clean)), x: x, y: y + i, width: priceW, style: style, alignRight: true) + 1
+                g.putFitted(pack.cheerTotal.map(Wording.grouped) ?? "", x: x, y: y + i, width: cheerW, style: style, alignRight: true)
+            }
+        }
+        packDetails(&g, f, details)
+    }
+
+    static func packDetails(_ g: inout Grid, _ f: Frame, _ area: Rect) {
+        g.box(area, title: "Details", style: .muted)
+        guard let pack = f.app.packs.selected else { return }
+        let inner = Rect(x: area.x + 2, y: area.y + 1, width: area.width - 4, height: area.height - 2)
+        var lines: [(String, Style)] = []
+        for line in Columns.wrap(clean(pack.name), to: inner.width) { lines.append((line, .bold)) }
+        if let creator = pack.creator { lines.append(("by " + clean(creator), .plain)) }
+        var facts: [String] = []
+        if let price = pack.priceCents { facts.append(Wording.price(cents: price, currency: pack.currency.map(clean))) }
+        if let cheer = pack.cheerTotal { facts.append("\(Wording.grouped(cheer)) cheer") }
+        if !facts.isEmpty { lines.append((facts.joined(separator: " · "), .plain)) }
+        var media: [String] = []
+        if let samples = pack.sampleCount { media.append("\(Wording.grouped(samples)) samples") }
+        if let seconds = pack.durationSeconds { media.append(duration(seconds)) }
+        if !media.isEmpty { lines.append((media.joined(separator: " · "), .plain)) }
+        if let released = pack.released { lines.append(("released " + date(released, f.timeZone, withTime: false), .plain)) }
+        if let tags = pack.tags, !tags.isEmpty {
+            for line in Columns.wrap("tags: " + tags.map(clean).joined(separator: ", "), to: inner.width) { lines.append((line, .muted)) }
+        }
+        if let description = pack.description, !description.isEmpty {
+            lines.append(("", .plain))
+            for line in Columns.wrap(clean(description), to: inner.width) { lines.append((line, .plain)) }
+        }
+        lines.append(("", .plain))
+        for line in Columns.wrap(clean(pack.identifier), to: inner.width) { lines.append((line, .muted)) }
+        for (i, (line, style)) in lines.prefix(inner.height).enumerated() {
+            g.put(line, x: inner.x, y: inner.y + i, maxWidth: inner.width, style: style)
+        }
+    }
+
+    static func duration(_ seconds: Int) -> String {
+        seconds >= 3600
+            ? "\(seconds / 3600) h \(String(format: "%02d", (seconds % 3600) / 60)) min"
+            : "\(seconds / 60):\(String(format: "%02d", seconds % 60))"
+    }
+
+    static func date(_ date: Date, _ zone: TimeZone, withTime: Bool = true) -> String {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = zone
+        let c = calendar.dateComponents([.year, .month, .day, .hour, .minute], from: date)
+        let day = String(format: "%04d-%02d-%02d", c.year ?? 0, c.month ?? 0, c.day ?? 0)
+        return withTime ? day + String(format: " %02d:%02d", c.hour ?? 0, c.minute ?? 0) : day
+    }
+
+    // MARK: History
+
+    static func history(_ g: inout Grid, _ f: Frame, _ area: Rect) {
+        let history = f.app.history
+        let names = Dictionary(f.app.packs.all.map { ($0.identifier, $0.name) }, uniquingKeysWith: { a, _ in a })
+        let dateW = 16, amountW = 7, commentsW = 8
+        let creatorW = max(10, (area.width - dateW - amountW - commentsW - 6) * 2 / 5)
+        let productW = area.width - dateW - creatorW - amountW - commentsW - 6
+        var y = area.y
+        // State line: where this page comes from.
+        var status = ""
+        switch history.current {
+        case .loading: status = "loading \(spinner[f.tick % spinner.count])"
+        case let .loaded(_, at, .cached(reason)): status = "cached \(Wording.age(of: at, now: f.now))\(reason.map { " · " + clean($0) } ?? "")"
+        default: break
+        }
+        var x = 1
+        x += g.putFitted("DATE", x: x, y: y, width: dateW, style: .muted) + 1
+        x += g.putFitted("CREATOR", x: x, y: y, width: creatorW, style: .muted) + 1
+        x += g.putFitted("PRODUCT", x: x, y: y, width: productW, style: .muted) + 1
+        x += g.putFitted("AMOUNT", x: x, y: y, width: amountW, style: .muted, alignRight: true) + 1
+        g.putFitted("COMMENTS", x: x, y: y, width: commentsW, style: .muted, alignRight: true)
+        if !status.isEmpty {
+            let w = min(DisplayWidth.of(status), area.width / 2)
+            g.put(Columns.truncate(status, to: w), x: area.maxX - w - 1, y: area.y - 1 + 0, style: Style(foreground: .warning))
+        }
+        y += 1
+        let rows = area.maxY - y
+        let items = history.rows
+        if items.isEmpty {
+            let message: String
+            switch history.current {
+            case let .failed(error, _): message = "Could not load page \(history.page): \(clean(error)) — Enter retries"
+            case .loaded: message = "No cheers yet."
+            default: message = "Loading page \(Wording.grouped(history.page))… \(spinner[f.tick % spinner.count])"
+            }
+            for (i, line) in Columns.wrap(message, to: area.width - 2).prefix(rows).enumerated() {
+                g.put(line, x: 1, y: y + i, style: message.hasPrefix("Could") ? .error : .muted)
+            }
+            return
+        }
+        // Each item becomes one line, plus its comments when expanded.
+        var lines: [(text: String, style: Style, item: Int, isRow: Bool)] = []
+        for (index, item) in items.enumerated() {
+            let selected = index == history.selectedIndex
+            let rowStyle: Style = selected ? .selected : .plain
+            switch item {
+            case let .entry(e):
+                var line = Columns.fit(date(e.date, f.timeZone), to: dateW) + " "
+                line += Columns.fit(clean(e.creator), to: creatorW) + " "
+                line += Columns.fit(clean(names[e.product] ?? e.product), to: productW) + " "
+                line += Columns.fit(Wording.grouped(e.amount), to: amountW, alignRight: true) + " "
+                line += Columns.fit(e.comments.map { $0.isEmpty ? "–" : "\($0.count) ▸" } ?? "–", to: commentsW, alignRight: true)
+                lines.append((line, rowStyle, index, true))
+                if history.isExpanded(item, at: index) {
+                    let comments = e.comments ?? []
+                    if comments.isEmpty { lines.append(("      (no comments)", .muted, index, false)) }
+                    for comment in comments {
+                        let who = comment.signature.map(clean) ?? "(anonymous)"
+                        let body = comment.body.map(clean) ?? "(no text)"
+                        let wrapped = Columns.wrap("\(who): \(body)", to: max(10, area.width - 10))
+                        for (k, part) in wrapped.enumerated() {
+                            lines.append(((k == 0 ? "    ↳ " : "      ") + part, k == 0 ? Style(foreground: .accent) : .plain, index, false))
+                        }
+                    }
+                }
+            case let .unreadable(u):
+                let id = u.id.map { " \(clean($0))" } ?? ""
+                lines.append(("⚠ unreadable entry\(id): \(clean(u.reason))", selected ? .selected : Style(foreground: .warning), index, true))
+            }
+        }
+        let selectedLine = lines.firstIndex { $0.item == history.selectedIndex && $0.isRow } ?? 0
+        let start = offset(selected: selectedLine, count: lines.count, visible: rows)
+        for (i, line) in lines[start...].prefix(rows).enumerated() {
+            if line.style == .selected { g.fill(Rect(x: 0, y: y + i, width: area.width, height: 1), style: .selected) }
+            g.put(line.text, x: 1, y: y + i, maxWidth: area.width - 2, style: line.style)
+        }
+    }
+
+    // MARK: Requests
+
+    static func requests(_ g: inout Grid, _ f: Frame, _ area: Rect) {
+        let requests = f.app.requests
+        let listWidth = max(36, area.width / 2)
+        let list = Rect(x: area.x, y: area.y, width: listWidth, height: area.height)
+        let detail = Rect(x: list.maxX, y: area.y, width: area.width - listWidth, height: area.height)
+        g.putFitted("REQUEST", x: 1, y: list.y, width: list.width - 16, style: .muted)
+        g.putFitted("CODE", x: list.maxX - 15, y: list.y, width: 4, style: .muted, alignRight: true)
+        g.putFitted("TIME", x: list.maxX - 10, y: list.y, width: 8, style: .muted, alignRight: true)
+        let rows = list.height - 1
+        if requests.rows.isEmpty {
+            g.put("No requests yet.", x: 1, y: list.y + 1, style: .muted)
+        } else {
+            let start = offset(selected: requests.selectedIndex, count: requests.rows.count, visible: rows)
+            for (i, e) in requests.rows[start...].prefix(rows).enumerated() {
+                let y = list.y + 1 + i
+                let selected = start + i == requests.selectedIndex
+                let style: Style = selected ? .selected : .plain
+                if selected { g.fill(Rect(x: 0, y: y, width: list.width, height: 1), style: style) }
+                g.putFitted("\(e.method) \(clean(e.path))", x: 1, y: y, width: list.width - 17, style: style)
+                let status = e.status.map(String.init) ?? "ERR"
+                let statusStyle = selected ? style : ((e.status ?? 500) >= 400 ? Style(foreground: .danger) : Style(foreground: .good))
+                g.putFitted(status, x: list.maxX - 15, y: y, width: 4, style: statusStyle, alignRight: true)
+                g.putFitted("\(Int(e.duration / .milliseconds(1))) ms", x: list.maxX - 10, y: y, width: 8, style: style, alignRight: true)
+            }
+        }
+        g.box(detail, title: "Request", style: .muted)
+        guard let e = requests.selected else { return }
+        let inner = Rect(x: detail.x + 2, y: detail.y + 1, width: detail.width - 4, height: detail.height - 2)
+        var lines: [(String, Style)] = []
+        for line in Columns.wrap("\(e.method) \(clean(e.path))", to: inner.width) { lines.append((line, .bold)) }
+        let outcome = e.status.map { "status \($0)" } ?? "failed: \(clean(e.failure ?? "no answer"))"
+        lines.append(("\(outcome) · \(Int(e.duration / .milliseconds(1))) ms · \(Wording.grouped(e.responseBytes)) B · attempt \(e.attempt)", .plain))
+        lines.append(("at \(date(e.startedAt, f.timeZone))", .plain))
+        lines.append(("request id \(clean(e.requestID ?? "—"))", .plain))
+        lines.append(("", .plain))
+        lines.append(("Request headers", .muted))
+        for h in e.requestHeaders { lines.append(("  \(clean(h.name)): \(clean(h.value))", .plain)) }
+        lines.append(("Response headers", .muted))
+        for h in e.responseHeaders { lines.append(("  \(clean(h.name)): \(clean(h.value))", .plain)) }
+        if let body = e.responseBodyPreview ?? e.requestBodyPreview {
+            lines.append(("", .plain))
+            lines.append((e.responseBodyPreview != nil ? "Response body" : "Request body", .muted))
+            for raw in Sanitizer.lines(JSONPretty.format(body)) {
+                for part in Columns.wrap(raw.replacingOccurrences(of: "  ", with: "\u{00A0}\u{00A0}"), to: inner.width) {
+                    lines.append((part.replacingOccurrences(of: "\u{00A0}", with: " "), .plain))
+                }
+            }
+        }
+        for (i, (line, style)) in lines.prefix(inner.height).enumerated() {
+            g.put(line, x: inner.x, y: inner.y + i, maxWidth: inner.width, style: style)
+        }
+    }
+
+    // MARK: Overlays
+
+    static func centered(_ f: Frame, width: Int, height: Int) -> Rect {
+        let w = min(width, f.width - 2), h = min(height, f.height - 2)
+        return Rect(x: (f.width - w) / 2, y: (f.height - h) / 2, width: w, height: h)
+    }
+
+    static func help(_ g: inout Grid, _ f: Frame) {
+        let bindings = Keymap.bindings
+        let rect = centered(f, width: 76, height: bindings.count + 4)
+        g.fill(rect)
+        g.box(rect, title: "Keys", style: .bold)
+        let keysW = 15
+        for (i, b) in bindings.enumerated() where i < rect.height - 3 {
+            let scope = b.tabs.isEmpty ? "" : " (" + b.tabs.map(\.title).joined(separator: ", ") + ")"
+            g.putFitted(b.keys.joined(separator: " "), x: rect.x + 2, y: rect.y + 1 + i, width: keysW, style: .bold)
+            g.put(b.help + scope, x: rect.x + 3 + keysW, y: rect.y + 1 + i, maxWidth: rect.width - keysW - 5)
+        }
+        g.put("Esc closes", x: rect.x + 2, y: rect.maxY - 2, style: .muted)
+    }
+
+    static func dialog(_ g: inout Grid, _ f: Frame, _ action: ActionState) {
+        let rect = centered(f, width: 64, height: 11)
+        g.fill(rect)
+        var lines: [(String, Style)] = []
+        let title: String
+        let where_ = "\(f.app.context.environment.uppercased()) · \(clean(f.app.context.user))"
+        switch action.phase {
+        case let .editing(form, problem):
+            switch form {
+            case let .spend(_, name, amount, comment):
+                title = "Spend cheer"
+                lines.append(("On: " + clean(name), .bold))
+                lines.append((where_, .muted))
+                lines.append(("", .plain))
+                lines.append(field("Amount", amount, active: f.ui.dialogField == 0))
+                lines.append(field("Comment", comment, active: f.ui.dialogField == 1))
+            case let .purchase(identifier, transaction):
+                title = "Buy cheer"
+                lines.append((where_, .muted))
+                lines.append(("", .plain))
+                lines.append(field("Bundle", identifier, active: f.ui.dialogField == 0))
+                lines.append(field("Transaction", transaction, active: f.ui.dialogField == 1))
+            }
+            lines.append(("", .plain))
+            if let problem { lines.append((problem, .error)) }
+        case let .confirming(_, summary):
+            title = "Confirm"
+            for line in Columns.wrap(clean(summary), to: rect.width - 4) { lines.append((line, .bold)) }
+            lines.append(("", .plain))
+            lines.append(("Enter or y: confirm · Esc or n: cancel", .muted))
+        case let .pending(_, summary):
+            title = "Sending"
+            for line in Columns.wrap(clean(summary), to: rect.width - 4) { lines.append((line, .plain)) }
+            lines.append(("", .plain))
+            lines.append(("sending… \(spinner[f.tick % spinner.count])", .muted))
+        case let .succeeded(message):
+            title = "Done"
+            for line in Columns.wrap(clean(message), to: rect.width - 4) { lines.append((line, Style(foreground: .good, bold: true))) }
+            lines.append(("", .plain))
+            lines.append(("Enter or Esc closes", .muted))
+        case let .failed(message, _):
+            title = "Failed"
+            for line in Columns.wrap(clean(message), to: rect.width - 4) { lines.append((line, .error)) }
+            lines.append(("", .plain))
+            lines.append(("Enter or Esc closes", .muted))
+        }
+        g.box(rect, title: title, style: .bold)
+        for (i, (line, style)) in lines.prefix(rect.height - 2).enumerated() {
+            g.put(line, x: rect.x + 2, y: rect.y + 1 + i, maxWidth: rect.width - 4, style: style)
+        }
+    }
+
+    static func field(_ label: String, _ value: String, active: Bool) -> (String, Style) {
+        let text = Columns.fit(label + ":", to: 13) + "[" + clean(value) + (active ? "▏" : "") + "]"
+        return (text, active ? .bold : .plain)
+    }
+}

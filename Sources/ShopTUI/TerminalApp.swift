@@ -1,0 +1,134 @@
+import Dispatch
+import Foundation
+import ShopViewModels
+
+/// The interactive app: one loop on the main actor. Keys (a stdin read source), resizes (SIGWINCH),
+/// signals and a slow timer come in as events; keys become intents through `KeyHandler`; every state
+/// change re-renders (coalesced to one frame per main-queue turn). Network work never runs here — the
+/// store runs it as tasks — so keys are handled while requests are in flight.
+@MainActor
+public final class TerminalApp {
+    private let store: AppStore
+    private let terminal = CursesTerminal()
+    private var ui = UIState()
+    private var tick = 0
+    private var renderScheduled = false
+    private var sources: [any DispatchSourceProtocol] = []
+    private var finished: CheckedContinuation<Int32, Never>?
+    private var exitStatus: Int32?
+
+    public init(store: AppStore) {
+        self.store = store
+    }
+
+    /// Runs until `q`, Ctrl-C, SIGTERM or SIGHUP; the terminal is restored on every way out.
+    /// Answers the exit status (0, or 128 + the signal).
+    public func run() async -> Int32 {
+        for sig in [SIGINT, SIGTERM, SIGHUP, SIGWINCH] { signal(sig, SIG_IGN) }
+        terminal.start()
+        store.onChange = { [weak self] _ in self?.scheduleRender() }
+        store.observeExchanges()
+        render()
+        store.send(.start)
+        installSources()
+        let status = await withCheckedContinuation { continuation in
+            if let exitStatus {
+                continuation.resume(returning: exitStatus)
+            } else {
+                finished = continuation
+            }
+        }
+        sources.forEach { $0.cancel() }
+        store.onChange = nil
+        store.stop()
+        terminal.stop()
+        return status
+    }
+
+    /// Restores the terminal now (for a thrown error's path).
+    public func restoreTerminal() { terminal.stop() }
+
+    private func finish(_ status: Int32) {
+        guard exitStatus == nil else { return }
+        exitStatus = status
+        terminal.stop()  // at once: the terminal is back even if something below hangs
+        finished?.resume(returning: status)
+        finished = nil
+    }
+
+    private func installSources() {
+        let input = DispatchSource.makeReadSource(fileDescriptor: STDIN_FILENO, queue: .main)
+        input.setEventHandler { @Sendable in MainActor.assumeIsolated { self.readInput() } }
+        input.resume()
+        sources.append(input)
+        let signals: [(Int32, Int32?)] = [(SIGWINCH, nil), (SIGINT, 0), (SIGTERM, 128 + SIGTERM), (SIGHUP, 128 + SIGHUP)]
+        for (sig, status) in signals {
+            let source = DispatchSource.makeSignalSource(signal: sig, queue: .main)
+            source.setEventHandler { @Sendable in
+                MainActor.assumeIsolated {
+                    if let status { self.finish(status) } else { self.resized() }
+                }
+            }
+            source.resume()
+            sources.append(source)
+        }
+        let timer = DispatchSource.makeTimerSource(queue: .main)
+        timer.schedule(deadline: .now() + .milliseconds(120), repeating: .milliseconds(120))
+        timer.setEventHandler { @Sendable in MainActor.assumeIsolated { self.timerFired() } }
+        timer.resume()
+        sources.append(timer)
+    }
+
+    private func resized() {
+        terminal.resize()
+        render()
+    }
+
+    private func readInput() {
+        for key in terminal.readKeys() {
+            if key == .resize {
+                resized()
+                continue
+            }
+            let (intents, commands) = KeyHandler.handle(key, ui: &ui, app: store.state, transactionID: UInt64.random(in: 1...UInt64.max))
+            for intent in intents { store.send(intent) }
+            for command in commands {
+                switch command {
+                case .quit: finish(0)
+                case let .copy(text):
+                    terminal.copyToClipboard(text)
+                    store.send(.notify("copied request id \(text) to the clipboard (OSC 52)"))
+                }
+            }
+            if exitStatus != nil { return }
+        }
+        scheduleRender()
+    }
+
+    /// Animates the spinner while something loads, and keeps "cached N min ago" current.
+    private func timerFired() {
+        tick += 1
+        let s = store.state
+        let busy = s.balance.isLoading || s.packs.isLoading || { if case .loading = s.history.current { return true } else { return false } }()
+            || { if case .pending = s.action?.phase { return true } else { return false } }()
+        if busy || tick % 8 == 0 { render() }
+    }
+
+    private func scheduleRender() {
+        guard !renderScheduled else { return }
+        renderScheduled = true
+        DispatchQueue.main.async { @Sendable in
+            MainActor.assumeIsolated {
+                self.renderScheduled = false
+                self.render()
+            }
+        }
+    }
+
+    private func render() {
+        guard exitStatus == nil else { return }
+        let (width, height) = terminal.size
+        ui.pageSize = Renderer.listRows(height: height)
+        terminal.draw(Renderer.render(Frame(app: store.state, ui: ui, width: width, height: height, now: Date(), tick: tick)))
+    }
+}

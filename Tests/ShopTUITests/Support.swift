@@ -1,0 +1,95 @@
+import Foundation
+import ShopAPI
+import Testing
+@testable import ShopTUI
+@testable import ShopViewModels
+
+let now = Date(timeIntervalSince1970: 1_795_305_600)  // 2026-11-21T21:20:00Z
+let utc = TimeZone(identifier: "UTC") ?? .current
+
+/// Compares a grid with `__Snapshots__/NAME.txt`; RECORD_SNAPSHOTS=1 (re)writes the reference.
+func assertSnapshot(_ grid: Grid, _ name: String, filePath: String = #filePath, sourceLocation: SourceLocation = #_sourceLocation) {
+    let dir = URL(fileURLWithPath: filePath).deletingLastPathComponent().appendingPathComponent("__Snapshots__")
+    let file = dir.appendingPathComponent(name + ".txt")
+    let actual = grid.text + "\n"
+    let record = ProcessInfo.processInfo.environment["RECORD_SNAPSHOTS"] == "1"
+    guard !record, let reference = try? String(contentsOf: file, encoding: .utf8) else {
+        try? FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        try? actual.write(to: file, atomically: true, encoding: .utf8)
+        if !record { Issue.record("recorded a new snapshot \(name); check it and run again", sourceLocation: sourceLocation) }
+        return
+    }
+    if actual != reference {
+        let a = actual.split(separator: "\n", omittingEmptySubsequences: false), r = reference.split(separator: "\n", omittingEmptySubsequences: false)
+        let firstDiff = zip(a, r).enumerated().first { $0.element.0 != $0.element.1 }?.offset ?? min(a.count, r.count)
+        Issue.record("""
+            snapshot \(name) differs at line \(firstDiff + 1):
+              expected: \(firstDiff < r.count ? String(r[firstDiff]) : "<end>")
+              actual:   \(firstDiff < a.count ? String(a[firstDiff]) : "<end>")
+            (RECORD_SNAPSHOTS=1 to accept)
+            """, sourceLocation: sourceLocation)
+    }
+}
+
+func pack(_ id: String, _ name: String, _ creator: String, price: Int, cheer: Int, tags: [String], description: String) -> AudioPack {
+    AudioPack(identifier: "com.reiterate.pack." + id, name: name, creator: creator, description: description, priceCents: price,
+              currency: "USD", sampleCount: 48, durationSeconds: 2520, cheerTotal: cheer,
+              released: Date(timeIntervalSince1970: 1_710_465_917), tags: tags)
+}
+
+let fixturePacks: [AudioPack] = [
+    pack("rain", "Rain on a Tin Roof", "Field & Foley", price: 199, cheer: 13_669, tags: ["rain", "sleep"], description: "Steady rain on corrugated metal, close and wide. 48 samples by Field & Foley."),
+    pack("cafe-flore", "Café de Flore Mornings", "Amélie Durand", price: 0, cheer: 29_009, tags: ["café", "focus"], description: "Espresso machines, saucers and soft French chatter à 8 h."),
+    pack("tokyo-night", "東京 Night Walk", "佐藤 健二", price: 499, cheer: 870, tags: ["city"], description: "渋谷 crossings, vending machines and distant trains after midnight."),
+    pack("ocean-drift", "Ocean Drift 🌊", "Tidewater Audio", price: 999, cheer: 4_225, tags: ["ocean"], description: "Slow swells on a pebble beach 🌊, recorded at dawn."),
+    pack("bangkok-market", "Bangkok Evening Market ตลาด", "สมชาย วงศ์สกุล", price: 299, cheer: 18_173, tags: ["city"], description: "ตลาดนัด woks, tuk-tuks and bargaining at dusk."),
+    pack("mech-keyboard", "Mechanical Keyboard ASMR ⌨️", "Clicky Labs", price: 99, cheer: 26_090, tags: ["asmr"], description: "Tactile switches, lubed and unlubed ⌨️."),
+]
+
+func historyFixture() -> CheerHistoryPage {
+    let comments = [
+        CheerComment(signature: "tomás", body: "I have been listening to this pack every single night for the past three months, and the loop points are genuinely invisible."),
+        CheerComment(signature: nil, body: "ありがとう！毎晩聴いています。"),
+        CheerComment(signature: "민수", body: nil),
+    ]
+    var items: [HistoryItem] = [
+        .entry(CheerHistoryEntry(id: "h-230", creator: "Field & Foley", amount: 20, product: "com.reiterate.pack.rain", date: now.addingTimeInterval(-3_600), comments: comments)),
+        .entry(CheerHistoryEntry(id: "h-229", creator: "佐藤 健二", amount: 500, product: "com.reiterate.pack.tokyo-night", date: now.addingTimeInterval(-90_000), comments: nil)),
+        .unreadable(UnreadableEntry(index: 2, id: "h-228", reason: "creator: expected text")),
+        .entry(CheerHistoryEntry(id: "h-227", creator: "Amélie Durand", amount: 25, product: "com.reiterate.pack.cafe-flore", date: now.addingTimeInterval(-200_000), comments: [])),
+    ]
+    for i in 0..<20 {
+        items.append(.entry(CheerHistoryEntry(id: "h-\(226 - i)", creator: "Tidewater Audio", amount: 5 * (i + 1), product: "com.reiterate.pack.ocean-drift",
+                                              date: now.addingTimeInterval(Double(-300_000 - i * 86_400)), comments: [CheerComment(signature: "zoë", body: "🔥")])))
+    }
+    return CheerHistoryPage(items: items, page: 1, perPage: 50, totalPages: 2_000, totalCount: 100_000)
+}
+
+func exchangeFixture(_ id: Int, path: String, status: Int?, failure: String? = nil, body: String? = nil) -> Exchange {
+    Exchange(id: id, method: path.hasPrefix("/api/v1/spend") ? "POST" : "GET", path: path, startedAt: now.addingTimeInterval(Double(-id)),
+             duration: .milliseconds(12 * id), status: status, failure: failure, requestID: status == nil ? nil : "rq-\(String(repeating: "a", count: 4))\(id)",
+             attempt: 1, requestBytes: 0, responseBytes: body?.utf8.count ?? 0,
+             requestHeaders: ["Accept": "application/json", "Authorization": "<redacted>"],
+             responseHeaders: status == nil ? [:] : ["Content-Type": "application/json", "X-Request-Id": "rq-aaaa\(id)"],
+             requestBodyPreview: nil, responseBodyPreview: body)
+}
+
+/// A fully loaded app: balance, packs, history page 3 of the whale, some requests.
+func loadedState(environment: String = "staging", readOnly: Bool = false) -> AppState {
+    var s = AppState(context: ShopContext(environment: environment, baseURL: "https://staging.reiterate.invalid", user: "qa-alice", readOnly: readOnly))
+    _ = ShopUpdate.update(&s, .intent(.start), now: now)
+    _ = ShopUpdate.update(&s, .balanceLoaded(generation: 1, .success(CheerBalance(balance: 1250)), at: now), now: now)
+    _ = ShopUpdate.update(&s, .packsLoaded(generation: 1, .success(AudioPackList(packs: fixturePacks)), at: now), now: now)
+    _ = ShopUpdate.update(&s, .historyLoaded(generation: 1, requestID: 1, page: 1, .success(historyFixture()), at: now), now: now)
+    for (i, path) in ["/api/v1/audio_packs", "/api/v1/cheer_history?user_id=qa-alice&page=1&per_page=50", "/api/v1/balance?user_id=qa-alice"].enumerated() {
+        let body = path.contains("balance") ? #"{"balance":1250}"# : #"{"packs":[{"identifier":"com.reiterate.pack.rain","name":"Rain on a Tin Roof","tags":["rain","sleep"]}]}"#
+        _ = ShopUpdate.update(&s, .exchangeRecorded(exchangeFixture(i + 1, path: path, status: 200, body: body)), now: now)
+    }
+    _ = ShopUpdate.update(&s, .exchangeRecorded(exchangeFixture(4, path: "/api/v1/balance?user_id=qa-alice", status: nil, failure: "connection refused by 127.0.0.1")), now: now)
+    s.notice = nil
+    return s
+}
+
+func frame(_ app: AppState, _ ui: UIState = UIState(), width: Int = 80, height: Int = 24) -> Frame {
+    Frame(app: app, ui: ui, width: width, height: height, now: now, tick: 0, timeZone: utc)
+}
