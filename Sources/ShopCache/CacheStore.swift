@@ -62,6 +62,7 @@ public actor CacheStore {
 
     public let directory: String
     private let logger: Logger
+    private var checkedDirectory = false
 
     public init(directory: String, logger: Logger = Logger(label: "reiterate.cache") { _ in SwiftLogNoOpLogHandler() }) {
         self.directory = directory
@@ -128,6 +129,15 @@ public actor CacheStore {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys]
             let data = try encoder.encode(Envelope(format: Self.formatVersion, kind: kind, key: key, fetchedAt: fetchedAt.timeIntervalSince1970, value: value))
+            if !checkedDirectory {
+                checkedDirectory = true
+                if try !AtomicFile.ensureDirectory(directory), let mode = (try? FileManager.default.attributesOfItem(atPath: directory))?[.posixPermissions] as? Int,
+                   mode & 0o077 != 0
+                {
+                    logger.warning("cache: \(directory) is readable by others (mode \(String(mode, radix: 8))); entries are 0600")
+                }
+                AtomicFile.removeLeftovers(in: directory)
+            }
             try AtomicFile.write(data, to: path(kind: kind, key: key), directory: directory)
             return true
         } catch {
@@ -148,16 +158,34 @@ public struct CacheWriteError: Error, CustomStringConvertible {
 
 /// Crash-safe replacement of a whole file.
 public enum AtomicFile {
-    /// Creates `directory` (and parents) with mode 0700 if needed, and narrows it to 0700.
-    public static func ensureDirectory(_ directory: String) throws {
+    /// Creates `directory` (and parents) with mode 0700 if it does not exist. An existing directory is
+    /// left as it is (it may be shared, e.g. `--cache-dir /tmp`); answers whether it was created.
+    @discardableResult
+    public static func ensureDirectory(_ directory: String) throws -> Bool {
         var isDir: ObjCBool = false
-        if !FileManager.default.fileExists(atPath: directory, isDirectory: &isDir) {
-            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        } else if !isDir.boolValue {
-            throw CacheWriteError(description: "\(directory) is not a directory")
+        if FileManager.default.fileExists(atPath: directory, isDirectory: &isDir) {
+            guard isDir.boolValue else { throw CacheWriteError(description: "\(directory) is not a directory") }
+            return false
         }
-        guard chmod(directory, 0o700) == 0 else {
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        guard chmod(directory, 0o700) == 0 else {  // the umask may have narrowed nothing, or more
             throw CacheWriteError(description: "cannot set mode 0700 on \(directory): \(String(cString: strerror(errno)))")
+        }
+        return true
+    }
+
+    static let temporaryPrefix = ".reiterate-cache-"
+
+    /// Removes temporary files that writers killed mid-write left behind (older than `age`).
+    public static func removeLeftovers(in directory: String, olderThan age: TimeInterval = 600, now: Date = Date()) {
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return }
+        for name in names where name.hasPrefix(temporaryPrefix) && name.hasSuffix(".tmp") {
+            let path = directory + "/" + name
+            if let modified = (try? FileManager.default.attributesOfItem(atPath: path))?[.modificationDate] as? Date,
+               now.timeIntervalSince(modified) > age
+            {
+                unlink(path)
+            }
         }
     }
 
@@ -165,7 +193,7 @@ public enum AtomicFile {
     /// and fsyncs the directory: a reader (or a crash at any instant) sees the old file or the new one.
     public static func write(_ data: Data, to path: String, directory: String) throws {
         try ensureDirectory(directory)
-        let temporary = "\(directory)/.\(UUID().uuidString).tmp"
+        let temporary = "\(directory)/\(temporaryPrefix)\(UUID().uuidString).tmp"
         let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
         guard fd >= 0 else { throw CacheWriteError(description: "cannot create \(temporary): \(String(cString: strerror(errno)))") }
         var ok = false

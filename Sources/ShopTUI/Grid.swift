@@ -75,10 +75,14 @@ public struct Grid: Sendable, Equatable {
         set { cells[y * width + x] = newValue }
     }
 
-    /// Fills `rect` with blanks of `style`.
+    /// Fills `rect` with blanks of `style`; a wide character cut by its edge is blanked whole.
     public mutating func fill(_ rect: Rect, style: Style = .plain) {
+        let x0 = max(0, rect.x), x1 = min(width, rect.maxX)
+        guard x0 < x1 else { return }
         for y in max(0, rect.y)..<min(height, rect.maxY) {
-            for x in max(0, rect.x)..<min(width, rect.maxX) {
+            if self[x0, y].width == 0, x0 > 0 { self[x0 - 1, y] = Cell(text: " ", width: 1, style: self[x0 - 1, y].style) }
+            if self[x1 - 1, y].width == 2, x1 < width { self[x1, y] = Cell(text: " ", width: 1, style: self[x1, y].style) }
+            for x in x0..<x1 {
                 self[x, y] = Cell(text: " ", width: 1, style: style)
             }
         }

@@ -78,25 +78,36 @@ public enum Renderer {
     }
 
     static func header(_ g: inout Grid, _ f: Frame) {
-        var x = g.put(" reiterate-shop ", x: 0, y: 0, style: .bold) + 1
+        // The app name gives way on narrow terminals: environment, user and balance matter more.
+        var x = f.width >= 100 ? g.put(" reiterate-shop ", x: 0, y: 0, style: .bold) + 1 : 1
         let (text, style) = badge(f.app.context)
         x += g.put(text, x: x, y: 0, style: style)
         if f.app.context.readOnly { x += g.put(" READ-ONLY ", x: x + 1, y: 0, style: Style(foreground: .danger, bold: true, reverse: true)) + 1 }
-        x += g.put("  " + clean(f.app.context.user), x: x, y: 0, maxWidth: 24, style: .bold)
+        x += g.put("  " + Columns.truncate(clean(f.app.context.user), to: 16), x: x, y: 0, style: .bold)
         let spin = String(spinner[f.tick % spinner.count])
         let balance = f.app.balance
-        var right: [(String, Style)]
+        // Longest form first; shorter ones when the line is narrow (the reason shrinks to "offline").
+        var forms: [[(String, Style)]] = []
         switch balance.phase {
-        case .idle: right = [("Balance —", .plain)]
-        case .loading: right = [("Balance loading… \(spin)", .muted)]
+        case .idle: forms = [[("Balance —", .plain)]]
+        case .loading: forms = [[("Balance loading… \(spin)", .muted)]]
         case let .live(value, _):
-            right = [("Balance \(Wording.grouped(value)) cheer", .bold)]
-            if balance.isLoading { right.append((" \(spin)", .muted)) }
+            forms = [[("Balance \(Wording.grouped(value)) cheer", .bold)] + (balance.isLoading ? [(" \(spin)", .muted)] : [])]
         case let .cached(value, at, reason):
-            right = [("Balance \(Wording.grouped(value)) cheer", .bold), (" · cached \(Wording.age(of: at, now: f.now))", Style(foreground: .warning))]
-            if let reason { right.append((" · \(clean(reason))", Style(foreground: .warning))) } else { right.append((" \(spin)", .muted)) }
-        case .failed: right = [("Balance unavailable", .error)]
+            let amount = ("Balance \(Wording.grouped(value)) cheer", Style.bold)
+            let age = (" · cached \(Wording.age(of: at, now: f.now))", Style(foreground: .warning))
+            if let reason {
+                let short = String(reason.prefix { $0 != ":" })
+                forms = [[amount, age, (" · \(clean(reason))", Style(foreground: .warning))],
+                         [amount, age, (" · \(clean(short))", Style(foreground: .warning))],
+                         [("\(Wording.grouped(value)) cheer", .bold), age, (" · \(clean(short))", Style(foreground: .warning))]]
+            } else {
+                forms = [[amount, age, (" \(spin)", .muted)]]
+            }
+        case .failed: forms = [[("Balance unavailable", .error)]]
         }
+        let room = f.width - x - 3
+        let right = forms.first { $0.reduce(0) { $0 + DisplayWidth.of($1.0) } <= room } ?? forms.last ?? []
         let total = right.reduce(0) { $0 + DisplayWidth.of($1.0) }
         var rx = max(x + 2, f.width - total - 1)
         for (part, style) in right {

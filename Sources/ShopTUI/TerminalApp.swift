@@ -31,6 +31,7 @@ public final class TerminalApp {
         render()
         store.send(.start)
         installSources()
+        resized()  // a resize between initscr and the SIGWINCH source would otherwise be missed
         let status = await withCheckedContinuation { continuation in
             if let exitStatus {
                 continuation.resume(returning: exitStatus)

@@ -17,7 +17,7 @@ public final class AppStore {
     private var inFlight: [UUID: Task<Void, Never>] = [:]
     private var historyRequests: [Int: UUID] = [:]
     private var exchangeObserver: Task<Void, Never>?
-    /// Effects run so far (tests count network calls with it).
+    /// The last 200 effects run (tests check ordering with it); bounded, so memory stays flat.
     public private(set) var effectLog: [Effect] = []
 
     public init(state: AppState, service: any ShopService, cache: CacheStore?, now: @escaping @Sendable () -> Date = { Date() }) {
@@ -33,17 +33,22 @@ public final class AppStore {
         let effects = ShopUpdate.update(&state, message, now: now())
         onChange?(state)
         guard !effects.isEmpty else { return }
-        if let first = effects.firstIndex(where: { if case .readCache = $0 { return true } else { return false } }) {
+        // Cancellations first and at once: they must never overtake work started after them.
+        for effect in effects where effect.isCancellation { start(effect) }
+        let work = effects.filter { !$0.isCancellation }
+        if let first = work.firstIndex(where: { if case .readCache = $0 { return true } else { return false } }) {
             // The cache is read before any network call, so the first frame can show it.
-            let cacheRead = effects[first]
-            var rest = effects
+            let cacheRead = work[first]
+            var rest = work
             rest.remove(at: first)
             spawn {
                 await self.run(cacheRead)
-                for effect in rest { self.start(effect) }
+                guard !Task.isCancelled else { return }
+                // The user may have moved on (another context) while the cache was read.
+                for effect in rest where effect.generation.map({ $0 == self.state.generation }) ?? true { self.start(effect) }
             }
         } else {
-            for effect in effects { start(effect) }
+            for effect in work { start(effect) }
         }
     }
 
@@ -67,7 +72,9 @@ public final class AppStore {
 
     public func stop() {
         inFlight.values.forEach { $0.cancel() }
+        historyRequests = [:]
         exchangeObserver?.cancel()
+        exchangeObserver = nil
     }
 
     // MARK: Running effects
@@ -98,6 +105,7 @@ public final class AppStore {
 
     private func run(_ effect: Effect) async {
         effectLog.append(effect)
+        if effectLog.count > 200 { effectLog.removeFirst(effectLog.count - 200) }
         let service = self.service
         switch effect {
         case let .readCache(generation, userKey, shopKey):
@@ -107,32 +115,34 @@ public final class AppStore {
             let firstPage = await cache.read(CheerHistoryPage.self, kind: "history-page1", key: userKey)
             dispatch(.cacheLoaded(generation: generation, balance: balance, packs: packs, firstPage: firstPage))
 
-        case let .fetchBalance(generation, user):
-            guard let result = await Self.attempt({ try await service.balance(user: user) }) else { return }
-            dispatch(.balanceLoaded(generation: generation, result, at: now()))
+        case let .fetchBalance(generation, user, stamp):
+            guard let result = await Self.attempt({ try await service.balance(user: user) }) else {
+                return dispatch(.cancelled(generation: generation, .balance))
+            }
+            dispatch(.balanceLoaded(generation: generation, stamp: stamp, result, at: now()))
 
         case let .fetchPacks(generation):
-            guard let result = await Self.attempt({ try await service.audioPacks() }) else { return }
+            guard let result = await Self.attempt({ try await service.audioPacks() }) else {
+                return dispatch(.cancelled(generation: generation, .packs))
+            }
             dispatch(.packsLoaded(generation: generation, result, at: now()))
 
         case let .fetchHistory(generation, requestID, user, page, perPage):
             let result = await Self.attempt({ try await service.history(user: user, page: page, perPage: perPage) })
             historyRequests[requestID] = nil
-            guard let result else { return }
+            guard let result else { return dispatch(.cancelled(generation: generation, .history(requestID: requestID, page: page))) }
             dispatch(.historyLoaded(generation: generation, requestID: requestID, page: page, result, at: now()))
 
-        case let .spend(generation, amount, product, comment, user):
-            let kind = pendingKind()
-            guard let result = await Self.attempt({ try await service.spend(amount: amount, product: product, comment: comment, user: user) }),
-                  let kind
-            else { return }
+        case let .spend(generation, amount, product, comment, user, kind):
+            guard let result = await Self.attempt({ try await service.spend(amount: amount, product: product, comment: comment, user: user) }) else {
+                return dispatch(.cancelled(generation: generation, .action))
+            }
             dispatch(.actionFinished(generation: generation, kind, result, at: now()))
 
-        case let .purchase(generation, identifier, transactionID, user):
-            let kind = pendingKind()
-            guard let result = await Self.attempt({ try await service.purchase(identifier: identifier, transactionID: transactionID, user: user) }),
-                  let kind
-            else { return }
+        case let .purchase(generation, identifier, transactionID, user, kind):
+            guard let result = await Self.attempt({ try await service.purchase(identifier: identifier, transactionID: transactionID, user: user) }) else {
+                return dispatch(.cancelled(generation: generation, .action))
+            }
             dispatch(.actionFinished(generation: generation, kind, result, at: now()))
 
         case let .writeBalance(key, value, fetchedAt):
@@ -147,11 +157,6 @@ public final class AppStore {
         }
     }
 
-    private func pendingKind() -> ActionKind? {
-        if case let .pending(kind, _) = state.action?.phase { return kind }
-        return nil
-    }
-
     /// The call's result, or nil when it was cancelled (a cancelled request's answer reaches nobody).
     private static func attempt<T: Sendable>(_ call: @Sendable () async throws -> T) async -> Result<T, ShopAPIError>? {
         do {
@@ -162,6 +167,25 @@ public final class AppStore {
             return nil
         } catch {
             return .failure(.configuration("unexpected error: \(error)"))
+        }
+    }
+}
+
+extension Effect {
+    var isCancellation: Bool {
+        switch self {
+        case .cancelHistory, .cancelAll: return true
+        default: return false
+        }
+    }
+
+    /// The context generation the effect belongs to, for effects that talk to the server.
+    var generation: Int? {
+        switch self {
+        case let .readCache(g, _, _), let .fetchBalance(g, _, _), let .fetchPacks(g), let .fetchHistory(g, _, _, _, _),
+             let .spend(g, _, _, _, _, _), let .purchase(g, _, _, _, _):
+            return g
+        default: return nil
         }
     }
 }

@@ -44,24 +44,33 @@ public enum Intent: Equatable, Sendable {
 public enum Message: Sendable {
     case intent(Intent)
     case cacheLoaded(generation: Int, balance: CacheEntry<CheerBalance>?, packs: CacheEntry<AudioPackList>?, firstPage: CacheEntry<CheerHistoryPage>?)
-    case balanceLoaded(generation: Int, Result<CheerBalance, ShopAPIError>, at: Date)
+    case balanceLoaded(generation: Int, stamp: Int = 0, Result<CheerBalance, ShopAPIError>, at: Date)
     case packsLoaded(generation: Int, Result<AudioPackList, ShopAPIError>, at: Date)
     case historyLoaded(generation: Int, requestID: Int, page: Int, Result<CheerHistoryPage, ShopAPIError>, at: Date)
     case actionFinished(generation: Int, ActionKind, Result<CheerBalance, ShopAPIError>, at: Date)
     case exchangeRecorded(Exchange)
+    /// A request was cancelled before it answered (its work is cleared from the state).
+    case cancelled(generation: Int, CancelledWork)
+}
+
+public enum CancelledWork: Sendable, Equatable {
+    case balance, packs
+    case history(requestID: Int, page: Int)
+    case action
 }
 
 /// Work the update function asks for; the store runs it and feeds the result back as a `Message`.
 public enum Effect: Equatable, Sendable {
     case readCache(generation: Int, user: CacheKey, shop: CacheKey)
-    case fetchBalance(generation: Int, user: String)
+    /// `stamp`: answers asked before a write changed the balance are not taken.
+    case fetchBalance(generation: Int, user: String, stamp: Int = 0)
     case fetchPacks(generation: Int)
     case fetchHistory(generation: Int, requestID: Int, user: String, page: Int, perPage: Int)
     /// A page request whose answer no longer matters (its page was evicted, or the context changed).
     case cancelHistory(requestID: Int)
     case cancelAll
-    case spend(generation: Int, amount: Int, product: String, comment: String?, user: String)
-    case purchase(generation: Int, identifier: String, transactionID: UInt64, user: String)
+    case spend(generation: Int, amount: Int, product: String, comment: String?, user: String, kind: ActionKind)
+    case purchase(generation: Int, identifier: String, transactionID: UInt64, user: String, kind: ActionKind)
     case writeBalance(key: CacheKey, CheerBalance, fetchedAt: Date)
     case writePacks(key: CacheKey, AudioPackList, fetchedAt: Date)
     case writeFirstPage(key: CacheKey, CheerHistoryPage, fetchedAt: Date)

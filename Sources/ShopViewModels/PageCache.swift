@@ -31,24 +31,33 @@ public struct PageCache: Equatable, Sendable {
     /// Pages, least recently used first.
     private(set) var order: [Int] = []
 
-    public init(capacity: Int) { self.capacity = max(1, capacity) }
+    /// At least 2: the page on screen and the one fetched ahead.
+    public init(capacity: Int) { self.capacity = max(2, capacity) }
 
     public var residentCount: Int { slots.count }
     public var residentPages: [Int] { order }
 
     public subscript(page: Int) -> PageSlot? { slots[page] }
 
-    /// Stores `slot` as the most recently used; answers the slots evicted to stay within capacity.
+    /// Stores `slot`. A new page, or the page on screen (`current`), becomes the most recently used;
+    /// an answer for another resident page replaces it in place. Evicts the least recently used pages
+    /// beyond capacity — never `current` — and answers the evicted slots.
     @discardableResult
-    public mutating func set(_ page: Int, _ slot: PageSlot) -> [PageSlot] {
+    public mutating func set(_ page: Int, _ slot: PageSlot, current: Int? = nil) -> [PageSlot] {
+        let isNew = slots[page] == nil
         slots[page] = slot
-        touch(page)
+        if isNew || page == current { touch(page) }
         var evicted: [PageSlot] = []
-        while order.count > capacity, let oldest = order.first {
-            order.removeFirst()
-            if let gone = slots.removeValue(forKey: oldest) { evicted.append(gone) }
+        while order.count > capacity, let victim = order.first(where: { $0 != current }) {
+            order.removeAll { $0 == victim }
+            if let gone = slots.removeValue(forKey: victim) { evicted.append(gone) }
         }
         return evicted
+    }
+
+    public mutating func remove(_ page: Int) {
+        slots[page] = nil
+        order.removeAll { $0 == page }
     }
 
     /// Request ids of the pages in flight.

@@ -57,6 +57,8 @@ public struct BalanceState: Equatable, Sendable {
     public var isLoading = false
     /// The last failure of a balance request (kept beside a cached value; cleared by a success).
     public var lastError: ShopAPIError?
+    /// Bumped when a write returns the balance: answers to requests sent before it are stale.
+    var stamp = 0
 
     public init() {}
 
@@ -97,6 +99,8 @@ public struct PacksState: Equatable, Sendable {
     public var isLoading = false
     public var filter = ""
     public var sort: PackSort = .shopOrder
+    /// Reload once the request in flight answers (it was sent before a write changed the totals).
+    var reloadWhenDone = false
     /// The packs shown: `all` filtered and sorted (kept in step by the update function).
     public private(set) var visible: [AudioPack] = []
     public var selectedIndex = 0
@@ -148,6 +152,8 @@ public struct HistoryState: Equatable, Sendable {
     /// Entries whose comments are shown (keyed by `HistoryState.key`).
     public var expanded: Set<String> = []
     var nextRequestID = 1
+    /// The request whose answer set the totals; older answers do not change them.
+    var totalsRequestID = 0
 
     public init(perPage: Int = HistoryState.defaultPerPage, capacity: Int = 8) {
         self.perPage = perPage
@@ -185,8 +191,8 @@ public struct HistoryState: Equatable, Sendable {
         return text
     }
 
-    /// The last page there is (1 when the history is empty).
-    var lastPage: Int { max(1, totalPages ?? page) }
+    /// The last page there is (1 when the history is empty); unknown totals allow one page more.
+    var lastPage: Int { totalPages.map { max(1, $0) } ?? page + 1 }
 }
 
 // MARK: Requests (inspector)

@@ -30,9 +30,9 @@ public enum ShopUpdate {
                 switch state.history.pages[1] {
                 case let .loading(id, nil):
                     // Shown while page 1 loads; the live answer replaces it.
-                    state.history.pages.set(1, .loading(requestID: id, stale: stale))
+                    state.history.pages.set(1, .loading(requestID: id, stale: stale), current: state.history.page)
                 case nil:
-                    state.history.pages.set(1, .loaded(firstPage.value, fetchedAt: firstPage.fetchedAt, source: .cached(reason: nil)))
+                    state.history.pages.set(1, .loaded(firstPage.value, fetchedAt: firstPage.fetchedAt, source: .cached(reason: nil)), current: state.history.page)
                 default:
                     return []
                 }
@@ -40,9 +40,11 @@ public enum ShopUpdate {
             }
             return []
 
-        case let .balanceLoaded(generation, result, at):
+        case let .balanceLoaded(generation, stamp, result, at):
             guard generation == state.generation else { return [] }
             state.balance.isLoading = false
+            // Asked before a spend or purchase returned the balance: older than what we show.
+            guard stamp == state.balance.stamp else { return [] }
             switch result {
             case let .success(balance):
                 state.balance.value = balance.balance
@@ -71,7 +73,7 @@ public enum ShopUpdate {
                 state.packs.source = .live
                 state.packs.fetchedAt = at
                 state.packs.refresh()
-                return [.writePacks(key: state.context.shopKey, list, fetchedAt: at)]
+                return [.writePacks(key: state.context.shopKey, list, fetchedAt: at)] + reloadPacksIfAsked(&state)
             case let .failure(error):
                 if state.packs.all.isEmpty {
                     state.packs.status = .failed(error.description)
@@ -79,7 +81,7 @@ public enum ShopUpdate {
                     state.packs.source = .cached(reason: error.shortReason)
                 }
                 state.notice = .error(error)
-                return []
+                return reloadPacksIfAsked(&state)
             }
 
         case let .historyLoaded(generation, requestID, page, result, at):
@@ -88,18 +90,25 @@ public enum ShopUpdate {
             guard case let .loading(requestID: pending, stale) = state.history.pages[page], pending == requestID else { return [] }
             switch result {
             case let .success(historyPage):
-                state.history.pages.set(page, .loaded(historyPage, fetchedAt: at, source: .live))
-                adoptTotals(historyPage, &state.history)
+                state.history.pages.set(page, .loaded(historyPage, fetchedAt: at, source: .live), current: state.history.page)
+                var effects: [Effect] = page == 1 ? [.writeFirstPage(key: state.context.userKey, historyPage, fetchedAt: at)] : []
+                if requestID >= state.history.totalsRequestID {
+                    state.history.totalsRequestID = requestID
+                    adoptTotals(historyPage, &state.history)
+                    // The history shrank below the page on screen: go to its new last page.
+                    if let total = state.history.totalPages, state.history.page > max(1, total) {
+                        effects += goTo(page: max(1, total), &state)
+                    }
+                }
                 clampHistorySelection(&state.history)
-                if page == state.history.page { state.history.pages.touch(page) }
-                return page == 1 ? [.writeFirstPage(key: state.context.userKey, historyPage, fetchedAt: at)] : []
+                return effects
             case let .failure(error):
                 if let stale {
                     // Keep showing what we had, marked with why it is not fresh.
                     let reason = stale.source == .live ? "refresh failed: \(error.shortReason)" : error.shortReason
-                    state.history.pages.set(page, .loaded(stale.page, fetchedAt: stale.fetchedAt, source: .cached(reason: reason)))
+                    state.history.pages.set(page, .loaded(stale.page, fetchedAt: stale.fetchedAt, source: .cached(reason: reason)), current: state.history.page)
                 } else {
-                    state.history.pages.set(page, .failed(message: error.description, requestID: error.requestID))
+                    state.history.pages.set(page, .failed(message: error.description, requestID: error.requestID), current: state.history.page)
                 }
                 if page == state.history.page { state.notice = .error(error) }
                 return []
@@ -113,6 +122,7 @@ public enum ShopUpdate {
                 state.balance.fetchedAt = at
                 state.balance.source = .live
                 state.balance.lastError = nil
+                state.balance.stamp += 1  // a balance request already out predates this one
                 let text: String
                 switch kind {
                 case let .spend(_, name, amount, _): text = "Spent \(Wording.grouped(amount)) cheer on \(name). Balance \(Wording.grouped(balance.balance)) cheer."
@@ -123,8 +133,8 @@ public enum ShopUpdate {
                 // The history gained an entry (spend) and the totals moved: reload what is shown.
                 var effects: [Effect] = [.writeBalance(key: state.context.userKey, balance, fetchedAt: at)]
                 if case .spend = kind {
-                    effects += invalidateHistory(&state)
-                    effects += loadPacks(&state)
+                    effects += invalidateHistory(&state, merge: false)
+                    if state.packs.isLoading { state.packs.reloadWhenDone = true } else { effects += loadPacks(&state) }
                 }
                 return effects
             case let .failure(error):
@@ -145,7 +155,35 @@ public enum ShopUpdate {
                 state.requests.selectedIndex = index
             }
             return []
+
+        case let .cancelled(generation, work):
+            guard generation == state.generation else { return [] }
+            switch work {
+            case .balance: state.balance.isLoading = false
+            case .packs:
+                state.packs.isLoading = false
+                if state.packs.status == .loading { state.packs.status = .idle }
+            case let .history(requestID, page):
+                guard case let .loading(pending, stale) = state.history.pages[page], pending == requestID else { return [] }
+                if let stale {
+                    state.history.pages.set(page, .loaded(stale.page, fetchedAt: stale.fetchedAt, source: stale.source), current: state.history.page)
+                } else {
+                    state.history.pages.remove(page)
+                }
+            case .action:
+                if case .pending = state.action?.phase {
+                    let text = "The request was cancelled before an answer came; it may have been applied — refresh to check."
+                    state.action = ActionState(phase: .failed(text, requestID: nil))
+                }
+            }
+            return []
         }
+    }
+
+    static func reloadPacksIfAsked(_ state: inout AppState) -> [Effect] {
+        guard state.packs.reloadWhenDone else { return [] }
+        state.packs.reloadWhenDone = false
+        return loadPacks(&state)
     }
 
     // MARK: Intents
@@ -159,7 +197,7 @@ public enum ShopUpdate {
 
         case .refresh:
             var effects = loadBalance(&state) + loadPacks(&state)
-            effects += invalidateHistory(&state)
+            effects += invalidateHistory(&state, merge: true)
             return effects
 
         case .refreshBalance:
@@ -169,12 +207,18 @@ public enum ShopUpdate {
             return [.readCache(generation: state.generation, user: state.context.userKey, shop: state.context.shopKey)] + loadBalance(&state)
 
         case let .switchContext(baseURL, user):
+            if case .pending = state.action?.phase {
+                state.notice = Notice(.error, "A spend or purchase is on its way; switch when it has answered.")
+                return []
+            }
             let context = ShopContext(environment: state.context.environment, baseURL: baseURL, user: user, readOnly: state.context.readOnly)
             let generation = state.generation + 1
             let requests = state.requests
+            let nextRequestID = state.history.nextRequestID
             state = AppState(context: context, historyPerPage: state.history.perPage, historyCapacity: state.history.pages.capacity)
             state.generation = generation
             state.requests = requests
+            state.history.nextRequestID = nextRequestID  // ids are never reused, even across users
             return [.cancelAll] + handle(.start, &state, now: now)
 
         // Audio Packs
@@ -216,8 +260,12 @@ public enum ShopUpdate {
             if state.history.expanded.contains(key) { state.history.expanded.remove(key) } else { state.history.expanded.insert(key) }
             return []
         case .retryHistoryPage:
-            if case .failed = state.history.current { return loadHistoryPage(state.history.page, &state, force: true) }
-            return []
+            switch state.history.current {
+            case .failed: return loadHistoryPage(state.history.page, &state, force: true)
+            case let .loaded(page, at, source) where source != .live:
+                return loadHistoryPage(state.history.page, &state, force: true, stale: StalePage(page: page, fetchedAt: at, source: source))
+            default: return []
+            }
 
         // Requests
         case let .moveRequestSelection(delta):
@@ -268,7 +316,7 @@ public enum ShopUpdate {
     static func loadBalance(_ state: inout AppState) -> [Effect] {
         guard !state.balance.isLoading else { return [] }  // coalesced with the request in flight
         state.balance.isLoading = true
-        return [.fetchBalance(generation: state.generation, user: state.context.user)]
+        return [.fetchBalance(generation: state.generation, user: state.context.user, stamp: state.balance.stamp)]
     }
 
     static func loadPacks(_ state: inout AppState) -> [Effect] {
@@ -281,11 +329,19 @@ public enum ShopUpdate {
     /// Fetches `page` unless it is resident (or in flight: coalesced). `force` refetches a loaded or
     /// failed page; `stale` is shown meanwhile.
     static func loadHistoryPage(_ page: Int, _ state: inout AppState, force: Bool = false, stale: StalePage? = nil) -> [Effect] {
+        var stale = stale
         switch state.history.pages[page] {
         case .loading:
             state.history.pages.touch(page)
             return []
-        case .loaded, .failed:
+        case let .loaded(content, at, source):
+            // A page shown from the cache is fetched live (showing the cached rows meanwhile).
+            if !force, source == .live {
+                state.history.pages.touch(page)
+                return []
+            }
+            stale = stale ?? StalePage(page: content, fetchedAt: at, source: source)
+        case .failed:
             if !force {
                 state.history.pages.touch(page)
                 return []
@@ -295,7 +351,7 @@ public enum ShopUpdate {
         }
         let requestID = state.history.nextRequestID
         state.history.nextRequestID += 1
-        let evicted = state.history.pages.set(page, .loading(requestID: requestID, stale: stale))
+        let evicted = state.history.pages.set(page, .loading(requestID: requestID, stale: stale), current: state.history.page)
         var effects: [Effect] = evicted.compactMap { slot in
             if case let .loading(id, _) = slot { return .cancelHistory(requestID: id) }
             return nil
@@ -327,17 +383,30 @@ public enum ShopUpdate {
     }
 
     /// Drops every resident page (the history changed) and reloads the one on screen, which keeps
-    /// showing its old rows until the new ones come.
-    static func invalidateHistory(_ state: inout AppState) -> [Effect] {
+    /// showing its old rows until the new ones come. With `merge`, a request already out for the page
+    /// on screen is kept (a refresh while it loads sends nothing more); after a write it is replaced,
+    /// since it was asked before the write.
+    static func invalidateHistory(_ state: inout AppState, merge: Bool) -> [Effect] {
         let page = state.history.page
+        let currentSlot = state.history.pages[page]
+        if merge, case .loading = currentSlot {
+            let others = state.history.pages.residentPages.filter { $0 != page }
+            var cancels: [Effect] = []
+            for other in others {
+                if case let .loading(id, _) = state.history.pages[other] { cancels.append(.cancelHistory(requestID: id)) }
+                state.history.pages.remove(other)
+            }
+            return cancels
+        }
         var stale: StalePage?
-        switch state.history.pages[page] {
+        switch currentSlot {
         case let .loaded(content, fetchedAt, source): stale = StalePage(page: content, fetchedAt: fetchedAt, source: source)
         case let .loading(_, earlier): stale = earlier
         default: stale = nil
         }
         let cancels = state.history.pages.loadingRequestIDs.map { Effect.cancelHistory(requestID: $0) }
         state.history.pages.removeAll()
+        state.history.totalsRequestID = 0
         return cancels + loadHistoryPage(page, &state, stale: stale)
     }
 
@@ -399,9 +468,9 @@ public enum ShopUpdate {
             state.action = ActionState(phase: .pending(kind, summary: summary))
             switch kind {
             case let .spend(product, _, amount, comment):
-                return [.spend(generation: state.generation, amount: amount, product: product, comment: comment, user: state.context.user)]
+                return [.spend(generation: state.generation, amount: amount, product: product, comment: comment, user: state.context.user, kind: kind)]
             case let .purchase(identifier, transactionID):
-                return [.purchase(generation: state.generation, identifier: identifier, transactionID: transactionID, user: state.context.user)]
+                return [.purchase(generation: state.generation, identifier: identifier, transactionID: transactionID, user: state.context.user, kind: kind)]
             }
         case .pending:
             return []  // a second submit while the first is out is refused

@@ -71,6 +71,8 @@ extension Print {
             return json ? try Output.json(BalanceOutput(balance: value, source: "live", fetchedAt: nil, reason: nil))
                 : Output.balance(CheerBalance(balance: value), user: user)
         case let .cached(value, fetchedAt, reason):
+            // The cache stands in for an outage only; a refusal (401, 403, 404…) is an answer to act on.
+            if let error = balance.lastError, !Self.isOutage(error) { throw error }
             let text = json
                 ? try Output.json(BalanceOutput(balance: value, source: "cache", fetchedAt: ISO8601.format(fetchedAt), reason: reason))
                 : "\(Wording.grouped(value)) cheer  (\(Sanitizer.line(user))) · cached \(Wording.age(of: fetchedAt, now: Date())) · \(reason ?? "offline")\n"
@@ -80,7 +82,16 @@ extension Print {
             FileHandle.standardOutput.write(Data(text.utf8))
             throw ExitCode(ExitStatus.tempFail.rawValue)
         case .failed, .idle, .loading:
-            throw balance.lastError ?? ShopAPIError.configuration("no balance")
+            throw balance.lastError ?? ShopAPIError.configuration("the balance request ended without an answer")
+        }
+    }
+
+    /// No answer, or an answer the server could not give properly (5xx, 408, 429, a proxy page, bad JSON).
+    static func isOutage(_ error: ShopAPIError) -> Bool {
+        switch error {
+        case .transport, .notJSON, .undecodable: return true
+        case let .http(status, _, _, _, _, _): return status >= 500 || status == 408 || status == 429
+        case .signInExpired, .configuration: return false
         }
     }
 }

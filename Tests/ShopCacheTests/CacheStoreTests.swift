@@ -44,9 +44,10 @@ func mode(_ path: String) throws -> Int {
         #expect(await cache.write(Sample(balance: 1, note: ""), kind: "balance", key: key, fetchedAt: Date()))
         #expect(try mode(dir + "/nested/reiterate-shop") == 0o700)
         #expect(try mode(cache.path(kind: "balance", key: key)) == 0o600)
-        let existing = CacheStore(directory: dir)  // a directory that was 0755 is narrowed
+        let existing = CacheStore(directory: dir)  // a directory that exists (maybe shared) is left as it is
         #expect(await existing.write(Sample(balance: 1, note: ""), kind: "balance", key: key, fetchedAt: Date()))
-        #expect(try mode(dir) == 0o700)
+        #expect(try mode(dir) == 0o755)
+        #expect(try mode(existing.path(kind: "balance", key: key)) == 0o600)
         let names = try FileManager.default.contentsOfDirectory(atPath: dir + "/nested/reiterate-shop")
         #expect(names.allSatisfy { !$0.hasSuffix(".tmp") }, "no temporary file is left behind")
     }
@@ -94,6 +95,20 @@ func mode(_ path: String) throws -> Int {
         let cache = CacheStore(directory: dir)  // a file where the directory should be
         #expect(await cache.write(Sample(balance: 1, note: ""), kind: "balance", key: key, fetchedAt: Date()) == false)
         #expect(await cache.read(Sample.self, kind: "balance", key: key) == nil)
+    }
+
+    @Test func leftoversOfKilledWritersAreRemoved() async throws {
+        let dir = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        let old = dir + "/.reiterate-cache-OLD.tmp", fresh = dir + "/.reiterate-cache-NEW.tmp", other = dir + "/.keep.tmp"
+        for path in [old, fresh, other] { #expect(FileManager.default.createFile(atPath: path, contents: Data("x".utf8))) }
+        try FileManager.default.setAttributes([.modificationDate: Date().addingTimeInterval(-3_600)], ofItemAtPath: old)
+        try FileManager.default.setAttributes([.modificationDate: Date().addingTimeInterval(-3_600)], ofItemAtPath: other)
+        let cache = CacheStore(directory: dir)
+        #expect(await cache.write(Sample(balance: 1, note: ""), kind: "balance", key: key, fetchedAt: Date()))
+        #expect(!FileManager.default.fileExists(atPath: old))
+        #expect(FileManager.default.fileExists(atPath: fresh) && FileManager.default.fileExists(atPath: other))
     }
 
     @Test func location() {

@@ -112,7 +112,8 @@ struct Loop {
         l.press(.enter)
         guard case .confirming = l.app.action?.phase else { Issue.record("not confirming"); return }
         l.press(.enter)
-        #expect(l.effects.last == .spend(generation: 1, amount: 50, product: "com.reiterate.pack.rain", comment: "great q", user: "qa-alice"))
+        #expect(l.effects.last == .spend(generation: 1, amount: 50, product: "com.reiterate.pack.rain", comment: "great q", user: "qa-alice",
+                                         kind: .spend(product: "com.reiterate.pack.rain", productName: "Rain on a Tin Roof", amount: 50, comment: "great q")))
         l.press(.enter, .char("y"))
         #expect(l.effects.filter { if case .spend = $0 { return true } else { return false } }.count == 1)
         #expect(l.commands.isEmpty)

@@ -277,7 +277,7 @@ import Testing
         guard case let .confirming(kind, summary) = d.state.action?.phase else { Issue.record("not confirming"); return }
         #expect(summary == "Spend 50 cheer on Rain on a Tin Roof as qa-alice on STAGING?")
         #expect(kind == .spend(product: "com.reiterate.pack.rain", productName: "Rain on a Tin Roof", amount: 50, comment: "Lovely"))
-        #expect(d.send(.submitAction) == [.spend(generation: 1, amount: 50, product: "com.reiterate.pack.rain", comment: "Lovely", user: "qa-alice")])
+        #expect(d.send(.submitAction) == [.spend(generation: 1, amount: 50, product: "com.reiterate.pack.rain", comment: "Lovely", user: "qa-alice", kind: kind)])
         #expect(d.send(.submitAction).isEmpty)  // pending: a second submit is refused
         d.send(.cancelAction)
         guard case .pending = d.state.action?.phase else { Issue.record("cancel dropped a pending action"); return }
@@ -304,7 +304,7 @@ import Testing
         d.send(.submitAction)
         guard case let .confirming(kind, summary) = d.state.action?.phase else { Issue.record("not confirming"); return }
         #expect(summary == "Buy com.reiterate.cheer.200 (transaction 42) as qa-alice on STAGING?")
-        #expect(d.send(.submitAction) == [.purchase(generation: 1, identifier: "com.reiterate.cheer.200", transactionID: 42, user: "qa-alice")])
+        #expect(d.send(.submitAction) == [.purchase(generation: 1, identifier: "com.reiterate.cheer.200", transactionID: 42, user: "qa-alice", kind: kind)])
         d.apply(.actionFinished(generation: 1, kind, .failure(http(409, "duplicate_transaction")), at: t0))
         #expect(d.state.action?.phase == .failed("Transaction 42 was already credited; nothing changed.", requestID: "rq-1"))
     }

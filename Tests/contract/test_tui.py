@@ -1,0 +1,197 @@
+"""End-to-end: the real `reiterate-shop` TUI in tmux against the real stand-in (send-keys, capture-pane)."""
+import ctypes
+import locale
+import os
+import shlex
+import signal
+import subprocess
+import time
+
+import pytest
+
+from conftest import ROOT
+
+SHOP_BIN = os.environ.get("SHOP_BIN", str(ROOT / ".build" / "debug" / "reiterate-shop"))
+SOCKET = f"reiterate-e2e-{os.getpid()}"
+
+locale.setlocale(locale.LC_CTYPE, "C.UTF-8")
+_libc = ctypes.CDLL("libc.so.6")
+_libc.wcswidth.argtypes = [ctypes.c_wchar_p, ctypes.c_size_t]
+
+
+def wcswidth(text):
+    return _libc.wcswidth(text, len(text))
+
+
+def tmux(*args, check=True):
+    return subprocess.run(["tmux", "-L", SOCKET, *args], capture_output=True, text=True, check=check, timeout=10)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def tmux_server():
+    # One idle session keeps the private server alive between tests (no start/stop races).
+    tmux("new-session", "-d", "-s", "keepalive", "-x", "80", "-y", "24", "sleep 3600")
+    yield
+    tmux("kill-server", check=False)
+
+
+class TUI:
+    def __init__(self, name, url, cache_dir, width=100, height=30, env=None):
+        self.name = name
+        self.status_file = cache_dir.parent / f"{name}.status"
+        variables = {"REITERATE_TOKEN": "dev-token", "TZ": "UTC", "TERM": "xterm-256color", "LANG": "C.UTF-8", **(env or {})}
+        assignments = " ".join(f"{k}={shlex.quote(v)}" for k, v in variables.items())
+        # The shell records the app's exit status (tmux reaps lazily; its pane_dead_status can lag).
+        command = (f"env {assignments} {shlex.quote(SHOP_BIN)} --base-url {shlex.quote(url)} "
+                   f"--cache-dir {shlex.quote(str(cache_dir))}; echo $? > {shlex.quote(str(self.status_file))}")
+        tmux("new-session", "-d", "-s", name, "-x", str(width), "-y", str(height), command)
+        tmux("set-option", "-t", name, "remain-on-exit", "on")
+        tmux("resize-window", "-t", name, "-x", str(width), "-y", str(height))  # whatever the other sessions' size
+        shell = tmux("display", "-p", "-t", name, "#{pane_pid}").stdout.strip()
+        self.pid = None
+        for _ in range(100):
+            children = subprocess.run(["pgrep", "-P", shell], capture_output=True, text=True).stdout.split()
+            if children:
+                self.pid = int(children[0])
+                break
+            time.sleep(0.02)
+        assert self.pid, "the app did not start"
+
+    def screen(self):
+        return tmux("capture-pane", "-p", "-t", self.name).stdout
+
+    def keys(self, *keys):
+        tmux("send-keys", "-t", self.name, *keys)
+
+    def wait_for(self, text, timeout=10.0):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            screen = self.screen()
+            if text in screen:
+                return screen
+            time.sleep(0.05)
+        raise AssertionError(f"{text!r} never appeared; the screen:\n{self.screen()}")
+
+    def info(self, fmt):
+        return tmux("display", "-p", "-t", self.name, fmt).stdout.strip()
+
+    def wait_exit(self, timeout=10.0):
+        """The app's exit status, once it has exited."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.status_file.exists() and self.status_file.read_text().strip():
+                return int(self.status_file.read_text())
+            time.sleep(0.05)
+        raise AssertionError(f"the app did not exit\n{self.screen()}")
+
+    def close(self):
+        tmux("kill-session", "-t", self.name, check=False)
+
+
+@pytest.fixture
+def tui(tmp_path):
+    opened = []
+
+    def open_tui(url, **kw):
+        t = TUI(f"app{len(opened)}", url, tmp_path / "cache", **kw)
+        opened.append(t)
+        return t
+
+    yield open_tui
+    for t in opened:
+        t.close()
+
+
+def test_launch_history_paging_comments_help_and_quit(stub, tui):
+    t = tui(stub.url)
+    screen = t.wait_for("Balance 1,250 cheer")
+    assert "LOCAL" in screen and "qa-alice" in screen and "Whale Song Recordings 🐋" in screen
+    assert t.info("#{alternate_on}") == "1"
+    t.keys("2")
+    t.wait_for("page 1 of 5 · 230 cheers")
+    t.keys("n")
+    screen = t.wait_for("page 2 of 5 · 230 cheers")
+    assert "2026-07-19 12:27" in screen  # the first entry of page 2 (UTC)
+    t.keys("Enter")
+    t.wait_for("↳ ")
+    t.keys("?")
+    screen = t.wait_for("┌─ Keys")
+    assert "copy the request id" in screen
+    t.keys("Escape")
+    t.keys("3")
+    t.wait_for("GET /api/v1/cheer_hist")
+    t.keys("q")
+    assert t.wait_exit() == 0
+    assert t.info("#{alternate_on}") == "0"
+
+
+def test_offline_refresh_shows_the_cached_balance(start_stub, tui):
+    s = start_stub("--quiet")
+    t = tui(s.url)
+    t.wait_for("Balance 1,250 cheer")
+    s.stop()
+    t.keys("r")
+    screen = t.wait_for("cached")
+    header = screen.splitlines()[0]
+    assert "Balance 1,250 cheer · cached " in header and "offline" in header
+    assert "connection refused" in screen  # the error line
+
+
+def test_sigterm_restores_the_terminal(stub, tui):
+    t = tui(stub.url)
+    t.wait_for("Balance 1,250 cheer")
+    os.kill(t.pid, signal.SIGTERM)
+    assert t.wait_exit() == 128 + signal.SIGTERM
+    assert t.info("#{alternate_on}") == "0"
+
+
+def test_sighup_and_ctrl_c_also_restore(stub, tui):
+    t = tui(stub.url)
+    t.wait_for("Balance 1,250 cheer")
+    t.keys("C-c")
+    assert t.wait_exit() == 0
+    assert t.info("#{alternate_on}") == "0"
+    u = tui(stub.url)
+    u.wait_for("Balance 1,250 cheer")
+    os.kill(u.pid, signal.SIGHUP)
+    assert u.wait_exit() == 128 + signal.SIGHUP
+    assert u.info("#{alternate_on}") == "0"
+
+
+def test_hostile_text_never_reaches_the_terminal(start_stub, tui):
+    s = start_stub("--quiet", "--fault", "hostile")
+    t = tui(s.url, width=120, height=40)
+    title_before = t.info("#{pane_title}")
+    screen = t.wait_for("RED ALERT")  # the visible words of the hostile samples are shown…
+    t.keys("2")
+    t.wait_for("page 1 of 5")
+    t.keys("Enter", "j", "Enter")
+    time.sleep(0.3)
+    history = t.screen()
+    # …but no sequence took effect: the title is unchanged, nothing was put on tmux's clipboard,
+    # the screen was not cleared, and every row keeps its width.
+    assert t.info("#{pane_title}") == title_before and "pwned" not in t.info("#{pane_title}")
+    buffers = tmux("list-buffers", check=False).stdout
+    assert "rm -rf" not in buffers
+    for text in (screen, history):
+        lines = text.splitlines()
+        assert lines[0].lstrip().startswith("reiterate-shop") or "LOCAL" in lines[0]
+        assert all(wcswidth(line) <= 120 and wcswidth(line) != -1 for line in lines)
+    ends = set()
+    for row in screen.splitlines()[3:30]:
+        start = row.find("$") if "$" in row else row.find("free")
+        if start < 0:
+            continue
+        token = row[start:].split(" ")[0]
+        ends.add(wcswidth(row[:start]) + wcswidth(token))
+    assert len(ends) == 1, f"the right-aligned price column ends at {sorted(ends)}"
+
+
+def test_resize_relays_out_and_too_small_is_explained(stub, tui):
+    t = tui(stub.url)
+    t.wait_for("Balance 1,250 cheer")
+    tmux("resize-window", "-t", t.name, "-x", "50", "-y", "12")
+    t.wait_for("Terminal too small: 50×12")
+    tmux("resize-window", "-t", t.name, "-x", "130", "-y", "35")
+    screen = t.wait_for("Balance 1,250 cheer")
+    assert "too small" not in screen and max(wcswidth(line) for line in screen.splitlines()) > 100
