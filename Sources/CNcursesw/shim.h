@@ -39,4 +39,25 @@ static inline void shim_put(int y, int x, const wchar_t *text, attr_t attrs) {
     wattrset(stdscr, attrs);
     mvwaddwstr(stdscr, y, x, text);
 }
+#include <signal.h>
+#include <string.h>
+
+/// On a crash (a Swift trap is SIGILL/SIGTRAP; also SEGV, BUS, ABRT, FPE) give the terminal back
+/// before the default action, so the shell is usable and the crash message readable.
+static void shim_crash_handler(int sig) {
+    endwin();
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+static inline void shim_restore_terminal_on_crash(void) {
+    int signals[] = { SIGILL, SIGTRAP, SIGSEGV, SIGBUS, SIGABRT, SIGFPE };
+    for (unsigned i = 0; i < sizeof signals / sizeof signals[0]; i++) {
+        struct sigaction action;
+        memset(&action, 0, sizeof action);
+        action.sa_handler = shim_crash_handler;
+        action.sa_flags = SA_RESETHAND;
+        sigaction(signals[i], &action, NULL);
+    }
+}
 #endif

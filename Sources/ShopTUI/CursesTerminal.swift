@@ -19,6 +19,7 @@ public final class CursesTerminal {
         _ = shim_set_locale()  // before initscr, or wide characters print as blanks
         initscr()
         started = true
+        shim_restore_terminal_on_crash()
         cbreak()
         noecho()
         nonl()

@@ -51,7 +51,7 @@ public enum Keymap {
         Binding(["PgDn", "PgUp"], "a screenful down / up", tabs: [.shop, .requests]),
         Binding(["n", "p", "PgDn", "PgUp"], "next / previous page", tabs: [.history], hint: "n/p page"),
         Binding(["Enter"], "show / hide the comments", tabs: [.history], hint: "Enter comments"),
-        Binding(["Enter"], "open the request's details", tabs: [.requests]),
+        Binding(["Enter"], "the request's details full size / beside the list", tabs: [.requests]),
         Binding(["/"], "filter the packs", tabs: [.shop], hint: "/ filter"),
         Binding(["o"], "sort: shop order, name, price, cheer", tabs: [.shop], hint: "o sort"),
         Binding(["r"], "refresh", hint: "r refresh"),
@@ -77,6 +77,8 @@ public struct UIState: Sendable, Equatable {
     public var editingFilter = false
     /// The dialog field that has the cursor (0 or 1).
     public var dialogField = 0
+    /// The request detail fills the body (Enter on the Requests tab).
+    public var requestDetailFull = false
     /// Rows a list shows (set from the layout; PgDn/PgUp move by it).
     public var pageSize = 10
     public var quit = false
@@ -111,6 +113,10 @@ public enum KeyHandler {
             return ([], [.quit])
         case .char("?"): ui.showHelp = true
         case .escape:
+            if ui.tab == .requests, ui.requestDetailFull {
+                ui.requestDetailFull = false
+                return ([], [])
+            }
             if !app.packs.filter.isEmpty, ui.tab == .shop { return ([.setPackFilter("")], []) }
             if app.notice != nil { return ([.dismissNotice], []) }
         case .tab: ui.tab = Tab(rawValue: ui.tab.rawValue % 3 + 1) ?? .shop
@@ -164,6 +170,8 @@ public enum KeyHandler {
             case .char("G"), .end: return ([.selectRequest(index: Int.max / 2)], [])
             case .char("y"):
                 if let id = app.requests.selected?.requestID { return ([], [.copy(id)]) }
+            case .enter:
+                ui.requestDetailFull.toggle()
             default: break
             }
         }

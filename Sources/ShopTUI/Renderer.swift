@@ -348,6 +348,10 @@ public enum Renderer {
 
     static func requests(_ g: inout Grid, _ f: Frame, _ area: Rect) {
         let requests = f.app.requests
+        if f.ui.requestDetailFull {
+            requestDetail(&g, f, area)
+            return
+        }
         let listWidth = max(36, area.width / 2)
         let list = Rect(x: area.x, y: area.y, width: listWidth, height: area.height)
         let detail = Rect(x: list.maxX, y: area.y, width: area.width - listWidth, height: area.height)
@@ -371,8 +375,12 @@ public enum Renderer {
                 g.putFitted("\(Int(e.duration / .milliseconds(1))) ms", x: list.maxX - 10, y: y, width: 8, style: style, alignRight: true)
             }
         }
+        requestDetail(&g, f, detail)
+    }
+
+    static func requestDetail(_ g: inout Grid, _ f: Frame, _ detail: Rect) {
         g.box(detail, title: "Request", style: .muted)
-        guard let e = requests.selected else { return }
+        guard let e = f.app.requests.selected else { return }
         let inner = Rect(x: detail.x + 2, y: detail.y + 1, width: detail.width - 4, height: detail.height - 2)
         var lines: [(String, Style)] = []
         for line in Columns.wrap("\(e.method) \(clean(e.path))", to: inner.width) { lines.append((line, .bold)) }

@@ -127,6 +127,14 @@ struct Loop {
         #expect(l.app.action == nil)
     }
 
+    @Test func enterOpensTheRequestDetailEscReturns() {
+        var l = Loop()
+        l.press(.char("3"), .enter)
+        #expect(l.ui.requestDetailFull)
+        l.press(.escape)
+        #expect(!l.ui.requestDetailFull)
+    }
+
     @Test func quitAndCopy() {
         var l = Loop()
         l.press(.char("3"), .char("y"))

@@ -57,6 +57,15 @@ import TerminalText
         both("requests", app, ui)
     }
 
+    @Test func requestDetailFullSize() {
+        var app = loadedState()
+        _ = ShopUpdate.update(&app, .intent(.selectRequest(index: 1)), now: now)
+        var ui = UIState()
+        ui.tab = .requests
+        ui.requestDetailFull = true
+        both("request-detail", app, ui)
+    }
+
     @Test func helpOverlay() {
         var ui = UIState()
         ui.showHelp = true

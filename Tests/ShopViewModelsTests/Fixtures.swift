@@ -75,6 +75,7 @@ actor FakeShop: ShopService {
     var holdBalance = false
     var holdSpend = false
     var holdHistory = false
+    var holdPacks = false
     private(set) var calls: [String] = []
     private(set) var cancelledHistoryPages: [Int] = []
     private var gates: [CheckedContinuation<Void, Never>] = []
@@ -92,6 +93,7 @@ actor FakeShop: ShopService {
     func set(holdBalance: Bool) { self.holdBalance = holdBalance }
     func set(holdSpend: Bool) { self.holdSpend = holdSpend }
     func set(holdHistory: Bool) { self.holdHistory = holdHistory }
+    func set(holdPacks: Bool) { self.holdPacks = holdPacks }
 
     func count(_ prefix: String) -> Int { calls.filter { $0.hasPrefix(prefix) }.count }
 
@@ -102,6 +104,11 @@ actor FakeShop: ShopService {
     }
 
     var heldCount: Int { gates.count }
+
+    /// Releases only the most recent held call.
+    func releaseLast() {
+        if !gates.isEmpty { gates.removeLast().resume() }
+    }
 
     private func hold() async {
         await withCheckedContinuation { gates.append($0) }
@@ -116,6 +123,7 @@ actor FakeShop: ShopService {
 
     func audioPacks() async throws -> AudioPackList {
         calls.append("packs")
+        if holdPacks { await hold() }
         return samplePacks
     }
 

@@ -23,8 +23,15 @@ import Testing
         let fake = FakeShop()
         await fake.set(holdBalance: true)
         let store = makeStore(fake, cacheDir: dir)
+        var effectsWhenCachedAppeared: [Effect]?
+        store.onChange = { state in
+            if effectsWhenCachedAppeared == nil, case .cached = state.balance.phase { effectsWhenCachedAppeared = store.effectLog }
+        }
         store.send(.start)
         #expect(await eventually { store.state.balance.phase == .cached(999, fetchedAt: t0.addingTimeInterval(-600), reason: nil) })
+        // When the cached value first showed, the cache had been read and no network request had started.
+        #expect(effectsWhenCachedAppeared?.count == 1)
+        if case .readCache = effectsWhenCachedAppeared?.first {} else { Issue.record("\(String(describing: effectsWhenCachedAppeared))") }
         #expect(await eventually { await fake.heldCount == 1 })  // the live request is out, unanswered
         await fake.release()
         #expect(await eventually { store.state.balance.phase == .live(1250, fetchedAt: t0) })
@@ -35,9 +42,11 @@ import Testing
     @Test func refreshesWhileARequestIsOutSendNothingMore() async throws {
         let fake = FakeShop()
         await fake.set(holdBalance: true)
+        await fake.set(holdHistory: true)
+        await fake.set(holdPacks: true)
         let store = makeStore(fake)
         store.send(.start)
-        #expect(await eventually { await fake.heldCount == 1 })
+        #expect(await eventually { await fake.heldCount == 3 })
         for _ in 0..<3 {
             store.send(.refresh)
             store.send(.refreshBalance)
@@ -45,6 +54,8 @@ import Testing
         await fake.release()
         await store.settle()
         #expect(await fake.count("balance") == 1)
+        #expect(await fake.count("history") == 1)
+        #expect(await fake.count("packs") == 1)
         #expect(store.state.balance.phase == .live(1250, fetchedAt: t0))
     }
 
@@ -56,7 +67,9 @@ import Testing
         #expect(await eventually { await fake.heldCount == 1 })
         store.send(.switchContext(baseURL: "http://shop.test", user: "qa-empty"))
         #expect(await eventually { await fake.heldCount == 2 })
-        await fake.release()
+        await fake.releaseLast()  // the new user's answer first…
+        #expect(await eventually { store.state.balance.phase == .live(7, fetchedAt: t0) })
+        await fake.release()  // …then qa-alice's, which must not overwrite it
         await store.settle()
         #expect(store.state.context.user == "qa-empty" && store.state.balance.phase == .live(7, fetchedAt: t0))
     }

@@ -380,3 +380,115 @@ import Testing
         #expect(Wording.price(cents: 499, currency: "USD") == "$4.99" && Wording.price(cents: 0, currency: nil) == "free" && Wording.price(cents: 105, currency: "EUR") == "1.05 EUR")
     }
 }
+
+@Suite struct ReviewRegressionTests {
+    @Test func aBalanceAskedBeforeASpendDoesNotOverwriteItsResult() {
+        var d = Driver()
+        d.send(.start)
+        d.apply(.packsLoaded(generation: 1, .success(samplePacks), at: t0))
+        d.apply(.balanceLoaded(generation: 1, .success(CheerBalance(balance: 1250)), at: t0))
+        let refresh = d.send(.refreshBalance)
+        #expect(refresh == [.fetchBalance(generation: 1, user: "qa-alice", stamp: 0)])
+        d.send(.beginSpend)
+        d.send(.editSpend(amount: "50", comment: ""))
+        d.send(.submitAction)
+        d.send(.submitAction)
+        let kind = ActionKind.spend(product: "com.reiterate.pack.rain", productName: "Rain on a Tin Roof", amount: 50, comment: nil)
+        d.apply(.actionFinished(generation: 1, kind, .success(CheerBalance(balance: 1200)), at: t0))
+        let late = d.apply(.balanceLoaded(generation: 1, stamp: 0, .success(CheerBalance(balance: 1250)), at: t0))
+        #expect(late.isEmpty && d.state.balance.phase == .live(1200, fetchedAt: t0) && !d.state.balance.isLoading)
+        #expect(d.send(.refreshBalance) == [.fetchBalance(generation: 1, user: "qa-alice", stamp: 1)])
+    }
+
+    @Test func packsInFlightDuringASpendAreFetchedAgain() {
+        var d = Driver()
+        d.send(.start)  // packs request out
+        d.apply(.balanceLoaded(generation: 1, .success(CheerBalance(balance: 1250)), at: t0))
+        d.apply(.cacheLoaded(generation: 1, balance: nil, packs: CacheEntry(value: samplePacks, fetchedAt: t0), firstPage: nil))
+        d.send(.beginSpend)
+        d.send(.editSpend(amount: "5", comment: ""))
+        d.send(.submitAction)
+        d.send(.submitAction)
+        let kind = ActionKind.spend(product: "com.reiterate.pack.rain", productName: "Rain on a Tin Roof", amount: 5, comment: nil)
+        let after = d.apply(.actionFinished(generation: 1, kind, .success(CheerBalance(balance: 1245)), at: t0))
+        #expect(!after.contains(.fetchPacks(generation: 1)))  // one is out already…
+        let answered = d.apply(.packsLoaded(generation: 1, .success(samplePacks), at: t0))
+        #expect(answered.contains(.fetchPacks(generation: 1)))  // …and it predates the spend: ask again
+    }
+
+    @Test func cancelledRequestsLeaveNothingStuck() {
+        var d = Driver()
+        d.send(.start)
+        d.apply(.cancelled(generation: 1, .balance))
+        d.apply(.cancelled(generation: 1, .packs))
+        let page1 = d.requestID(forPage: 1) ?? -1
+        d.apply(.cancelled(generation: 1, .history(requestID: page1, page: 1)))
+        #expect(!d.state.balance.isLoading && !d.state.packs.isLoading && d.state.history.pages[1] == nil)
+        #expect(d.send(.refreshBalance).count == 1)
+        #expect(d.requestID(forPage: 1, in: d.send(.historyFirstPage)) != nil)
+        d.apply(.packsLoaded(generation: 1, .success(samplePacks), at: t0))
+        d.apply(.balanceLoaded(generation: 1, stamp: 0, .success(CheerBalance(balance: 10)), at: t0))
+        d.send(.beginSpend)
+        d.send(.editSpend(amount: "5", comment: ""))
+        d.send(.submitAction)
+        d.send(.submitAction)
+        d.apply(.cancelled(generation: 1, .action))
+        guard case .failed = d.state.action?.phase else { Issue.record("a cancelled spend stayed pending"); return }
+    }
+
+    @Test func thePageOnScreenIsNeverEvicted() {
+        var d = Driver(capacity: 2)
+        d.send(.start)
+        d.loadPage(1)
+        d.send(.historyGoTo(page: 3))
+        d.send(.historyFirstPage)
+        d.loadPage(3)  // an answer for a page not on screen does not make it the most recent
+        d.send(.selectHistoryRow(index: 46))  // prefetches page 2
+        #expect(d.state.history.page == 1 && d.state.history.rows.count == 50)
+        #expect(Set(d.state.history.pages.residentPages) == [1, 2])
+    }
+
+    @Test func requestIDsAreNeverReusedAcrossUsers() {
+        var d = Driver()
+        d.send(.start)
+        let first = d.requestID(forPage: 1) ?? -1
+        let effects = d.send(.switchContext(baseURL: "http://shop.test", user: "qa-empty"))
+        #expect((d.requestID(forPage: 1, in: effects) ?? -1) > first)
+    }
+
+    @Test func totalsFollowTheNewestRequestAndAShrinkMovesThePage() {
+        var d = Driver()
+        d.send(.start)
+        d.loadPage(1, total: 230)
+        d.send(.historyLastPage)  // page 5
+        let id5 = d.requestID(forPage: 5) ?? -1
+        d.apply(.historyLoaded(generation: 1, requestID: id5, page: 5, .success(historyPage(5, total: 230)), at: t0))
+        #expect(d.state.history.totalPages == 5)
+        d.send(.refresh)
+        let fresh = d.requestID(forPage: 5) ?? -1
+        d.apply(.historyLoaded(generation: 1, requestID: fresh, page: 5, .success(historyPage(5, total: 120)), at: t0))
+        #expect(d.state.history.totalPages == 3 && d.state.history.page == 3)
+    }
+
+    @Test func pagingWorksBeforeTotalsAreKnown() {
+        var d = Driver()
+        d.send(.historyNextPage)
+        #expect(d.state.history.page == 2)
+    }
+
+    @Test func aRefreshWhileThePageLoadsSendsNothingMore() {
+        var d = Driver()
+        d.send(.start)
+        let again = d.send(.refresh)
+        #expect(!again.contains { if case .fetchHistory = $0 { return true }; if case .cancelHistory = $0 { return true }; return false })
+    }
+
+    @Test func aPageShownFromTheCacheIsFetchedLiveOnRevisitAndRetry() {
+        var d = Driver()
+        d.send(.startBalance)
+        d.apply(.cacheLoaded(generation: 1, balance: nil, packs: nil, firstPage: CacheEntry(value: historyPage(1), fetchedAt: t0)))
+        #expect(d.state.history.rows.count == 50)
+        let start = d.send(.historyFirstPage)
+        #expect(d.requestID(forPage: 1, in: start) != nil && d.state.history.rows.count == 50)
+    }
+}

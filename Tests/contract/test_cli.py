@@ -209,6 +209,13 @@ def test_offline_after_one_good_run_prints_the_cached_balance_and_exits_75(start
         assert "dev-token" not in f.read_text() and "Bearer" not in f.read_text()
 
 
+def test_a_refusal_is_not_hidden_behind_the_cache(stub, tmp_path):
+    cache = tmp_path / "cache"
+    assert shop("print", "balance", "--base-url", stub.url, "--cache-dir", str(cache)).returncode == 0
+    r = shop("print", "balance", "--base-url", stub.url, "--cache-dir", str(cache), token=None)
+    assert r.returncode == 1 and "HTTP 401" in r.stderr and "set REITERATE_TOKEN" in r.stderr and r.stdout == ""
+
+
 def test_a_garbage_cache_file_breaks_no_command(stub, tmp_path):
     cache = tmp_path / "cache"
     assert shop("print", "balance", "--base-url", stub.url, "--cache-dir", str(cache)).returncode == 0
