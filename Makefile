@@ -6,6 +6,7 @@ VENV ?= .venv
 PYTHON ?= python3
 PORT ?= 8080
 STUB := .build/debug/reiterate-stub
+SHOP := .build/debug/reiterate-shop
 export API_SPEC ?= $(abspath ../shared/api/reiterate-api.yaml)
 
 .PHONY: all deps build test test-swift test-contract venv run stub bench release clean
@@ -49,11 +50,20 @@ $(VENV)/.installed: Tests/contract/requirements.txt
 	$(VENV)/bin/pip install -q --disable-pip-version-check -r Tests/contract/requirements.txt
 	@touch $@
 
-## The demo, for now: the staging stand-in on http://127.0.0.1:$(PORT) (the TUI arrives with issue 5).
+## The demo: the stand-in on a free port in the background, the TUI against it as qa-alice;
+## the stand-in is stopped when the TUI exits (q, Ctrl-C or a failure).
 run: build
-	$(STUB) --port $(PORT)
+	@out=$$(mktemp); \
+	$(STUB) --port 0 --quiet > "$$out" & stub=$$!; \
+	trap 'kill $$stub 2>/dev/null; rm -f "$$out"' EXIT INT TERM HUP; \
+	for i in $$(seq 200); do grep -q "listening on" "$$out" && break; sleep 0.05; done; \
+	url=$$(awk '/listening on/ {print $$4}' "$$out"); \
+	test -n "$$url" || { echo "error: reiterate-stub did not start" >&2; exit 1; }; \
+	REITERATE_TOKEN=$${REITERATE_TOKEN:-dev-token} $(SHOP) --base-url "$$url" --user qa-alice --cache-dir "$(CURDIR)/.build/demo-cache"
 
-stub: run
+## The stand-in alone, in the foreground, on http://127.0.0.1:$(PORT).
+stub: build
+	$(STUB) --port $(PORT)
 
 clean:
 	rm -rf .build $(VENV)
