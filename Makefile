@@ -9,7 +9,7 @@ STUB := .build/debug/reiterate-stub
 SHOP := .build/debug/reiterate-shop
 export API_SPEC ?= $(abspath ../shared/api/reiterate-api.yaml)
 
-.PHONY: all deps build test test-swift test-contract venv run stub bench release clean
+.PHONY: all deps build test test-swift test-contract venv run stub bench release screenshots clean
 
 all: build
 
@@ -29,6 +29,12 @@ test: build venv
 	$(SWIFT) test --skip-build
 	@test -f "$(API_SPEC)" || { echo "error: API contract not found at $(API_SPEC) (../shared beside the repo)" >&2; exit 1; }
 	STUB_BIN=$(abspath $(STUB)) $(VENV)/bin/python -m pytest -q -p no:cacheprovider Tests/contract
+
+## Screenshots/*.png from the real binary in tmux against the stand-in, rendered with Pillow.
+screenshots: build venv
+	@bash .ci/deps screenshots
+	$(VENV)/bin/pip install -q --disable-pip-version-check -r Tests/screenshots/requirements.txt
+	SHOP_BIN=$(abspath $(SHOP)) STUB_BIN=$(abspath $(STUB)) $(VENV)/bin/python Tests/screenshots/shoot.py Screenshots
 
 ## Benchmarks (release build): CPU while a request waits on a slow server (< 5% of a core).
 bench: release

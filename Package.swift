@@ -63,6 +63,7 @@ let package = Package(
             dependencies: ["ShopViewModels", "ShopAPI", "TerminalText", "CNcursesw"],
             swiftSettings: strict
         ),
+        .target(name: "ShopSettings", swiftSettings: strict),
         .target(
             name: "ShopCache",
             dependencies: [.product(name: "Logging", package: "swift-log")],
@@ -77,6 +78,7 @@ let package = Package(
             name: "reiterate-shop",
             dependencies: [
                 "ShopTUI",
+                "ShopSettings",
                 "ShopViewModels",
                 "ShopCache",
                 "ShopAPI",
@@ -111,6 +113,7 @@ let package = Package(
         .testTarget(name: "StubCoreTests", dependencies: ["StubCore"], swiftSettings: strict),
         .testTarget(name: "TerminalTextTests", dependencies: ["TerminalText"], swiftSettings: strict),
         .testTarget(name: "ShopCacheTests", dependencies: ["ShopCache"], swiftSettings: strict),
+        .testTarget(name: "ShopSettingsTests", dependencies: ["ShopSettings"], swiftSettings: strict),
         .testTarget(
             name: "ShopTUITests", dependencies: ["ShopTUI", "ShopViewModels", "ShopAPI", "StubCore", "TerminalText"],
             exclude: ["__Snapshots__"], swiftSettings: strict

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import ShopAPI
 import ShopCache
+import ShopSettings
 import ShopTUI
 import ShopViewModels
 
@@ -16,34 +17,22 @@ struct Interactive: AsyncParsableCommand {
     @OptionGroup var connection: ConnectionOptions
     @Flag(name: .customLong("read-only"), help: "Refuse spending and buying.") var readOnly = false
 
-    /// Which environment a base URL looks like: loopback is the local stand-in, a host naming staging is
-    /// staging, anything else is treated as production — read-only unless a later release's config says otherwise.
-    static func environment(for baseURL: String) -> (name: String, readOnly: Bool) {
-        let host = URL(string: baseURL)?.host?.lowercased() ?? ""
-        if ["127.0.0.1", "localhost", "::1", "[::1]"].contains(host) || host.hasPrefix("127.") { return ("local", false) }
-        if host.contains("staging") || host.contains("stg") { return ("staging", false) }
-        return ("production", true)
-    }
-
     func run() async throws {
         guard isatty(STDIN_FILENO) == 1, isatty(STDOUT_FILENO) == 1 else {
             FileHandle.standardError.write(Data("error: the interactive UI needs a terminal; for scripts use `reiterate-shop print`\n".utf8))
             throw ExitCode(64)
         }
-        let env = Self.environment(for: connection.resolvedBaseURL)
-        let context = ShopContext(
-            environment: env.name, baseURL: connection.resolvedBaseURL, user: connection.resolvedUser,
-            readOnly: readOnly || env.readOnly
-        )
         let status: Int32
         do {
+            let settings = try connection.settings(readOnlyFlag: readOnly)
+            let context = ShopContext(environment: settings.environment, baseURL: settings.baseURL, user: settings.user, readOnly: settings.readOnly)
             let cache = CacheStore(directory: connection.resolvedCacheDir, logger: try connection.makeLogger(label: "reiterate.cache"))
             status = try await connection.withClient { client in
                 let store = await AppStore(state: AppState(context: context), service: LiveShopService(client: client), cache: cache)
                 return await TerminalApp(store: store).run()
             }
         } catch {
-            throw fail(error)
+            throw fail(error, tokenVariable: try? connection.settings().tokenEnv)
         }
         if status != 0 { throw ExitCode(status) }
     }

@@ -49,7 +49,7 @@ struct Print: AsyncParsableCommand {
         } catch let exit as ExitCode {
             throw exit
         } catch {
-            throw fail(error)
+            throw fail(error, tokenVariable: try? connection.settings().tokenEnv)
         }
         FileHandle.standardOutput.write(Data(output.utf8))
     }

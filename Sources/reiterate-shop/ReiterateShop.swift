@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import ShopAPI
 import ShopCache
+import ShopSettings
 import TerminalText
 
 @main
@@ -17,21 +18,24 @@ struct ReiterateShop: AsyncParsableCommand {
             `print` is for scripts and smoke checks.
             """,
         version: ShopClientConfiguration.appVersion,
-        subcommands: [Interactive.self, Print.self],
+        subcommands: [Interactive.self, Print.self, Config.self],
         defaultSubcommand: Interactive.self
     )
 }
 
 /// Options every command takes. Each falls back to an environment variable, then a default.
 struct ConnectionOptions: ParsableArguments {
+    @Option(name: .customLong("env"), help: "A named environment from the config file (`local` is built in; env REITERATE_ENV).")
+    var envName: String?
+
     @Option(name: .customLong("base-url"), help: "Shop API base URL (env REITERATE_BASE_URL; default http://127.0.0.1:8080).")
     var baseURL: String?
 
     @Option(help: "User id (env REITERATE_USER; default qa-alice).")
     var user: String?
 
-    @Option(help: "Seconds to wait for each request.")
-    var timeout: Double = 10
+    @Option(help: "Seconds to wait for each request (default 10, or the environment's timeout).")
+    var timeout: Double?
 
     @Option(name: .customLong("log-file"), help: "Append a request log here (tokens are never logged).")
     var logFile: String?
@@ -40,13 +44,26 @@ struct ConnectionOptions: ParsableArguments {
     var cacheDir: String?
 
     func validate() throws {
-        guard timeout.isFinite, timeout > 0, timeout <= 600 else { throw ValidationError("--timeout must be in (0, 600] seconds") }
+        if let timeout { guard timeout.isFinite, timeout > 0, timeout <= 600 else { throw ValidationError("--timeout must be in (0, 600] seconds") } }
     }
 
     var environment: [String: String] { ProcessInfo.processInfo.environment }
 
-    var resolvedBaseURL: String { baseURL ?? environment["REITERATE_BASE_URL"] ?? "http://127.0.0.1:8080" }
-    var resolvedUser: String { user ?? environment["REITERATE_USER"] ?? "qa-alice" }
+    /// The config file, then flags > environment variables > config > defaults. A broken file is a
+    /// setting error naming its file, line and key (only commands that run load it: `--help` never does).
+    func settings(readOnlyFlag: Bool = false) throws -> ResolvedSettings {
+        let env = environment
+        do {
+            let config = try ConfigFile.load(path: ConfigFile.defaultPath(environment: env))
+            return try ResolvedSettings.resolve(
+                flags: .init(env: envName, baseURL: baseURL, user: user, readOnly: readOnlyFlag, timeout: timeout), environment: env, config: config)
+        } catch {
+            throw CLIError(message: error.description, exitCode: .config)
+        }
+    }
+
+    var resolvedBaseURL: String { (try? settings().baseURL) ?? baseURL ?? "http://127.0.0.1:8080" }
+    var resolvedUser: String { (try? settings().user) ?? user ?? "qa-alice" }
     var resolvedCacheDir: String { CacheLocation.directory(explicit: cacheDir, environment: environment) }
 
     /// The logger for `--log-file`, or one that drops everything.
@@ -71,10 +88,16 @@ struct ConnectionOptions: ParsableArguments {
 
     /// The client for these options; `body` runs with it and the transport is shut down afterwards.
     func withClient<T: Sendable>(_ body: (ShopClient) async throws -> T) async throws -> T {
+        let settings = try settings()
         let logger = try makeLogger(label: "reiterate.api")
-        let tokens = TokenStore(accessToken: try token("REITERATE_TOKEN"), refreshToken: try token("REITERATE_REFRESH_TOKEN"))
-        let configuration = ShopClientConfiguration(baseURL: resolvedBaseURL, requestTimeout: .milliseconds(Int(timeout * 1000)))
-        let transport = try AsyncHTTPTransport(configuration: .init(connectTimeout: .milliseconds(Int(min(timeout, 3) * 1000))))
+        let tokens = TokenStore(accessToken: try token(settings.tokenEnv), refreshToken: try token(settings.refreshTokenEnv))
+        let configuration = ShopClientConfiguration(baseURL: settings.baseURL, requestTimeout: .milliseconds(Int(settings.timeout * 1000)))
+        let transport: AsyncHTTPTransport
+        do {
+            transport = try AsyncHTTPTransport(configuration: .init(connectTimeout: .milliseconds(Int(min(settings.timeout, 3) * 1000)), caFile: settings.caFile))
+        } catch let error as TransportError {
+            throw CLIError(message: ShopAPIError.transport(error, endpoint: "TLS setup").description, exitCode: .config)
+        }
         let client = ShopClient(configuration: configuration, transport: transport, tokens: tokens, logger: logger)
         do {
             let result = try await body(client)
@@ -111,14 +134,15 @@ struct CLIError: Error {
 }
 
 /// Prints `error: …` on one line to stderr and exits with the error's status.
-func fail(_ error: any Error) -> ExitCode {
+func fail(_ error: any Error, tokenVariable: String? = nil) -> ExitCode {
     let line: String
     let status: ExitStatus
     switch error {
     case let error as ShopAPIError:
         var text = error.description
-        if error.status == 401, ProcessInfo.processInfo.environment["REITERATE_TOKEN", default: ""].isEmpty {
-            text += " — set REITERATE_TOKEN"
+        if error.status == 401 {
+            let variable = tokenVariable ?? "REITERATE_TOKEN"
+            if ProcessInfo.processInfo.environment[variable, default: ""].isEmpty { text += " — set \(variable)" }
         }
         line = text
         status = .of(error)

@@ -228,3 +228,47 @@ def test_a_garbage_cache_file_breaks_no_command(stub, tmp_path):
     stub.fault(kind="status", status=500, path="/api/v1/balance")
     r = shop("print", "balance", "--base-url", stub.url, "--cache-dir", str(cache))
     assert r.returncode == 75 and "server error: HTTP 500" in r.stdout  # and read back when the server fails
+
+
+def write_config(tmp_path, text):
+    (tmp_path / "xdg" / "reiterate-shop").mkdir(parents=True, exist_ok=True)
+    (tmp_path / "xdg" / "reiterate-shop" / "config.toml").write_text(text)
+    return {"XDG_CONFIG_HOME": str(tmp_path / "xdg")}
+
+
+def test_a_named_environment_supplies_url_user_token_variable_and_ca_file(stub, tmp_path):
+    env = write_config(tmp_path, f"""
+[environments.staging]
+base_url = "{stub.url}"
+user = "qa-whale"
+token_env = "STAGING_TOKEN"
+timeout = 5
+""")
+    r = shop("print", "balance", "--env", "staging", token=None, env={**env, "STAGING_TOKEN": "dev-token"})
+    assert r.returncode == 0 and r.stdout == "1,000,000 cheer  (qa-whale)\n", r.stderr
+    # REITERATE_TOKEN is not this environment's variable: without STAGING_TOKEN it is a 401 naming it.
+    r = shop("print", "balance", "--env", "staging", env=env)
+    assert r.returncode == 1 and "set STAGING_TOKEN" in r.stderr
+    # Flags beat the file.
+    r = shop("print", "balance", "--env", "staging", "--user", "qa-empty", token=None, env={**env, "STAGING_TOKEN": "dev-token"})
+    assert r.stdout.startswith("0 cheer  (qa-empty)")
+    # The CA file is used: a missing one is a setting error.
+    env_ca = write_config(tmp_path, f'[environments.staging]\nbase_url = "{stub.url}"\nca_file = "{tmp_path}/missing-ca.pem"\n')
+    r = shop("print", "balance", "--env", "staging", env=env_ca)
+    assert r.returncode == 78 and "missing-ca.pem is missing or unreadable" in r.stderr
+
+
+def test_config_check_masks_tokens_and_reports_a_broken_file_with_its_line(tmp_path):
+    env = write_config(tmp_path, '[environments.staging]\nbase_url = "https://staging.reiterate.invalid"\ntoken_env = "STAGING_TOKEN"\n')
+    r = shop("config", "check", env={**env, "STAGING_TOKEN": "very-secret-token"})
+    assert r.returncode == 0 and "[staging]" in r.stdout and "$STAGING_TOKEN: set (17 characters, hidden)" in r.stdout
+    assert "very-secret-token" not in r.stdout + r.stderr
+    broken = write_config(tmp_path, '[environments.staging]\nuser = "qa"\nbse_url = "https://x"\n')
+    r = shop("config", "check", env=broken)
+    path = tmp_path / "xdg" / "reiterate-shop" / "config.toml"
+    assert r.returncode == 78 and r.stderr.startswith(f"error: {path}:3: bse_url: unknown key")
+    assert shop("--help", env=broken).returncode == 0
+    assert shop("print", "balance", env=broken).returncode == 78
+    env = write_config(tmp_path, '[environments.staging]\nbase_url = "https://staging.reiterate.invalid"\n')
+    r = shop("print", "balance", "--env", "nowhere", env=env)
+    assert r.returncode == 78 and "no environment 'nowhere'; known: local, staging" in r.stderr

@@ -1,0 +1,246 @@
+import Foundation
+
+/// One named environment from the config file (or the built-in `local`).
+public struct EnvironmentConfig: Sendable, Equatable {
+    public var name: String
+    public var baseURL: String?
+    public var user: String?
+    public var readOnly: Bool?
+    /// The name of the environment variable that holds this environment's access token.
+    public var tokenEnv: String?
+    public var refreshTokenEnv: String?
+    /// A PEM bundle to trust for this environment's TLS.
+    public var caFile: String?
+    public var timeout: Double?
+
+    public init(name: String, baseURL: String? = nil, user: String? = nil, readOnly: Bool? = nil, tokenEnv: String? = nil,
+                refreshTokenEnv: String? = nil, caFile: String? = nil, timeout: Double? = nil) {
+        self.name = name
+        self.baseURL = baseURL
+        self.user = user
+        self.readOnly = readOnly
+        self.tokenEnv = tokenEnv
+        self.refreshTokenEnv = refreshTokenEnv
+        self.caFile = caFile
+        self.timeout = timeout
+    }
+
+    /// The stand-in on its default port.
+    public static let local = EnvironmentConfig(name: "local", baseURL: "http://127.0.0.1:8080", user: "qa-alice", readOnly: false)
+}
+
+/// A mistake in the config file: which file, which line, which key, what is wrong.
+public struct ConfigError: Error, Sendable, Equatable, CustomStringConvertible {
+    public var path: String
+    public var line: Int?
+    public var key: String?
+    public var message: String
+
+    public var description: String {
+        var s = path
+        if let line { s += ":\(line)" }
+        s += ": "
+        if let key { s += "\(key): " }
+        return s + message
+    }
+}
+
+/// `$XDG_CONFIG_HOME/reiterate-shop/config.toml`, default `~/.config/reiterate-shop/config.toml`:
+///
+/// ```toml
+/// default_environment = "staging"      # optional
+/// [environments.staging]
+/// base_url = "https://staging.example.com"
+/// user = "qa-alice"
+/// read_only = false
+/// token_env = "REITERATE_STAGING_TOKEN"
+/// ca_file = "/etc/ssl/staging-ca.pem"
+/// timeout = 15
+/// ```
+public struct ConfigFile: Sendable, Equatable {
+    public var path: String
+    public var environments: [String: EnvironmentConfig]
+    public var defaultEnvironment: String?
+
+    public static let keys = ["base_url", "user", "read_only", "token_env", "refresh_token_env", "ca_file", "timeout"]
+
+    public static func defaultPath(environment: [String: String]) -> String {
+        if let xdg = environment["XDG_CONFIG_HOME"], xdg.hasPrefix("/") { return xdg + "/reiterate-shop/config.toml" }
+        let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
+        return home + "/.config/reiterate-shop/config.toml"
+    }
+
+    /// The file at `path`, or nil when there is none. A file that exists but is wrong throws `ConfigError`.
+    public static func load(path: String) throws(ConfigError) -> ConfigFile? {
+        guard FileManager.default.fileExists(atPath: path) else { return nil }
+        guard let data = FileManager.default.contents(atPath: path) else { throw ConfigError(path: path, message: "cannot read the file") }
+        guard let text = String(data: data, encoding: .utf8) else { throw ConfigError(path: path, message: "not UTF-8 text") }
+        return try parse(text, path: path)
+    }
+
+    public static func parse(_ text: String, path: String) throws(ConfigError) -> ConfigFile {
+        let parsed: (entries: [MiniTOML.Entry], tables: [(name: [String], line: Int)])
+        do {
+            parsed = try MiniTOML.parse(text)
+        } catch {
+            throw ConfigError(path: path, line: error.line, key: error.key, message: error.message)
+        }
+        var file = ConfigFile(path: path, environments: [:], defaultEnvironment: nil)
+        for table in parsed.tables {
+            guard table.name.count == 2, table.name[0] == "environments" else {
+                throw ConfigError(path: path, line: table.line, message: "unknown table [\(table.name.joined(separator: "."))]; environments are [environments.NAME]")
+            }
+            let name = table.name[1]
+            guard file.environments[name] == nil else { throw ConfigError(path: path, line: table.line, message: "[environments.\(name)] appears twice") }
+            file.environments[name] = EnvironmentConfig(name: name)
+        }
+        for entry in parsed.entries {
+            if entry.table.isEmpty {
+                guard entry.key == "default_environment" else {
+                    throw ConfigError(path: path, line: entry.line, key: entry.key, message: "unknown top-level key (keys go under [environments.NAME])")
+                }
+                guard case let .string(name) = entry.value else { throw ConfigError(path: path, line: entry.line, key: entry.key, message: "expected a string") }
+                file.defaultEnvironment = name
+                continue
+            }
+            let name = entry.table[1]
+            guard var env = file.environments[name] else { continue }
+            func string() throws(ConfigError) -> String {
+                guard case let .string(s) = entry.value, !s.isEmpty else {
+                    throw ConfigError(path: path, line: entry.line, key: entry.key, message: "expected a non-empty string in quotes")
+                }
+                return s
+            }
+            switch entry.key {
+            case "base_url":
+                let url = try string()
+                guard let parsed = URL(string: url), ["http", "https"].contains(parsed.scheme?.lowercased() ?? ""), parsed.host != nil else {
+                    throw ConfigError(path: path, line: entry.line, key: entry.key, message: "expected http(s)://host[:port][/path], not '\(url)'")
+                }
+                env.baseURL = url
+            case "user": env.user = try string()
+            case "read_only":
+                guard case let .bool(b) = entry.value else { throw ConfigError(path: path, line: entry.line, key: entry.key, message: "expected true or false") }
+                env.readOnly = b
+            case "token_env", "refresh_token_env":
+                let variable = try string()
+                guard variable.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_") }) else {
+                    throw ConfigError(path: path, line: entry.line, key: entry.key, message: "expected the NAME of an environment variable (the token itself never goes in this file)")
+                }
+                if entry.key == "token_env" { env.tokenEnv = variable } else { env.refreshTokenEnv = variable }
+            case "ca_file": env.caFile = try string()
+            case "timeout":
+                let seconds: Double
+                switch entry.value {
+                case let .int(i): seconds = Double(i)
+                case let .double(d): seconds = d
+                default: throw ConfigError(path: path, line: entry.line, key: entry.key, message: "expected a number of seconds")
+                }
+                guard seconds > 0, seconds <= 600 else { throw ConfigError(path: path, line: entry.line, key: entry.key, message: "expected seconds in (0, 600]") }
+                env.timeout = seconds
+            default:
+                throw ConfigError(path: path, line: entry.line, key: entry.key, message: "unknown key in [environments.\(name)]; keys: " + keys.joined(separator: ", "))
+            }
+            file.environments[name] = env
+        }
+        if let chosen = file.defaultEnvironment, file.environments[chosen] == nil, chosen != "local" {
+            let line = parsed.entries.first { $0.key == "default_environment" }?.line
+            throw ConfigError(path: path, line: line, key: "default_environment", message: "no [environments.\(chosen)] in this file")
+        }
+        return file
+    }
+}
+
+/// Everything a command runs with, resolved: flags > environment variables > config file > defaults.
+public struct ResolvedSettings: Sendable, Equatable {
+    public var environment: String
+    public var baseURL: String
+    public var user: String
+    public var readOnly: Bool
+    public var tokenEnv: String
+    public var refreshTokenEnv: String
+    public var caFile: String?
+    public var timeout: Double
+    /// Where each value came from (`flag`, `environment variable X`, `config file`, `default`).
+    public var sources: [String: String]
+
+    public struct Flags: Sendable {
+        public var env: String?
+        public var baseURL: String?
+        public var user: String?
+        public var readOnly: Bool
+        public var timeout: Double?
+        public init(env: String? = nil, baseURL: String? = nil, user: String? = nil, readOnly: Bool = false, timeout: Double? = nil) {
+            self.env = env
+            self.baseURL = baseURL
+            self.user = user
+            self.readOnly = readOnly
+            self.timeout = timeout
+        }
+    }
+
+    public static func resolve(flags: Flags, environment: [String: String], config: ConfigFile?) throws(ConfigError) -> ResolvedSettings {
+        let name = flags.env ?? environment["REITERATE_ENV"] ?? config?.defaultEnvironment
+        var chosen: EnvironmentConfig?
+        if let name {
+            if let found = config?.environments[name] {
+                // A config entry named "local" overrides the built-in one field by field.
+                chosen = name == "local" ? merge(found, over: .local) : found
+            } else if name == "local" {
+                chosen = .local
+            } else {
+                let known = (["local"] + (config?.environments.keys.sorted() ?? [])).joined(separator: ", ")
+                throw ConfigError(path: config?.path ?? "config", message: "no environment '\(name)'; known: \(known)")
+            }
+        }
+        var sources: [String: String] = [:]
+        func pick<T>(_ key: String, _ flag: T?, _ envVar: String?, _ configValue: T?, _ fallback: T, read: (String) -> T?) -> T {
+            if let flag { sources[key] = "flag"; return flag }
+            if let envVar, let raw = environment[envVar], !raw.isEmpty, let v = read(raw) { sources[key] = "environment variable \(envVar)"; return v }
+            if let configValue { sources[key] = chosen.map { $0.name == "local" && config?.environments["local"] == nil ? "built-in local" : "config file [environments.\($0.name)]" } ?? "config"; return configValue }
+            sources[key] = "default"
+            return fallback
+        }
+        let baseURL = pick("base_url", flags.baseURL, "REITERATE_BASE_URL", chosen?.baseURL, EnvironmentConfig.local.baseURL ?? "http://127.0.0.1:8080") { $0 }
+        let user = pick("user", flags.user, "REITERATE_USER", chosen?.user, "qa-alice") { $0 }
+        let timeout = pick("timeout", flags.timeout, nil, chosen?.timeout, 10) { Double($0) }
+        let tokenEnv = pick("token_env", nil, nil, chosen?.tokenEnv, "REITERATE_TOKEN") { $0 }
+        let refreshTokenEnv = pick("refresh_token_env", nil, nil, chosen?.refreshTokenEnv, "REITERATE_REFRESH_TOKEN") { $0 }
+        let caFile: String? = pick("ca_file", nil, nil, chosen?.caFile.map { Optional($0) }, nil) { $0 }
+        // An environment is named by --env, else guessed from the URL: loopback is local, a staging
+        // host is staging, anything else is production-like — read-only unless its config says not.
+        let envName = chosen?.name ?? guessEnvironment(baseURL)
+        let readOnly: Bool
+        if flags.readOnly {
+            readOnly = true
+            sources["read_only"] = "flag"
+        } else if let configured = chosen?.readOnly {
+            readOnly = configured
+            sources["read_only"] = envName == "local" && config?.environments["local"] == nil ? "built-in local" : "config file [environments.\(envName)]"
+        } else {
+            readOnly = guessEnvironment(baseURL) == "production"
+            sources["read_only"] = "default for a \(guessEnvironment(baseURL)) URL"
+        }
+        return ResolvedSettings(environment: envName, baseURL: baseURL, user: user, readOnly: readOnly, tokenEnv: tokenEnv,
+                                refreshTokenEnv: refreshTokenEnv, caFile: caFile, timeout: timeout, sources: sources)
+    }
+
+    static func merge(_ top: EnvironmentConfig, over base: EnvironmentConfig) -> EnvironmentConfig {
+        EnvironmentConfig(name: top.name, baseURL: top.baseURL ?? base.baseURL, user: top.user ?? base.user, readOnly: top.readOnly ?? base.readOnly,
+                          tokenEnv: top.tokenEnv ?? base.tokenEnv, refreshTokenEnv: top.refreshTokenEnv ?? base.refreshTokenEnv,
+                          caFile: top.caFile ?? base.caFile, timeout: top.timeout ?? base.timeout)
+    }
+
+    public static func guessEnvironment(_ baseURL: String) -> String {
+        let host = URL(string: baseURL)?.host?.lowercased() ?? ""
+        if ["127.0.0.1", "localhost", "::1", "[::1]"].contains(host) || host.hasPrefix("127.") { return "local" }
+        if host.contains("staging") || host.contains("stg") { return "staging" }
+        return "production"
+    }
+
+    /// A token for display: never its value, only whether it is set and how long it is.
+    public static func mask(_ token: String?) -> String {
+        guard let token, !token.isEmpty else { return "not set" }
+        return "set (\(token.count) characters, hidden)"
+    }
+}

@@ -1,0 +1,53 @@
+import ArgumentParser
+import Foundation
+import ShopSettings
+import TerminalText
+
+/// `reiterate-shop config check`: validates the config file and prints the resolved settings.
+struct Config: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Check the config file ($XDG_CONFIG_HOME/reiterate-shop/config.toml).",
+        subcommands: [Check.self]
+    )
+
+    struct Check: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Validate the config file and print the resolved settings (tokens masked).",
+            discussion: "Exit status: 0 valid; 78 a mistake, named with its file, line and key."
+        )
+
+        @OptionGroup var connection: ConnectionOptions
+
+        func run() async throws {
+            let env = ProcessInfo.processInfo.environment
+            let path = ConfigFile.defaultPath(environment: env)
+            let file: ConfigFile?
+            do {
+                file = try ConfigFile.load(path: path)
+            } catch {
+                throw fail(CLIError(message: error.description, exitCode: .config))
+            }
+            var out = file == nil ? "config file: \(path) (none: built-in defaults)\n"
+                : "config file: \(path) — valid, \(file?.environments.count ?? 0) environment(s)\n"
+            let names = ["local"] + (file?.environments.keys.sorted().filter { $0 != "local" } ?? [])
+            let selected = (try? connection.settings())?.environment
+            for name in names {
+                var options = connection
+                options.envName = name
+                let s: ResolvedSettings
+                do { s = try options.settings() } catch { throw fail(error) }
+                out += "\n[\(name)]\(name == selected ? "  (selected)" : "")\n"
+                out += "  base_url   \(Sanitizer.line(s.baseURL))   (\(s.sources["base_url"] ?? ""))\n"
+                out += "  user       \(Sanitizer.line(s.user))   (\(s.sources["user"] ?? ""))\n"
+                out += "  read_only  \(s.readOnly)   (\(s.sources["read_only"] ?? ""))\n"
+                out += "  token      $\(s.tokenEnv): \(ResolvedSettings.mask(env[s.tokenEnv]))\n"
+                out += "  refresh    $\(s.refreshTokenEnv): \(ResolvedSettings.mask(env[s.refreshTokenEnv]))\n"
+                if let ca = s.caFile {
+                    out += "  ca_file    \(Sanitizer.line(ca)) (\(FileManager.default.isReadableFile(atPath: ca) ? "readable" : "MISSING or unreadable"))\n"
+                }
+                out += "  timeout    \(s.timeout) s\n"
+            }
+            FileHandle.standardOutput.write(Data(out.utf8))
+        }
+    }
+}

@@ -1,0 +1,243 @@
+#!/usr/bin/env python3
+"""`make screenshots`: the real reiterate-shop in tmux against the real stand-in, captured with colours
+(`capture-pane -e`) and rendered to PNG with Pillow — no hand-made images.
+
+Usage: python3 Tests/screenshots/shoot.py OUT_DIR   (SHOP_BIN / STUB_BIN override the binaries)
+"""
+import ctypes
+import locale
+import os
+import re
+import select
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from PIL import Image, ImageDraw, ImageFont
+
+ROOT = Path(__file__).resolve().parents[2]
+SHOP = os.environ.get("SHOP_BIN", str(ROOT / ".build/debug/reiterate-shop"))
+STUB = os.environ.get("STUB_BIN", str(ROOT / ".build/debug/reiterate-stub"))
+SOCKET = f"reiterate-shots-{os.getpid()}"
+WIDTH, HEIGHT = 120, 32
+
+locale.setlocale(locale.LC_CTYPE, "C.UTF-8")
+_libc = ctypes.CDLL("libc.so.6")
+_libc.wcwidth.argtypes = [ctypes.c_wchar]
+
+FONT_DIRS = ["/usr/share/fonts/truetype/dejavu", "/usr/share/fonts/truetype/wqy", "/usr/share/fonts/truetype/ancient-scripts",
+             "/usr/share/fonts/truetype/tlwg", "/usr/share/fonts/opentype/tlwg"]
+FONT_FILES = ["DejaVuSansMono.ttf", "DejaVuSansMono-Bold.ttf", "wqy-microhei.ttc", "Symbola_hint.ttf", "Symbola.ttf", "TlwgMono.ttf", "TlwgMono.otf"]
+
+PALETTE = {  # xterm-ish colours on a dark background
+    0: (40, 42, 46), 1: (220, 80, 80), 2: (110, 200, 110), 3: (230, 190, 80), 4: (100, 150, 230),
+    5: (190, 120, 220), 6: (90, 200, 210), 7: (200, 200, 200),
+}
+BG, FG = (24, 26, 30), (215, 218, 222)
+
+
+def tmux(*args, check=True):
+    return subprocess.run(["tmux", "-L", SOCKET, *args], capture_output=True, text=True, check=check, timeout=20)
+
+
+_FONTS = {}
+
+
+def fonts(size):
+    if size in _FONTS:
+        return _FONTS[size]
+    found = {}
+    for name in FONT_FILES:
+        for d in FONT_DIRS:
+            p = Path(d) / name
+            if p.exists():
+                found[name] = ImageFont.truetype(str(p), size)
+                break
+    regular = found.get("DejaVuSansMono.ttf")
+    if regular is None:
+        sys.exit("DejaVu Sans Mono is missing (apt-get install fonts-dejavu-core)")
+    fallbacks = [found[n] for n in ("wqy-microhei.ttc", "Symbola_hint.ttf", "Symbola.ttf", "TlwgMono.ttf", "TlwgMono.otf") if n in found]
+    _FONTS[size] = (regular, found.get("DejaVuSansMono-Bold.ttf", regular), fallbacks)
+    return _FONTS[size]
+
+
+_NOTDEF = {}
+
+
+def has_glyph(font, ch):
+    """Whether `font` draws `ch` itself (not its .notdef box)."""
+    if ch.isspace():
+        return True
+    key = id(font)
+    if key not in _NOTDEF:
+        m = font.getmask("\U0010FFFD")
+        _NOTDEF[key] = (m.size, bytes(m))
+    try:
+        m = font.getmask(ch)
+    except Exception:
+        return False
+    return (m.size, bytes(m)) != _NOTDEF[key]
+
+
+SGR = re.compile(r"\x1b\[([0-9;]*)m")
+
+
+def parse(ansi):
+    """capture-pane -e text → rows of (char, fg, bg, bold, reverse)."""
+    rows = []
+    fg = bg = None
+    bold = rev = dim = False
+    for line in ansi.split("\n")[:HEIGHT]:
+        cells = []
+        pos = 0
+        for m in SGR.finditer(line + "\x1b[m"):
+            for ch in line[pos:m.start()]:
+                cells.append((ch, fg, bg, bold, rev, dim))
+            pos = m.end()
+            codes = [int(c) if c else 0 for c in m.group(1).split(";")] if m.group(1) else [0]
+            i = 0
+            while i < len(codes):
+                c = codes[i]
+                if c == 0: fg = bg = None; bold = rev = dim = False
+                elif c == 1: bold = True
+                elif c == 2: dim = True
+                elif c == 7: rev = True
+                elif c == 22: bold = dim = False
+                elif c == 27: rev = False
+                elif 30 <= c <= 37: fg = PALETTE[c - 30]
+                elif c == 39: fg = None
+                elif 40 <= c <= 47: bg = PALETTE[c - 40]
+                elif c == 49: bg = None
+                elif 90 <= c <= 97: fg = PALETTE[c - 90]
+                elif c in (38, 48) and i + 2 < len(codes) and codes[i + 1] == 5:
+                    color = PALETTE.get(codes[i + 2] % 8, FG)
+                    if c == 38: fg = color
+                    else: bg = color
+                    i += 2
+                i += 1
+        rows.append(cells)
+    return rows
+
+
+def render(ansi, out_path, title):
+    size = 16
+    regular, bold_font, fallbacks = fonts(size)
+    cw = int(regular.getlength("M"))
+    ch = size + 6
+    pad = 14
+    bar = 30
+    img = Image.new("RGB", (WIDTH * cw + 2 * pad, HEIGHT * ch + 2 * pad + bar), BG)
+    d = ImageDraw.Draw(img)
+    d.rectangle([0, 0, img.width, bar], fill=(44, 47, 54))
+    for i, color in enumerate([(237, 106, 94), (245, 191, 79), (98, 197, 84)]):
+        d.ellipse([12 + i * 20, 10, 24 + i * 20, 22], fill=color)
+    d.text((80, 7), title, font=regular, fill=(170, 175, 185))
+    for y, cells in enumerate(parse(ansi)):
+        x = 0
+        for char, fg, bg, bold, rev, dim in cells:
+            w = max(0, _libc.wcwidth(char))
+            if w == 0:
+                # A combining mark: draw over the previous cell.
+                if x > 0:
+                    d.text((pad + (x - 1) * cw, bar + pad + y * ch), char, font=regular, fill=FG)
+                continue
+            fore, back = (fg or FG), bg
+            if dim and fg is None: fore = (140, 145, 155)
+            if rev: fore, back = (back or BG), (fg or FG)
+            px, py = pad + x * cw, bar + pad + y * ch
+            if back:
+                d.rectangle([px, py, px + w * cw - 1, py + ch - 1], fill=back)
+            font = bold_font if bold else regular
+            if not has_glyph(font, char):
+                font = next((f for f in fallbacks if has_glyph(f, char)), font)
+            d.text((px, py + 2), char, font=font, fill=fore)
+            x += w
+    img.save(out_path, optimize=True)
+
+
+class Scene:
+    def __init__(self, url, cache_dir, name):
+        self.name = name
+        env = f"REITERATE_TOKEN=dev-token TZ=UTC TERM=xterm-256color LANG=C.UTF-8"
+        cmd = f"env {env} {shlex.quote(SHOP)} --base-url {url} --cache-dir {shlex.quote(str(cache_dir))}"
+        tmux("new-session", "-d", "-s", name, "-x", str(WIDTH), "-y", str(HEIGHT), cmd)
+        tmux("resize-window", "-t", name, "-x", str(WIDTH), "-y", str(HEIGHT))
+
+    def wait(self, text, timeout=15):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if text in tmux("capture-pane", "-p", "-t", self.name).stdout:
+                return
+            time.sleep(0.05)
+        sys.exit(f"{self.name}: {text!r} never appeared")
+
+    def keys(self, *keys, settle=0.4):
+        for k in keys:
+            tmux("send-keys", "-t", self.name, k)
+            time.sleep(0.05)
+        time.sleep(settle)
+
+    def shoot(self, out_dir, file, title):
+        ansi = tmux("capture-pane", "-e", "-p", "-N", "-t", self.name).stdout
+        render(ansi, out_dir / file, title)
+        print(f"wrote {out_dir / file}")
+
+    def close(self):
+        tmux("kill-session", "-t", self.name, check=False)
+
+
+def start_stub(*args):
+    proc = subprocess.Popen([STUB, "--port", "0", "--quiet", *args], stdout=subprocess.PIPE, text=True)
+    if not select.select([proc.stdout], [], [], 30)[0]:
+        sys.exit("reiterate-stub did not start")
+    return proc, proc.stdout.readline().split()[-1]
+
+
+def main():
+    out = Path(sys.argv[1] if len(sys.argv) > 1 else ROOT / "Screenshots")
+    out.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix="shots-"))
+    tmux("new-session", "-d", "-s", "keepalive", "sleep 600")
+    stub, url = start_stub()
+    try:
+        s = Scene(url, work / "cache", "shop")
+        s.wait("Balance 1,250 cheer")
+        s.keys("j", "j")
+        s.shoot(out, "shop.png", "reiterate-shop — Shop (qa-alice, local stand-in)")
+        s.keys("2")
+        s.wait("page 1 of 5")
+        s.keys("Enter")
+        s.shoot(out, "history-comments.png", "reiterate-shop — History with comments")
+        s.keys("3", "j")
+        s.shoot(out, "requests.png", "reiterate-shop — Requests inspector")
+        s.keys("?")
+        s.shoot(out, "help.png", "reiterate-shop — Keys (?)")
+        s.keys("Escape", "1", "s")
+        s.keys(*"50", "Tab", *"Lovely", settle=0.2)
+        s.keys("Enter")
+        s.shoot(out, "spend-confirm.png", "reiterate-shop — Spend cheer: confirmation")
+        s.keys("Escape", "q")
+        s.close()
+        # Offline: the stand-in goes away, `r` shows the cached balance marked with its age.
+        o = Scene(url, work / "cache", "offline")
+        o.wait("Balance 1,250 cheer")
+        stub.terminate()
+        stub.wait(5)
+        o.keys("r", settle=1.5)
+        o.wait("cached")
+        o.shoot(out, "offline-cached.png", "reiterate-shop — offline: the cached balance")
+        o.keys("q")
+        o.close()
+    finally:
+        if stub.poll() is None:
+            stub.terminate()
+        tmux("kill-server", check=False)
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
