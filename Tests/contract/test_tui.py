@@ -195,3 +195,36 @@ def test_resize_relays_out_and_too_small_is_explained(stub, tui):
     tmux("resize-window", "-t", t.name, "-x", "130", "-y", "35")
     screen = t.wait_for("Balance 1,250 cheer")
     assert "too small" not in screen and max(wcswidth(line) for line in screen.splitlines()) > 100
+
+
+def stub_pids(session):
+    """reiterate-stub processes of one terminal session (the tmux pane's), wherever their parent went."""
+    rows = subprocess.run(["ps", "-eo", "pid=,sid=,args="], capture_output=True, text=True).stdout.splitlines()
+    return {int(r.split()[0]) for r in rows if len(r.split()) > 2 and r.split()[1] == str(session) and "reiterate-stub" in r}
+
+
+def test_make_run_shows_alice_and_leaves_no_stand_in_behind(tmp_path):
+    status = tmp_path / "make.status"
+    command = f"cd {shlex.quote(str(ROOT))} && make -s run; echo $? > {shlex.quote(str(status))}"
+    tmux("new-session", "-d", "-s", "makerun", "-x", "110", "-y", "30", command)
+    tmux("resize-window", "-t", "makerun", "-x", "110", "-y", "30")
+    pane = tmux("display", "-p", "-t", "makerun", "#{pane_pid}").stdout.strip()
+    session = subprocess.run(["ps", "-o", "sid=", "-p", pane], capture_output=True, text=True).stdout.strip()
+    try:
+        deadline = time.monotonic() + 240  # `make run` builds first (incremental here)
+        while time.monotonic() < deadline:
+            screen = tmux("capture-pane", "-p", "-t", "makerun").stdout
+            if "Balance 1,250 cheer" in screen:
+                break
+            time.sleep(0.2)
+        assert "Balance 1,250 cheer" in screen and "qa-alice" in screen, screen
+        assert stub_pids(session), "make run started a stand-in"
+        tmux("send-keys", "-t", "makerun", "q")
+        deadline = time.monotonic() + 15
+        while time.monotonic() < deadline and not (status.exists() and status.read_text().strip()):
+            time.sleep(0.1)
+        assert status.read_text().strip() == "0"
+        time.sleep(0.3)
+        assert not stub_pids(session), "a reiterate-stub was left running"
+    finally:
+        tmux("kill-session", "-t", "makerun", check=False)
