@@ -7,6 +7,7 @@
 #define NCURSES_WIDECHAR 1
 #define _XOPEN_SOURCE_EXTENDED 1
 #include <locale.h>
+#include <string.h>
 #include <wchar.h>
 #include <ncursesw/curses.h>
 
@@ -23,7 +24,17 @@ static inline attr_t shim_a_underline(void) { return A_UNDERLINE; }
 static inline attr_t shim_color_pair(short n) { return (attr_t)COLOR_PAIR(n); }
 
 static inline int shim_key_code_yes(void) { return KEY_CODE_YES; }
-static inline int shim_set_locale(void) { return setlocale(LC_ALL, "") != NULL; }
+#include <langinfo.h>
+/// The user's locale; when its character set is not UTF-8 (LANG unset: the C locale), C.UTF-8 for
+/// the character type, so wide characters and box drawing still work.
+static inline int shim_set_locale(void) {
+    setlocale(LC_ALL, "");
+    const char *codeset = nl_langinfo(CODESET);
+    if (codeset == NULL || strcmp(codeset, "UTF-8") != 0) {
+        return setlocale(LC_CTYPE, "C.UTF-8") != NULL;
+    }
+    return 1;
+}
 
 /// Reads one key without blocking: 0 none, 1 a character in *ch, 2 a key code in *ch.
 static inline int shim_read_key(int *ch) {

@@ -79,8 +79,10 @@ public enum Renderer {
 
     static func header(_ g: inout Grid, _ f: Frame) {
         // The app name gives way on narrow terminals: environment, user and balance matter more.
-        var x = f.width >= 100 ? g.put(" reiterate-shop ", x: 0, y: 0, style: .bold) + 1 : 1
         let (text, style) = badge(f.app.context)
+        let leftWithoutName = 1 + DisplayWidth.of(text) + (f.app.context.readOnly ? 12 : 0) + 2 + min(16, DisplayWidth.of(clean(f.app.context.user)))
+        let showName = f.width - leftWithoutName - 17 >= balanceWidth(f) + 2
+        var x = showName ? g.put(" reiterate-shop ", x: 0, y: 0, style: .bold) + 1 : 1
         x += g.put(text, x: x, y: 0, style: style)
         if f.app.context.readOnly { x += g.put(" READ-ONLY ", x: x + 1, y: 0, style: Style(foreground: .danger, bold: true, reverse: true)) + 1 }
         x += g.put("  " + Columns.truncate(clean(f.app.context.user), to: 16), x: x, y: 0, style: .bold)
@@ -115,6 +117,16 @@ public enum Renderer {
         }
     }
 
+    /// Columns the balance part of the header needs in its shortest useful form.
+    static func balanceWidth(_ f: Frame) -> Int {
+        switch f.app.balance.phase {
+        case let .cached(value, at, reason):
+            return DisplayWidth.of("Balance \(Wording.grouped(value)) cheer · cached \(Wording.age(of: at, now: f.now)) · \(reason.map { String($0.prefix { $0 != ":" }) } ?? "x")")
+        case let .live(value, _): return DisplayWidth.of("Balance \(Wording.grouped(value)) cheer ⠋")
+        default: return 20
+        }
+    }
+
     static func tabs(_ g: inout Grid, _ f: Frame) {
         var x = 1
         for tab in Tab.allCases {
@@ -129,11 +141,20 @@ public enum Renderer {
             if case let .cached(reason)? = packs.source, let at = packs.fetchedAt { info += " · cached \(Wording.age(of: at, now: f.now))\(reason.map { " · " + clean($0) } ?? "")" }
         case .history:
             info = f.app.history.positionText
+            switch f.app.history.current {
+            case .loading: info += " · loading \(spinner[f.tick % spinner.count])"
+            case let .loaded(_, at, .cached(reason)): info += " · cached \(Wording.age(of: at, now: f.now))\(reason.map { " · " + clean($0) } ?? "")"
+            default: break
+            }
         case .requests:
             info = "\(f.app.requests.rows.count) requests"
         }
-        let w = DisplayWidth.of(info)
-        if x + w + 2 < f.width { g.put(info, x: f.width - w - 1, y: 1, style: .muted) }
+        // What does not fit is cut from the end (the position comes first, the reason last).
+        let room = f.width - x - 2
+        if room > 8 {
+            let cut = Columns.truncate(info, to: room)
+            g.put(cut, x: f.width - DisplayWidth.of(cut) - 1, y: 1, style: .muted)
+        }
     }
 
     static func messageLine(_ g: inout Grid, _ f: Frame) {
@@ -147,22 +168,35 @@ public enum Renderer {
         guard let notice = f.app.notice else { return }
         let mark = notice.kind == .error ? "✖ " : "✔ "
         var text = clean(notice.text)
-        if let id = notice.requestID, !text.contains(id) { text += " (request id \(clean(id)))" }
-        g.put(Columns.truncate(mark + text, to: f.width - 2), x: 1, y: y, style: notice.kind == .error ? .error : Style(foreground: .good))
+        var suffix = ""
+        if let id = notice.requestID {
+            // The request id is what QA quotes: it survives truncation, the message is cut instead.
+            let marker = " (request id \(clean(id)))"
+            if let range = text.range(of: marker) { text.removeSubrange(range) }
+            suffix = marker
+        }
+        let room = f.width - 2 - DisplayWidth.of(suffix)
+        g.put(Columns.truncate(mark + text, to: max(1, room)) + suffix, x: 1, y: y, maxWidth: f.width - 2,
+              style: notice.kind == .error ? .error : Style(foreground: .good))
     }
 
     static func hintLine(_ g: inout Grid, _ f: Frame) {
         let y = f.height - 1
         g.fill(Rect(x: 0, y: y, width: f.width, height: 1), style: Style(reverse: true))
         let hints: [String]
-        if f.app.action != nil {
-            hints = ["Enter continue", "Tab next field", "Esc cancel"]
+        if let action = f.app.action {
+            switch action.phase {
+            case .editing: hints = ["Enter continue", "Tab next field", "Esc cancel"]
+            case .confirming: hints = ["y/Enter confirm", "n/Esc cancel"]
+            case .pending: hints = ["sending… the answer will show here", "Ctrl-C quit"]
+            case .succeeded, .failed: hints = ["Enter/Esc close"]
+            }
         } else if f.ui.showHelp {
             hints = ["Esc close help"]
         } else if f.ui.editingFilter {
             hints = ["type to filter", "Enter keep", "Esc clear"]
         } else {
-            hints = Keymap.hints(for: f.ui.tab)
+            hints = Keymap.hints(for: f.ui.tab).filter { !f.app.context.readOnly || !["s spend", "b buy"].contains($0) }
         }
         var x = 1
         for hint in hints {
@@ -274,23 +308,13 @@ public enum Renderer {
         let creatorW = max(10, (area.width - dateW - amountW - commentsW - 6) * 2 / 5)
         let productW = area.width - dateW - creatorW - amountW - commentsW - 6
         var y = area.y
-        // State line: where this page comes from.
-        var status = ""
-        switch history.current {
-        case .loading: status = "loading \(spinner[f.tick % spinner.count])"
-        case let .loaded(_, at, .cached(reason)): status = "cached \(Wording.age(of: at, now: f.now))\(reason.map { " · " + clean($0) } ?? "")"
-        default: break
-        }
         var x = 1
         x += g.putFitted("DATE", x: x, y: y, width: dateW, style: .muted) + 1
         x += g.putFitted("CREATOR", x: x, y: y, width: creatorW, style: .muted) + 1
         x += g.putFitted("PRODUCT", x: x, y: y, width: productW, style: .muted) + 1
         x += g.putFitted("AMOUNT", x: x, y: y, width: amountW, style: .muted, alignRight: true) + 1
         g.putFitted("COMMENTS", x: x, y: y, width: commentsW, style: .muted, alignRight: true)
-        if !status.isEmpty {
-            let w = min(DisplayWidth.of(status), area.width / 2)
-            g.put(Columns.truncate(status, to: w), x: area.maxX - w - 1, y: area.y - 1 + 0, style: Style(foreground: .warning))
-        }
+
         y += 1
         let rows = area.maxY - y
         let items = history.rows

@@ -28,8 +28,10 @@ public final class TerminalApp {
         terminal.start()
         store.onChange = { [weak self] _ in self?.scheduleRender() }
         store.observeExchanges()
-        render()
         store.send(.start)
+        // The first frame shows the cached balance: wait (at most 200 ms) for the cache to be read.
+        for _ in 0..<40 where !store.cacheRead { try? await Task.sleep(for: .milliseconds(5)) }
+        render()
         installSources()
         resized()  // a resize between initscr and the SIGWINCH source would otherwise be missed
         let status = await withCheckedContinuation { continuation in

@@ -17,6 +17,8 @@ public final class AppStore {
     private var inFlight: [UUID: Task<Void, Never>] = [:]
     private var historyRequests: [Int: UUID] = [:]
     private var exchangeObserver: Task<Void, Never>?
+    /// Whether the cache has been read (the first frame waits briefly for it).
+    public private(set) var cacheRead = false
     /// The last 200 effects run (tests check ordering with it); bounded, so memory stays flat.
     public private(set) var effectLog: [Effect] = []
 
@@ -109,11 +111,15 @@ public final class AppStore {
         let service = self.service
         switch effect {
         case let .readCache(generation, userKey, shopKey):
-            guard let cache else { return }
+            guard let cache else {
+                cacheRead = true
+                return
+            }
             let balance = await cache.read(CheerBalance.self, kind: "balance", key: userKey)
             let packs = await cache.read(AudioPackList.self, kind: "packs", key: shopKey)
             let firstPage = await cache.read(CheerHistoryPage.self, kind: "history-page1", key: userKey)
             dispatch(.cacheLoaded(generation: generation, balance: balance, packs: packs, firstPage: firstPage))
+            cacheRead = true
 
         case let .fetchBalance(generation, user, stamp):
             guard let result = await Self.attempt({ try await service.balance(user: user) }) else {

@@ -141,6 +141,13 @@ public enum ShopUpdate {
                 let text = explain(error, kind: kind, state: state)
                 state.action = ActionState(phase: .failed(text, requestID: error.requestID))
                 state.notice = Notice(.error, text, requestID: error.requestID)
+                // A refusal for lack of cheer means our balance was out of date; a write that got no
+                // answer may have been applied. Either way, look again.
+                if error.status == 402 { return loadBalance(&state) }
+                if mayHaveBeenApplied(error) {
+                    state.balance.stamp += 1
+                    return loadBalance(&state) + invalidateHistory(&state, merge: false)
+                }
                 return []
             }
 
@@ -460,7 +467,10 @@ public enum ShopUpdate {
                     return []
                 }
                 let kind = ActionKind.purchase(identifier: id, transactionID: transaction)
-                state.action = ActionState(phase: .confirming(kind, summary: "Buy \(id) (transaction \(transaction)) \(where_)?"))
+                // Bundles are named by their amount: com.reiterate.cheer.200 is 200 cheer.
+                let amount = id.split(separator: ".").last.flatMap { Int($0) }
+                let what = amount.map { "\(Wording.grouped($0)) cheer (\(id))" } ?? id
+                state.action = ActionState(phase: .confirming(kind, summary: "Buy \(what), transaction \(transaction), \(where_)?"))
             }
             return []
         case let .confirming(kind, summary):
@@ -480,12 +490,26 @@ public enum ShopUpdate {
         }
     }
 
-    /// 402 and 409 in plain words; anything else as the error's own line.
+    /// A write whose request may have reached the server although no answer came back.
+    static func mayHaveBeenApplied(_ error: ShopAPIError) -> Bool {
+        if case let .transport(t, _) = error {
+            switch t {
+            case .timeout, .connectionLost: return true
+            default: return false
+            }
+        }
+        return false
+    }
+
+    /// 402 and 409 in plain words; a write without an answer says it may have been applied.
     static func explain(_ error: ShopAPIError, kind: ActionKind, state: AppState) -> String {
+        if mayHaveBeenApplied(error) {
+            return "\(error.description) — it may have been applied; refreshing the balance and history."
+        }
         switch (error.status, kind) {
         case (402, let .spend(_, _, amount, _)):
-            let balance = state.balance.value.map { " (balance \(Wording.grouped($0)) cheer)" } ?? ""
-            return "Not enough cheer to spend \(Wording.grouped(amount))\(balance); nothing was spent."
+            let said = error.serverMessage.map { " The server says: \($0)." } ?? ""
+            return "Not enough cheer to spend \(Wording.grouped(amount)); nothing was spent.\(said) Refreshing the balance."
         case (409, let .purchase(_, transactionID)):
             return "Transaction \(transactionID) was already credited; nothing changed."
         default:

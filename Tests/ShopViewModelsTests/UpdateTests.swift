@@ -296,17 +296,32 @@ import Testing
         d.send(.submitAction)
         d.send(.submitAction)
         let spend = ActionKind.spend(product: "com.reiterate.pack.rain", productName: "Rain on a Tin Roof", amount: 10, comment: nil)
-        d.apply(.actionFinished(generation: 1, spend, .failure(http(402, "insufficient_balance")), at: t0))
-        #expect(d.state.action?.phase == .failed("Not enough cheer to spend 10 (balance 1,250 cheer); nothing was spent.", requestID: "rq-1"))
+        let refused = d.apply(.actionFinished(generation: 1, spend, .failure(http(402, "insufficient_balance", "balance 5 is less than 10")), at: t0))
+        #expect(d.state.action?.phase == .failed("Not enough cheer to spend 10; nothing was spent. The server says: balance 5 is less than 10. Refreshing the balance.", requestID: "rq-1"))
+        #expect(refused == [.fetchBalance(generation: 1, user: "qa-alice", stamp: 0)])  // our balance was out of date
         d.send(.submitAction)  // closes the outcome
         #expect(d.state.action == nil)
         d.send(.beginPurchase(transactionID: 42))
         d.send(.submitAction)
         guard case let .confirming(kind, summary) = d.state.action?.phase else { Issue.record("not confirming"); return }
-        #expect(summary == "Buy com.reiterate.cheer.200 (transaction 42) as qa-alice on STAGING?")
+        #expect(summary == "Buy 200 cheer (com.reiterate.cheer.200), transaction 42, as qa-alice on STAGING?")
         #expect(d.send(.submitAction) == [.purchase(generation: 1, identifier: "com.reiterate.cheer.200", transactionID: 42, user: "qa-alice", kind: kind)])
         d.apply(.actionFinished(generation: 1, kind, .failure(http(409, "duplicate_transaction")), at: t0))
         #expect(d.state.action?.phase == .failed("Transaction 42 was already credited; nothing changed.", requestID: "rq-1"))
+    }
+
+    @Test func aWriteWithoutAnAnswerMayHaveBeenAppliedSoEverythingIsReloaded() {
+        var d = ready()
+        d.send(.beginSpend)
+        d.send(.editSpend(amount: "10", comment: ""))
+        d.send(.submitAction)
+        d.send(.submitAction)
+        let spend = ActionKind.spend(product: "com.reiterate.pack.rain", productName: "Rain on a Tin Roof", amount: 10, comment: nil)
+        let timeout = ShopAPIError.transport(.timeout, endpoint: "POST /api/v1/spend_cheer")
+        let after = d.apply(.actionFinished(generation: 1, spend, .failure(timeout), at: t0))
+        guard case let .failed(text, _) = d.state.action?.phase else { Issue.record("not failed"); return }
+        #expect(text.hasSuffix("it may have been applied; refreshing the balance and history."))
+        #expect(after.contains(.fetchBalance(generation: 1, user: "qa-alice", stamp: 1)) && d.requestID(forPage: 1, in: after) != nil)
     }
 
     @Test func purchaseFormValidation() {
