@@ -61,7 +61,7 @@ $(VENV)/.installed: Tests/contract/requirements.txt
 run: build
 	@out=$$(mktemp); \
 	$(STUB) --port 0 --quiet > "$$out" & stub=$$!; \
-	trap 'kill $$stub 2>/dev/null; rm -f "$$out"' EXIT INT TERM HUP; \
+	trap 'kill $$stub 2>/dev/null; wait $$stub 2>/dev/null; rm -f "$$out"' EXIT INT TERM HUP; \
 	for i in $$(seq 200); do grep -q "listening on" "$$out" && break; sleep 0.05; done; \
 	url=$$(awk '/listening on/ {print $$4}' "$$out"); \
 	test -n "$$url" || { echo "error: reiterate-stub did not start" >&2; exit 1; }; \
