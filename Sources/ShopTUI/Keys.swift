@@ -51,7 +51,7 @@ public enum Keymap {
         Binding(["PgDn", "PgUp"], "a screenful down / up", tabs: [.shop, .requests]),
         Binding(["n", "p", "PgDn", "PgUp"], "next / previous page", tabs: [.history], hint: "n/p page"),
         Binding(["Enter"], "show / hide the comments", tabs: [.history], hint: "Enter comments"),
-        Binding(["Enter"], "the request's details full size / beside the list", tabs: [.requests]),
+        Binding(["Enter"], "details full size (j/k scroll) or beside the list", tabs: [.requests]),
         Binding(["/"], "filter the packs", tabs: [.shop], hint: "/ filter"),
         Binding(["o"], "sort: shop order, name, price, cheer", tabs: [.shop], hint: "o sort"),
         Binding(["r"], "refresh", hint: "r refresh"),
@@ -79,6 +79,8 @@ public struct UIState: Sendable, Equatable {
     public var dialogField = 0
     /// The request detail fills the body (Enter on the Requests tab).
     public var requestDetailFull = false
+    /// First line of the full-size request detail shown (j/k/PgDn/PgUp scroll it).
+    public var detailScroll = 0
     /// Rows a list shows (set from the layout; PgDn/PgUp move by it).
     public var pageSize = 10
     public var quit = false
@@ -100,7 +102,7 @@ public enum KeyHandler {
             ui.quit = true
             return ([], [.quit])
         }
-        if let action = app.action { return dialog(key, action, ui: &ui) }
+        if let action = app.action, action.isShown { return dialog(key, action, ui: &ui) }
         if ui.showHelp {
             if [.escape, .char("?"), .char("q")].contains(key) { ui.showHelp = false }
             return ([], [])
@@ -164,6 +166,15 @@ public enum KeyHandler {
             default: break
             }
         case .requests:
+            if ui.requestDetailFull {
+                // Full size: the movement keys scroll the detail.
+                if let move {
+                    ui.detailScroll = max(0, ui.detailScroll + move)
+                    return ([], [])
+                }
+                if key == .char("g") || key == .home { ui.detailScroll = 0; return ([], []) }
+                if key == .char("G") || key == .end { ui.detailScroll = Int.max / 2; return ([], []) }
+            }
             if let move { return ([.moveRequestSelection(move)], []) }
             switch key {
             case .char("g"), .home: return ([.selectRequest(index: 0)], [])
@@ -172,6 +183,7 @@ public enum KeyHandler {
                 if let id = app.requests.selected?.requestID { return ([], [.copy(id)]) }
             case .enter:
                 ui.requestDetailFull.toggle()
+                ui.detailScroll = 0
             default: break
             }
         }
@@ -224,7 +236,8 @@ public enum KeyHandler {
                 return ([.cancelAction], [])
             }
         case .pending:
-            break  // nothing until the answer comes
+            // The request is out: Esc puts the dialog away (the answer comes as a notice).
+            if key == .escape { return ([.backgroundAction], []) }
         case .succeeded, .failed:
             if [.enter, .escape, .char("q")].contains(key) {
                 ui.dialogField = 0

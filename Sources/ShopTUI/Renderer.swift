@@ -52,7 +52,7 @@ public enum Renderer {
         messageLine(&g, f)
         hintLine(&g, f)
         if f.ui.showHelp { help(&g, f) }
-        if let action = f.app.action { dialog(&g, f, action) }
+        if let action = f.app.action, action.isShown { dialog(&g, f, action) }
         return g
     }
 
@@ -184,11 +184,11 @@ public enum Renderer {
         let y = f.height - 1
         g.fill(Rect(x: 0, y: y, width: f.width, height: 1), style: Style(reverse: true))
         let hints: [String]
-        if let action = f.app.action {
+        if let action = f.app.action, action.isShown {
             switch action.phase {
             case .editing: hints = ["Enter continue", "Tab next field", "Esc cancel"]
             case .confirming: hints = ["y/Enter confirm", "n/Esc cancel"]
-            case .pending: hints = ["sending… the answer will show here", "Ctrl-C quit"]
+            case .pending: hints = ["sending…", "Esc put away (the answer shows below)", "Ctrl-C quit"]
             case .succeeded, .failed: hints = ["Enter/Esc close"]
             }
         } else if f.ui.showHelp {
@@ -426,8 +426,14 @@ public enum Renderer {
                 }
             }
         }
-        for (i, (line, style)) in lines.prefix(inner.height).enumerated() {
+        // Full size, the detail scrolls (the offset is clamped to the last screenful).
+        let scroll = f.ui.requestDetailFull ? min(max(0, f.ui.detailScroll), max(0, lines.count - inner.height)) : 0
+        for (i, (line, style)) in lines.dropFirst(scroll).prefix(inner.height).enumerated() {
             g.put(line, x: inner.x, y: inner.y + i, maxWidth: inner.width, style: style)
+        }
+        if lines.count > inner.height {
+            let more = f.ui.requestDetailFull ? " \(scroll + 1)–\(min(lines.count, scroll + inner.height)) of \(lines.count) " : " Enter: full size "
+            g.put(more, x: detail.maxX - DisplayWidth.of(more) - 2, y: detail.maxY - 1, style: .muted)
         }
     }
 
@@ -443,11 +449,19 @@ public enum Renderer {
         let rect = centered(f, width: 76, height: bindings.count + 4)
         g.fill(rect)
         g.box(rect, title: "Keys", style: .bold)
-        let keysW = 15
-        for (i, b) in bindings.enumerated() where i < rect.height - 3 {
+        // Every binding is shown: in two columns when one does not fit the height.
+        let rows = rect.height - 3
+        let columns = bindings.count > rows ? 2 : 1
+        let perColumn = (bindings.count + columns - 1) / columns
+        let columnWidth = (rect.width - 4) / columns
+        let keysW = min(15, columnWidth / 2)
+        for (i, b) in bindings.enumerated() {
+            let column = i / perColumn, row = i % perColumn
+            guard row < rows else { continue }
+            let x = rect.x + 2 + column * columnWidth
             let scope = b.tabs.isEmpty ? "" : " (" + b.tabs.map(\.title).joined(separator: ", ") + ")"
-            g.putFitted(b.keys.joined(separator: " "), x: rect.x + 2, y: rect.y + 1 + i, width: keysW, style: .bold)
-            g.put(b.help + scope, x: rect.x + 3 + keysW, y: rect.y + 1 + i, maxWidth: rect.width - keysW - 5)
+            g.putFitted(b.keys.joined(separator: " "), x: x, y: rect.y + 1 + row, width: keysW, style: .bold)
+            g.put(b.help + scope, x: x + keysW + 1, y: rect.y + 1 + row, maxWidth: columnWidth - keysW - 2)
         }
         g.put("Esc closes", x: rect.x + 2, y: rect.maxY - 2, style: .muted)
     }

@@ -35,6 +35,8 @@ public enum Intent: Equatable, Sendable {
     /// From the form: validate and ask for confirmation. From the confirmation: send.
     case submitAction
     case cancelAction
+    /// Put a pending spend or purchase away: the app is usable while it waits; the answer comes as a notice.
+    case backgroundAction
     case dismissNotice
     /// Show an informational line in the status bar (the front end's own news, e.g. "copied").
     case notify(String)

@@ -232,6 +232,16 @@ public struct ActionState: Equatable, Sendable {
     }
 
     public var phase: Phase
+    /// The dialog was put away while the request is out; its outcome arrives as a notice.
+    public var backgrounded = false
+
+    public init(phase: Phase, backgrounded: Bool = false) {
+        self.phase = phase
+        self.backgrounded = backgrounded
+    }
+
+    /// Whether the dialog is on screen (and takes the keys).
+    public var isShown: Bool { !backgrounded }
 }
 
 // MARK: The whole app

@@ -116,6 +116,8 @@ public enum ShopUpdate {
 
         case let .actionFinished(generation, kind, result, at):
             guard generation == state.generation, case .pending = state.action?.phase else { return [] }
+            let backgrounded = state.action?.backgrounded ?? false
+            defer { if backgrounded { state.action = nil } }  // put away: the notice carries the outcome
             switch result {
             case let .success(balance):
                 state.balance.value = balance.balance
@@ -284,7 +286,7 @@ public enum ShopUpdate {
 
         // Actions
         case .beginSpend:
-            guard refuseIfReadOnly(&state, what: "spending") else { return [] }
+            guard refuseIfReadOnly(&state, what: "spending"), refuseIfBusy(&state) else { return [] }
             guard let pack = state.packs.selected else {
                 state.notice = Notice(.error, "Select an Audio Pack to cheer for first.")
                 return []
@@ -292,7 +294,7 @@ public enum ShopUpdate {
             state.action = ActionState(phase: .editing(.spend(product: pack.identifier, productName: pack.name, amount: "", comment: ""), problem: nil))
             return []
         case let .beginPurchase(transactionID):
-            guard refuseIfReadOnly(&state, what: "buying") else { return [] }
+            guard refuseIfReadOnly(&state, what: "buying"), refuseIfBusy(&state) else { return [] }
             state.action = ActionState(phase: .editing(.purchase(identifier: "com.reiterate.cheer.200", transactionID: String(transactionID)), problem: nil))
             return []
         case let .editSpend(amount, comment):
@@ -308,6 +310,12 @@ public enum ShopUpdate {
         case .cancelAction:
             if case .pending = state.action?.phase { return [] }  // the request is out; its answer will come
             state.action = nil
+            return []
+        case .backgroundAction:
+            if case .pending = state.action?.phase {
+                state.action?.backgrounded = true
+                state.notice = Notice(.info, "Still sending; the answer will show here.")
+            }
             return []
         case .dismissNotice:
             state.notice = nil
@@ -435,6 +443,13 @@ public enum ShopUpdate {
     static func refuseIfReadOnly(_ state: inout AppState, what: String) -> Bool {
         guard state.context.readOnly else { return true }
         state.notice = Notice(.error, "\(state.context.environment.uppercased()) is read-only: \(what) is disabled.")
+        return false
+    }
+
+    /// One write at a time: a put-away spend or purchase still waiting refuses a new one.
+    static func refuseIfBusy(_ state: inout AppState) -> Bool {
+        guard case .pending = state.action?.phase else { return true }
+        state.notice = Notice(.error, "A spend or purchase is still on its way; wait for its answer.")
         return false
     }
 

@@ -127,12 +127,38 @@ struct Loop {
         #expect(l.app.action == nil)
     }
 
-    @Test func enterOpensTheRequestDetailEscReturns() {
+    @Test func enterOpensTheRequestDetailWhichScrollsEscReturns() {
         var l = Loop()
         l.press(.char("3"), .enter)
         #expect(l.ui.requestDetailFull)
+        let selected = l.app.requests.selectedIndex
+        l.press(.char("j"), .char("j"), .pageDown)
+        #expect(l.ui.detailScroll == 2 + l.ui.pageSize && l.app.requests.selectedIndex == selected)
+        l.press(.char("g"))
+        #expect(l.ui.detailScroll == 0)
         l.press(.escape)
         #expect(!l.ui.requestDetailFull)
+        l.press(.char("j"))
+        #expect(l.app.requests.selectedIndex == selected + 1)  // beside the list, j moves the selection again
+    }
+
+    @Test func aPendingWriteCanBePutAwayAndTheAppStaysUsable() {
+        var l = Loop()
+        l.press(.char("s"))
+        l.type("5")
+        l.press(.enter, .enter)  // confirm → pending
+        guard case .pending = l.app.action?.phase else { Issue.record("\(String(describing: l.app.action))"); return }
+        l.press(.char("2"))
+        #expect(l.ui.tab == .shop)  // the dialog still takes the keys…
+        l.press(.escape)
+        #expect(l.app.action?.backgrounded == true && l.app.notice?.text == "Still sending; the answer will show here.")
+        l.press(.char("2"))
+        #expect(l.ui.tab == .history)  // …until it is put away
+        l.press(.char("1"), .char("s"))
+        #expect(l.app.notice?.text == "A spend or purchase is still on its way; wait for its answer.")
+        let kind = ActionKind.spend(product: "com.reiterate.pack.rain", productName: "Rain on a Tin Roof", amount: 5, comment: nil)
+        _ = ShopUpdate.update(&l.app, .actionFinished(generation: 1, kind, .success(CheerBalance(balance: 1245)), at: now), now: now)
+        #expect(l.app.action == nil && l.app.notice?.text == "Spent 5 cheer on Rain on a Tin Roof. Balance 1,245 cheer.")
     }
 
     @Test func quitAndCopy() {

@@ -72,6 +72,17 @@ import TerminalText
         both("help", loadedState(), ui)
     }
 
+    @Test func helpOverlayAtTheSmallestSizeShowsEveryBinding() {
+        var ui = UIState()
+        ui.showHelp = true
+        let grid = Renderer.render(frame(loadedState(), ui, width: 60, height: 16))
+        assertSnapshot(grid, "help-60x16")
+        checkIntegrity(grid)
+        for binding in Keymap.bindings {
+            #expect(grid.text.contains(binding.keys.joined(separator: " ")), "\(binding.keys)")
+        }
+    }
+
     @Test func spendDialogAndConfirmation() {
         var app = loadedState()
         _ = ShopUpdate.update(&app, .intent(.beginSpend), now: now)
