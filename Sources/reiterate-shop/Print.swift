@@ -169,21 +169,10 @@ enum Output {
         }.joined(separator: "\n") + "\n"
     }
 
-    static func grouped(_ n: Int) -> String {
-        let digits = String(n.magnitude)
-        var out = ""
-        for (i, ch) in digits.enumerated() {
-            if i > 0, (digits.count - i) % 3 == 0 { out.append(",") }
-            out.append(ch)
-        }
-        return n < 0 ? "-" + out : out
-    }
+    static func grouped(_ n: Int) -> String { Wording.grouped(n) }
 
     static func price(_ cents: Int?, _ currency: String?) -> String {
-        guard let cents else { return "" }
-        if cents == 0 { return "free" }
-        let amount = "\(cents / 100).\(String(format: "%02d", cents % 100))"
-        return currency == nil || currency == "USD" ? "$" + amount : amount + " " + Sanitizer.line(currency ?? "")
+        Wording.price(cents: cents, currency: currency.map(Sanitizer.line))
     }
 
     static func localDate(_ date: Date) -> String {
