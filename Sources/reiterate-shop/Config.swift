@@ -47,7 +47,7 @@ struct Config: AsyncParsableCommand {
                 }
                 out += "  timeout    \(s.timeout) s\n"
             }
-            FileHandle.standardOutput.write(Data(out.utf8))
+            Terminal.out(out)
         }
     }
 }

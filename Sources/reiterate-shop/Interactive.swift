@@ -19,7 +19,7 @@ struct Interactive: AsyncParsableCommand {
 
     func run() async throws {
         guard isatty(STDIN_FILENO) == 1, isatty(STDOUT_FILENO) == 1 else {
-            FileHandle.standardError.write(Data("error: the interactive UI needs a terminal; for scripts use `reiterate-shop print`\n".utf8))
+            Terminal.err("error: the interactive UI needs a terminal; for scripts use `reiterate-shop print`\n")
             throw ExitCode(64)
         }
         let status: Int32

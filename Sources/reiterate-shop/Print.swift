@@ -51,7 +51,7 @@ struct Print: AsyncParsableCommand {
         } catch {
             throw fail(error, tokenVariable: try? connection.settings().tokenEnv)
         }
-        FileHandle.standardOutput.write(Data(output.utf8))
+        Terminal.out(output)
     }
 }
 
@@ -77,9 +77,9 @@ extension Print {
                 ? try Output.json(BalanceOutput(balance: value, source: "cache", fetchedAt: ISO8601.format(fetchedAt), reason: reason))
                 : "\(Wording.grouped(value)) cheer  (\(Sanitizer.line(user))) · cached \(Wording.age(of: fetchedAt, now: Date())) · \(reason ?? "offline")\n"
             if let error = balance.lastError {
-                FileHandle.standardError.write(Data("warning: showing the cached balance: \(error.description)\n".utf8))
+                Terminal.err("warning: showing the cached balance: \(error.description)\n")
             }
-            FileHandle.standardOutput.write(Data(text.utf8))
+            Terminal.out(text)
             throw ExitCode(ExitStatus.tempFail.rawValue)
         case .failed, .idle, .loading:
             throw balance.lastError ?? ShopAPIError.configuration("the balance request ended without an answer")

@@ -153,6 +153,22 @@ func fail(_ error: any Error, tokenVariable: String? = nil) -> ExitCode {
         line = Sanitizer.line(String(describing: error))
         status = .serverError
     }
-    FileHandle.standardError.write(Data("error: \(line)\n".utf8))
+    Terminal.err("error: \(line)\n")
     return ExitCode(status.rawValue)
+}
+
+/// stdout and stderr for a command that scripts pipe: a reader that goes away (`| head`) ends the
+/// process quietly with status 141 (as SIGPIPE would) instead of a trap.
+enum Terminal {
+    static func out(_ text: String) { write(text, to: .standardOutput) }
+    static func err(_ text: String) { write(text, to: .standardError) }
+
+    private static func write(_ text: String, to handle: FileHandle) {
+        signal(SIGPIPE, SIG_IGN)
+        do {
+            try handle.write(contentsOf: Data(text.utf8))
+        } catch {
+            Foundation.exit(141)
+        }
+    }
 }

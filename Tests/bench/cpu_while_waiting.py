@@ -20,6 +20,7 @@ BIN = Path(os.environ.get("BIN_DIR", ".build/release"))
 LATENCY_MS = int(os.environ.get("LATENCY_MS", "3000"))
 RUNS = int(os.environ.get("RUNS", "5"))
 TARGET_PERCENT = 5.0
+CACHE_HOME = __import__("tempfile").mkdtemp(prefix="bench-cache-")
 
 
 def child_cpu():
@@ -31,7 +32,7 @@ def measure(url, latency_ms):
     if latency_ms:
         body = json.dumps({"kind": "latency", "ms": latency_ms, "path": "/api/v1/balance", "count": 1}).encode()
         urllib.request.urlopen(urllib.request.Request(url + "/_stub/faults", data=body, method="POST"), timeout=5).read()
-    env = dict(os.environ, REITERATE_TOKEN="dev-token")
+    env = dict(os.environ, REITERATE_TOKEN="dev-token", XDG_CACHE_HOME=CACHE_HOME)  # never the user's own cache
     cpu0, t0 = child_cpu(), time.monotonic()
     r = subprocess.run([str(BIN / "reiterate-shop"), "print", "balance", "--base-url", url, "--timeout", "30"],
                        capture_output=True, text=True, env=env, timeout=60)

@@ -272,3 +272,14 @@ def test_config_check_masks_tokens_and_reports_a_broken_file_with_its_line(tmp_p
     env = write_config(tmp_path, '[environments.staging]\nbase_url = "https://staging.reiterate.invalid"\n')
     r = shop("print", "balance", "--env", "nowhere", env=env)
     assert r.returncode == 78 and "no environment 'nowhere'; known: local, staging" in r.stderr
+
+
+def test_a_reader_that_goes_away_ends_print_quietly(stub):
+    e = {k: v for k, v in os.environ.items() if not k.startswith("REITERATE_")}
+    e.update(REITERATE_TOKEN="dev-token", XDG_CACHE_HOME=tempfile.mkdtemp(dir=_CACHE_ROOT))
+    p = subprocess.Popen([str(SHOP_BIN), "print", "history", "--json", "--per-page", "200", "--user", "qa-whale", "--base-url", stub.url],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=e)
+    assert p.stdout.read(10) == b'{\n  "histo'
+    p.stdout.close()  # like `| head -c 10`
+    stderr = p.stderr.read().decode()
+    assert p.wait(20) == 141 and "Fatal error" not in stderr and stderr == ""
