@@ -145,11 +145,6 @@ public actor CacheStore {
             return false
         }
     }
-
-    /// Removes every entry of `key` (all kinds).
-    public func remove(kind: String, key: CacheKey) {
-        try? FileManager.default.removeItem(atPath: path(kind: kind, key: key))
-    }
 }
 
 public struct CacheWriteError: Error, CustomStringConvertible {

@@ -52,8 +52,6 @@ public struct Rect: Sendable, Equatable {
 
     public var maxX: Int { x + width }
     public var maxY: Int { y + height }
-
-    public func inset(_ d: Int) -> Rect { Rect(x: x + d, y: y + d, width: width - 2 * d, height: height - 2 * d) }
 }
 
 /// A screen's worth of cells; widgets draw into it, a backend shows it (ratatui's Buffer).

@@ -48,9 +48,6 @@ public final class TerminalApp {
         return status
     }
 
-    /// Restores the terminal now (for a thrown error's path).
-    public func restoreTerminal() { terminal.stop() }
-
     private func finish(_ status: Int32) {
         guard exitStatus == nil else { return }
         exitStatus = status

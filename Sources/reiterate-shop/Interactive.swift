@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Logging
 import ShopAPI
 import ShopCache
 import ShopSettings
@@ -22,17 +23,24 @@ struct Interactive: AsyncParsableCommand {
             Terminal.err("error: the interactive UI needs a terminal; for scripts use `reiterate-shop print`\n")
             throw ExitCode(64)
         }
+        let settings: ResolvedSettings
+        let logger: Logger
+        do {
+            settings = try connection.settings(readOnlyFlag: readOnly)
+            logger = try connection.makeLogger(label: "reiterate")
+        } catch {
+            throw fail(error)
+        }
         let status: Int32
         do {
-            let settings = try connection.settings(readOnlyFlag: readOnly)
             let context = ShopContext(environment: settings.environment, baseURL: settings.baseURL, user: settings.user, readOnly: settings.readOnly)
-            let cache = CacheStore(directory: connection.resolvedCacheDir, logger: try connection.makeLogger(label: "reiterate.cache"))
-            status = try await connection.withClient { client in
+            let cache = CacheStore(directory: connection.resolvedCacheDir, logger: logger)
+            status = try await connection.withClient(settings, logger: logger) { client in
                 let store = await AppStore(state: AppState(context: context), service: LiveShopService(client: client), cache: cache)
                 return await TerminalApp(store: store).run()
             }
         } catch {
-            throw fail(error, tokenVariable: try? connection.settings().tokenEnv)
+            throw fail(error, tokenVariable: settings.tokenEnv)
         }
         if status != 0 { throw ExitCode(status) }
     }

@@ -1,7 +1,9 @@
 import ArgumentParser
 import Foundation
+import Logging
 import ShopAPI
 import ShopCache
+import ShopSettings
 import ShopViewModels
 import TerminalText
 
@@ -31,13 +33,21 @@ struct Print: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let user = connection.resolvedUser
+        let settings: ResolvedSettings
+        let logger: Logger
+        do {
+            settings = try connection.settings()
+            logger = try connection.makeLogger(label: "reiterate")
+        } catch {
+            throw fail(error)
+        }
+        let user = settings.user
         let output: String
         do {
-            output = try await connection.withClient { client in
+            output = try await connection.withClient(settings, logger: logger) { client in
                 switch what {
                 case .balance:
-                    return try await balance(client: client, user: user)
+                    return try await balance(client: client, settings: settings, logger: logger)
                 case .packs:
                     let list = try await client.send(AudioPacks())
                     return json ? try Output.json(list) : Output.packs(list)
@@ -49,7 +59,7 @@ struct Print: AsyncParsableCommand {
         } catch let exit as ExitCode {
             throw exit
         } catch {
-            throw fail(error, tokenVariable: try? connection.settings().tokenEnv)
+            throw fail(error, tokenVariable: settings.tokenEnv)
         }
         Terminal.out(output)
     }
@@ -59,9 +69,10 @@ extension Print {
     /// The balance through the view-model layer: the cache is read first, the live value replaces it
     /// and is cached; when the server fails, the cached value is printed with its age and the reason,
     /// and the exit status is 75 (EX_TEMPFAIL).
-    func balance(client: ShopClient, user: String) async throws -> String {
-        let context = ShopContext(environment: "cli", baseURL: connection.resolvedBaseURL, user: user)
-        let cache = CacheStore(directory: connection.resolvedCacheDir, logger: try connection.makeLogger(label: "reiterate.cache"))
+    func balance(client: ShopClient, settings: ResolvedSettings, logger: Logger) async throws -> String {
+        let user = settings.user
+        let context = ShopContext(environment: settings.environment, baseURL: settings.baseURL, user: user, readOnly: settings.readOnly)
+        let cache = CacheStore(directory: connection.resolvedCacheDir, logger: logger)
         let store = await AppStore(state: AppState(context: context), service: LiveShopService(client: client), cache: cache)
         await store.send(.startBalance)
         await store.settle()
@@ -112,14 +123,14 @@ struct BalanceOutput: Encodable {
 /// Text and JSON renderings for `print`. Every server string passes the sanitizer before it is printed.
 enum Output {
     static func balance(_ balance: CheerBalance, user: String) -> String {
-        "\(grouped(balance.balance)) cheer  (\(Sanitizer.line(user)))\n"
+        "\(Wording.grouped(balance.balance)) cheer  (\(Sanitizer.line(user)))\n"
     }
 
     static func packs(_ list: AudioPackList) -> String {
         var rows = list.packs.map { p in
             [
                 Sanitizer.line(p.name), Sanitizer.line(p.creator ?? ""), price(p.priceCents, p.currency),
-                p.cheerTotal.map(grouped) ?? "", Sanitizer.line(p.identifier),
+                p.cheerTotal.map(Wording.grouped) ?? "", Sanitizer.line(p.identifier),
             ]
         }
         rows.insert(["NAME", "CREATOR", "PRICE", "CHEER", "IDENTIFIER"], at: 0)
@@ -138,7 +149,7 @@ enum Output {
             switch item {
             case let .entry(e):
                 rows.append([
-                    localDate(e.date), Sanitizer.line(e.creator), Sanitizer.line(e.product), grouped(e.amount),
+                    localDate(e.date), Sanitizer.line(e.creator), Sanitizer.line(e.product), Wording.grouped(e.amount),
                     e.comments.map { String($0.count) } ?? "—",
                 ])
             case let .unreadable(u):
@@ -152,7 +163,7 @@ enum Output {
             text += (notes[i] ?? String(line)) + "\n"
         }
         if page.items.isEmpty { text += "(no cheers on this page)\n" }
-        text += "page \(grouped(page.page)) of \(grouped(page.totalPages)) · \(grouped(page.totalCount)) cheers · \(Sanitizer.line(user))\n"
+        text += "page \(Wording.grouped(page.page)) of \(Wording.grouped(page.totalPages)) · \(Wording.grouped(page.totalCount)) cheers · \(Sanitizer.line(user))\n"
         return text
     }
 
@@ -168,8 +179,6 @@ enum Output {
             }.joined(separator: "  ")
         }.joined(separator: "\n") + "\n"
     }
-
-    static func grouped(_ n: Int) -> String { Wording.grouped(n) }
 
     static func price(_ cents: Int?, _ currency: String?) -> String {
         Wording.price(cents: cents, currency: currency.map(Sanitizer.line))

@@ -62,8 +62,6 @@ struct ConnectionOptions: ParsableArguments {
         }
     }
 
-    var resolvedBaseURL: String { (try? settings().baseURL) ?? baseURL ?? "http://127.0.0.1:8080" }
-    var resolvedUser: String { (try? settings().user) ?? user ?? "qa-alice" }
     var resolvedCacheDir: String { CacheLocation.directory(explicit: cacheDir, environment: environment) }
 
     /// The logger for `--log-file`, or one that drops everything.
@@ -86,10 +84,9 @@ struct ConnectionOptions: ParsableArguments {
         return raw
     }
 
-    /// The client for these options; `body` runs with it and the transport is shut down afterwards.
-    func withClient<T: Sendable>(_ body: (ShopClient) async throws -> T) async throws -> T {
-        let settings = try settings()
-        let logger = try makeLogger(label: "reiterate.api")
+    /// The client for `settings` (resolved once by the command); `body` runs with it and the transport
+    /// is shut down afterwards. `logger` is the one `--log-file` log, shared with the cache.
+    func withClient<T: Sendable>(_ settings: ResolvedSettings, logger: Logger, _ body: (ShopClient) async throws -> T) async throws -> T {
         let tokens = TokenStore(accessToken: try token(settings.tokenEnv), refreshToken: try token(settings.refreshTokenEnv))
         let configuration = ShopClientConfiguration(baseURL: settings.baseURL, requestTimeout: .milliseconds(Int(settings.timeout * 1000)))
         let transport: AsyncHTTPTransport
