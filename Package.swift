@@ -40,6 +40,8 @@ let package = Package(
         // Already in the tree through the two above; named because ShopAPI imports their modules.
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
+        // Header fields (`HTTPFields`) for the REST core; already in the tree through Hummingbird.
+        .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
     ],
     targets: [
         // Client side.
@@ -54,6 +56,7 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
             ],
             swiftSettings: strict
         ),
@@ -71,7 +74,11 @@ let package = Package(
         ),
         .target(
             name: "ShopViewModels",
-            dependencies: ["ShopAPI", "ShopCache"],
+            dependencies: [
+                "ShopAPI", "ShopCache", "TerminalText",
+                // Standard HTTP reason phrases for error lines.
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
             swiftSettings: strict
         ),
         .executableTarget(
@@ -123,7 +130,11 @@ let package = Package(
         .executableTarget(name: "cache-write-probe", dependencies: ["ShopCache"], path: "Tests/CacheWriteProbe", swiftSettings: strict),
         .testTarget(
             name: "ShopAPITests",
-            dependencies: ["ShopAPI", "StubServer", "StubCore", .product(name: "Logging", package: "swift-log")],
+            dependencies: [
+                "ShopAPI", "StubServer", "StubCore", .product(name: "Logging", package: "swift-log"),
+                // Only to check the words users see for each failure.
+                "ShopViewModels",
+            ],
             swiftSettings: strict
         ),
     ]

@@ -1,9 +1,11 @@
 import AsyncHTTPClient
 import Foundation
+import HTTPTypes
 import NIOCore
 import NIOHTTP1
 import NIOPosix
 import NIOSSL
+import Synchronization
 
 /// `HTTPTransport` on async-http-client: event-driven (no CPU while waiting — see README),
 /// cancellation that closes the connection, per-request deadlines and a connect timeout.
@@ -35,7 +37,7 @@ public final class AsyncHTTPTransport: HTTPTransport {
         config.httpVersion = .http1Only
         if let caFile = configuration.caFile {
             guard FileManager.default.isReadableFile(atPath: caFile) else {
-                throw TransportError.tls("CA file \(caFile) is missing or unreadable")
+                throw TransportError.tls(.caFileUnreadable(path: caFile))
             }
             var tls = TLSConfiguration.makeClientConfiguration()
             tls.trustRoots = .file(caFile)
@@ -57,62 +59,89 @@ public final class AsyncHTTPTransport: HTTPTransport {
     /// Sends `request`; the whole exchange — connection, head and body — ends by `request.timeout`.
     public func send(_ request: TransportRequest) async throws -> TransportResponse {
         guard let url = URL(string: request.url), let host = url.host, !host.isEmpty else {
-            throw TransportError.invalidURL(request.url)
+            throw TransportError.invalidURL
         }
+        // The response head, once it has come: a failure later in the body still names its request id.
+        let head = HeadBox()
         // async-http-client's deadline stops at the response head; a server that stalls in the middle
         // of the body must not hold the caller longer, so the whole exchange races one timer.
         return try await withThrowingTaskGroup(of: TransportResponse?.self) { group in
-            group.addTask { try await self.exchange(request, host: host) }
+            group.addTask { try await self.exchange(request, head: head) }
             group.addTask {
                 try await Task.sleep(for: request.timeout)
                 return nil
             }
             defer { group.cancelAll() }
             do {
-                guard let first = try await group.next(), let response = first else { throw TransportError.timeout }
+                guard let first = try await group.next(), let response = first else {
+                    throw TransportError.timeout(requestID: head.value?.requestID)
+                }
                 return response
             } catch {
-                throw Self.map(error, host: host)
+                throw Self.map(error, host: host, head: head.value)
             }
         }
     }
 
-    private func exchange(_ request: TransportRequest, host: String) async throws -> TransportResponse {
+    /// The status and request id of a response whose head has arrived.
+    struct Head: Sendable, Equatable {
+        var status: Int
+        var requestID: String?
+    }
+
+    final class HeadBox: Sendable {
+        private let state = Mutex<Head?>(nil)
+        var value: Head? { state.withLock { $0 } }
+        func set(_ head: Head) { state.withLock { $0 = head } }
+    }
+
+    private func exchange(_ request: TransportRequest, head: HeadBox) async throws -> TransportResponse {
         var outgoing = HTTPClientRequest(url: request.url)
         outgoing.method = request.method == .get ? .GET : .POST
-        for field in request.headers { outgoing.headers.add(name: field.name, value: field.value) }
+        for field in request.headers { outgoing.headers.add(name: field.name.rawName, value: field.value) }
         if let body = request.body {
             outgoing.body = .bytes(ByteBuffer(bytes: body))
         }
         let response = try await client.execute(outgoing, deadline: .now() + .nanoseconds(Self.nanoseconds(request.timeout)))
+        let status = Int(response.status.code)
+        head.set(Head(status: status, requestID: response.headers.first(name: "X-Request-Id")))
         let body: ByteBuffer
         do {
             body = try await response.body.collect(upTo: maxResponseBytes)
         } catch is NIOTooManyBytesError {
             throw TransportError.responseTooLarge(limit: maxResponseBytes)
         }
-        var headers = HeaderFields()
-        for (name, value) in response.headers { headers.fields.append((name: name, value: value)) }
-        return TransportResponse(status: Int(response.status.code), headers: headers, body: Array(body.readableBytesView))
+        let headers = HTTPFields(pairs: response.headers.map { ($0.name, $0.value) })
+        return TransportResponse(status: status, headers: headers, body: Array(body.readableBytesView))
     }
 
-    /// Maps async-http-client and SwiftNIO errors to `TransportError` (or `CancellationError`).
-    static func map(_ error: any Error, host: String) -> any Error {
-        if error is CancellationError || error is TransportError { return error }
+    /// Maps async-http-client, SwiftNIO and BoringSSL errors to `TransportError` (or `CancellationError`).
+    /// Only facts leave here: a library's own text goes into `.other(detail:)`, which is logged, never shown.
+    static func map(_ error: any Error, host: String, head: Head? = nil) -> any Error {
+        if error is CancellationError { return error }
+        if let error = error as? TransportError {
+            // A timeout after the head came keeps the request id.
+            if case .timeout = error, let head { return TransportError.timeout(requestID: head.requestID) }
+            return error
+        }
         if Task.isCancelled { return CancellationError() }
+        // The head came, then the body broke off: whatever the library calls it, the answer was cut short.
+        if let head, !(error is HTTPClientError && Self.isTimeout(error)) {
+            return TransportError.cutShort(status: head.status, requestID: head.requestID)
+        }
         if let error = error as? HTTPClientError {
             switch error {
             case .cancelled: return CancellationError()
-            case .deadlineExceeded, .readTimeout, .writeTimeout: return TransportError.timeout
+            case .deadlineExceeded, .readTimeout, .writeTimeout: return TransportError.timeout(requestID: head?.requestID)
             case .connectTimeout, .getConnectionFromPoolTimeout: return TransportError.connectTimeout(host: host)
-            case .tlsHandshakeTimeout: return TransportError.tls("TLS handshake timed out")
-            case .remoteConnectionClosed: return TransportError.connectionLost("the server closed the connection")
-            case .invalidURL, .emptyHost, .emptyScheme: return TransportError.invalidURL(host)
+            case .tlsHandshakeTimeout: return TransportError.tls(.handshake)
+            case .remoteConnectionClosed: return TransportError.cutShort(status: nil, requestID: nil)
+            case .invalidURL, .emptyHost, .emptyScheme: return TransportError.invalidURL
             default:
                 // Some cases carry the offending values (header values: a token); keep only the case name.
-                let name = String(describing: error).prefix { $0 != "(" }
-                if name.contains("invalidHeaderField") { return TransportError.other("a request header holds characters HTTP does not allow") }
-                return TransportError.other(String(name))
+                let name = brief(error)
+                if name.contains("invalidHeaderField") { return TransportError.invalidHeader }
+                return TransportError.other(detail: name)
             }
         }
         if let error = error as? NIOConnectionError {
@@ -125,26 +154,50 @@ public final class AsyncHTTPTransport: HTTPTransport {
         if let error = error as? IOError {
             switch error.errnoCode {
             case ECONNREFUSED: return TransportError.connectionRefused(host: host)
-            case ECONNRESET, EPIPE: return TransportError.connectionLost("connection reset by the server")
-            case ENETUNREACH, EHOSTUNREACH, ENETDOWN: return TransportError.offline("network unreachable")
+            case ECONNRESET, EPIPE: return TransportError.cutShort(status: nil, requestID: nil)
+            case ENETUNREACH, EHOSTUNREACH, ENETDOWN: return TransportError.offline
             case ETIMEDOUT: return TransportError.connectTimeout(host: host)
-            default: return TransportError.other(error.description)
+            default: return TransportError.other(detail: brief(error))
             }
         }
         if error is SocketAddressError { return TransportError.dns(host: host) }
         if let error = error as? ChannelError {
             switch error {
             case .connectTimeout: return TransportError.connectTimeout(host: host)
-            case .ioOnClosedChannel, .eof, .alreadyClosed, .outputClosed: return TransportError.connectionLost("the connection closed")
-            default: return TransportError.other(brief(error))
+            case .ioOnClosedChannel, .eof, .alreadyClosed, .outputClosed: return TransportError.cutShort(status: nil, requestID: nil)
+            default: return TransportError.other(detail: brief(error))
             }
         }
-        if let error = error as? NIOSSLError { return TransportError.tls(String(describing: error)) }
-        if let error = error as? BoringSSLError { return TransportError.tls(String(describing: error)) }
-        return TransportError.other(brief(error))
+        if error is HTTPParserError { return TransportError.cutShort(status: nil, requestID: nil) }
+        if let problem = tlsProblem(error) { return TransportError.tls(problem) }
+        return TransportError.other(detail: brief(error))
+    }
+
+    static func isTimeout(_ error: any Error) -> Bool {
+        guard let error = error as? HTTPClientError else { return false }
+        return [.deadlineExceeded, .readTimeout, .writeTimeout].contains(error)
+    }
+
+    /// What a TLS failure means, read from NIOSSL's and BoringSSL's errors.
+    static func tlsProblem(_ error: any Error) -> TLSProblem? {
+        if let extra = error as? NIOSSLExtraError {
+            return extra == .failedToValidateHostname ? .hostnameMismatch : .handshake
+        }
+        let text: String
+        if let error = error as? NIOSSLError {
+            text = String(describing: error)
+        } else if let error = error as? BoringSSLError {
+            text = String(describing: error)
+        } else {
+            return nil
+        }
+        if text.contains("CERTIFICATE_EXPIRED") || text.contains("certificate has expired") { return .expired }
+        if text.contains("CERTIFICATE_VERIFY_FAILED") { return .untrusted }
+        return .handshake
     }
 
     /// A library error's name without its payload (which may echo request data), at most 120 characters.
+    /// For the log file only.
     static func brief(_ error: any Error) -> String {
         String(String(describing: error).prefix { $0 != "(" }.prefix(120))
     }

@@ -1,4 +1,11 @@
 import Foundation
+import HTTPTypes
+
+/// Why an exchange has no whole answer.
+public enum ExchangeFailure: Sendable, Equatable {
+    case cancelled
+    case transport(TransportError)
+}
 
 /// One request/response as the inspector shows it. Secrets are already redacted when it is built.
 public struct Exchange: Sendable, Equatable, Identifiable {
@@ -10,21 +17,21 @@ public struct Exchange: Sendable, Equatable, Identifiable {
     public var duration: Duration
     /// nil when no HTTP answer came (see `failure`).
     public var status: Int?
-    public var failure: String?
+    public var failure: ExchangeFailure?
     public var requestID: String?
     public var attempt: Int
     public var requestBytes: Int
     public var responseBytes: Int
-    public var requestHeaders: HeaderFields
-    public var responseHeaders: HeaderFields
+    public var requestHeaders: HTTPFields
+    public var responseHeaders: HTTPFields
     /// Up to `Redactor.previewLimit` bytes of each body, token fields redacted.
     public var requestBodyPreview: String?
     public var responseBodyPreview: String?
 
     public init(
-        id: Int, method: String, path: String, startedAt: Date, duration: Duration, status: Int?, failure: String?,
-        requestID: String?, attempt: Int, requestBytes: Int, responseBytes: Int, requestHeaders: HeaderFields,
-        responseHeaders: HeaderFields, requestBodyPreview: String?, responseBodyPreview: String?
+        id: Int, method: String, path: String, startedAt: Date, duration: Duration, status: Int?, failure: ExchangeFailure?,
+        requestID: String?, attempt: Int, requestBytes: Int, responseBytes: Int, requestHeaders: HTTPFields,
+        responseHeaders: HTTPFields, requestBodyPreview: String?, responseBodyPreview: String?
     ) {
         self.id = id
         self.method = method
@@ -95,11 +102,14 @@ public enum Redactor {
         return ["token", "secret", "password", "api_key", "apikey"].contains { n.contains($0) }
     }
 
-    public static func headers(_ headers: HeaderFields) -> HeaderFields {
-        HeaderFields(headers.map { field in
-            let secret = secretHeaders.contains(field.name.lowercased()) || isSecretName(field.name)
-            return (name: field.name, value: secret ? placeholder : field.value)
-        })
+    public static func headers(_ headers: HTTPFields) -> HTTPFields {
+        var out = HTTPFields()
+        for field in headers {
+            let name = field.name.canonicalName
+            let secret = secretHeaders.contains(name) || isSecretName(name)
+            out.append(HTTPField(name: field.name, value: secret ? placeholder : field.value))
+        }
+        return out
     }
 
     /// A path with a query string, token-like parameter values redacted.

@@ -363,35 +363,55 @@ public enum DecodingFailure {
         return path.isEmpty ? "(top level)" : path
     }
 
-    /// `amount: expected a number`, `product: missing`, `(top level): not valid JSON` …
+    /// What went wrong and where: `amount` / wrong type "a number", `product` / missing …
     /// `relativeTo` drops that many leading path components (a list entry's own path).
-    public static func describe(_ error: DecodingError, relativeTo depth: Int = 0) -> String {
+    public static func problem(_ error: DecodingError, relativeTo depth: Int = 0) -> DecodeProblem {
         func where_(_ context: DecodingError.Context, extra: (any CodingKey)? = nil) -> String {
             var keys = Array(context.codingPath.dropFirst(depth))
             if let extra { keys.append(extra) }
-            return path(keys)
+            return keys.isEmpty ? "" : path(keys)
         }
         switch error {
         case let .typeMismatch(type, context):
-            return "\(where_(context)): expected \(typeName(type))"
+            return DecodeProblem(path: where_(context), reason: .wrongType(expected: typeName(type)))
         case let .valueNotFound(type, context):
-            return "\(where_(context)): expected \(typeName(type)), found null"
+            return DecodeProblem(path: where_(context), reason: .null(expected: typeName(type)))
         case let .keyNotFound(key, context):
-            return "\(where_(context, extra: key)): missing"
+            return DecodeProblem(path: where_(context, extra: key), reason: .missing)
         case let .dataCorrupted(context):
             let text = context.debugDescription
-            let detail: String
+            let reason: DecodeProblem.Reason
             if text.hasPrefix("unreadable") {
-                detail = text
+                reason = .unreadableValue(text)
             } else if text.contains("does not fit") || text.contains("out of range") || text.contains("Number") {
-                detail = "a number out of range"
+                reason = .outOfRange
             } else {
-                detail = "not valid JSON"
+                reason = .invalidJSON
             }
-            return "\(where_(context)): \(detail)"
+            return DecodeProblem(path: where_(context), reason: reason)
         @unknown default:
-            return "unreadable"
+            return DecodeProblem(path: "", reason: .invalidJSON)
         }
+    }
+
+    /// `amount: expected a number`, `product: missing`, `(top level): not valid JSON` … (our own words,
+    /// kept beside an unreadable list entry).
+    public static func describe(_ error: DecodingError, relativeTo depth: Int = 0) -> String {
+        describe(problem(error, relativeTo: depth))
+    }
+
+    public static func describe(_ problem: DecodeProblem) -> String {
+        let detail: String
+        switch problem.reason {
+        case .missing: detail = "missing"
+        case let .wrongType(expected): detail = "expected \(expected)"
+        case let .null(expected): detail = "expected \(expected), found null"
+        case .outOfRange: detail = "a number out of range"
+        case let .unreadableValue(text): detail = text
+        case .invalidJSON: detail = "not valid JSON"
+        case .cutShort: detail = "cut short"
+        }
+        return "\(problem.path.isEmpty ? "(top level)" : problem.path): \(detail)"
     }
 
     static func typeName(_ type: Any.Type) -> String {

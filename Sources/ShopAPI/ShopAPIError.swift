@@ -1,105 +1,153 @@
-import TerminalText
-
-/// Every way a call can fail, each case saying in one line what happened. Cancellation is not here:
-/// a cancelled call throws `CancellationError`.
-public enum ShopAPIError: Error, Sendable, Equatable, CustomStringConvertible {
-    /// The request did not get an HTTP answer.
+/// Every way a call can fail, as facts: what happened, the endpoint, the request id when a response
+/// head arrived. Wording (and sanitizing server text) is the display layer's job (`ErrorText` in
+/// ShopViewModels), shared by the TUI and `print`. Cancellation is not here: a cancelled call throws
+/// `CancellationError`.
+public enum ShopAPIError: Error, Sendable, Equatable {
+    /// The request did not get a whole HTTP answer.
     case transport(TransportError, endpoint: String)
     /// The server answered 4xx/5xx; `message` and `code` from its JSON error body.
     case http(status: Int, message: String?, code: String?, requestID: String?, endpoint: String, retryAfter: Int?)
     /// The body was not JSON (a proxy's HTML page, a wrong content type).
     case notJSON(status: Int, contentType: String?, requestID: String?, endpoint: String)
-    /// JSON that does not match the contract; `path` names the field.
-    case undecodable(path: String, reason: String, requestID: String?, endpoint: String)
+    /// JSON that does not match the contract.
+    case undecodable(DecodeProblem, requestID: String?, endpoint: String)
     /// The access token was refused and could not be renewed.
-    case signInExpired(reason: String, requestID: String?)
-    /// A setting makes the call impossible (a bad base URL, say).
-    case configuration(String)
+    case signInExpired(SignInProblem, requestID: String?)
+    /// A setting makes the call impossible.
+    case configuration(ConfigurationProblem)
 
     public var requestID: String? {
         switch self {
-        case let .http(_, _, _, id, _, _), let .notJSON(_, _, id, _), let .undecodable(_, _, id, _), let .signInExpired(_, id):
+        case let .http(_, _, _, id, _, _), let .notJSON(_, _, id, _), let .undecodable(_, id, _), let .signInExpired(_, id):
             return id
-        case .transport, .configuration: return nil
+        case let .transport(error, _): return error.requestID
+        case .configuration: return nil
         }
     }
 
-    /// The server's own `message`, when it sent one.
+    /// The server's own `message`, when it sent one (raw: sanitize before showing).
     public var serverMessage: String? {
-        if case let .http(_, message, _, _, _, _) = self, let message, !message.isEmpty { return message }
+        switch self {
+        case let .http(_, message, _, _, _, _): if let message, !message.isEmpty { return message }
+        case let .signInExpired(.refreshRefused(message), _), let .signInExpired(.renewedTokenRefused(message), _):
+            if let message, !message.isEmpty { return message }
+        default: break
+        }
         return nil
     }
 
     public var status: Int? {
         switch self {
         case let .http(status, _, _, _, _, _), let .notJSON(status, _, _, _): return status
+        case let .transport(.cutShort(status, _), _): return status
         default: return nil
         }
     }
 
-    /// One line, safe for a terminal (server text sanitized), ending with the request id when there is one.
-    public var description: String {
-        let text: String
+    /// `GET /api/v1/balance`, when the error belongs to a request.
+    public var endpoint: String? {
         switch self {
-        case let .transport(error, endpoint):
-            text = "\(endpoint): \(Self.describe(error))"
-        case let .http(status, message, code, _, endpoint, retryAfter):
-            var s = "\(endpoint): HTTP \(status) \(Self.reason(status))"
-            if let message, !message.isEmpty { s += ": \(message)" }
-            if let code, !code.isEmpty { s += " [\(code)]" }
-            if let retryAfter { s += " (retry after \(retryAfter) s)" }
-            text = s
-        case let .notJSON(status, contentType, _, endpoint):
-            text = "\(endpoint): HTTP \(status) \(Self.reason(status)) with a non-JSON body (\(contentType ?? "no content type"))"
-        case let .undecodable(path, reason, _, endpoint):
-            if reason == "cut short" {
-                text = "\(endpoint): the response is not valid JSON (it ends early: cut short)"
-            } else if path == "(top level)" && reason.hasSuffix("not valid JSON") {
-                text = "\(endpoint): the response is not valid JSON"
-            } else {
-                text = "\(endpoint): unexpected response: \(reason.hasPrefix(path) ? reason : "\(path): \(reason)")"
+        case let .transport(_, e), let .http(_, _, _, _, e, _), let .notJSON(_, _, _, e), let .undecodable(_, _, e): return e
+        case .signInExpired, .configuration: return nil
+        }
+    }
+
+    /// The one classification every classifier (wording, exit status, outage, "may have been applied") uses.
+    public var category: ErrorCategory {
+        switch self {
+        case let .transport(error, _):
+            switch error {
+            case .offline: return .offline
+            case .connectionRefused: return .refused
+            case .dns: return .dns
+            case let .tls(problem): return .tls(problem)
+            case .connectTimeout, .timeout: return .timeout
+            case .cutShort: return .cutShort
+            case .responseTooLarge, .invalidURL, .invalidHeader, .other: return .network
             }
-        case let .signInExpired(reason, _):
-            text = "sign-in expired: \(reason)"
-        case let .configuration(message):
-            text = message
+        case let .http(status, _, _, _, _, _): return .httpStatus(status)
+        case .notJSON: return .notJSON
+        case .undecodable: return .undecodable
+        case .signInExpired: return .signIn
+        case .configuration: return .configuration
         }
-        let line = Sanitizer.line(text)
-        return requestID.map { "\(line) (request id \(Sanitizer.line($0)))" } ?? line
+    }
+}
+
+/// The kinds of failure, for every decision that depends on one.
+public enum ErrorCategory: Sendable, Equatable {
+    case offline, refused, dns
+    case tls(TLSProblem)
+    case timeout
+    /// The connection ended before the whole answer came.
+    case cutShort
+    /// Another failure below HTTP (a response too large, a header HTTP refuses, an unexpected failure).
+    case network
+    case httpStatus(Int)
+    case notJSON, undecodable, signIn, cancelled, configuration
+
+    /// No usable answer: a cached value may stand in (a refusal such as 401/403/404 is an answer to act on).
+    public var isOutage: Bool {
+        switch self {
+        case .offline, .refused, .dns, .tls, .timeout, .cutShort, .network, .notJSON, .undecodable: return true
+        case let .httpStatus(status): return status >= 500 || status == 408 || status == 429
+        case .signIn, .cancelled, .configuration: return false
+        }
     }
 
-    static func describe(_ error: TransportError) -> String {
-        switch error {
-        case let .connectionRefused(host): return "connection refused by \(host) — is the server running?"
-        case let .dns(host): return "cannot resolve host \(host)"
-        case let .tls(detail): return "TLS error: \(detail)"
-        case let .connectTimeout(host): return "no connection to \(host) (connect timed out)"
-        case .timeout: return "timed out waiting for the server"
-        case let .connectionLost(detail): return "connection lost: \(detail)"
-        case let .offline(detail): return "offline: \(detail)"
-        case let .responseTooLarge(limit): return "response larger than \(limit / (1 << 20)) MiB"
-        case let .invalidURL(url): return "invalid URL \(url)"
-        case let .other(detail): return "network error: \(detail)"
+    /// A write whose request may have reached the server although no whole answer came back: settle
+    /// it by reading again, never by sending it again.
+    public var mayHaveBeenApplied: Bool {
+        switch self {
+        case .timeout, .cutShort, .cancelled: return true
+        default: return false
         }
+    }
+}
+
+/// Why a body could not be read as the contract's type.
+public struct DecodeProblem: Sendable, Equatable {
+    public enum Reason: Sendable, Equatable {
+        case missing
+        /// `expected` is a kind of value: "text", "a number", "a list", "an object", "true or false".
+        case wrongType(expected: String)
+        case null(expected: String)
+        case outOfRange
+        /// A value of the right type that does not read (a date that is not ISO 8601…); `detail` is ours.
+        case unreadableValue(String)
+        /// The body is not JSON at all.
+        case invalidJSON
+        /// The body is JSON cut off before its end.
+        case cutShort
     }
 
-    static func reason(_ status: Int) -> String {
-        switch status {
-        case 400: return "Bad Request"
-        case 401: return "Unauthorized"
-        case 402: return "Payment Required"
-        case 403: return "Forbidden"
-        case 404: return "Not Found"
-        case 405: return "Method Not Allowed"
-        case 408: return "Request Timeout"
-        case 409: return "Conflict"
-        case 413: return "Content Too Large"
-        case 429: return "Too Many Requests"
-        case 500: return "Internal Server Error"
-        case 502: return "Bad Gateway"
-        case 503: return "Service Unavailable"
-        case 504: return "Gateway Timeout"
-        default: return status >= 500 ? "Server Error" : "Client Error"
-        }
+    /// `items[3].amount`, or "" for the whole body.
+    public var path: String
+    public var reason: Reason
+
+    public init(path: String, reason: Reason) {
+        self.path = path
+        self.reason = reason
     }
+}
+
+/// Why the sign-in is over.
+public enum SignInProblem: Sendable, Equatable {
+    case noRefreshToken
+    /// The server refused the refresh token (its message, when it sent one).
+    case refreshRefused(String?)
+    case refreshAlreadyRefused
+    /// The renewed access token was refused too.
+    case renewedTokenRefused(String?)
+    /// The server issued an access token that cannot travel in a header.
+    case unusableIssuedToken
+}
+
+/// A setting that makes a call impossible.
+public enum ConfigurationProblem: Sendable, Equatable {
+    /// `shown` is the URL as given, or nil when it carries credentials (never echoed).
+    case invalidBaseURL(shown: String?)
+    case tokenCharacters
+    case cannotEncodeRequest(endpoint: String)
+    case unexpected
 }

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import Logging
 import Synchronization
 
@@ -41,13 +42,13 @@ public struct ShopClientConfiguration: Sendable {
 
     /// `http(s)://host[:port][/prefix]`; endpoint paths are appended.
     public var baseURL: String
-    public var headers: HeaderFields
+    public var headers: HTTPFields
     public var requestTimeout: Duration
     public var retry: RetryPolicy
 
     public init(
         baseURL: String,
-        headers: HeaderFields = ["Accept": "application/json", "User-Agent": "reiterate-shop/\(appVersion) (Swift; Linux)"],
+        headers: HTTPFields = [.accept: "application/json", .userAgent: "reiterate-shop/\(appVersion) (Swift; Linux)"],
         requestTimeout: Duration = .seconds(10),
         retry: RetryPolicy = RetryPolicy()
     ) {
@@ -63,8 +64,7 @@ public struct ShopClientConfiguration: Sendable {
               let host = url.host, !host.isEmpty, url.query == nil, url.fragment == nil, url.user == nil, url.password == nil,
               url.port.map({ (1...65_535).contains($0) }) ?? true
         else {
-            let shown = URL(string: baseURL)?.user != nil ? "(a URL with credentials)" : "'\(baseURL)'"
-            throw ShopAPIError.configuration("invalid base URL \(shown): expected http(s)://host[:port][/path], port 1–65535")
+            throw ShopAPIError.configuration(.invalidBaseURL(shown: URL(string: baseURL)?.user != nil ? nil : baseURL))
         }
         return baseURL.hasSuffix("/") ? String(baseURL.dropLast()) : baseURL
     }
@@ -119,14 +119,13 @@ public actor ShopClient {
         do {
             return try E.decode(response.body)
         } catch let error as DecodingError {
-            let requestID = response.headers["X-Request-Id"]
-            if let contentType = response.headers["Content-Type"], !Self.isJSON(contentType) {
+            let requestID = response.headers[.requestID]
+            if let contentType = response.headers[.contentType], !Self.isJSON(contentType) {
                 throw ShopAPIError.notJSON(status: response.status, contentType: contentType, requestID: requestID, endpoint: E.endpoint.description)
             }
-            var reason = DecodingFailure.describe(error)
-            let path = reason.split(separator: ":", maxSplits: 1).first.map(String.init) ?? "(top level)"
-            if path == "(top level)", Self.endsEarly(response.body) { reason = "cut short" }
-            throw ShopAPIError.undecodable(path: path, reason: reason, requestID: requestID, endpoint: E.endpoint.description)
+            var problem = DecodingFailure.problem(error)
+            if problem.path.isEmpty, problem.reason == .invalidJSON, Self.endsEarly(response.body) { problem.reason = .cutShort }
+            throw ShopAPIError.undecodable(problem, requestID: requestID, endpoint: E.endpoint.description)
         }
     }
 
@@ -151,7 +150,7 @@ public actor ShopClient {
         do {
             body = try endpoint.body()
         } catch {
-            throw ShopAPIError.configuration("cannot encode the \(description) request: \(error)")
+            throw ShopAPIError.configuration(.cannotEncodeRequest(endpoint: description.description))
         }
         let pathAndQuery = description.path + Self.queryString(endpoint.query)
         let started = ContinuousClock.now
@@ -165,11 +164,11 @@ public actor ShopClient {
             let sentToken = E.requiresAuth ? await tokens.accessToken : nil
             if let sentToken {
                 guard TokenStore.isValidBearerToken(sentToken) else {
-                    throw ShopAPIError.configuration("the access token holds characters a bearer token cannot have (a stray newline?)")
+                    throw ShopAPIError.configuration(.tokenCharacters)
                 }
-                headers.set("Authorization", "Bearer \(sentToken)")
+                headers[.authorization] = "Bearer \(sentToken)"
             }
-            if body != nil { headers.set("Content-Type", "application/json") }
+            if body != nil { headers[.contentType] = "application/json" }
             // A retry gets only what is left of the total budget, so the whole call stays within it.
             let remaining = configuration.retry.maxTotal - (.now - started)
             let request = TransportRequest(
@@ -184,7 +183,7 @@ public actor ShopClient {
                 if description.method == .get, error.isConnectionFailure,
                    let wait = configuration.retry.delay(afterAttempt: attempt, retryAfter: nil, elapsed: .now - started, random: random())
                 {
-                    logger.warning("retrying \(description) in \(wait) after: \(ShopAPIError.describe(error))")
+                    logger.warning("retrying \(description) in \(wait) after: \(Self.logText(error))")
                     try await sleeper.sleep(wait)
                     continue
                 }
@@ -201,11 +200,10 @@ public actor ShopClient {
             }
             if response.status == 401, refreshed {
                 let failure = Self.httpError(response, endpoint: description.description)
-                let said = failure.serverMessage.map { ": \($0)" } ?? ""
-                throw ShopAPIError.signInExpired(reason: "the renewed access token was refused too\(said)", requestID: failure.requestID)
+                throw ShopAPIError.signInExpired(.renewedTokenRefused(failure.serverMessage), requestID: failure.requestID)
             }
 
-            let retryAfter = Self.retryAfter(response.headers["Retry-After"], now: Date())
+            let retryAfter = Self.retryAfter(response.headers[.retryAfter], now: Date())
             if description.method == .get, configuration.retry.retryableStatuses.contains(response.status),
                let wait = configuration.retry.delay(
                    afterAttempt: attempt, retryAfter: retryAfter.map { .seconds(min($0, 86_400)) }, elapsed: .now - started, random: random())
@@ -228,10 +226,10 @@ public actor ShopClient {
             defer { self.refreshTask = nil }
             if let current = await self.tokens.accessToken, current != rejected { return current }
             guard let refreshToken = await self.tokens.refreshToken else {
-                throw ShopAPIError.signInExpired(reason: "the access token was refused and no refresh token is configured", requestID: nil)
+                throw ShopAPIError.signInExpired(.noRefreshToken, requestID: nil)
             }
             guard refreshToken != self.refusedRefreshToken else {
-                throw ShopAPIError.signInExpired(reason: "the refresh token was already refused; sign in again", requestID: nil)
+                throw ShopAPIError.signInExpired(.refreshAlreadyRefused, requestID: nil)
             }
             return try await self.refresh(using: refreshToken)
         }
@@ -248,13 +246,12 @@ public actor ShopClient {
             // Only a refusal means the sign-in is over; an outage (5xx, 429, a proxy page) stays itself.
             if let status = error.status, [400, 401, 403].contains(status) {
                 refusedRefreshToken = refreshToken
-                let said = error.serverMessage.map { ": \($0)" } ?? ""
-                throw ShopAPIError.signInExpired(reason: "the refresh token was refused\(said)", requestID: error.requestID)
+                throw ShopAPIError.signInExpired(.refreshRefused(error.serverMessage), requestID: error.requestID)
             }
             throw error
         }
         guard TokenStore.isValidBearerToken(grant.accessToken) else {
-            throw ShopAPIError.signInExpired(reason: "the server issued an access token that cannot be sent back", requestID: nil)
+            throw ShopAPIError.signInExpired(.unusableIssuedToken, requestID: nil)
         }
         await tokens.update(accessToken: grant.accessToken, refreshToken: grant.refreshToken)
         logger.info("access token renewed")
@@ -290,7 +287,7 @@ public actor ShopClient {
             let response = try await transport.send(request)
             record.duration = .now - clockStart
             record.status = response.status
-            record.requestID = response.headers["X-Request-Id"]
+            record.requestID = response.headers[.requestID]
             record.responseBytes = response.body.count
             record.responseHeaders = Redactor.headers(response.headers)
             record.responseBodyPreview = Redactor.bodyPreview(response.body)
@@ -299,18 +296,21 @@ public actor ShopClient {
             return response
         } catch {
             record.duration = .now - clockStart
-            if error is CancellationError {
-                record.failure = "cancelled"
-            } else if let error = error as? TransportError {
-                record.failure = ShopAPIError.describe(error)
-            } else {
-                record.failure = AsyncHTTPTransport.brief(error)
-            }
+            let failure: TransportError? = error is CancellationError ? nil : (error as? TransportError ?? .other(detail: AsyncHTTPTransport.brief(error)))
+            record.failure = failure.map(ExchangeFailure.transport) ?? .cancelled
+            record.requestID = failure?.requestID
+            record.status = failure?.status
             await exchanges.record(record)
-            logger.info("\(record.method) \(record.path) failed after \(Self.millis(record.duration))ms: \(record.failure ?? "")")
-            if error is CancellationError || error is TransportError { throw error }
-            throw TransportError.other(AsyncHTTPTransport.brief(error))
+            logger.info("\(record.method) \(record.path) failed after \(Self.millis(record.duration))ms: \(failure.map(Self.logText) ?? "cancelled")")
+            if let failure { throw failure }
+            throw error
         }
+    }
+
+    /// A failure for the log file (developers read it; the screen gets `ErrorText`).
+    static func logText(_ error: TransportError) -> String {
+        if case let .other(detail) = error { return "other: \(detail)" }
+        return String(describing: error)
     }
 
     static func millis(_ d: Duration) -> Int {
@@ -318,9 +318,9 @@ public actor ShopClient {
     }
 
     static func httpError(_ response: TransportResponse, endpoint: String) -> ShopAPIError {
-        let requestID = response.headers["X-Request-Id"]
-        let contentType = response.headers["Content-Type"]
-        let retryAfter = retryAfter(response.headers["Retry-After"], now: Date())
+        let requestID = response.headers[.requestID]
+        let contentType = response.headers[.contentType]
+        let retryAfter = retryAfter(response.headers[.retryAfter], now: Date())
         guard let contentType, isJSON(contentType) else {
             return .notJSON(status: response.status, contentType: contentType, requestID: requestID, endpoint: endpoint)
         }

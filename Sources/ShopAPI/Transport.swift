@@ -1,44 +1,48 @@
+import HTTPTypes
+
 /// The HTTP layer under the client, small enough to fake: one request in, one whole response out.
+/// Header fields are swift-http-types' `HTTPFields` (ordered, case-insensitive, validated names).
 
 public enum RequestMethod: String, Sendable, Hashable {
     case get = "GET"
     case post = "POST"
 }
 
-/// Header fields in order, looked up case-insensitively.
-public struct HeaderFields: Sendable, Equatable, Sequence, ExpressibleByDictionaryLiteral {
-    public var fields: [(name: String, value: String)]
-
-    public init(_ fields: [(name: String, value: String)] = []) { self.fields = fields }
-    public init(dictionaryLiteral elements: (String, String)...) { fields = elements.map { (name: $0.0, value: $0.1) } }
-
-    public subscript(name: String) -> String? {
-        let lower = name.lowercased()
-        return fields.first { $0.name.lowercased() == lower }?.value
+extension HTTPFields {
+    /// The value of the field called `name` (case-insensitive); nil for a name HTTP does not allow.
+    public subscript(named name: String) -> String? {
+        guard let field = HTTPField.Name(name) else { return nil }
+        return self[field]
     }
 
+    /// Replaces every field called `name` with one holding `value` (a name HTTP does not allow is ignored).
     public mutating func set(_ name: String, _ value: String) {
-        let lower = name.lowercased()
-        fields.removeAll { $0.name.lowercased() == lower }
-        fields.append((name: name, value: value))
+        guard let field = HTTPField.Name(name) else { return }
+        self[field] = value
     }
 
-    public func makeIterator() -> IndexingIterator<[(name: String, value: String)]> { fields.makeIterator() }
-
-    public static func == (lhs: HeaderFields, rhs: HeaderFields) -> Bool {
-        lhs.fields.count == rhs.fields.count && zip(lhs.fields, rhs.fields).allSatisfy { $0.name == $1.name && $0.value == $1.value }
+    /// Builds fields from name/value pairs, in order; pairs whose name HTTP does not allow are skipped.
+    public init(pairs: [(String, String)]) {
+        self.init()
+        for (name, value) in pairs {
+            if let field = HTTPField.Name(name) { append(HTTPField(name: field, value: value)) }
+        }
     }
+}
+
+extension HTTPField.Name {
+    public static let requestID = HTTPField.Name("X-Request-Id") ?? .contentType
 }
 
 public struct TransportRequest: Sendable {
     public var method: RequestMethod
     public var url: String
-    public var headers: HeaderFields
+    public var headers: HTTPFields
     public var body: [UInt8]?
     /// The whole exchange must finish within this (the request deadline).
     public var timeout: Duration
 
-    public init(method: RequestMethod, url: String, headers: HeaderFields = [:], body: [UInt8]? = nil, timeout: Duration) {
+    public init(method: RequestMethod, url: String, headers: HTTPFields = [:], body: [UInt8]? = nil, timeout: Duration) {
         self.method = method
         self.url = url
         self.headers = headers
@@ -49,39 +53,73 @@ public struct TransportRequest: Sendable {
 
 public struct TransportResponse: Sendable {
     public var status: Int
-    public var headers: HeaderFields
+    public var headers: HTTPFields
     public var body: [UInt8]
 
-    public init(status: Int, headers: HeaderFields = [:], body: [UInt8] = []) {
+    public init(status: Int, headers: HTTPFields = [:], body: [UInt8] = []) {
         self.status = status
         self.headers = headers
         self.body = body
     }
 }
 
-/// What can go wrong below HTTP. Cancellation is not here: a cancelled request throws `CancellationError`.
+/// Why a TLS connection could not be made.
+public enum TLSProblem: Sendable, Equatable {
+    /// The server's certificate does not chain to a trusted CA.
+    case untrusted
+    /// The certificate is for another host name.
+    case hostnameMismatch
+    /// The certificate has expired (or is not valid yet).
+    case expired
+    /// The handshake failed for another reason (protocol, cipher, a plain-HTTP server on the port…).
+    case handshake
+    /// The configured CA file cannot be read.
+    case caFileUnreadable(path: String)
+}
+
+/// What can go wrong below HTTP, as facts (the display layer words them). Cancellation is not here:
+/// a cancelled request throws `CancellationError`.
 public enum TransportError: Error, Sendable, Equatable {
     case connectionRefused(host: String)
     case dns(host: String)
-    case tls(String)
+    case tls(TLSProblem)
     /// No connection within the connect timeout.
     case connectTimeout(host: String)
-    /// No complete response within the request timeout.
-    case timeout
-    /// The server closed or reset the connection before a complete response.
-    case connectionLost(String)
+    /// No complete response within the request timeout (`requestID` when the head had come).
+    case timeout(requestID: String? = nil)
+    /// The connection closed (or was reset) before the whole answer came. `status` and `requestID`
+    /// are there when the response head had arrived.
+    case cutShort(status: Int?, requestID: String?)
     /// The network itself is unreachable.
-    case offline(String)
+    case offline
     case responseTooLarge(limit: Int)
-    case invalidURL(String)
-    case other(String)
+    case invalidURL
+    /// A request header holds characters HTTP does not allow.
+    case invalidHeader
+    /// Anything else; `detail` is a library's own words, for the log file only (never shown).
+    case other(detail: String)
 
     /// Worth another try for an idempotent request: the request never reached the application.
     public var isConnectionFailure: Bool {
         switch self {
-        case .connectionRefused, .connectTimeout, .connectionLost, .offline, .dns: return true
+        case .connectionRefused, .connectTimeout, .offline, .dns: return true
+        case .cutShort(let status, _): return status == nil
         default: return false
         }
+    }
+
+    /// The request id of a response whose head arrived before the failure.
+    public var requestID: String? {
+        switch self {
+        case let .cutShort(_, id), let .timeout(id): return id
+        default: return nil
+        }
+    }
+
+    /// The status of a response whose head arrived before the failure.
+    public var status: Int? {
+        if case let .cutShort(status, _) = self { return status }
+        return nil
     }
 }
 

@@ -1,5 +1,6 @@
 import CNcursesw
 import Foundation
+import ShopViewModels
 
 /// The only code that calls curses. Main-actor isolated: curses is not thread-safe, so every call
 /// happens on one actor. It shows grids (redrawing only the rows that changed), decodes keys, and
@@ -114,18 +115,22 @@ public final class CursesTerminal {
     }
 
     /// Every key waiting, decoded; never blocks.
-    public func readKeys() -> [Key] {
-        var keys: [Key] = []
+    public func readKeys() -> [TerminalInput] {
+        var keys: [TerminalInput] = []
         var code: Int32 = 0
         while true {
             let kind = shim_read_key(&code)
             if kind == 0 { break }
-            if let key = kind == 2 ? Self.functionKey(code) : Self.character(code) { keys.append(key) }
+            if kind == 2, code == KEY_RESIZE {
+                keys.append(.resize)
+            } else if let key = kind == 2 ? Self.functionKey(code) : Self.character(code) {
+                keys.append(.key(key))
+            }
         }
         return keys
     }
 
-    static func functionKey(_ code: Int32) -> Key? {
+    static func functionKey(_ code: Int32) -> KeyPress? {
         switch code {
         case KEY_UP: return .up
         case KEY_DOWN: return .down
@@ -139,12 +144,12 @@ public final class CursesTerminal {
         case KEY_BTAB: return .backTab
         case KEY_BACKSPACE: return .backspace
         case KEY_DC: return .delete
-        case KEY_RESIZE: return .resize
+        case (KEY_F0 + 1)...(KEY_F0 + 12): return .function(Int(code - KEY_F0))
         default: return nil
         }
     }
 
-    static func character(_ code: Int32) -> Key? {
+    static func character(_ code: Int32) -> KeyPress? {
         switch code {
         case 27: return .escape
         case 9: return .tab

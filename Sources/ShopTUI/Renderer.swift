@@ -6,23 +6,32 @@ import TerminalText
 /// Everything a frame depends on. The renderer is a pure function of it: same frame, same grid.
 public struct Frame: Sendable {
     public var app: AppState
-    public var ui: UIState
+    /// The keys in effect: the hint bar and the `?` overlay are drawn from it.
+    public var keymap: Keymap
     public var width: Int
     public var height: Int
     public var now: Date
-    /// Animation step for the spinner.
-    public var tick: Int
     public var timeZone: TimeZone
 
-    public init(app: AppState, ui: UIState, width: Int, height: Int, now: Date, tick: Int = 0, timeZone: TimeZone = .current) {
+    /// The model's screen size, unless `width`/`height` are given.
+    public init(app: AppState, keymap: Keymap = .standard, width: Int? = nil, height: Int? = nil, now: Date, timeZone: TimeZone = .current) {
         self.app = app
-        self.ui = ui
-        self.width = width
-        self.height = height
+        self.keymap = keymap
+        self.width = width ?? app.screen.width
+        self.height = height ?? app.screen.height
         self.now = now
-        self.tick = tick
         self.timeZone = timeZone
     }
+
+    var ui: ScreenState { app.screen }
+
+    /// The keys of `action` in `mode`, as "y or Enter" (from the keymap, so rebound keys show).
+    func keys(_ action: Action, in mode: Mode) -> String {
+        let keys = keymap.bindings.first { $0.action == action && $0.modes.contains(mode) }?.keys.map(\.display) ?? []
+        return keys.isEmpty ? "(unbound)" : keys.joined(separator: " or ")
+    }
+    /// Animation step for the spinner.
+    var tick: Int { app.screen.tick }
 }
 
 /// View-model state + size → a grid of cells. Every string from the server passes `clean` (the
@@ -33,7 +42,7 @@ public enum Renderer {
     static let spinner = Array("⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏")
 
     /// Rows a list shows at this height (for PgDn/PgUp).
-    public static func listRows(height: Int) -> Int { max(1, height - 6) }
+    public static func listRows(height: Int) -> Int { ScreenState.listRows(height: height) }
 
     public static func render(_ f: Frame) -> Grid {
         var g = Grid(width: f.width, height: f.height)
@@ -61,7 +70,7 @@ public enum Renderer {
     // MARK: Frame parts
 
     static func tooSmall(_ g: inout Grid, _ f: Frame) {
-        let lines = ["Terminal too small: \(f.width)×\(f.height)", "reiterate-shop needs at least \(minWidth)×\(minHeight).", "Enlarge the window, or press q to quit."]
+        let lines = ["Terminal too small: \(f.width)×\(f.height)", "reiterate-shop needs at least \(minWidth)×\(minHeight).", "Enlarge the window, or press \(f.keys(.quit, in: .browse)) to quit."]
         let top = max(0, f.height / 2 - 1)
         for (i, line) in lines.enumerated() where top + i < f.height {
             let cut = Columns.truncate(line, to: f.width)
@@ -99,10 +108,9 @@ public enum Renderer {
             let amount = ("Balance \(Wording.grouped(value)) cheer", Style.bold)
             let age = (" · cached \(Wording.age(of: at, now: f.now))", Style(foreground: .warning))
             if let reason {
-                let short = String(reason.prefix { $0 != ":" })
-                forms = [[amount, age, (" · \(clean(reason))", Style(foreground: .warning))],
-                         [amount, age, (" · \(clean(short))", Style(foreground: .warning))],
-                         [("\(Wording.grouped(value)) cheer", .bold), age, (" · \(clean(short))", Style(foreground: .warning))]]
+                forms = [[amount, age, (" · \(clean(reason.full))", Style(foreground: .warning))],
+                         [amount, age, (" · \(clean(reason.brief))", Style(foreground: .warning))],
+                         [("\(Wording.grouped(value)) cheer", .bold), age, (" · \(clean(reason.brief))", Style(foreground: .warning))]]
             } else {
                 forms = [[amount, age, (" \(spin)", .muted)]]
             }
@@ -121,7 +129,7 @@ public enum Renderer {
     static func balanceWidth(_ f: Frame) -> Int {
         switch f.app.balance.phase {
         case let .cached(value, at, reason):
-            return DisplayWidth.of("Balance \(Wording.grouped(value)) cheer · cached \(Wording.age(of: at, now: f.now)) · \(reason.map { String($0.prefix { $0 != ":" }) } ?? "x")")
+            return DisplayWidth.of("Balance \(Wording.grouped(value)) cheer · cached \(Wording.age(of: at, now: f.now)) · \(reason?.brief ?? "x")")
         case let .live(value, _): return DisplayWidth.of("Balance \(Wording.grouped(value)) cheer ⠋")
         default: return 20
         }
@@ -138,12 +146,12 @@ public enum Renderer {
         case .shop:
             let packs = f.app.packs
             info = "\(packs.visible.count) of \(packs.all.count) packs · sort: \(packs.sort.rawValue)"
-            if case let .cached(reason)? = packs.source, let at = packs.fetchedAt { info += " · cached \(Wording.age(of: at, now: f.now))\(reason.map { " · " + clean($0) } ?? "")" }
+            if case let .cached(reason)? = packs.source, let at = packs.fetchedAt { info += " · cached \(Wording.age(of: at, now: f.now))\(reason.map { " · " + clean($0.full) } ?? "")" }
         case .history:
             info = f.app.history.positionText
             switch f.app.history.current {
             case .loading: info += " · loading \(spinner[f.tick % spinner.count])"
-            case let .loaded(_, at, .cached(reason)): info += " · cached \(Wording.age(of: at, now: f.now))\(reason.map { " · " + clean($0) } ?? "")"
+            case let .loaded(_, at, .cached(reason)): info += " · cached \(Wording.age(of: at, now: f.now))\(reason.map { " · " + clean($0.full) } ?? "")"
             default: break
             }
         case .requests:
@@ -183,21 +191,7 @@ public enum Renderer {
     static func hintLine(_ g: inout Grid, _ f: Frame) {
         let y = f.height - 1
         g.fill(Rect(x: 0, y: y, width: f.width, height: 1), style: Style(reverse: true))
-        let hints: [String]
-        if let action = f.app.action, action.isShown {
-            switch action.phase {
-            case .editing: hints = ["Enter continue", "Tab next field", "Esc cancel"]
-            case .confirming: hints = ["y/Enter confirm", "n/Esc cancel"]
-            case .pending: hints = ["sending…", "Esc put away (the answer shows below)", "Ctrl-C quit"]
-            case .succeeded, .failed: hints = ["Enter/Esc close"]
-            }
-        } else if f.ui.showHelp {
-            hints = ["Esc close help"]
-        } else if f.ui.editingFilter {
-            hints = ["type to filter", "Enter keep", "Esc clear"]
-        } else {
-            hints = Keymap.hints(for: f.ui.tab).filter { !f.app.context.readOnly || !["s spend", "b buy"].contains($0) }
-        }
+        let hints = f.keymap.hints(for: f.app)
         var x = 1
         for hint in hints {
             let w = DisplayWidth.of(hint)
@@ -321,7 +315,7 @@ public enum Renderer {
         if items.isEmpty {
             let message: String
             switch history.current {
-            case let .failed(error, _): message = "Could not load page \(history.page): \(clean(error)) — Enter retries"
+            case let .failed(error, _): message = "Could not load page \(history.page): \(clean(error)) — \(f.keys(.toggle, in: .browse)) retries"
             case .loaded: message = "No cheers yet."
             default: message = "Loading page \(Wording.grouped(history.page))… \(spinner[f.tick % spinner.count])"
             }
@@ -393,7 +387,7 @@ public enum Renderer {
                 let style: Style = selected ? .selected : .plain
                 if selected { g.fill(Rect(x: 0, y: y, width: list.width, height: 1), style: style) }
                 g.putFitted("\(e.method) \(clean(e.path))", x: 1, y: y, width: list.width - 17, style: style)
-                let status = e.status.map(String.init) ?? "ERR"
+                let status = e.failure == nil ? e.status.map(String.init) ?? "ERR" : "ERR"
                 let statusStyle = selected ? style : ((e.status ?? 500) >= 400 ? Style(foreground: .danger) : Style(foreground: .good))
                 g.putFitted(status, x: list.maxX - 15, y: y, width: 4, style: statusStyle, alignRight: true)
                 g.putFitted("\(Int(e.duration / .milliseconds(1))) ms", x: list.maxX - 10, y: y, width: 8, style: style, alignRight: true)
@@ -408,15 +402,16 @@ public enum Renderer {
         let inner = Rect(x: detail.x + 2, y: detail.y + 1, width: detail.width - 4, height: detail.height - 2)
         var lines: [(String, Style)] = []
         for line in Columns.wrap("\(e.method) \(clean(e.path))", to: inner.width) { lines.append((line, .bold)) }
-        let outcome = e.status.map { "status \($0)" } ?? "failed: \(clean(e.failure ?? "no answer"))"
+        var outcome = e.status.map { "status \($0)" } ?? "failed"
+        if let failure = e.failure { outcome += (e.status == nil ? ": " : ", then ") + clean(ErrorText.sentence(failure)) }
         lines.append(("\(outcome) · \(Int(e.duration / .milliseconds(1))) ms · \(Wording.grouped(e.responseBytes)) B · attempt \(e.attempt)", .plain))
         lines.append(("at \(date(e.startedAt, f.timeZone))", .plain))
         lines.append(("request id \(clean(e.requestID ?? "—"))", .plain))
         lines.append(("", .plain))
         lines.append(("Request headers", .muted))
-        for h in e.requestHeaders { lines.append(("  \(clean(h.name)): \(clean(h.value))", .plain)) }
+        for h in e.requestHeaders { lines.append(("  \(clean(h.name.rawName)): \(clean(h.value))", .plain)) }
         lines.append(("Response headers", .muted))
-        for h in e.responseHeaders { lines.append(("  \(clean(h.name)): \(clean(h.value))", .plain)) }
+        for h in e.responseHeaders { lines.append(("  \(clean(h.name.rawName)): \(clean(h.value))", .plain)) }
         if let body = e.responseBodyPreview ?? e.requestBodyPreview {
             lines.append(("", .plain))
             lines.append((e.responseBodyPreview != nil ? "Response body" : "Request body", .muted))
@@ -432,7 +427,7 @@ public enum Renderer {
             g.put(line, x: inner.x, y: inner.y + i, maxWidth: inner.width, style: style)
         }
         if lines.count > inner.height {
-            let more = f.ui.requestDetailFull ? " \(scroll + 1)–\(min(lines.count, scroll + inner.height)) of \(lines.count) " : " Enter: full size "
+            let more = f.ui.requestDetailFull ? " \(scroll + 1)–\(min(lines.count, scroll + inner.height)) of \(lines.count) " : " \(f.keys(.toggle, in: .browse)): full size "
             g.put(more, x: detail.maxX - DisplayWidth.of(more) - 2, y: detail.maxY - 1, style: .muted)
         }
     }
@@ -445,25 +440,25 @@ public enum Renderer {
     }
 
     static func help(_ g: inout Grid, _ f: Frame) {
-        let bindings = Keymap.bindings
-        let rect = centered(f, width: 76, height: bindings.count + 4)
+        let bindings = f.keymap.helpRows(for: f.app)
+        let rect = centered(f, width: 96, height: bindings.count + 4)
         g.fill(rect)
         g.box(rect, title: "Keys", style: .bold)
-        // Every binding is shown: in two columns when one does not fit the height.
-        let rows = rect.height - 3
-        let columns = bindings.count > rows ? 2 : 1
+        // Every binding is shown: in as many columns as the height needs.
+        let rows = max(1, rect.height - 3)
+        let columns = max(1, (bindings.count + rows - 1) / rows)
         let perColumn = (bindings.count + columns - 1) / columns
         let columnWidth = (rect.width - 4) / columns
-        let keysW = min(15, columnWidth / 2)
+        let keysW = min(bindings.map { DisplayWidth.of($0.keys.map(\.display).joined(separator: " ")) }.max() ?? 1, columnWidth * 2 / 3)
         for (i, b) in bindings.enumerated() {
             let column = i / perColumn, row = i % perColumn
             guard row < rows else { continue }
             let x = rect.x + 2 + column * columnWidth
-            let scope = b.tabs.isEmpty ? "" : " (" + b.tabs.map(\.title).joined(separator: ", ") + ")"
-            g.putFitted(b.keys.joined(separator: " "), x: x, y: rect.y + 1 + row, width: keysW, style: .bold)
-            g.put(b.help + scope, x: x + keysW + 1, y: rect.y + 1 + row, maxWidth: columnWidth - keysW - 2)
+            g.putFitted(b.keys.map(\.display).joined(separator: " "), x: x, y: rect.y + 1 + row, width: keysW, style: .bold)
+            g.put(b.help + b.scope, x: x + keysW + 1, y: rect.y + 1 + row, maxWidth: columnWidth - keysW - 2)
         }
-        g.put("Esc closes", x: rect.x + 2, y: rect.maxY - 2, style: .muted)
+        let close = f.keymap.bindings.first { $0.action == .back && $0.modes.contains(.help) }?.keys.first?.display ?? "?"
+        g.put("\(close) closes", x: rect.x + 2, y: rect.maxY - 2, style: .muted)
     }
 
     static func dialog(_ g: inout Grid, _ f: Frame, _ action: ActionState) {
@@ -495,8 +490,8 @@ public enum Renderer {
             title = "Confirm"
             for line in Columns.wrap(clean(summary), to: rect.width - 4) { lines.append((line, .bold)) }
             lines.append(("", .plain))
-            lines.append(("Enter or y: confirm · Esc or n: cancel", .muted))
-        case let .pending(_, summary):
+            lines.append(("\(f.keys(.confirm, in: .confirm)): confirm · \(f.keys(.cancel, in: .confirm)): cancel", .muted))
+        case let .pending(_, summary, _):
             title = "Sending"
             for line in Columns.wrap(clean(summary), to: rect.width - 4) { lines.append((line, .plain)) }
             lines.append(("", .plain))
@@ -505,12 +500,12 @@ public enum Renderer {
             title = "Done"
             for line in Columns.wrap(clean(message), to: rect.width - 4) { lines.append((line, Style(foreground: .good, bold: true))) }
             lines.append(("", .plain))
-            lines.append(("Enter or Esc closes", .muted))
+            lines.append(("\(f.keys(.dismiss, in: .outcome)) closes", .muted))
         case let .failed(message, _):
             title = "Failed"
             for line in Columns.wrap(clean(message), to: rect.width - 4) { lines.append((line, .error)) }
             lines.append(("", .plain))
-            lines.append(("Enter or Esc closes", .muted))
+            lines.append(("\(f.keys(.dismiss, in: .outcome)) closes", .muted))
         }
         g.box(rect, title: title, style: .bold)
         for (i, (line, style)) in lines.prefix(rect.height - 2).enumerated() {

@@ -3,22 +3,23 @@ import Foundation
 import ShopViewModels
 
 /// The interactive app: one loop on the main actor. Keys (a stdin read source), resizes (SIGWINCH),
-/// signals and a slow timer come in as events; keys become intents through `KeyHandler`; every state
-/// change re-renders (coalesced to one frame per main-queue turn). Network work never runs here — the
-/// store runs it as tasks — so keys are handled while requests are in flight.
+/// signals and a slow timer become messages into the store's one update function (keys through the
+/// keymap); every state change re-renders (coalesced to one frame per main-queue turn). Network work
+/// never runs here — the store runs it as tasks — so keys are handled while requests are in flight.
 @MainActor
 public final class TerminalApp {
     private let store: AppStore
+    private let keymap: Keymap
     private let terminal = CursesTerminal()
-    private var ui = UIState()
     private var tick = 0
     private var renderScheduled = false
     private var sources: [any DispatchSourceProtocol] = []
     private var finished: CheckedContinuation<Int32, Never>?
     private var exitStatus: Int32?
 
-    public init(store: AppStore) {
+    public init(store: AppStore, keymap: Keymap = .standard) {
         self.store = store
+        self.keymap = keymap
     }
 
     /// Runs until `q`, Ctrl-C, SIGTERM or SIGHUP; the terminal is restored on every way out.
@@ -27,7 +28,10 @@ public final class TerminalApp {
         for sig in [SIGINT, SIGTERM, SIGHUP, SIGWINCH] { signal(sig, SIG_IGN) }
         terminal.start()
         store.onChange = { [weak self] _ in self?.scheduleRender() }
+        store.onFrontEnd = { [weak self] effect in self?.carryOut(effect) }
         store.observeExchanges()
+        let (width, height) = terminal.size
+        store.send(.resize(width: width, height: height))
         store.send(.start)
         // The first frame shows the cached balance: wait (at most 200 ms) for the cache to be read.
         for _ in 0..<40 where !store.cacheRead { try? await Task.sleep(for: .milliseconds(5)) }
@@ -43,6 +47,7 @@ public final class TerminalApp {
         }
         sources.forEach { $0.cancel() }
         store.onChange = nil
+        store.onFrontEnd = nil
         store.stop()
         terminal.stop()
         return status
@@ -66,7 +71,7 @@ public final class TerminalApp {
             let source = DispatchSource.makeSignalSource(signal: sig, queue: .main)
             source.setEventHandler { @Sendable in
                 MainActor.assumeIsolated {
-                    if let status { self.finish(status) } else { self.resized() }
+                    if status != nil { self.store.send(.signal(sig)) } else { self.resized() }
                 }
             }
             source.resume()
@@ -81,37 +86,35 @@ public final class TerminalApp {
 
     private func resized() {
         terminal.resize()
+        let (width, height) = terminal.size
+        store.send(.resize(width: width, height: height))
         render()
     }
 
     private func readInput() {
-        for key in terminal.readKeys() {
-            if key == .resize {
-                resized()
-                continue
-            }
-            let (intents, commands) = KeyHandler.handle(key, ui: &ui, app: store.state, transactionID: UInt64.random(in: 1...UInt64.max))
-            for intent in intents { store.send(intent) }
-            for command in commands {
-                switch command {
-                case .quit: finish(0)
-                case let .copy(text):
-                    terminal.copyToClipboard(text)
-                    store.send(.notify("copied request id \(text) to the clipboard (OSC 52)"))
-                }
+        for input in terminal.readKeys() {
+            switch input {
+            case .resize: resized()
+            case let .key(key):
+                if let message = keymap.message(for: key, in: store.state) { store.send(message) }
             }
             if exitStatus != nil { return }
         }
-        scheduleRender()
     }
 
-    /// Animates the spinner while something loads, and keeps "cached N min ago" current.
+    /// What only the terminal can do.
+    private func carryOut(_ effect: Effect) {
+        switch effect {
+        case let .quit(status): finish(status)
+        case let .copy(text): terminal.copyToClipboard(text)
+        default: break
+        }
+    }
+
+    /// The spinner and "cached N min ago" move with the ticks (the update decides when a tick changes the screen).
     private func timerFired() {
         tick += 1
-        let s = store.state
-        let busy = s.balance.isLoading || s.packs.isLoading || { if case .loading = s.history.current { return true } else { return false } }()
-            || { if case .pending = s.action?.phase { return true } else { return false } }()
-        if busy || tick % 8 == 0 { render() }
+        store.send(.tick(tick))
     }
 
     private func scheduleRender() {
@@ -128,7 +131,6 @@ public final class TerminalApp {
     private func render() {
         guard exitStatus == nil else { return }
         let (width, height) = terminal.size
-        ui.pageSize = Renderer.listRows(height: height)
-        terminal.draw(Renderer.render(Frame(app: store.state, ui: ui, width: width, height: height, now: Date(), tick: tick)))
+        terminal.draw(Renderer.render(Frame(app: store.state, keymap: keymap, width: width, height: height, now: Date())))
     }
 }

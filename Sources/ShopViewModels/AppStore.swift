@@ -2,24 +2,31 @@ import Foundation
 import ShopAPI
 import ShopCache
 
-/// Owns the state on the main actor: intents go in through `send`, the pure update function changes
-/// the state, and each effect runs as a task whose result comes back as a message. A front end only
-/// reads `state` (and redraws on `onChange`).
+/// Owns the state on the main actor. Messages go in through `send`; the pure update function changes
+/// the state and answers effects; the store runs them — in the order and grouping they carry — and
+/// turns their results back into messages. Effects meant for the front end (quit, copy) go to
+/// `onFrontEnd`. A front end only reads `state` (and redraws on `onChange`).
 @MainActor
 public final class AppStore {
     public private(set) var state: AppState
-    /// Called after every change, on the main actor.
+    /// Called after a message changed the state, on the main actor.
     public var onChange: ((AppState) -> Void)?
+    /// Effects only a front end can carry out.
+    public var onFrontEnd: ((Effect) -> Void)?
 
     private let service: any ShopService
     private let cache: CacheStore?
     private let now: @Sendable () -> Date
-    private var inFlight: [UUID: Task<Void, Never>] = [:]
-    private var historyRequests: [Int: UUID] = [:]
+    /// Requests in flight, by token (`.cancel` finds them here).
+    private var requests: [Token: Task<Void, Never>] = [:]
+    /// Tokens cancelled before their request started (a sequence had not reached it yet).
+    private var cancelledEarly: Set<Token> = []
+    /// Every effect task, so `settle` can wait for all of them.
+    private var running: [UUID: Task<Void, Never>] = [:]
     private var exchangeObserver: Task<Void, Never>?
     /// Whether the cache has been read (the first frame waits briefly for it).
-    public private(set) var cacheRead = false
-    /// The last 200 effects run (tests check ordering with it); bounded, so memory stays flat.
+    public var cacheRead: Bool { state.cacheRead == nil }
+    /// The last 200 effects started (tests check ordering with it); bounded, so memory stays flat.
     public private(set) var effectLog: [Effect] = []
 
     public init(state: AppState, service: any ShopService, cache: CacheStore?, now: @escaping @Sendable () -> Date = { Date() }) {
@@ -29,29 +36,11 @@ public final class AppStore {
         self.now = now
     }
 
-    public func send(_ intent: Intent) { dispatch(.intent(intent)) }
-
-    public func dispatch(_ message: Message) {
-        let effects = ShopUpdate.update(&state, message, now: now())
-        onChange?(state)
-        guard !effects.isEmpty else { return }
-        // Cancellations first and at once: they must never overtake work started after them.
-        for effect in effects where effect.isCancellation { start(effect) }
-        let work = effects.filter { !$0.isCancellation }
-        if let first = work.firstIndex(where: { if case .readCache = $0 { return true } else { return false } }) {
-            // The cache is read before any network call, so the first frame can show it.
-            let cacheRead = work[first]
-            var rest = work
-            rest.remove(at: first)
-            spawn {
-                await self.run(cacheRead)
-                guard !Task.isCancelled else { return }
-                // The user may have moved on (another context) while the cache was read.
-                for effect in rest where effect.generation.map({ $0 == self.state.generation }) ?? true { self.start(effect) }
-            }
-        } else {
-            for effect in work { start(effect) }
-        }
+    public func send(_ message: Message) {
+        let before = state
+        let effects = ShopUpdate.update(&state, message)
+        if state != before { onChange?(state) }
+        for effect in effects { launch(effect) }
     }
 
     /// Mirrors the REST core's exchange log into the requests inspector.
@@ -60,105 +49,141 @@ public final class AppStore {
         let service = self.service
         exchangeObserver = Task {
             for await exchange in await service.exchangeUpdates() {
-                self.dispatch(.exchangeRecorded(exchange))
+                self.send(.exchangeRecorded(exchange))
             }
         }
     }
 
     /// Waits until no effect is in flight (for `print` and tests).
     public func settle() async {
-        while let task = inFlight.values.first {
+        while let task = running.values.first {
             await task.value
         }
     }
 
     public func stop() {
-        inFlight.values.forEach { $0.cancel() }
-        historyRequests = [:]
+        requests.values.forEach { $0.cancel() }
+        running.values.forEach { $0.cancel() }
         exchangeObserver?.cancel()
         exchangeObserver = nil
     }
 
     // MARK: Running effects
 
-    private func start(_ effect: Effect) {
+    /// Starts an effect now: a cancellation or a front-end effect at once, other work as a task.
+    private func launch(_ effect: Effect) {
         switch effect {
-        case let .cancelHistory(requestID):
-            if let id = historyRequests.removeValue(forKey: requestID) { inFlight[id]?.cancel() }
-        case .cancelAll:
-            inFlight.values.forEach { $0.cancel() }
-            historyRequests = [:]
-        case let .fetchHistory(_, requestID, _, _, _):
-            historyRequests[requestID] = spawn { await self.run(effect) }
+        case let .cancel(token):
+            if let task = requests.removeValue(forKey: token) { task.cancel() } else { cancelledEarly.insert(token) }
+        case .quit, .copy:
+            onFrontEnd?(effect)
+        case .fetchBalance(let token, _), .fetchPacks(let token), .fetchHistory(let token, _, _, _),
+             .spend(let token, _, _, _, _), .purchase(let token, _, _, _):
+            // Registered at once, so a cancellation in the same turn finds it.
+            let id = UUID()
+            let task = startRequest(effect, token: token)
+            running[id] = Task {
+                await task?.value
+                self.running[id] = nil
+            }
         default:
-            spawn { await self.run(effect) }
+            let id = UUID()
+            running[id] = Task {
+                await self.run(effect)
+                self.running[id] = nil
+            }
         }
     }
 
-    @discardableResult
-    private func spawn(_ work: @escaping @MainActor () async -> Void) -> UUID {
-        let id = UUID()
-        inFlight[id] = Task {
-            await work()
-            self.inFlight[id] = nil
-        }
-        return id
-    }
-
+    /// Runs an effect to its end (a sequence one step after another, a batch all at once).
     private func run(_ effect: Effect) async {
+        switch effect {
+        case let .sequence(steps):
+            for step in steps {
+                guard !Task.isCancelled else { return }
+                await run(step)
+            }
+        case let .batch(parts):
+            await withTaskGroup(of: Void.self) { group in
+                for part in parts {
+                    switch part {
+                    case .cancel, .quit, .copy: launch(part)
+                    default: group.addTask { await self.run(part) }
+                    }
+                }
+            }
+        case .cancel, .quit, .copy:
+            launch(effect)
+        case .fetchBalance(let token, _), .fetchPacks(let token), .fetchHistory(let token, _, _, _),
+             .spend(let token, _, _, _, _), .purchase(let token, _, _, _):
+            await startRequest(effect, token: token)?.value
+        default:
+            log(effect)
+            await perform(effect)
+        }
+    }
+
+    /// A request runs as its own task, registered under its token, so `.cancel(token)` can stop it
+    /// wherever it was started from. A token cancelled before its start is answered as cancelled.
+    private func startRequest(_ effect: Effect, token: Token) -> Task<Void, Never>? {
+        if cancelledEarly.remove(token) != nil {
+            send(.cancelled(token))
+            return nil
+        }
+        log(effect)
+        let task = Task {
+            await self.request(effect, token: token)
+            self.requests[token] = nil
+        }
+        requests[token] = task
+        return task
+    }
+
+    private func log(_ effect: Effect) {
         effectLog.append(effect)
         if effectLog.count > 200 { effectLog.removeFirst(effectLog.count - 200) }
+    }
+
+    private func request(_ effect: Effect, token: Token) async {
         let service = self.service
+        let message: Message?
         switch effect {
-        case let .readCache(generation, userKey, shopKey):
-            guard let cache else {
-                cacheRead = true
-                return
-            }
+        case let .fetchBalance(_, user):
+            message = await Self.attempt { try await service.balance(user: user) }.map { .balanceLoaded(token, $0, at: now()) }
+        case .fetchPacks:
+            message = await Self.attempt { try await service.audioPacks() }.map { .packsLoaded(token, $0, at: now()) }
+        case let .fetchHistory(_, user, page, perPage):
+            message = await Self.attempt { try await service.history(user: user, page: page, perPage: perPage) }
+                .map { .historyLoaded(token, page: page, $0, at: now()) }
+        case let .spend(_, amount, product, comment, user):
+            message = await Self.attempt { try await service.spend(amount: amount, product: product, comment: comment, user: user) }
+                .map { .actionFinished(token, $0, at: now()) }
+        case let .purchase(_, identifier, transactionID, user):
+            message = await Self.attempt { try await service.purchase(identifier: identifier, transactionID: transactionID, user: user) }
+                .map { .actionFinished(token, $0, at: now()) }
+        default:
+            message = nil
+        }
+        send(message ?? .cancelled(token))
+    }
+
+    private func perform(_ effect: Effect) async {
+        switch effect {
+        case let .readCache(token, userKey, shopKey):
+            guard let cache else { return send(.cacheLoaded(token, balance: nil, packs: nil, firstPage: nil)) }
             let balance = await cache.read(CheerBalance.self, kind: "balance", key: userKey)
             let packs = await cache.read(AudioPackList.self, kind: "packs", key: shopKey)
             let firstPage = await cache.read(CheerHistoryPage.self, kind: "history-page1", key: userKey)
-            dispatch(.cacheLoaded(generation: generation, balance: balance, packs: packs, firstPage: firstPage))
-            cacheRead = true
-
-        case let .fetchBalance(generation, user, stamp):
-            guard let result = await Self.attempt({ try await service.balance(user: user) }) else {
-                return dispatch(.cancelled(generation: generation, .balance))
-            }
-            dispatch(.balanceLoaded(generation: generation, stamp: stamp, result, at: now()))
-
-        case let .fetchPacks(generation):
-            guard let result = await Self.attempt({ try await service.audioPacks() }) else {
-                return dispatch(.cancelled(generation: generation, .packs))
-            }
-            dispatch(.packsLoaded(generation: generation, result, at: now()))
-
-        case let .fetchHistory(generation, requestID, user, page, perPage):
-            let result = await Self.attempt({ try await service.history(user: user, page: page, perPage: perPage) })
-            historyRequests[requestID] = nil
-            guard let result else { return dispatch(.cancelled(generation: generation, .history(requestID: requestID, page: page))) }
-            dispatch(.historyLoaded(generation: generation, requestID: requestID, page: page, result, at: now()))
-
-        case let .spend(generation, amount, product, comment, user, kind):
-            guard let result = await Self.attempt({ try await service.spend(amount: amount, product: product, comment: comment, user: user) }) else {
-                return dispatch(.cancelled(generation: generation, .action))
-            }
-            dispatch(.actionFinished(generation: generation, kind, result, at: now()))
-
-        case let .purchase(generation, identifier, transactionID, user, kind):
-            guard let result = await Self.attempt({ try await service.purchase(identifier: identifier, transactionID: transactionID, user: user) }) else {
-                return dispatch(.cancelled(generation: generation, .action))
-            }
-            dispatch(.actionFinished(generation: generation, kind, result, at: now()))
-
+            send(.cacheLoaded(token, balance: balance, packs: packs, firstPage: firstPage))
         case let .writeBalance(key, value, fetchedAt):
             await cache?.write(value, kind: "balance", key: key, fetchedAt: fetchedAt)
         case let .writePacks(key, value, fetchedAt):
             await cache?.write(value, kind: "packs", key: key, fetchedAt: fetchedAt)
         case let .writeFirstPage(key, value, fetchedAt):
             await cache?.write(value, kind: "history-page1", key: key, fetchedAt: fetchedAt)
-
-        case .cancelHistory, .cancelAll:
+        case .makeTransactionID:
+            send(.transactionIDMade(UInt64.random(in: 1...UInt64.max)))
+        default:
             break
         }
     }
@@ -172,26 +197,7 @@ public final class AppStore {
         } catch is CancellationError {
             return nil
         } catch {
-            return .failure(.configuration("unexpected error: \(error)"))
-        }
-    }
-}
-
-extension Effect {
-    var isCancellation: Bool {
-        switch self {
-        case .cancelHistory, .cancelAll: return true
-        default: return false
-        }
-    }
-
-    /// The context generation the effect belongs to, for effects that talk to the server.
-    var generation: Int? {
-        switch self {
-        case let .readCache(g, _, _), let .fetchBalance(g, _, _), let .fetchPacks(g), let .fetchHistory(g, _, _, _, _),
-             let .spend(g, _, _, _, _, _), let .purchase(g, _, _, _, _):
-            return g
-        default: return nil
+            return .failure(.configuration(.unexpected))
         }
     }
 }

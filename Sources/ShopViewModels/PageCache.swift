@@ -1,13 +1,6 @@
 import Foundation
 import ShopAPI
 
-/// Where a history page comes from.
-public enum DataSource: Equatable, Sendable {
-    case live
-    /// From the on-disk cache; `reason` says why the live data is missing (nil while a refresh runs).
-    case cached(reason: String?)
-}
-
 /// A page's earlier content, shown while it reloads.
 public struct StalePage: Equatable, Sendable {
     public var page: CheerHistoryPage
@@ -18,7 +11,7 @@ public struct StalePage: Equatable, Sendable {
 /// One resident history page.
 public enum PageSlot: Equatable, Sendable {
     /// In flight; `stale` is what to show meanwhile (the cached first page, or the page before a refresh).
-    case loading(requestID: Int, stale: StalePage?)
+    case loading(token: Token, stale: StalePage?)
     case loaded(CheerHistoryPage, fetchedAt: Date, source: DataSource)
     case failed(message: String, requestID: String?)
 }
@@ -60,8 +53,8 @@ public struct PageCache: Equatable, Sendable {
         order.removeAll { $0 == page }
     }
 
-    /// Request ids of the pages in flight.
-    public var loadingRequestIDs: [Int] {
+    /// Tokens of the pages in flight.
+    public var loadingTokens: [Token] {
         order.compactMap { if case let .loading(id, _) = slots[$0] { return id } else { return nil } }
     }
 

@@ -30,26 +30,3 @@ public struct LiveShopService: ShopService {
     }
     public func exchangeUpdates() async -> AsyncStream<Exchange> { await client.exchanges.updates() }
 }
-
-extension ShopAPIError {
-    /// A few words for "cached · <reason>": why the live value could not be had.
-    public var shortReason: String {
-        switch self {
-        case let .transport(error, _):
-            switch error {
-            case .connectionRefused: return "offline: connection refused"
-            case .dns: return "offline: host not found"
-            case .tls: return "offline: TLS error"
-            case .connectTimeout, .timeout: return "offline: timed out"
-            case .connectionLost: return "offline: connection lost"
-            case .offline: return "offline: network unreachable"
-            case .responseTooLarge, .invalidURL, .other: return "offline: network error"
-            }
-        case let .http(status, _, _, _, _, _): return "server error: HTTP \(status)"
-        case let .notJSON(status, _, _, _): return "server error: HTTP \(status), not JSON"
-        case .undecodable: return "unreadable response"
-        case .signInExpired: return "sign-in expired"
-        case .configuration: return "configuration error"
-        }
-    }
-}

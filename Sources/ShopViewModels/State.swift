@@ -33,232 +33,77 @@ public struct Notice: Equatable, Sendable {
         self.requestID = requestID
     }
 
-    static func error(_ error: ShopAPIError) -> Notice { Notice(.error, error.description, requestID: error.requestID) }
+    static func error(_ error: ShopAPIError) -> Notice { Notice(.error, ErrorText.line(error), requestID: error.requestID) }
 }
 
-// MARK: Balance
-
-public struct BalanceState: Equatable, Sendable {
-    public enum Phase: Equatable, Sendable {
-        /// Nothing known and nothing asked yet.
-        case idle
-        /// Nothing known; a request is in flight.
-        case loading
-        case live(Int, fetchedAt: Date)
-        /// The last known value; `reason` is why it is not live (nil while a refresh is in flight).
-        case cached(Int, fetchedAt: Date, reason: String?)
-        /// Nothing known and the request failed.
-        case failed(String)
-    }
-
-    public var value: Int?
-    public var fetchedAt: Date?
-    public var source: DataSource?
-    public var isLoading = false
-    /// The last failure of a balance request (kept beside a cached value; cleared by a success).
-    public var lastError: ShopAPIError?
-    /// Bumped when a write returns the balance: answers to requests sent before it are stale.
-    var stamp = 0
-
-    public init() {}
-
-    public var phase: Phase {
-        if let value, let fetchedAt, let source {
-            switch source {
-            case .live: return .live(value, fetchedAt: fetchedAt)
-            case let .cached(reason): return .cached(value, fetchedAt: fetchedAt, reason: isLoading ? nil : reason)
-            }
-        }
-        if isLoading { return .loading }
-        if let lastError { return .failed(lastError.description) }
-        return .idle
-    }
+/// Where shown data comes from.
+public enum DataSource: Equatable, Sendable {
+    case live
+    /// From the on-disk cache, or kept after a failed refresh; `reason` says why the live data is
+    /// missing (nil while a request for it is out).
+    case cached(reason: StaleReason?)
 }
 
-// MARK: Audio Packs
-
-public enum PackSort: String, CaseIterable, Equatable, Sendable {
-    case shopOrder = "shop order", name, price, cheer = "cheer total"
-
-    public var next: PackSort {
-        let all = PackSort.allCases
-        return all[((all.firstIndex(of: self) ?? 0) + 1) % all.count]
-    }
+/// Identifies one request for a loadable resource. A resource remembers the token of the request it
+/// waits for; an answer (or a cancellation) carrying any other token is stale and dropped. This is
+/// the one way stale answers are recognized (Bubble Tea's spinner ids, for every resource).
+public struct Token: Hashable, Sendable, Comparable, CustomStringConvertible {
+    public let value: Int
+    public init(_ value: Int) { self.value = value }
+    public static func < (a: Token, b: Token) -> Bool { a.value < b.value }
+    public var description: String { "#\(value)" }
 }
 
-public struct PacksState: Equatable, Sendable {
-    public enum Status: Equatable, Sendable {
-        case idle, loading, loaded, failed(String)
-    }
-
-    public var all: [AudioPack] = []
-    public var unreadable: [UnreadableEntry] = []
-    public var status: Status = .idle
-    public var source: DataSource?
-    public var fetchedAt: Date?
-    public var isLoading = false
-    public var filter = ""
-    public var sort: PackSort = .shopOrder
-    /// Reload once the request in flight answers (it was sent before a write changed the totals).
-    var reloadWhenDone = false
-    /// The packs shown: `all` filtered and sorted (kept in step by the update function).
-    public private(set) var visible: [AudioPack] = []
-    public var selectedIndex = 0
-
-    public init() {}
-
-    public var selected: AudioPack? { visible.indices.contains(selectedIndex) ? visible[selectedIndex] : nil }
-
-    /// Recomputes `visible`, keeping the selected pack selected when it is still shown.
-    mutating func refresh() {
-        let keep = selected?.identifier
-        let needle = Self.fold(filter.trimmingCharacters(in: .whitespaces))
-        var shown = needle.isEmpty ? all : all.filter { pack in
-            ([pack.name, pack.creator ?? "", pack.identifier] + (pack.tags ?? [])).contains { Self.fold($0).contains(needle) }
-        }
-        switch sort {
-        case .shopOrder: break
-        case .name: shown.sort { Self.fold($0.name) < Self.fold($1.name) }
-        case .price: shown.sort { ($0.priceCents ?? 0, Self.fold($0.name)) < ($1.priceCents ?? 0, Self.fold($1.name)) }
-        case .cheer: shown.sort { ($0.cheerTotal ?? 0, Self.fold($1.name)) > ($1.cheerTotal ?? 0, Self.fold($0.name)) }
-        }
-        visible = shown
-        if let keep, let index = shown.firstIndex(where: { $0.identifier == keep }) {
-            selectedIndex = index
-        } else {
-            selectedIndex = min(max(0, selectedIndex), max(0, shown.count - 1))
-        }
-    }
-
-    /// Case- and diacritic-insensitive form for matching and ordering.
-    static func fold(_ s: String) -> String {
-        s.folding(options: [.caseInsensitive, .diacriticInsensitive, .widthInsensitive], locale: nil)
-    }
-}
-
-// MARK: History
-
-public struct HistoryState: Equatable, Sendable {
-    public static let defaultPerPage = 50
-    /// Rows from the end of a page at which the next page is fetched ahead.
-    public static let prefetchDistance = 5
-
-    public var perPage: Int
-    public var page = 1
-    public var totalPages: Int?
-    public var totalCount: Int?
-    public var pages: PageCache
-    public var selectedIndex = 0
-    /// Entries whose comments are shown (keyed by `HistoryState.key`).
-    public var expanded: Set<String> = []
-    var nextRequestID = 1
-    /// The request whose answer set the totals; older answers do not change them.
-    var totalsRequestID = 0
-
-    public init(perPage: Int = HistoryState.defaultPerPage, capacity: Int = 8) {
-        self.perPage = perPage
-        pages = PageCache(capacity: capacity)
-    }
-
-    public var current: PageSlot? { pages[page] }
-
-    /// The rows of the page on screen: its content, or what it showed before while it reloads.
-    public var rows: [HistoryItem] {
-        switch current {
-        case let .loaded(p, _, _): return p.items
-        case let .loading(_, stale): return stale?.page.items ?? []
-        default: return []
-        }
-    }
-
-    public var selectedItem: HistoryItem? { rows.indices.contains(selectedIndex) ? rows[selectedIndex] : nil }
-
-    /// A stable key for an entry on a page: its id, or its page and position.
-    public func key(of item: HistoryItem, at index: Int) -> String {
-        switch item {
-        case let .entry(e): return e.id ?? "p\(page)#\(index)"
-        case let .unreadable(u): return u.id ?? "p\(page)#\(index)"
-        }
-    }
-
-    public func isExpanded(_ item: HistoryItem, at index: Int) -> Bool { expanded.contains(key(of: item, at: index)) }
-
-    /// `page 3 of 2,000 · 100,000 cheers`.
-    public var positionText: String {
-        var text = "page \(Wording.grouped(page))"
-        if let totalPages { text += " of \(Wording.grouped(totalPages))" }
-        if let totalCount { text += " · \(Wording.grouped(totalCount)) cheer\(totalCount == 1 ? "" : "s")" }
-        return text
-    }
-
-    /// The last page there is (1 when the history is empty); unknown totals allow one page more.
-    var lastPage: Int { totalPages.map { max(1, $0) } ?? page + 1 }
-}
-
-// MARK: Requests (inspector)
-
-public struct RequestsState: Equatable, Sendable {
-    public static let capacity = 200
-    /// Newest first.
-    public var rows: [Exchange] = []
-    public var selectedIndex = 0
-
-    public init() {}
-
-    public var selected: Exchange? { rows.indices.contains(selectedIndex) ? rows[selectedIndex] : nil }
-}
-
-// MARK: Actions
-
-public enum ActionKind: Equatable, Sendable {
-    case spend(product: String, productName: String, amount: Int, comment: String?)
-    case purchase(identifier: String, transactionID: UInt64)
-}
-
-/// A spend or purchase, from its form through confirmation to its outcome.
-public struct ActionState: Equatable, Sendable {
-    public enum Form: Equatable, Sendable {
-        case spend(product: String, productName: String, amount: String, comment: String)
-        case purchase(identifier: String, transactionID: String)
-    }
-
-    public enum Phase: Equatable, Sendable {
-        case editing(Form, problem: String?)
-        /// "Spend 50 cheer on Rain on a Tin Roof as qa-alice on STAGING?"
-        case confirming(ActionKind, summary: String)
-        case pending(ActionKind, summary: String)
-        case succeeded(String)
-        case failed(String, requestID: String?)
-    }
-
-    public var phase: Phase
-    /// The dialog was put away while the request is out; its outcome arrives as a notice.
-    public var backgrounded = false
-
-    public init(phase: Phase, backgrounded: Bool = false) {
-        self.phase = phase
-        self.backgrounded = backgrounded
-    }
-
-    /// Whether the dialog is on screen (and takes the keys).
-    public var isShown: Bool { !backgrounded }
-}
-
-// MARK: The whole app
-
+/// The whole app: data, screen, and the token counter. One value, changed only by `ShopUpdate.update`.
 public struct AppState: Equatable, Sendable {
     public var context: ShopContext
-    /// Bumped when the context changes; answers for an older generation are dropped.
-    public internal(set) var generation = 1
     public var balance = BalanceState()
     public var packs = PacksState()
     public var history: HistoryState
     public var requests = RequestsState()
     public var action: ActionState?
     public var notice: Notice?
+    public var screen = ScreenState()
+    /// The request for the cache, while it is out.
+    var cacheRead: Token?
+    private var lastToken = 0
 
     public init(context: ShopContext, historyPerPage: Int = HistoryState.defaultPerPage, historyCapacity: Int = 8) {
         self.context = context
         history = HistoryState(perPage: historyPerPage, capacity: historyCapacity)
+    }
+
+    /// A token no request has had.
+    mutating func newToken() -> Token {
+        lastToken += 1
+        return Token(lastToken)
+    }
+
+    /// Which keys are live now (the keymap's contexts).
+    public var mode: Mode {
+        if let action, action.isShown {
+            switch action.phase {
+            case .editing: return .form
+            case .confirming: return .confirm
+            case .pending: return .sending
+            case .succeeded, .failed: return .outcome
+            }
+        }
+        if screen.showHelp { return .help }
+        if screen.editingFilter { return .filter }
+        return .browse
+    }
+
+    /// A write (spend or purchase) is out, on screen or put away.
+    public var isWriting: Bool {
+        if case .pending = action?.phase { return true }
+        return false
+    }
+
+    /// Something on screen animates (a spinner).
+    public var isBusy: Bool {
+        if balance.isLoading || packs.isLoading || isWriting { return true }
+        if case .loading = history.current { return true }
+        return false
     }
 }

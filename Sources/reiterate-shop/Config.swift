@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import ShopSettings
+import ShopViewModels
 import TerminalText
 
 /// `reiterate-shop config check`: validates the config file and prints the resolved settings.
@@ -24,6 +25,11 @@ struct Config: AsyncParsableCommand {
             let file: ConfigFile?
             do {
                 file = try ConfigFile.load(path: path)
+            } catch {
+                throw fail(CLIError(message: error.description, exitCode: .config))
+            }
+            do {
+                _ = try KeymapLoader.keymap(file)
             } catch {
                 throw fail(CLIError(message: error.description, exitCode: .config))
             }

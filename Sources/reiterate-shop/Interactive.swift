@@ -25,9 +25,15 @@ struct Interactive: AsyncParsableCommand {
         }
         let settings: ResolvedSettings
         let logger: Logger
+        let keymap: Keymap
         do {
             settings = try connection.settings(readOnlyFlag: readOnly)
             logger = try connection.makeLogger(label: "reiterate")
+            do {
+                keymap = try KeymapLoader.load(environment: connection.environment)
+            } catch {
+                throw CLIError(message: error.description, exitCode: .config)
+            }
         } catch {
             throw fail(error)
         }
@@ -37,7 +43,7 @@ struct Interactive: AsyncParsableCommand {
             let cache = CacheStore(directory: connection.resolvedCacheDir, logger: logger)
             status = try await connection.withClient(settings, logger: logger) { client in
                 let store = await AppStore(state: AppState(context: context), service: LiveShopService(client: client), cache: cache)
-                return await TerminalApp(store: store).run()
+                return await TerminalApp(store: store, keymap: keymap).run()
             }
         } catch {
             throw fail(error, tokenVariable: settings.tokenEnv)

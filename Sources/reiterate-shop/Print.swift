@@ -83,26 +83,17 @@ extension Print {
                 : Output.balance(CheerBalance(balance: value), user: user)
         case let .cached(value, fetchedAt, reason):
             // The cache stands in for an outage only; a refusal (401, 403, 404…) is an answer to act on.
-            if let error = balance.lastError, !Self.isOutage(error) { throw error }
+            if let error = balance.lastError, !error.category.isOutage { throw error }
             let text = json
-                ? try Output.json(BalanceOutput(balance: value, source: "cache", fetchedAt: ISO8601.format(fetchedAt), reason: reason))
-                : "\(Wording.grouped(value)) cheer  (\(Sanitizer.line(user))) · cached \(Wording.age(of: fetchedAt, now: Date())) · \(reason ?? "offline")\n"
+                ? try Output.json(BalanceOutput(balance: value, source: "cache", fetchedAt: ISO8601.format(fetchedAt), reason: reason?.full))
+                : "\(Wording.grouped(value)) cheer  (\(Sanitizer.line(user))) · cached \(Wording.age(of: fetchedAt, now: Date())) · \(reason?.full ?? "offline")\n"
             if let error = balance.lastError {
-                Terminal.err("warning: showing the cached balance: \(error.description)\n")
+                Terminal.err("warning: showing the cached balance: \(ErrorText.line(error))\n")
             }
             Terminal.out(text)
             throw ExitCode(ExitStatus.tempFail.rawValue)
         case .failed, .idle, .loading:
-            throw balance.lastError ?? ShopAPIError.configuration("the balance request ended without an answer")
-        }
-    }
-
-    /// No answer, or an answer the server could not give properly (5xx, 408, 429, a proxy page, bad JSON).
-    static func isOutage(_ error: ShopAPIError) -> Bool {
-        switch error {
-        case .transport, .notJSON, .undecodable: return true
-        case let .http(status, _, _, _, _, _): return status >= 500 || status == 408 || status == 429
-        case .signInExpired, .configuration: return false
+            throw balance.lastError ?? ShopAPIError.configuration(.unexpected)
         }
     }
 }

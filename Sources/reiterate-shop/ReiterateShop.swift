@@ -4,6 +4,7 @@ import Logging
 import ShopAPI
 import ShopCache
 import ShopSettings
+import ShopViewModels
 import TerminalText
 
 @main
@@ -18,7 +19,7 @@ struct ReiterateShop: AsyncParsableCommand {
             `print` is for scripts and smoke checks.
             """,
         version: ShopClientConfiguration.appVersion,
-        subcommands: [Interactive.self, Print.self, Config.self],
+        subcommands: [Interactive.self, Print.self, Config.self, Keys.self],
         defaultSubcommand: Interactive.self
     )
 }
@@ -93,7 +94,7 @@ struct ConnectionOptions: ParsableArguments {
         do {
             transport = try AsyncHTTPTransport(configuration: .init(connectTimeout: .milliseconds(Int(min(settings.timeout, 3) * 1000)), caFile: settings.caFile))
         } catch let error as TransportError {
-            throw CLIError(message: ShopAPIError.transport(error, endpoint: "TLS setup").description, exitCode: .config)
+            throw CLIError(message: ErrorText.sentence(error), exitCode: .config)
         }
         let client = ShopClient(configuration: configuration, transport: transport, tokens: tokens, logger: logger)
         do {
@@ -116,10 +117,10 @@ enum ExitStatus: Int32 {
     case config = 78           // EX_CONFIG: a setting is wrong
 
     static func of(_ error: ShopAPIError) -> ExitStatus {
-        switch error {
-        case .http, .signInExpired: return .serverError
+        switch error.category {
+        case .httpStatus, .signIn, .cancelled: return .serverError
         case .notJSON, .undecodable: return .dataError
-        case .transport: return .unavailable
+        case .offline, .refused, .dns, .tls, .timeout, .cutShort, .network: return .unavailable
         case .configuration: return .config
         }
     }
@@ -136,7 +137,7 @@ func fail(_ error: any Error, tokenVariable: String? = nil) -> ExitCode {
     let status: ExitStatus
     switch error {
     case let error as ShopAPIError:
-        var text = error.description
+        var text = ErrorText.line(error)
         if error.status == 401 {
             let variable = tokenVariable ?? "REITERATE_TOKEN"
             if ProcessInfo.processInfo.environment[variable, default: ""].isEmpty { text += " — set \(variable)" }
@@ -146,8 +147,12 @@ func fail(_ error: any Error, tokenVariable: String? = nil) -> ExitCode {
     case let error as CLIError:
         line = Sanitizer.line(error.message)
         status = error.exitCode
+    case let error as ValidationError:
+        line = Sanitizer.line(error.message)
+        status = .config
     default:
-        line = Sanitizer.line(String(describing: error))
+        // Never a library's own words: they may name types, files or numbers.
+        line = "an unexpected internal failure"
         status = .serverError
     }
     Terminal.err("error: \(line)\n")

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import Logging
 import StubCore
 import StubServer
@@ -23,7 +24,7 @@ import Testing
         #expect(exchanges.map(\.path) == ["/api/v1/balance?user_id=qa-alice", "/api/v1/auth/refresh", "/api/v1/balance?user_id=qa-alice"])
         #expect(exchanges.map(\.status) == [401, 200, 200])
         #expect(exchanges.allSatisfy { $0.requestID?.hasPrefix("rq-") == true && $0.responseBytes > 0 })
-        #expect(exchanges[0].requestHeaders["Authorization"] == Redactor.placeholder)
+        #expect(exchanges[0].requestHeaders[.authorization] == Redactor.placeholder)
         #expect(exchanges[1].requestBodyPreview == #"{"refresh_token":"<redacted>"}"#)
         #expect(exchanges[1].responseBodyPreview?.contains(#""access_token":"<redacted>""#) == true)
         let everything = String(describing: exchanges)
@@ -83,7 +84,7 @@ import Testing
         let preview = Redactor.bodyPreview(cut) ?? ""
         #expect(preview == #"{"a":1,"access_token":"<redacted>","nested":{"refresh_token" : "<redacted>","note":"token"},"id_token":"<redacted>""#)
         #expect(Redactor.path("/x?user_id=a&access_token=s3cr3t&b=2") == "/x?user_id=a&access_token=<redacted>&b=2")
-        #expect(Redactor.headers(["Cookie": "a=b", "X-Auth-Token": "t", "Accept": "x"]).fields.map(\.value) == ["<redacted>", "<redacted>", "x"])
+        #expect(Redactor.headers(HTTPFields(pairs: [("Cookie", "a=b"), ("X-Auth-Token", "t"), ("Accept", "x")])).map(\.value) == ["<redacted>", "<redacted>", "x"])
         let big = Array(repeating: UInt8(ascii: "a"), count: Redactor.previewLimit + 10)
         #expect(Redactor.bodyPreview(big)?.hasSuffix("… (10 more bytes)") == true)
     }

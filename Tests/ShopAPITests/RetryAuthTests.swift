@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import Logging
 import StubCore
 import StubServer
@@ -219,7 +220,7 @@ actor HeldRefreshTransport: HTTPTransport {
     private var waiters: [CheckedContinuation<Void, Never>] = []
 
     func send(_ request: TransportRequest) async throws -> TransportResponse {
-        let json: HeaderFields = ["Content-Type": "application/json"]
+        let json: HTTPFields = [.contentType: "application/json"]
         if request.url.hasSuffix("/auth/refresh") {
             refreshCalls += 1
             await withCheckedContinuation { continuation in
@@ -229,7 +230,7 @@ actor HeldRefreshTransport: HTTPTransport {
             }
             return TransportResponse(status: 200, headers: json, body: Array(#"{"access_token":"new"}"#.utf8))
         }
-        return request.headers["Authorization"] == "Bearer new"
+        return request.headers[.authorization] == "Bearer new"
             ? TransportResponse(status: 200, headers: json, body: Array(#"{"balance":1}"#.utf8))
             : TransportResponse(status: 401, headers: json, body: Array(#"{"message":"expired"}"#.utf8))
     }
@@ -256,10 +257,10 @@ actor ScriptedTransport: HTTPTransport {
     func send(_ request: TransportRequest) async throws -> TransportResponse {
         if request.url.hasSuffix("/api/v1/auth/refresh") {
             refreshCalls += 1
-            return TransportResponse(status: 200, headers: ["Content-Type": "application/json"], body: Array(#"{"access_token":"new","refresh_token":"r2"}"#.utf8))
+            return TransportResponse(status: 200, headers: [.contentType: "application/json"], body: Array(#"{"access_token":"new","refresh_token":"r2"}"#.utf8))
         }
         let user = request.url.hasSuffix("user_id=b") ? "b" : "a"
-        let token = request.headers["Authorization"]?.replacingOccurrences(of: "Bearer ", with: "") ?? ""
+        let token = request.headers[.authorization]?.replacingOccurrences(of: "Bearer ", with: "") ?? ""
         seen[user, default: []].append(token)
         if user == "b", seen["b"]?.count == 1 {
             await withCheckedContinuation { continuation in
@@ -269,8 +270,8 @@ actor ScriptedTransport: HTTPTransport {
             }
         }
         return token == "new"
-            ? TransportResponse(status: 200, headers: ["Content-Type": "application/json"], body: Array(#"{"balance":1}"#.utf8))
-            : TransportResponse(status: 401, headers: ["Content-Type": "application/json"], body: Array(#"{"message":"expired"}"#.utf8))
+            ? TransportResponse(status: 200, headers: [.contentType: "application/json"], body: Array(#"{"balance":1}"#.utf8))
+            : TransportResponse(status: 401, headers: [.contentType: "application/json"], body: Array(#"{"message":"expired"}"#.utf8))
     }
 
     func waitUntilHeld() async {
@@ -306,7 +307,7 @@ actor ScriptedTransport: HTTPTransport {
                 try await Task.sleep(for: .milliseconds(50))
             }
             #expect(outcome == "HANG(client gave up)")
-            #expect(await h.client.exchanges.all().last?.failure == "cancelled")
+            #expect(await h.client.exchanges.all().last?.failure == .cancelled)
         }
     }
 }

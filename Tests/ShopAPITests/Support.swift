@@ -1,4 +1,5 @@
 import Foundation
+import ShopViewModels
 import Logging
 import StubCore
 import StubServer
@@ -100,4 +101,9 @@ extension Result where Failure == any Error {
     init(catching body: () async throws -> Success) async {
         do { self = .success(try await body()) } catch { self = .failure(error) }
     }
+}
+
+extension ShopAPIError {
+    /// The line a user sees for this error (the display layer's wording: the REST core reports facts only).
+    var description: String { ErrorText.line(self) }
 }

@@ -4,20 +4,40 @@ import Testing
 @testable import ShopTUI
 @testable import ShopViewModels
 
-/// Keys through the whole update loop: KeyHandler → intents → the view models' update function.
+/// Keys through the whole loop with no terminal: the keymap resolves each key to a message, the one
+/// update function takes it, and the effects a store would run are collected (the random transaction
+/// id answered with 77, as the store would with its own number).
 struct Loop {
     var app: AppState
-    var ui = UIState()
-    var commands: [UICommand] = []
+    var keymap: Keymap
+    /// Effects for the front end (quit, copy).
+    var commands: [Effect] = []
     var effects: [Effect] = []
 
-    init(_ app: AppState = loadedState()) { self.app = app }
+    init(_ app: AppState = loadedState(), keymap: Keymap = .standard) {
+        self.app = app
+        self.keymap = keymap
+    }
 
-    mutating func press(_ keys: Key...) {
+    var ui: ScreenState {
+        get { app.screen }
+        set { app.screen = newValue }
+    }
+
+    mutating func press(_ keys: KeyPress...) {
         for key in keys {
-            let (intents, cmds) = KeyHandler.handle(key, ui: &ui, app: app, transactionID: 77)
-            commands += cmds
-            for intent in intents { effects += ShopUpdate.update(&app, .intent(intent), now: now) }
+            guard let message = keymap.message(for: key, in: app) else { continue }
+            send(message)
+        }
+    }
+
+    mutating func send(_ message: Message) {
+        for effect in ShopUpdate.update(&app, message).flatMap(\.flattened) {
+            switch effect {
+            case .quit, .copy: commands.append(effect)
+            case .makeTransactionID: send(.transactionIDMade(77))
+            default: effects.append(effect)
+            }
         }
     }
 
@@ -51,7 +71,7 @@ struct Loop {
         #expect(l.app.packs.selectedIndex == 5)
         l.press(.char("g"))
         #expect(l.app.packs.selectedIndex == 0)
-        l.ui.pageSize = 4
+        l.ui.height = 10  // lists show 4 rows
         l.press(.pageDown)
         #expect(l.app.packs.selectedIndex == 4)
         l.press(.end, .home)
@@ -81,7 +101,7 @@ struct Loop {
         l.press(.enter)
         #expect(l.app.history.expanded.isEmpty)
         l.press(.char("n"))
-        #expect(l.app.history.page == 2 && l.effects.contains { if case .fetchHistory(_, _, _, 2, _) = $0 { return true } else { return false } })
+        #expect(l.app.history.page == 2 && l.effects.contains { if case .fetchHistory(_, _, 2, _) = $0 { return true } else { return false } })
         l.press(.char("p"))
         #expect(l.app.history.page == 1)
         l.press(.pageDown)
@@ -112,8 +132,8 @@ struct Loop {
         l.press(.enter)
         guard case .confirming = l.app.action?.phase else { Issue.record("not confirming"); return }
         l.press(.enter)
-        #expect(l.effects.last == .spend(generation: 1, amount: 50, product: "com.reiterate.pack.rain", comment: "great q", user: "qa-alice",
-                                         kind: .spend(product: "com.reiterate.pack.rain", productName: "Rain on a Tin Roof", amount: 50, comment: "great q")))
+        guard case let .pending(_, _, token) = l.app.action?.phase else { Issue.record("not sent"); return }
+        #expect(l.effects.last == .spend(token, amount: 50, product: "com.reiterate.pack.rain", comment: "great q", user: "qa-alice"))
         l.press(.enter, .char("y"))
         #expect(l.effects.filter { if case .spend = $0 { return true } else { return false } }.count == 1)
         #expect(l.commands.isEmpty)
@@ -154,10 +174,12 @@ struct Loop {
         #expect(l.app.action?.backgrounded == true && l.app.notice?.text == "Still sending; the answer will show here.")
         l.press(.char("2"))
         #expect(l.ui.tab == .history)  // …until it is put away
-        l.press(.char("1"), .char("s"))
-        #expect(l.app.notice?.text == "A spend or purchase is still on its way; wait for its answer.")
-        let kind = ActionKind.spend(product: "com.reiterate.pack.rain", productName: "Rain on a Tin Roof", amount: 5, comment: nil)
-        _ = ShopUpdate.update(&l.app, .actionFinished(generation: 1, kind, .success(CheerBalance(balance: 1245)), at: now), now: now)
+        // While it is out, spend and buy are disabled: the keys do nothing and leave the hint bar.
+        l.press(.char("1"), .char("s"), .char("b"))
+        #expect(l.app.action?.backgrounded == true && l.ui.tab == .shop)
+        #expect(!l.keymap.hints(for: l.app).contains { $0.hasSuffix(" spend") || $0.hasSuffix(" buy") })
+        guard case let .pending(_, _, token) = l.app.action?.phase else { Issue.record("not pending"); return }
+        l.send(.actionFinished(token, .success(CheerBalance(balance: 1245)), at: now))
         #expect(l.app.action == nil && l.app.notice?.text == "Spent 5 cheer on Rain on a Tin Roof. Balance 1,245 cheer.")
     }
 
@@ -166,23 +188,79 @@ struct Loop {
         l.press(.char("3"), .char("y"))
         #expect(l.commands.isEmpty)  // the newest exchange failed: no request id to copy
         l.press(.char("j"), .char("y"))
-        #expect(l.commands == [.copy("rq-aaaa3")])
+        #expect(l.commands == [.copy("rq-aaaa3")] && l.app.notice?.text == "copied request id rq-aaaa3 to the clipboard (OSC 52)")
         l.press(.char("q"))
-        #expect(l.commands.last == .quit && l.ui.quit)
+        #expect(l.commands.last == .quit(status: 0))
         var c = Loop()
         c.press(.char("s"), .ctrl("c"))  // Ctrl-C quits even from a dialog
-        #expect(c.commands == [.quit])
+        #expect(c.commands == [.quit(status: 0)])
     }
 
-    @Test func statusHintsComeFromTheKeymap() {
-        #expect(Keymap.hints(for: .shop).contains("/ filter") && !Keymap.hints(for: .history).contains("/ filter"))
-        #expect(Keymap.hints(for: .history).contains("n/p page"))
-        let grid = Renderer.render(frame(loadedState(), width: 120, height: 40))
-        let bar = grid.row(39)
-        for hint in Keymap.hints(for: .shop) { #expect(bar.contains(hint), "\(hint)") }
-        var ui = UIState()
-        ui.showHelp = true
-        let help = Renderer.render(frame(loadedState(), ui, width: 120, height: 40)).text
-        for binding in Keymap.bindings { #expect(help.contains(binding.help), "\(binding.help)") }
+    @Test func statusHintsAndHelpComeFromTheKeymap() {
+        var shop = loadedState()
+        var history = loadedState()
+        history.screen.tab = .history
+        let keymap = Keymap.standard
+        #expect(keymap.hints(for: shop).contains("/ filter") && !keymap.hints(for: history).contains("/ filter"))
+        #expect(keymap.hints(for: history).contains("n/p page"))
+        shop.screen.width = 120
+        shop.screen.height = 40
+        let bar = Renderer.render(Frame(app: shop, now: now, timeZone: utc)).row(39)
+        for hint in keymap.hints(for: shop) { #expect(bar.contains(hint), "\(hint)") }
+        shop.screen.showHelp = true
+        let help = Renderer.render(Frame(app: shop, now: now, timeZone: utc)).text
+        for binding in keymap.helpRows(for: shop) { #expect(help.contains(binding.help), "\(binding.help)") }
+    }
+
+    @Test func readOnlyRemovesWritesFromEveryPlace() {
+        var l = Loop(loadedState(readOnly: true))
+        #expect(!l.keymap.hints(for: l.app).contains { $0.hasSuffix(" spend") || $0.hasSuffix(" buy") })
+        #expect(!l.keymap.helpRows(for: l.app).contains { $0.writes })
+        l.app.screen.showHelp = true
+        l.app.screen.width = 120
+        l.app.screen.height = 40
+        let help = Renderer.render(Frame(app: l.app, now: now, timeZone: utc)).text
+        #expect(!help.contains("spend cheer") && !help.contains("buy cheer"))
+        l.app.screen.showHelp = false
+        l.press(.char("s"), .char("b"))
+        #expect(l.app.action == nil && l.effects.isEmpty)
+    }
+
+    @Test func reboundKeysDriveDispatchHintsAndHelp() throws {
+        let keymap = try Keymap.standard.rebound(with: [KeyOverride(action: "quit", keys: ["x", "ctrl-q"]), KeyOverride(action: "refresh", keys: ["f5"])])
+        var l = Loop(keymap: keymap)
+        l.press(.char("q"))
+        #expect(l.commands.isEmpty)  // q no longer quits
+        l.press(.function(5))
+        #expect(l.effects.contains { if case .fetchBalance = $0 { return true } else { return false } })
+        #expect(keymap.hints(for: l.app).first == "x quit" && keymap.hints(for: l.app).contains("F5 refresh"))
+        l.app.screen.showHelp = true
+        l.app.screen.width = 120
+        l.app.screen.height = 40
+        let help = Renderer.render(Frame(app: l.app, keymap: keymap, now: now, timeZone: utc)).text
+        #expect(help.contains("x Ctrl-Q") && !help.contains("q               quit"))
+        l.app.screen.showHelp = false
+        l.press(.char("x"))
+        #expect(l.commands == [.quit(status: 0)])
+    }
+
+    @Test func rebindingRefusesUnknownNamesAndClashes() {
+        #expect(throws: KeymapError(action: "launch", line: 3, message: "unknown action; actions: " + Action.allCases.map(\.rawValue).joined(separator: ", "))) {
+            try Keymap.standard.rebound(with: [KeyOverride(action: "launch", keys: ["x"], line: 3)])
+        }
+        do {
+            _ = try Keymap.standard.rebound(with: [KeyOverride(action: "quit", keys: ["hyper-q"], line: 4)])
+            Issue.record("accepted an unknown key name")
+        } catch {
+            #expect(error.line == 4 && error.message.hasPrefix("unknown key name 'hyper-q'"))
+        }
+        do {
+            _ = try Keymap.standard.rebound(with: [KeyOverride(action: "refresh", keys: ["j"], line: 7)])
+            Issue.record("accepted a clash")
+        } catch {
+            #expect(error.line == 7 && error.message == "'j' would do both down and refresh (in browse mode)")
+        }
+        // One key in two modes is fine: Tab goes to the next tab in the lists and keeps a filter being typed.
+        #expect((try? Keymap.standard.rebound(with: [KeyOverride(action: "keep_filter", keys: ["enter", "tab"])])) != nil)
     }
 }

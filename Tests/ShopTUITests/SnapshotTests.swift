@@ -10,9 +10,9 @@ import TerminalText
 @Suite struct SnapshotTests {
     static let sizes = [(80, 24), (120, 40)]
 
-    func both(_ name: String, _ app: AppState, _ ui: UIState = UIState()) {
+    func both(_ name: String, _ app: AppState) {
         for (w, h) in Self.sizes {
-            let grid = Renderer.render(frame(app, ui, width: w, height: h))
+            let grid = Renderer.render(frame(app, width: w, height: h))
             assertSnapshot(grid, "\(name)-\(w)x\(h)")
             checkIntegrity(grid)
         }
@@ -28,92 +28,87 @@ import TerminalText
     }
 
     @Test func shop() {
-        var app = loadedState()
-        _ = ShopUpdate.update(&app, .intent(.selectPack(index: 2)), now: now)
-        both("shop", app)
+        var l = Loop()
+        l.press(.char("j"), .char("j"))
+        both("shop", l.app)
     }
 
     @Test func shopFiltered() {
-        var app = loadedState()
-        _ = ShopUpdate.update(&app, .intent(.setPackFilter("cafe")), now: now)
-        var ui = UIState()
-        ui.editingFilter = true
-        both("shop-filter", app, ui)
+        var l = Loop()
+        l.press(.char("/"))
+        l.type("cafe")
+        both("shop-filter", l.app)
     }
 
     @Test func historyWithCommentsAndAnUnreadableEntry() {
-        var app = loadedState()
-        _ = ShopUpdate.update(&app, .intent(.toggleComments), now: now)
-        var ui = UIState()
-        ui.tab = .history
-        both("history", app, ui)
+        var l = Loop()
+        l.press(.char("2"), .enter)
+        both("history", l.app)
     }
 
     @Test func requestsWithDetail() {
-        var app = loadedState()
-        _ = ShopUpdate.update(&app, .intent(.selectRequest(index: 1)), now: now)
-        var ui = UIState()
-        ui.tab = .requests
-        both("requests", app, ui)
+        var l = Loop()
+        l.press(.char("3"), .char("j"))
+        both("requests", l.app)
     }
 
     @Test func requestDetailFullSize() {
-        var app = loadedState()
-        _ = ShopUpdate.update(&app, .intent(.selectRequest(index: 1)), now: now)
-        var ui = UIState()
-        ui.tab = .requests
-        ui.requestDetailFull = true
-        both("request-detail", app, ui)
+        var l = Loop()
+        l.press(.char("3"), .char("j"), .enter)
+        both("request-detail", l.app)
     }
 
     @Test func helpOverlay() {
-        var ui = UIState()
-        ui.showHelp = true
-        both("help", loadedState(), ui)
+        var l = Loop()
+        l.press(.char("?"))
+        both("help", l.app)
     }
 
     @Test func helpOverlayAtTheSmallestSizeShowsEveryBinding() {
-        var ui = UIState()
-        ui.showHelp = true
-        let grid = Renderer.render(frame(loadedState(), ui, width: 60, height: 16))
+        var l = Loop()
+        l.press(.char("?"))
+        let grid = Renderer.render(frame(l.app, width: 60, height: 16))
         assertSnapshot(grid, "help-60x16")
         checkIntegrity(grid)
-        for binding in Keymap.bindings {
-            #expect(grid.text.contains(binding.keys.joined(separator: " ")), "\(binding.keys)")
+        for binding in Keymap.standard.helpRows(for: l.app) {
+            #expect(grid.text.contains(binding.keys.map(\.display).joined(separator: " ")), "\(binding.keys)")
         }
     }
 
     @Test func spendDialogAndConfirmation() {
-        var app = loadedState()
-        _ = ShopUpdate.update(&app, .intent(.beginSpend), now: now)
-        _ = ShopUpdate.update(&app, .intent(.editSpend(amount: "50", comment: "Lovely 🌧")), now: now)
-        both("spend", app)
-        _ = ShopUpdate.update(&app, .intent(.submitAction), now: now)
-        both("spend-confirm", app)
+        var l = Loop()
+        l.press(.char("s"))
+        l.type("50")
+        l.press(.tab)
+        l.type("Lovely 🌧")
+        both("spend", l.app)
+        l.press(.enter)
+        both("spend-confirm", l.app)
     }
 
     @Test func buyDialog() {
-        var app = loadedState()
-        _ = ShopUpdate.update(&app, .intent(.beginPurchase(transactionID: 4_242_424_242)), now: now)
-        var ui = UIState()
-        ui.dialogField = 1
-        both("buy", app, ui)
+        var l = Loop()
+        l.press(.char("b"))
+        l.send(.transactionIDMade(4_242_424_242))  // not filled: the loop's own 77 is already there
+        l.press(.tab, .backspace, .backspace)
+        l.type("4242424242")
+        both("buy", l.app)
     }
 
     @Test func offlineWithTheCachedBalance() {
         var app = AppState(context: ShopContext(environment: "local", baseURL: "http://127.0.0.1:8080", user: "qa-alice"))
-        _ = ShopUpdate.update(&app, .intent(.start), now: now)
-        _ = ShopUpdate.update(&app, .cacheLoaded(generation: 1, balance: .init(value: CheerBalance(balance: 1250), fetchedAt: now.addingTimeInterval(-720)),
-                                                 packs: .init(value: AudioPackList(packs: fixturePacks), fetchedAt: now.addingTimeInterval(-720)), firstPage: nil), now: now)
+        _ = ShopUpdate.update(&app, .start)
+        _ = ShopUpdate.update(&app, .cacheLoaded(app.cacheRead ?? Token(0), balance: .init(value: CheerBalance(balance: 1250), fetchedAt: now.addingTimeInterval(-720)),
+                                                 packs: .init(value: AudioPackList(packs: fixturePacks), fetchedAt: now.addingTimeInterval(-720)), firstPage: nil))
         let refused = ShopAPIError.transport(.connectionRefused(host: "127.0.0.1"), endpoint: "GET /api/v1/balance")
-        _ = ShopUpdate.update(&app, .balanceLoaded(generation: 1, .failure(refused), at: now), now: now)
-        _ = ShopUpdate.update(&app, .packsLoaded(generation: 1, .failure(refused), at: now), now: now)
+        _ = ShopUpdate.update(&app, .balanceLoaded(app.balance.pending ?? Token(0), .failure(refused), at: now))
+        _ = ShopUpdate.update(&app, .packsLoaded(app.packs.pending ?? Token(0), .failure(refused), at: now))
         both("offline", app)
     }
 
     @Test func firstFrameWhileLoading() {
         var app = AppState(context: ShopContext(environment: "production", baseURL: "https://shop.reiterate.invalid", user: "qa-alice", readOnly: true))
-        _ = ShopUpdate.update(&app, .intent(.start), now: now)
+        _ = ShopUpdate.update(&app, .start)
         both("loading", app)
     }
 
@@ -131,7 +126,8 @@ import TerminalText
             AudioPack(identifier: p.identifier, name: p.name, creator: p.creator, description: p.description, priceCents: p.priceCents,
                       currency: p.currency, sampleCount: p.sampleCount, durationSeconds: p.durationSeconds, cheerTotal: p.cheerTotal, tags: p.tags)
         }
-        _ = ShopUpdate.update(&app, .packsLoaded(generation: 1, .success(AudioPackList(packs: hostile)), at: now), now: now)
+        _ = ShopUpdate.update(&app, .action(.refresh))
+        _ = ShopUpdate.update(&app, .packsLoaded(app.packs.pending ?? Token(0), .success(AudioPackList(packs: hostile)), at: now))
         for (w, h) in Self.sizes {
             let grid = Renderer.render(frame(app, width: w, height: h))
             assertSnapshot(grid, "hostile-\(w)x\(h)")

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import ShopAPI
 import Testing
 @testable import ShopTUI
@@ -65,31 +66,34 @@ func historyFixture() -> CheerHistoryPage {
     return CheerHistoryPage(items: items, page: 1, perPage: 50, totalPages: 2_000, totalCount: 100_000)
 }
 
-func exchangeFixture(_ id: Int, path: String, status: Int?, failure: String? = nil, body: String? = nil) -> Exchange {
+func exchangeFixture(_ id: Int, path: String, status: Int?, failure: ExchangeFailure? = nil, body: String? = nil) -> Exchange {
     Exchange(id: id, method: path.hasPrefix("/api/v1/spend") ? "POST" : "GET", path: path, startedAt: now.addingTimeInterval(Double(-id)),
              duration: .milliseconds(12 * id), status: status, failure: failure, requestID: status == nil ? nil : "rq-\(String(repeating: "a", count: 4))\(id)",
              attempt: 1, requestBytes: 0, responseBytes: body?.utf8.count ?? 0,
-             requestHeaders: ["Accept": "application/json", "Authorization": "<redacted>"],
-             responseHeaders: status == nil ? [:] : ["Content-Type": "application/json", "X-Request-Id": "rq-aaaa\(id)"],
+             requestHeaders: [.accept: "application/json", .authorization: "<redacted>"],
+             responseHeaders: status == nil ? [:] : [.contentType: "application/json", .requestID: "rq-aaaa\(id)"],
              requestBodyPreview: nil, responseBodyPreview: body)
 }
 
 /// A fully loaded app: balance, packs, history page 3 of the whale, some requests.
 func loadedState(environment: String = "staging", readOnly: Bool = false) -> AppState {
     var s = AppState(context: ShopContext(environment: environment, baseURL: "https://staging.reiterate.invalid", user: "qa-alice", readOnly: readOnly))
-    _ = ShopUpdate.update(&s, .intent(.start), now: now)
-    _ = ShopUpdate.update(&s, .balanceLoaded(generation: 1, .success(CheerBalance(balance: 1250)), at: now), now: now)
-    _ = ShopUpdate.update(&s, .packsLoaded(generation: 1, .success(AudioPackList(packs: fixturePacks)), at: now), now: now)
-    _ = ShopUpdate.update(&s, .historyLoaded(generation: 1, requestID: 1, page: 1, .success(historyFixture()), at: now), now: now)
+    _ = ShopUpdate.update(&s, .start)
+    if let token = s.balance.pending { _ = ShopUpdate.update(&s, .balanceLoaded(token, .success(CheerBalance(balance: 1250)), at: now)) }
+    if let token = s.packs.pending { _ = ShopUpdate.update(&s, .packsLoaded(token, .success(AudioPackList(packs: fixturePacks)), at: now)) }
+    if case let .loading(token, _)? = s.history.pages[1] { _ = ShopUpdate.update(&s, .historyLoaded(token, page: 1, .success(historyFixture()), at: now)) }
     for (i, path) in ["/api/v1/audio_packs", "/api/v1/cheer_history?user_id=qa-alice&page=1&per_page=50", "/api/v1/balance?user_id=qa-alice"].enumerated() {
         let body = path.contains("balance") ? #"{"balance":1250}"# : #"{"packs":[{"identifier":"com.reiterate.pack.rain","name":"Rain on a Tin Roof","tags":["rain","sleep"]}]}"#
-        _ = ShopUpdate.update(&s, .exchangeRecorded(exchangeFixture(i + 1, path: path, status: 200, body: body)), now: now)
+        _ = ShopUpdate.update(&s, .exchangeRecorded(exchangeFixture(i + 1, path: path, status: 200, body: body)))
     }
-    _ = ShopUpdate.update(&s, .exchangeRecorded(exchangeFixture(4, path: "/api/v1/balance?user_id=qa-alice", status: nil, failure: "connection refused by 127.0.0.1")), now: now)
+    _ = ShopUpdate.update(&s, .exchangeRecorded(exchangeFixture(4, path: "/api/v1/balance?user_id=qa-alice", status: nil, failure: .transport(.connectionRefused(host: "127.0.0.1")))))
     s.notice = nil
     return s
 }
 
-func frame(_ app: AppState, _ ui: UIState = UIState(), width: Int = 80, height: Int = 24) -> Frame {
-    Frame(app: app, ui: ui, width: width, height: height, now: now, tick: 0, timeZone: utc)
+func frame(_ app: AppState, keymap: Keymap = .standard, width: Int = 80, height: Int = 24) -> Frame {
+    var app = app
+    app.screen.width = width
+    app.screen.height = height
+    return Frame(app: app, keymap: keymap, now: now, timeZone: utc)
 }

@@ -1,4 +1,6 @@
 import Foundation
+import HTTPTypes
+import Testing
 import ShopAPI
 import ShopCache
 @testable import ShopViewModels
@@ -34,7 +36,20 @@ func http(_ status: Int, _ code: String, _ message: String = "m") -> ShopAPIErro
     .http(status: status, message: message, code: code, requestID: "rq-1", endpoint: "POST /x", retryAfter: nil)
 }
 
-/// Runs the pure update function, collecting effects.
+/// What a test asks for, as the user would: each step is the messages a front end sends for it
+/// (keys resolved to actions, typed text), run through the one update function.
+enum Step {
+    case start, startBalance, refresh
+    case historyNextPage, historyPreviousPage
+    case moveHistorySelection(Int), selectHistoryRow(index: Int), toggleComments, retryHistoryPage
+    case movePackSelection(Int), selectPack(index: Int), setPackFilter(String), setPackSort(PackSort)
+    case selectRequest(index: Int)
+    case beginSpend, editSpend(amount: String, comment: String)
+    case beginPurchase(transactionID: UInt64), editPurchase(identifier: String, transactionID: String)
+    case submitAction, cancelAction, dismissNotice
+}
+
+/// Runs the pure update function, collecting effects (flattened: sequences and batches opened).
 struct Driver {
     var state: AppState
     var effects: [Effect] = []
@@ -44,26 +59,93 @@ struct Driver {
     }
 
     @discardableResult
-    mutating func send(_ intent: Intent) -> [Effect] { apply(.intent(intent)) }
+    mutating func send(_ step: Step) -> [Effect] {
+        var out: [Effect] = []
+        func tab(_ tab: Tab) -> [Message] { state.screen.tab == tab ? [] : [.action(tab == .shop ? .shop : tab == .history ? .history : .requests)] }
+        switch step {
+        case .start: out = apply(.start)
+        case .startBalance: out = apply(.startBalance)
+        case .refresh: out = apply(.action(.refresh))
+        case .historyNextPage: out = run(tab(.history) + [.action(.nextPage)])
+        case .historyPreviousPage: out = run(tab(.history) + [.action(.previousPage)])
+        case let .moveHistorySelection(n): out = run(tab(.history) + Array(repeating: .action(n < 0 ? .up : .down), count: abs(n)))
+        case let .selectHistoryRow(index): out = run(tab(.history) + [.action(.first)] + Array(repeating: .action(.down), count: index))
+        case .toggleComments, .retryHistoryPage: out = run(tab(.history) + [.action(.toggle)])
+        case let .movePackSelection(n): out = run(tab(.shop) + Array(repeating: .action(n < 0 ? .up : .down), count: abs(n)))
+        case let .selectPack(index): out = run(tab(.shop) + [.action(.first)] + Array(repeating: .action(.down), count: index))
+        case let .setPackFilter(text):
+            out = run(tab(.shop) + [.action(.filter), .action(.clearFilter)])
+            if !text.isEmpty { out += run([.action(.filter)] + text.map { .text($0) } + [.action(.keepFilter)]) }
+        case let .setPackSort(sort):
+            out = run(tab(.shop))
+            for _ in PackSort.allCases where state.packs.sort != sort { out += apply(.action(.sort)) }
+        case let .selectRequest(index): out = run(tab(.requests) + [.action(.first)] + Array(repeating: .action(.down), count: index))
+        case .beginSpend: out = run(tab(.shop) + [.action(.spend)])
+        case let .editSpend(amount, comment), let .editPurchase(amount, comment):
+            out = fill(amount, comment)
+        case let .beginPurchase(id): out = run([.action(.buy), .transactionIDMade(id)])
+        case .submitAction:
+            switch state.mode {
+            case .confirm: out = apply(.action(.confirm))
+            case .outcome: out = apply(.action(.dismiss))
+            default: out = apply(.action(.submit))
+            }
+        case .cancelAction: out = apply(.action(state.mode == .outcome ? .dismiss : .cancel))
+        case .dismissNotice: out = apply(.action(.back))
+        }
+        return out
+    }
+
+    /// Replaces both dialog fields, as typing would.
+    mutating func fill(_ first: String, _ second: String) -> [Effect] {
+        var out: [Effect] = []
+        for (field, text) in [first, second].enumerated() {
+            if state.screen.dialogField != field { out += apply(.action(.nextField)) }
+            for _ in 0..<(currentField(field)?.count ?? 0) { out += apply(.action(.deleteChar)) }
+            out += run(text.map { .text($0) })
+        }
+        return out
+    }
+
+    func currentField(_ field: Int) -> String? {
+        guard case let .editing(form, _) = state.action?.phase else { return nil }
+        switch form {
+        case let .spend(_, _, a, c): return field == 0 ? a : c
+        case let .purchase(i, t): return field == 0 ? i : t
+        }
+    }
+
+    mutating func run(_ messages: [Message]) -> [Effect] {
+        messages.flatMap { apply($0) }
+    }
 
     @discardableResult
     mutating func apply(_ message: Message) -> [Effect] {
-        let produced = ShopUpdate.update(&state, message, now: t0)
+        let produced = ShopUpdate.update(&state, message).flatMap(\.flattened)
         effects += produced
         return produced
     }
 
-    /// The request id of the last history fetch for `page` among `effects`.
-    func requestID(forPage page: Int, in list: [Effect]? = nil) -> Int? {
+    /// The token of the last history fetch for `page` among `effects`.
+    func requestID(forPage page: Int, in list: [Effect]? = nil) -> Token? {
         for effect in (list ?? effects).reversed() {
-            if case let .fetchHistory(_, id, _, p, _) = effect, p == page { return id }
+            if case let .fetchHistory(token, _, p, _) = effect, p == page { return token }
         }
         return nil
     }
 
+    /// The tokens of the requests the resources wait for (a dead token when none is out).
+    var balanceToken: Token { state.balance.pending ?? Token(-1) }
+    var packsToken: Token { state.packs.pending ?? Token(-1) }
+    var cacheToken: Token { state.cacheRead ?? Token(-1) }
+    var actionToken: Token {
+        if case let .pending(_, _, token) = state.action?.phase { return token }
+        return Token(-1)
+    }
+
     mutating func loadPage(_ page: Int, total: Int = 230) {
-        guard let id = requestID(forPage: page) else { return }
-        apply(.historyLoaded(generation: state.generation, requestID: id, page: page, .success(historyPage(page, total: total)), at: t0))
+        guard let token = requestID(forPage: page) else { return }
+        apply(.historyLoaded(token, page: page, .success(historyPage(page, total: total)), at: t0))
     }
 }
 
@@ -116,9 +198,10 @@ actor FakeShop: ShopService {
 
     func balance(user: String) async throws -> CheerBalance {
         calls.append("balance \(user)")
+        let value = balanceValue  // what the server had when the request arrived
         if holdBalance { await hold() }
         if let balanceError { throw balanceError }
-        return CheerBalance(balance: user == "qa-alice" ? balanceValue : 7)
+        return CheerBalance(balance: user == "qa-alice" ? value : 7)
     }
 
     func audioPacks() async throws -> AudioPackList {
@@ -158,7 +241,7 @@ func exchange(_ id: Int, status: Int = 200) -> Exchange {
     Exchange(
         id: id, method: "GET", path: "/api/v1/balance?user_id=qa-alice", startedAt: t0, duration: .milliseconds(12), status: status,
         failure: nil, requestID: "rq-\(id)", attempt: 1, requestBytes: 0, responseBytes: 16,
-        requestHeaders: ["Authorization": "<redacted>"], responseHeaders: ["Content-Type": "application/json"],
+        requestHeaders: [.authorization: "<redacted>"], responseHeaders: [.contentType: "application/json"],
         requestBodyPreview: nil, responseBodyPreview: #"{"balance":1250,"nested":{"a":[1,2]}}"#
     )
 }
@@ -171,4 +254,38 @@ func eventually(_ condition: () async -> Bool) async -> Bool {
         try? await Task.sleep(for: .milliseconds(10))
     }
     return false
+}
+
+@MainActor
+extension AppStore {
+    /// A test step sent as the front end would: the messages for it, one at a time, against the live state.
+    func perform(_ step: Step) {
+        func tab(_ tab: Tab, _ action: Action) {
+            if state.screen.tab != tab { send(.action(action)) }
+        }
+        switch step {
+        case .start: send(.start)
+        case .startBalance: send(.startBalance)
+        case .refresh: send(.action(.refresh))
+        case .historyNextPage:
+            tab(.history, .history)
+            send(.action(.nextPage))
+        case .beginSpend:
+            tab(.shop, .shop)
+            send(.action(.spend))
+        case let .editSpend(first, second):
+            for (field, text) in [first, second].enumerated() {
+                if state.screen.dialogField != field { send(.action(.nextField)) }
+                for c in text { send(.text(c)) }
+            }
+        case .submitAction:
+            switch state.mode {
+            case .confirm: send(.action(.confirm))
+            case .outcome: send(.action(.dismiss))
+            default: send(.action(.submit))
+            }
+        default:
+            Issue.record("the store helper does not send \(step)")
+        }
+    }
 }

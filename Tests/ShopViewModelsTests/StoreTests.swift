@@ -27,7 +27,7 @@ import Testing
         store.onChange = { state in
             if effectsWhenCachedAppeared == nil, case .cached = state.balance.phase { effectsWhenCachedAppeared = store.effectLog }
         }
-        store.send(.start)
+        store.perform(.start)
         #expect(await eventually { store.state.balance.phase == .cached(999, fetchedAt: t0.addingTimeInterval(-600), reason: nil) })
         // When the cached value first showed, the cache had been read and no network request had started.
         #expect(effectsWhenCachedAppeared?.count == 1)
@@ -45,11 +45,11 @@ import Testing
         await fake.set(holdHistory: true)
         await fake.set(holdPacks: true)
         let store = makeStore(fake)
-        store.send(.start)
+        store.perform(.start)
         #expect(await eventually { await fake.heldCount == 3 })
         for _ in 0..<3 {
-            store.send(.refresh)
-            store.send(.refreshBalance)
+            store.perform(.refresh)
+            store.perform(.refresh)
         }
         await fake.release()
         await store.settle()
@@ -59,28 +59,31 @@ import Testing
         #expect(store.state.balance.phase == .live(1250, fetchedAt: t0))
     }
 
-    @Test func anAnswerForTheUserWeLeftIsDropped() async throws {
+    @Test func aBalanceAskedBeforeASpendIsDroppedWhenItAnswers() async throws {
         let fake = FakeShop()
-        await fake.set(holdBalance: true)
         let store = makeStore(fake)
-        store.send(.start)
-        #expect(await eventually { await fake.heldCount == 1 })
-        store.send(.switchContext(baseURL: "http://shop.test", user: "qa-empty"))
-        #expect(await eventually { await fake.heldCount == 2 })
-        await fake.releaseLast()  // the new user's answer first…
-        #expect(await eventually { store.state.balance.phase == .live(7, fetchedAt: t0) })
-        await fake.release()  // …then qa-alice's, which must not overwrite it
+        store.perform(.start)
         await store.settle()
-        #expect(store.state.context.user == "qa-empty" && store.state.balance.phase == .live(7, fetchedAt: t0))
+        await fake.set(holdBalance: true)
+        store.perform(.refresh)  // a balance request out, held
+        #expect(await eventually { await fake.heldCount == 1 })
+        store.perform(.beginSpend)
+        store.perform(.editSpend(amount: "50", comment: ""))
+        store.perform(.submitAction)
+        store.perform(.submitAction)
+        #expect(await eventually { store.state.balance.phase == .live(1200, fetchedAt: t0) })
+        await fake.release()  // the old answer (1,250) comes now: it must not overwrite the spend's
+        await store.settle()
+        #expect(store.state.balance.phase == .live(1200, fetchedAt: t0) && !store.state.balance.isLoading)
     }
 
     @Test func pagesEvictedInFlightAreCancelled() async throws {
         let fake = FakeShop()
         let store = makeStore(fake, capacity: 2)
-        store.send(.start)
+        store.perform(.start)
         await store.settle()
         await fake.set(holdHistory: true)
-        for _ in 0..<3 { store.send(.historyNextPage) }  // pages 2, 3, 4: page 1 (loaded) and 2 (in flight) evicted
+        for _ in 0..<3 { store.perform(.historyNextPage) }  // pages 2, 3, 4: page 1 (loaded) and 2 (in flight) evicted
         #expect(await eventually { await fake.heldCount == 3 })
         await fake.release()
         await store.settle()
@@ -92,15 +95,15 @@ import Testing
     @Test func aSecondSubmitWhilePendingSendsNothing() async throws {
         let fake = FakeShop()
         let store = makeStore(fake)
-        store.send(.start)
+        store.perform(.start)
         await store.settle()
         await fake.set(holdSpend: true)
-        store.send(.beginSpend)
-        store.send(.editSpend(amount: "50", comment: "hi"))
-        store.send(.submitAction)  // → confirming
-        store.send(.submitAction)  // → pending, sent
-        store.send(.submitAction)
-        store.send(.submitAction)
+        store.perform(.beginSpend)
+        store.perform(.editSpend(amount: "50", comment: "hi"))
+        store.perform(.submitAction)  // → confirming
+        store.perform(.submitAction)  // → pending, sent
+        store.perform(.submitAction)
+        store.perform(.submitAction)
         #expect(await eventually { await fake.heldCount == 1 })
         await fake.release()
         await store.settle()
@@ -113,16 +116,16 @@ import Testing
         let dir = tempDir()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let online = makeStore(FakeShop(), cacheDir: dir)
-        online.send(.start)
+        online.perform(.start)
         await online.settle()
         #expect(online.state.balance.phase == .live(1250, fetchedAt: t0))
 
         let fake = FakeShop()
         await fake.set(balanceError: refused)
         let offline = makeStore(fake, cacheDir: dir)
-        offline.send(.start)
+        offline.perform(.start)
         await offline.settle()
-        #expect(offline.state.balance.phase == .cached(1250, fetchedAt: t0, reason: "offline: connection refused"))
+        #expect(offline.state.balance.phase == .cached(1250, fetchedAt: t0, reason: StaleReason(brief: "offline", full: "offline: connection refused")))
         #expect(offline.state.packs.visible.count == 4)
         #expect(offline.state.history.rows.count == 50)
         let files = try FileManager.default.contentsOfDirectory(atPath: dir).sorted()

@@ -8,8 +8,8 @@ import Testing
     @Test func startAsksForCacheThenEverything() {
         var d = Driver()
         let effects = d.send(.start)
-        #expect(effects.first == .readCache(generation: 1, user: CacheKey(baseURL: "http://shop.test", user: "qa-alice"), shop: CacheKey(baseURL: "http://shop.test", user: nil)))
-        #expect(effects.contains(.fetchBalance(generation: 1, user: "qa-alice")) && effects.contains(.fetchPacks(generation: 1)))
+        #expect(effects.first == .readCache(d.cacheToken, user: CacheKey(baseURL: "http://shop.test", user: "qa-alice"), shop: CacheKey(baseURL: "http://shop.test", user: nil)))
+        #expect(effects.contains(.fetchBalance(d.balanceToken, user: "qa-alice")) && effects.contains(.fetchPacks(d.packsToken)))
         #expect(d.requestID(forPage: 1) != nil)
         #expect(d.state.balance.phase == .loading && d.state.packs.status == .loading)
     }
@@ -17,9 +17,9 @@ import Testing
     @Test func cachedThenLive() {
         var d = Driver()
         d.send(.start)
-        d.apply(.cacheLoaded(generation: 1, balance: CacheEntry(value: CheerBalance(balance: 1000), fetchedAt: t0.addingTimeInterval(-720)), packs: nil, firstPage: nil))
+        d.apply(.cacheLoaded(d.cacheToken, balance: CacheEntry(value: CheerBalance(balance: 1000), fetchedAt: t0.addingTimeInterval(-720)), packs: nil, firstPage: nil))
         #expect(d.state.balance.phase == .cached(1000, fetchedAt: t0.addingTimeInterval(-720), reason: nil))
-        let effects = d.apply(.balanceLoaded(generation: 1, .success(CheerBalance(balance: 1250)), at: t0))
+        let effects = d.apply(.balanceLoaded(d.balanceToken, .success(CheerBalance(balance: 1250)), at: t0))
         #expect(d.state.balance.phase == .live(1250, fetchedAt: t0))
         #expect(effects == [.writeBalance(key: alice.userKey, CheerBalance(balance: 1250), fetchedAt: t0)])
     }
@@ -27,46 +27,50 @@ import Testing
     @Test func aFailureKeepsTheCachedValueWithTheReason() {
         var d = Driver()
         d.send(.start)
-        d.apply(.cacheLoaded(generation: 1, balance: CacheEntry(value: CheerBalance(balance: 1000), fetchedAt: t0), packs: nil, firstPage: nil))
-        d.apply(.balanceLoaded(generation: 1, .failure(refused), at: t0))
-        #expect(d.state.balance.phase == .cached(1000, fetchedAt: t0, reason: "offline: connection refused"))
+        d.apply(.cacheLoaded(d.cacheToken, balance: CacheEntry(value: CheerBalance(balance: 1000), fetchedAt: t0), packs: nil, firstPage: nil))
+        d.apply(.balanceLoaded(d.balanceToken, .failure(refused), at: t0))
+        #expect(d.state.balance.phase == .cached(1000, fetchedAt: t0, reason: StaleReason(brief: "offline", full: "offline: connection refused")))
         #expect(d.state.notice?.kind == .error && d.state.notice?.text.contains("connection refused") == true)
         // …and a later live value replaces it.
-        d.send(.refreshBalance)
+        d.send(.refresh)
         #expect(d.state.balance.phase == .cached(1000, fetchedAt: t0, reason: nil))  // refreshing
-        d.apply(.balanceLoaded(generation: 1, .success(CheerBalance(balance: 5)), at: t0))
+        d.apply(.balanceLoaded(d.balanceToken, .success(CheerBalance(balance: 5)), at: t0))
         #expect(d.state.balance.phase == .live(5, fetchedAt: t0) && d.state.balance.lastError == nil)
     }
 
     @Test func aFailureWithNothingKnownIsFailed() {
         var d = Driver()
         d.send(.start)
-        d.apply(.balanceLoaded(generation: 1, .failure(refused), at: t0))
-        #expect(d.state.balance.phase == .failed(refused.description))
+        d.apply(.balanceLoaded(d.balanceToken, .failure(refused), at: t0))
+        #expect(d.state.balance.phase == .failed(ErrorText.line(refused)))
     }
 
     @Test func aRefreshWhileLoadingIsCoalesced() {
         var d = Driver()
-        d.send(.refreshBalance)
-        #expect(d.send(.refreshBalance).isEmpty && d.send(.refresh).filter { if case .fetchBalance = $0 { return true } else { return false } }.isEmpty)
-        d.apply(.balanceLoaded(generation: 1, .success(CheerBalance(balance: 1)), at: t0))
-        #expect(d.send(.refreshBalance) == [.fetchBalance(generation: 1, user: "qa-alice")])
+        func balanceFetches(_ effects: [Effect]) -> [Effect] { effects.filter { if case .fetchBalance = $0 { return true } else { return false } } }
+        #expect(balanceFetches(d.send(.refresh)).count == 1)
+        #expect(balanceFetches(d.send(.refresh)).isEmpty)
+        d.apply(.balanceLoaded(d.balanceToken, .success(CheerBalance(balance: 1)), at: t0))
+        #expect(balanceFetches(d.send(.refresh)) == [.fetchBalance(d.balanceToken, user: "qa-alice")])
     }
 
-    @Test func answersForAnEarlierContextAreDropped() {
+    @Test func answersWhoseTokenIsNotCurrentAreDropped() {
         var d = Driver()
         d.send(.start)
-        let first = d.requestID(forPage: 1)
-        let effects = d.send(.switchContext(baseURL: "http://other.test", user: "qa-empty"))
-        #expect(effects.first == .cancelAll && d.state.generation == 2)
-        #expect(effects.contains(.fetchBalance(generation: 2, user: "qa-empty")))
-        d.apply(.balanceLoaded(generation: 1, .success(CheerBalance(balance: 1250)), at: t0))
-        d.apply(.packsLoaded(generation: 1, .success(samplePacks), at: t0))
-        d.apply(.historyLoaded(generation: 1, requestID: first ?? 0, page: 1, .success(historyPage(1)), at: t0))
-        d.apply(.cacheLoaded(generation: 1, balance: CacheEntry(value: CheerBalance(balance: 3), fetchedAt: t0), packs: nil, firstPage: nil))
+        let balance = d.balanceToken
+        let stale = Token(999)
+        #expect(d.apply(.balanceLoaded(stale, .success(CheerBalance(balance: 3)), at: t0)).isEmpty)
+        d.apply(.packsLoaded(stale, .success(samplePacks), at: t0))
+        d.apply(.historyLoaded(stale, page: 1, .success(historyPage(1)), at: t0))
+        d.apply(.cacheLoaded(stale, balance: CacheEntry(value: CheerBalance(balance: 3), fetchedAt: t0), packs: nil, firstPage: nil))
+        d.apply(.cancelled(stale))
         #expect(d.state.balance.phase == .loading && d.state.packs.all.isEmpty && d.state.history.rows.isEmpty)
-        d.apply(.balanceLoaded(generation: 2, .success(CheerBalance(balance: 0)), at: t0))
-        #expect(d.state.balance.phase == .live(0, fetchedAt: t0) && d.state.context.user == "qa-empty")
+        #expect(d.state.packs.isLoading && d.state.history.current != nil)
+        d.apply(.balanceLoaded(balance, .success(CheerBalance(balance: 0)), at: t0))
+        #expect(d.state.balance.phase == .live(0, fetchedAt: t0))
+        // A token is answered once: the same answer again changes nothing.
+        d.apply(.balanceLoaded(balance, .success(CheerBalance(balance: 5)), at: t0))
+        #expect(d.state.balance.phase == .live(0, fetchedAt: t0))
     }
 }
 
@@ -74,7 +78,7 @@ import Testing
     func loaded() -> Driver {
         var d = Driver()
         d.send(.start)
-        d.apply(.packsLoaded(generation: 1, .success(samplePacks), at: t0))
+        d.apply(.packsLoaded(d.packsToken, .success(samplePacks), at: t0))
         return d
     }
 
@@ -118,13 +122,13 @@ import Testing
     @Test func failureAndCache() {
         var d = Driver()
         d.send(.start)
-        d.apply(.packsLoaded(generation: 1, .failure(refused), at: t0))
-        #expect(d.state.packs.status == .failed(refused.description))
+        d.apply(.packsLoaded(d.packsToken, .failure(refused), at: t0))
+        #expect(d.state.packs.status == .failed(ErrorText.line(refused)))
         var c = Driver()
         c.send(.start)
-        c.apply(.cacheLoaded(generation: 1, balance: nil, packs: CacheEntry(value: samplePacks, fetchedAt: t0), firstPage: nil))
-        c.apply(.packsLoaded(generation: 1, .failure(refused), at: t0))
-        #expect(c.state.packs.visible.count == 4 && c.state.packs.source == .cached(reason: "offline: connection refused"))
+        c.apply(.cacheLoaded(c.cacheToken, balance: nil, packs: CacheEntry(value: samplePacks, fetchedAt: t0), firstPage: nil))
+        c.apply(.packsLoaded(c.packsToken, .failure(refused), at: t0))
+        #expect(c.state.packs.visible.count == 4 && c.state.packs.source == .cached(reason: StaleReason(brief: "offline", full: "offline: connection refused")))
     }
 }
 
@@ -136,7 +140,7 @@ import Testing
         return d
     }
 
-    @Test func pagingIntentsAndTotals() {
+    @Test func pagingAndTotals() {
         var d = started()
         #expect(d.state.history.rows.count == 50 && d.state.history.positionText == "page 1 of 5 · 230 cheers")
         let next = d.send(.historyNextPage)
@@ -145,14 +149,13 @@ import Testing
         d.loadPage(2)
         #expect(d.state.history.rows.first == .entry(entry(50)))
         #expect(d.send(.historyPreviousPage).isEmpty && d.state.history.page == 1)  // resident: no fetch
-        d.send(.historyLastPage)
-        #expect(d.state.history.page == 5)
-        d.loadPage(5)
-        #expect(d.state.history.rows.count == 30)
+        for page in 2...5 {
+            d.send(.historyNextPage)
+            d.loadPage(page)
+        }
+        #expect(d.state.history.page == 5 && d.state.history.rows.count == 30)
         #expect(d.send(.historyNextPage).isEmpty && d.state.history.page == 5)  // no page 6
-        d.send(.historyGoTo(page: 999))
-        #expect(d.state.history.page == 5)
-        d.send(.historyFirstPage)
+        for _ in 1...9 { d.send(.historyPreviousPage) }
         #expect(d.state.history.page == 1)
     }
 
@@ -165,18 +168,21 @@ import Testing
         d.loadPage(2)
         let next = d.send(.historyNextPage)
         #expect(next.isEmpty && d.state.history.rows.count == 50)  // prefetched: shown at once
-        d.send(.historyLastPage)
-        d.loadPage(5)
+        for page in 3...5 {
+            d.send(.historyNextPage)
+            d.loadPage(page)
+        }
         #expect(d.send(.selectHistoryRow(index: 29)).isEmpty)  // the last page: nothing to prefetch
     }
 
     @Test func residentPagesNeverExceedTheBoundOverAThousandVisits() {
         var d = started(capacity: 8)
+        d.loadPage(1, total: 50_000)
         var maxResident = 0
         var cancels = 0
-        for page in 1...1_000 {
-            let effects = d.send(.historyGoTo(page: page))
-            cancels += effects.filter { if case .cancelHistory = $0 { return true } else { return false } }.count
+        for page in 2...1_000 {
+            let effects = d.send(.historyNextPage)
+            cancels += effects.filter { if case .cancel = $0 { return true } else { return false } }.count
             d.loadPage(page, total: 50_000)
             maxResident = max(maxResident, d.state.history.pages.residentCount)
             #expect(d.state.history.page == page && d.state.history.rows.count == 50)
@@ -190,18 +196,18 @@ import Testing
         let toTwo = d.send(.historyNextPage)
         let id2 = d.requestID(forPage: 2, in: toTwo)
         let toThree = d.send(.historyNextPage)  // evicts the least recent, page 1 (loaded): nothing to cancel
-        #expect(!toThree.contains { if case .cancelHistory = $0 { return true } else { return false } })
+        #expect(!toThree.contains { if case .cancel = $0 { return true } else { return false } })
         let toFour = d.send(.historyNextPage)  // evicts page 2, still in flight
-        #expect(toFour.first == .cancelHistory(requestID: id2 ?? -1))
-        d.apply(.historyLoaded(generation: 1, requestID: id2 ?? -1, page: 2, .success(historyPage(2)), at: t0))
+        #expect(toFour.first == .cancel(id2 ?? Token(-1)))
+        d.apply(.historyLoaded(id2 ?? Token(-1), page: 2, .success(historyPage(2)), at: t0))
         #expect(d.state.history.pages[2] == nil)
     }
 
     @Test func aFailedPageShowsItsErrorAndRetries() {
         var d = started()
         d.send(.historyNextPage)
-        let id = d.requestID(forPage: 2) ?? -1
-        d.apply(.historyLoaded(generation: 1, requestID: id, page: 2, .failure(http(503, "down")), at: t0))
+        let id = d.requestID(forPage: 2) ?? Token(-1)
+        d.apply(.historyLoaded(id, page: 2, .failure(http(503, "down")), at: t0))
         guard case .failed(let message, "rq-1") = d.state.history.current else { Issue.record("\(String(describing: d.state.history.current))"); return }
         #expect(message.contains("HTTP 503") && d.state.notice?.requestID == "rq-1")
         let retry = d.send(.retryHistoryPage)
@@ -210,7 +216,7 @@ import Testing
         #expect(d.state.history.rows.count == 50)
         // Leaving a failed page and coming back retries it too.
         d.send(.historyNextPage)
-        d.apply(.historyLoaded(generation: 1, requestID: d.requestID(forPage: 3) ?? -1, page: 3, .failure(refused), at: t0))
+        d.apply(.historyLoaded(d.requestID(forPage: 3) ?? Token(-1), page: 3, .failure(refused), at: t0))
         d.send(.historyPreviousPage)
         #expect(d.requestID(forPage: 3, in: d.send(.historyNextPage)) != nil)
     }
@@ -221,7 +227,7 @@ import Testing
         let unreadable = UnreadableEntry(index: 1, id: "h1", reason: "amount: expected a number")
         let page = CheerHistoryPage(items: [.entry(entry(0, comments: [CheerComment(signature: "a", body: "b")])), .unreadable(unreadable), .entry(entry(2, comments: nil))],
                                     page: 1, perPage: 50, totalPages: 1, totalCount: 3)
-        d.apply(.historyLoaded(generation: 1, requestID: d.requestID(forPage: 1) ?? -1, page: 1, .success(page), at: t0))
+        d.apply(.historyLoaded(d.requestID(forPage: 1) ?? Token(-1), page: 1, .success(page), at: t0))
         #expect(d.state.history.rows[1] == .unreadable(unreadable) && d.state.history.positionText == "page 1 of 1 · 3 cheers")
         d.send(.toggleComments)
         #expect(d.state.history.isExpanded(d.state.history.rows[0], at: 0))
@@ -236,10 +242,10 @@ import Testing
     @Test func theCachedFirstPageShowsWhileLoadingAndStaysOnFailure() {
         var d = Driver()
         d.send(.start)
-        d.apply(.cacheLoaded(generation: 1, balance: nil, packs: nil, firstPage: CacheEntry(value: historyPage(1), fetchedAt: t0)))
+        d.apply(.cacheLoaded(d.cacheToken, balance: nil, packs: nil, firstPage: CacheEntry(value: historyPage(1), fetchedAt: t0)))
         #expect(d.state.history.rows.count == 50 && d.state.history.totalCount == 230)
-        d.apply(.historyLoaded(generation: 1, requestID: d.requestID(forPage: 1) ?? -1, page: 1, .failure(refused), at: t0))
-        guard case .loaded(_, _, .cached(reason: "offline: connection refused")) = d.state.history.current else {
+        d.apply(.historyLoaded(d.requestID(forPage: 1) ?? Token(-1), page: 1, .failure(refused), at: t0))
+        guard case .loaded(_, _, .cached(reason: StaleReason(brief: "offline", full: "offline: connection refused"))) = d.state.history.current else {
             Issue.record("\(String(describing: d.state.history.current))")
             return
         }
@@ -253,8 +259,8 @@ import Testing
         context.readOnly = readOnly
         var d = Driver(context)
         d.send(.start)
-        d.apply(.packsLoaded(generation: 1, .success(samplePacks), at: t0))
-        d.apply(.balanceLoaded(generation: 1, .success(CheerBalance(balance: 1250)), at: t0))
+        d.apply(.packsLoaded(d.packsToken, .success(samplePacks), at: t0))
+        d.apply(.balanceLoaded(d.balanceToken, .success(CheerBalance(balance: 1250)), at: t0))
         d.loadPage(1)
         return d
     }
@@ -277,15 +283,15 @@ import Testing
         guard case let .confirming(kind, summary) = d.state.action?.phase else { Issue.record("not confirming"); return }
         #expect(summary == "Spend 50 cheer on Rain on a Tin Roof as qa-alice on STAGING?")
         #expect(kind == .spend(product: "com.reiterate.pack.rain", productName: "Rain on a Tin Roof", amount: 50, comment: "Lovely"))
-        #expect(d.send(.submitAction) == [.spend(generation: 1, amount: 50, product: "com.reiterate.pack.rain", comment: "Lovely", user: "qa-alice", kind: kind)])
+        #expect(d.send(.submitAction) == [.spend(d.actionToken, amount: 50, product: "com.reiterate.pack.rain", comment: "Lovely", user: "qa-alice")])
         #expect(d.send(.submitAction).isEmpty)  // pending: a second submit is refused
         d.send(.cancelAction)
         guard case .pending = d.state.action?.phase else { Issue.record("cancel dropped a pending action"); return }
-        let after = d.apply(.actionFinished(generation: 1, kind, .success(CheerBalance(balance: 1200)), at: t0))
+        let after = d.apply(.actionFinished(d.actionToken, .success(CheerBalance(balance: 1200)), at: t0))
         #expect(d.state.balance.phase == .live(1200, fetchedAt: t0))
         #expect(d.state.notice?.text == "Spent 50 cheer on Rain on a Tin Roof. Balance 1,200 cheer.")
         #expect(after.contains(.writeBalance(key: alice.userKey, CheerBalance(balance: 1200), fetchedAt: t0)))
-        #expect(d.requestID(forPage: 1, in: after) != nil && after.contains(.fetchPacks(generation: 1)))
+        #expect(d.requestID(forPage: 1, in: after) != nil && after.contains(.fetchPacks(d.packsToken)))
         #expect(d.state.history.rows.count == 50)  // the old rows stay while the page reloads
     }
 
@@ -295,18 +301,18 @@ import Testing
         d.send(.editSpend(amount: "10", comment: ""))
         d.send(.submitAction)
         d.send(.submitAction)
-        let spend = ActionKind.spend(product: "com.reiterate.pack.rain", productName: "Rain on a Tin Roof", amount: 10, comment: nil)
-        let refused = d.apply(.actionFinished(generation: 1, spend, .failure(http(402, "insufficient_balance", "balance 5 is less than 10")), at: t0))
+        guard case .pending(.spend(_, _, 10, nil), _, _) = d.state.action?.phase else { Issue.record("not sent"); return }
+        let refused = d.apply(.actionFinished(d.actionToken, .failure(http(402, "insufficient_balance", "balance 5 is less than 10")), at: t0))
         #expect(d.state.action?.phase == .failed("Not enough cheer to spend 10; nothing was spent. The server says: balance 5 is less than 10. Refreshing the balance.", requestID: "rq-1"))
-        #expect(refused == [.fetchBalance(generation: 1, user: "qa-alice", stamp: 0)])  // our balance was out of date
+        #expect(refused == [.fetchBalance(d.balanceToken, user: "qa-alice")])  // our balance was out of date
         d.send(.submitAction)  // closes the outcome
         #expect(d.state.action == nil)
         d.send(.beginPurchase(transactionID: 42))
         d.send(.submitAction)
-        guard case let .confirming(kind, summary) = d.state.action?.phase else { Issue.record("not confirming"); return }
+        guard case let .confirming(.purchase(_, 42), summary) = d.state.action?.phase else { Issue.record("not confirming"); return }
         #expect(summary == "Buy 200 cheer (com.reiterate.cheer.200), transaction 42, as qa-alice on STAGING?")
-        #expect(d.send(.submitAction) == [.purchase(generation: 1, identifier: "com.reiterate.cheer.200", transactionID: 42, user: "qa-alice", kind: kind)])
-        d.apply(.actionFinished(generation: 1, kind, .failure(http(409, "duplicate_transaction")), at: t0))
+        #expect(d.send(.submitAction) == [.purchase(d.actionToken, identifier: "com.reiterate.cheer.200", transactionID: 42, user: "qa-alice")])
+        d.apply(.actionFinished(d.actionToken, .failure(http(409, "duplicate_transaction")), at: t0))
         #expect(d.state.action?.phase == .failed("Transaction 42 was already credited; nothing changed.", requestID: "rq-1"))
     }
 
@@ -316,12 +322,11 @@ import Testing
         d.send(.editSpend(amount: "10", comment: ""))
         d.send(.submitAction)
         d.send(.submitAction)
-        let spend = ActionKind.spend(product: "com.reiterate.pack.rain", productName: "Rain on a Tin Roof", amount: 10, comment: nil)
-        let timeout = ShopAPIError.transport(.timeout, endpoint: "POST /api/v1/spend_cheer")
-        let after = d.apply(.actionFinished(generation: 1, spend, .failure(timeout), at: t0))
+        let timeout = ShopAPIError.transport(.timeout(), endpoint: "POST /api/v1/spend_cheer")
+        let after = d.apply(.actionFinished(d.actionToken, .failure(timeout), at: t0))
         guard case let .failed(text, _) = d.state.action?.phase else { Issue.record("not failed"); return }
         #expect(text.hasSuffix("it may have been applied; refreshing the balance and history."))
-        #expect(after.contains(.fetchBalance(generation: 1, user: "qa-alice", stamp: 1)) && d.requestID(forPage: 1, in: after) != nil)
+        #expect(after.contains(.fetchBalance(d.balanceToken, user: "qa-alice")) && d.requestID(forPage: 1, in: after) != nil)
     }
 
     @Test func purchaseFormValidation() {
@@ -400,54 +405,56 @@ import Testing
     @Test func aBalanceAskedBeforeASpendDoesNotOverwriteItsResult() {
         var d = Driver()
         d.send(.start)
-        d.apply(.packsLoaded(generation: 1, .success(samplePacks), at: t0))
-        d.apply(.balanceLoaded(generation: 1, .success(CheerBalance(balance: 1250)), at: t0))
-        let refresh = d.send(.refreshBalance)
-        #expect(refresh == [.fetchBalance(generation: 1, user: "qa-alice", stamp: 0)])
+        d.apply(.packsLoaded(d.packsToken, .success(samplePacks), at: t0))
+        d.apply(.balanceLoaded(d.balanceToken, .success(CheerBalance(balance: 1250)), at: t0))
+        let refresh = d.send(.refresh)
+        let asked = d.balanceToken
+        #expect(refresh.contains(.fetchBalance(asked, user: "qa-alice")))
         d.send(.beginSpend)
         d.send(.editSpend(amount: "50", comment: ""))
         d.send(.submitAction)
         d.send(.submitAction)
-        let kind = ActionKind.spend(product: "com.reiterate.pack.rain", productName: "Rain on a Tin Roof", amount: 50, comment: nil)
-        d.apply(.actionFinished(generation: 1, kind, .success(CheerBalance(balance: 1200)), at: t0))
-        let late = d.apply(.balanceLoaded(generation: 1, stamp: 0, .success(CheerBalance(balance: 1250)), at: t0))
+        let done = d.apply(.actionFinished(d.actionToken, .success(CheerBalance(balance: 1200)), at: t0))
+        #expect(done.contains(.cancel(asked)))  // the request asked before the spend is not wanted any more
+        let late = d.apply(.balanceLoaded(asked, .success(CheerBalance(balance: 1250)), at: t0))
         #expect(late.isEmpty && d.state.balance.phase == .live(1200, fetchedAt: t0) && !d.state.balance.isLoading)
-        #expect(d.send(.refreshBalance) == [.fetchBalance(generation: 1, user: "qa-alice", stamp: 1)])
+        d.send(.submitAction)  // closes the outcome
+        #expect(d.send(.refresh).contains(.fetchBalance(d.balanceToken, user: "qa-alice")) && d.balanceToken > asked)
     }
 
     @Test func packsInFlightDuringASpendAreFetchedAgain() {
         var d = Driver()
         d.send(.start)  // packs request out
-        d.apply(.balanceLoaded(generation: 1, .success(CheerBalance(balance: 1250)), at: t0))
-        d.apply(.cacheLoaded(generation: 1, balance: nil, packs: CacheEntry(value: samplePacks, fetchedAt: t0), firstPage: nil))
+        d.apply(.balanceLoaded(d.balanceToken, .success(CheerBalance(balance: 1250)), at: t0))
+        d.apply(.cacheLoaded(d.cacheToken, balance: nil, packs: CacheEntry(value: samplePacks, fetchedAt: t0), firstPage: nil))
+        let asked = d.packsToken
         d.send(.beginSpend)
         d.send(.editSpend(amount: "5", comment: ""))
         d.send(.submitAction)
         d.send(.submitAction)
-        let kind = ActionKind.spend(product: "com.reiterate.pack.rain", productName: "Rain on a Tin Roof", amount: 5, comment: nil)
-        let after = d.apply(.actionFinished(generation: 1, kind, .success(CheerBalance(balance: 1245)), at: t0))
-        #expect(!after.contains(.fetchPacks(generation: 1)))  // one is out already…
-        let answered = d.apply(.packsLoaded(generation: 1, .success(samplePacks), at: t0))
-        #expect(answered.contains(.fetchPacks(generation: 1)))  // …and it predates the spend: ask again
+        let after = d.apply(.actionFinished(d.actionToken, .success(CheerBalance(balance: 1245)), at: t0))
+        // The request out predates the spend: it is cancelled and asked again at once.
+        #expect(after.contains(.cancel(asked)) && after.contains(.fetchPacks(d.packsToken)) && d.packsToken > asked)
+        #expect(d.apply(.packsLoaded(asked, .success(samplePacks), at: t0)).isEmpty)
     }
 
     @Test func cancelledRequestsLeaveNothingStuck() {
         var d = Driver()
         d.send(.start)
-        d.apply(.cancelled(generation: 1, .balance))
-        d.apply(.cancelled(generation: 1, .packs))
-        let page1 = d.requestID(forPage: 1) ?? -1
-        d.apply(.cancelled(generation: 1, .history(requestID: page1, page: 1)))
+        d.apply(.cancelled(d.balanceToken))
+        d.apply(.cancelled(d.packsToken))
+        d.apply(.cancelled(d.requestID(forPage: 1) ?? Token(-1)))
         #expect(!d.state.balance.isLoading && !d.state.packs.isLoading && d.state.history.pages[1] == nil)
-        #expect(d.send(.refreshBalance).count == 1)
-        #expect(d.requestID(forPage: 1, in: d.send(.historyFirstPage)) != nil)
-        d.apply(.packsLoaded(generation: 1, .success(samplePacks), at: t0))
-        d.apply(.balanceLoaded(generation: 1, stamp: 0, .success(CheerBalance(balance: 10)), at: t0))
+        let again = d.send(.refresh)
+        #expect(again.filter { if case .fetchBalance = $0 { return true } else { return false } }.count == 1)
+        #expect(again.contains(.fetchPacks(d.packsToken)) && d.requestID(forPage: 1, in: again) != nil)
+        d.apply(.packsLoaded(d.packsToken, .success(samplePacks), at: t0))
+        d.apply(.balanceLoaded(d.balanceToken, .success(CheerBalance(balance: 10)), at: t0))
         d.send(.beginSpend)
         d.send(.editSpend(amount: "5", comment: ""))
         d.send(.submitAction)
         d.send(.submitAction)
-        d.apply(.cancelled(generation: 1, .action))
+        d.apply(.cancelled(d.actionToken))
         guard case .failed = d.state.action?.phase else { Issue.record("a cancelled spend stayed pending"); return }
     }
 
@@ -455,33 +462,46 @@ import Testing
         var d = Driver(capacity: 2)
         d.send(.start)
         d.loadPage(1)
-        d.send(.historyGoTo(page: 3))
-        d.send(.historyFirstPage)
-        d.loadPage(3)  // an answer for a page not on screen does not make it the most recent
-        d.send(.selectHistoryRow(index: 46))  // prefetches page 2
-        #expect(d.state.history.page == 1 && d.state.history.rows.count == 50)
-        #expect(Set(d.state.history.pages.residentPages) == [1, 2])
+        d.send(.historyNextPage)  // page 2 asked
+        d.send(.historyPreviousPage)  // back on page 1: the most recent
+        d.loadPage(2)  // an answer for a page not on screen does not make it the most recent
+        #expect(d.state.history.pages.residentPages == [2, 1])
+        d.send(.historyNextPage)
+        d.send(.historyNextPage)  // page 3 asked: page 1 goes, not page 2 (on screen until now) nor 3
+        #expect(d.state.history.page == 3 && d.state.history.pages.residentPages == [2, 3])
+        d.send(.historyPreviousPage)
+        #expect(d.state.history.rows.count == 50)
     }
 
-    @Test func requestIDsAreNeverReusedAcrossUsers() {
+    @Test func tokensAreNeverReused() {
         var d = Driver()
         d.send(.start)
-        let first = d.requestID(forPage: 1) ?? -1
-        let effects = d.send(.switchContext(baseURL: "http://shop.test", user: "qa-empty"))
-        #expect((d.requestID(forPage: 1, in: effects) ?? -1) > first)
+        var seen: [Token] = []
+        for _ in 0..<5 {
+            for effect in d.send(.refresh) + d.send(.historyNextPage) {
+                switch effect {
+                case let .fetchBalance(t, _), let .fetchPacks(t), let .fetchHistory(t, _, _, _): seen.append(t)
+                default: break
+                }
+            }
+            d.apply(.balanceLoaded(d.balanceToken, .success(CheerBalance(balance: 1)), at: t0))
+            d.apply(.packsLoaded(d.packsToken, .success(samplePacks), at: t0))
+        }
+        #expect(Set(seen).count == seen.count && seen == seen.sorted())
     }
 
     @Test func totalsFollowTheNewestRequestAndAShrinkMovesThePage() {
         var d = Driver()
         d.send(.start)
         d.loadPage(1, total: 230)
-        d.send(.historyLastPage)  // page 5
-        let id5 = d.requestID(forPage: 5) ?? -1
-        d.apply(.historyLoaded(generation: 1, requestID: id5, page: 5, .success(historyPage(5, total: 230)), at: t0))
-        #expect(d.state.history.totalPages == 5)
+        for page in 2...5 {
+            d.send(.historyNextPage)
+            d.loadPage(page, total: 230)
+        }
+        #expect(d.state.history.totalPages == 5 && d.state.history.page == 5)
         d.send(.refresh)
-        let fresh = d.requestID(forPage: 5) ?? -1
-        d.apply(.historyLoaded(generation: 1, requestID: fresh, page: 5, .success(historyPage(5, total: 120)), at: t0))
+        let fresh = d.requestID(forPage: 5) ?? Token(-1)
+        d.apply(.historyLoaded(fresh, page: 5, .success(historyPage(5, total: 120)), at: t0))
         #expect(d.state.history.totalPages == 3 && d.state.history.page == 3)
     }
 
@@ -495,15 +515,16 @@ import Testing
         var d = Driver()
         d.send(.start)
         let again = d.send(.refresh)
-        #expect(!again.contains { if case .fetchHistory = $0 { return true }; if case .cancelHistory = $0 { return true }; return false })
+        #expect(!again.contains { if case .fetchHistory = $0 { return true }; if case .cancel = $0 { return true }; return false })
     }
 
-    @Test func aPageShownFromTheCacheIsFetchedLiveOnRevisitAndRetry() {
+    @Test func aPageShownFromTheCacheIsFetchedLiveOnRevisit() {
         var d = Driver()
         d.send(.startBalance)
-        d.apply(.cacheLoaded(generation: 1, balance: nil, packs: nil, firstPage: CacheEntry(value: historyPage(1), fetchedAt: t0)))
+        d.apply(.cacheLoaded(d.cacheToken, balance: nil, packs: nil, firstPage: CacheEntry(value: historyPage(1), fetchedAt: t0)))
         #expect(d.state.history.rows.count == 50)
-        let start = d.send(.historyFirstPage)
-        #expect(d.requestID(forPage: 1, in: start) != nil && d.state.history.rows.count == 50)
+        d.send(.historyNextPage)
+        let back = d.send(.historyPreviousPage)
+        #expect(d.requestID(forPage: 1, in: back) != nil && d.state.history.rows.count == 50)
     }
 }

@@ -1,0 +1,227 @@
+import Foundation
+import ShopAPI
+
+public enum ActionKind: Equatable, Sendable {
+    case spend(product: String, productName: String, amount: Int, comment: String?)
+    case purchase(identifier: String, transactionID: UInt64)
+}
+
+/// A spend or purchase, from its form through confirmation to its outcome.
+public struct ActionState: Equatable, Sendable {
+    public enum Form: Equatable, Sendable {
+        case spend(product: String, productName: String, amount: String, comment: String)
+        case purchase(identifier: String, transactionID: String)
+    }
+
+    public enum Phase: Equatable, Sendable {
+        case editing(Form, problem: String?)
+        /// "Spend 50 cheer on Rain on a Tin Roof as qa-alice on STAGING?"
+        case confirming(ActionKind, summary: String)
+        /// Sent; `token` is the request's.
+        case pending(ActionKind, summary: String, token: Token)
+        case succeeded(String)
+        case failed(String, requestID: String?)
+    }
+
+    public var phase: Phase
+    /// The dialog was put away while the request is out; its outcome arrives as a notice.
+    public var backgrounded = false
+
+    public init(phase: Phase, backgrounded: Bool = false) {
+        self.phase = phase
+        self.backgrounded = backgrounded
+    }
+
+    /// Whether the dialog is on screen (and takes the keys).
+    public var isShown: Bool { !backgrounded }
+}
+
+extension ShopUpdate {
+    /// `s` and `b`: open the form (refused in a read-only environment and while a write is out).
+    static func beginAction(_ action: Action, _ state: inout AppState) -> [Effect] {
+        guard refuseIfReadOnly(&state, what: action == .spend ? "spending" : "buying"), refuseIfBusy(&state) else { return [] }
+        state.screen.dialogField = 0
+        if action == .spend {
+            guard let pack = state.packs.selected else {
+                state.notice = Notice(.error, "Select an Audio Pack to cheer for first.")
+                return []
+            }
+            state.action = ActionState(phase: .editing(.spend(product: pack.identifier, productName: pack.name, amount: "", comment: ""), problem: nil))
+            return []
+        }
+        state.action = ActionState(phase: .editing(.purchase(identifier: "com.reiterate.cheer.200", transactionID: ""), problem: nil))
+        return [.makeTransactionID]
+    }
+
+    static func dialogAction(_ action: Action, _ state: inout AppState) -> [Effect] {
+        switch (state.mode, action) {
+        case (.form, .submit), (.confirm, .confirm): return submit(&state)
+        case (.form, .cancel), (.confirm, .cancel), (.outcome, .dismiss):
+            state.action = nil
+            state.screen.dialogField = 0
+        case (.form, .nextField): state.screen.dialogField = 1 - state.screen.dialogField
+        case (.form, .deleteChar): editField(&state) { if !$0.isEmpty { $0.removeLast() } }
+        case (.sending, .putAway):
+            state.action?.backgrounded = true
+            state.notice = Notice(.info, "Still sending; the answer will show here.")
+        default: break
+        }
+        return []
+    }
+
+    /// Changes the form field that has the cursor.
+    static func editField(_ state: inout AppState, _ change: (inout String) -> Void) {
+        guard case let .editing(form, _) = state.action?.phase else { return }
+        let first = state.screen.dialogField == 0
+        switch form {
+        case let .spend(product, name, amount, comment):
+            var a = amount, c = comment
+            if first { change(&a) } else { change(&c) }
+            state.action = ActionState(phase: .editing(.spend(product: product, productName: name, amount: a, comment: c), problem: nil))
+        case let .purchase(identifier, transaction):
+            var i = identifier, t = transaction
+            if first { change(&i) } else { change(&t) }
+            state.action = ActionState(phase: .editing(.purchase(identifier: i, transactionID: t), problem: nil))
+        }
+    }
+
+    static func actionMessage(_ message: Message, _ state: inout AppState) -> [Effect] {
+        switch message {
+        case let .transactionIDMade(id):
+            // Fills an empty transaction field of the buy form (what the user typed is kept).
+            if case .editing(.purchase(let identifier, ""), let problem) = state.action?.phase {
+                state.action = ActionState(phase: .editing(.purchase(identifier: identifier, transactionID: String(id)), problem: problem))
+            }
+            return []
+        case let .actionFinished(token, result, at):
+            return actionFinished(token, result, at: at, &state)
+        default:
+            return []
+        }
+    }
+
+    static func actionFinished(_ token: Token, _ result: Result<CheerBalance, ShopAPIError>, at: Date, _ state: inout AppState) -> [Effect] {
+        guard case let .pending(kind, _, pending) = state.action?.phase, pending == token else { return [] }
+        let backgrounded = state.action?.backgrounded ?? false
+        defer { if backgrounded { state.action = nil } }  // put away: the notice carries the outcome
+        switch result {
+        case let .success(balance):
+            let text: String
+            switch kind {
+            case let .spend(_, name, amount, _): text = "Spent \(Wording.grouped(amount)) cheer on \(name). Balance \(Wording.grouped(balance.balance)) cheer."
+            case let .purchase(identifier, _): text = "Bought \(identifier). Balance \(Wording.grouped(balance.balance)) cheer."
+            }
+            state.action = ActionState(phase: .succeeded(text))
+            state.notice = Notice(.info, text)
+            var effects = adoptWrittenBalance(balance, at: at, &state)
+            if case .spend = kind {
+                // The history gained an entry and the pack totals moved: reload what is shown.
+                effects = invalidateHistory(&state, merge: false) + reloadPacks(&state) + effects
+            }
+            return effects
+        case let .failure(error):
+            let text = explain(error, kind: kind)
+            state.action = ActionState(phase: .failed(text, requestID: error.requestID))
+            state.notice = Notice(.error, text, requestID: error.requestID)
+            // A refusal for lack of cheer means our balance was out of date; a write that got no
+            // whole answer may have been applied. Either way, read again (never send again).
+            if error.status == 402 { return reloadBalance(&state) }
+            if error.category.mayHaveBeenApplied {
+                return invalidateHistory(&state, merge: false) + reloadBalance(&state)
+            }
+            return []
+        }
+    }
+
+    static func actionCancelled(_ token: Token, _ state: inout AppState) {
+        guard case let .pending(_, _, pending) = state.action?.phase, pending == token else { return }
+        let text = "The request was cancelled before an answer came; it may have been applied — refresh to check."
+        state.action = ActionState(phase: .failed(text, requestID: nil), backgrounded: state.action?.backgrounded ?? false)
+        if state.action?.backgrounded == true {
+            state.action = nil
+            state.notice = Notice(.error, text)
+        }
+    }
+
+    static func refuseIfReadOnly(_ state: inout AppState, what: String) -> Bool {
+        guard state.context.readOnly else { return true }
+        state.notice = Notice(.error, "\(state.context.environment.uppercased()) is read-only: \(what) is disabled.")
+        return false
+    }
+
+    /// One write at a time: a put-away spend or purchase still waiting refuses a new one.
+    static func refuseIfBusy(_ state: inout AppState) -> Bool {
+        guard state.isWriting else { return true }
+        state.notice = Notice(.error, "A spend or purchase is still on its way; wait for its answer.")
+        return false
+    }
+
+    static func submit(_ state: inout AppState) -> [Effect] {
+        guard let phase = state.action?.phase else { return [] }
+        let where_ = "as \(state.context.user) on \(state.context.environment.uppercased())"
+        switch phase {
+        case let .editing(form, _):
+            switch form {
+            case let .spend(product, name, amountText, comment):
+                guard let amount = Int(amountText.trimmingCharacters(in: .whitespaces)), amount >= 1 else {
+                    state.action = ActionState(phase: .editing(form, problem: "The amount is a whole number of cheer, 1 or more."))
+                    return []
+                }
+                if let balance = state.balance.value, amount > balance {
+                    state.action = ActionState(phase: .editing(form, problem: "That is more than the balance (\(Wording.grouped(balance)) cheer)."))
+                    return []
+                }
+                let trimmed = comment.trimmingCharacters(in: .whitespacesAndNewlines)
+                let kind = ActionKind.spend(product: product, productName: name, amount: amount, comment: trimmed.isEmpty ? nil : trimmed)
+                state.action = ActionState(phase: .confirming(kind, summary: "Spend \(Wording.grouped(amount)) cheer on \(name) \(where_)?"))
+            case let .purchase(identifier, transactionText):
+                let id = identifier.trimmingCharacters(in: .whitespaces)
+                guard !id.isEmpty else {
+                    state.action = ActionState(phase: .editing(form, problem: "Name the cheer bundle, e.g. com.reiterate.cheer.200."))
+                    return []
+                }
+                guard let transaction = UInt64(transactionText.trimmingCharacters(in: .whitespaces)) else {
+                    state.action = ActionState(phase: .editing(form, problem: "The transaction id is a whole number (0 to 18446744073709551615)."))
+                    return []
+                }
+                let kind = ActionKind.purchase(identifier: id, transactionID: transaction)
+                // Bundles are named by their amount: com.reiterate.cheer.200 is 200 cheer.
+                let amount = id.split(separator: ".").last.flatMap { Int($0) }
+                let what = amount.map { "\(Wording.grouped($0)) cheer (\(id))" } ?? id
+                state.action = ActionState(phase: .confirming(kind, summary: "Buy \(what), transaction \(transaction), \(where_)?"))
+            }
+            return []
+        case let .confirming(kind, summary):
+            guard refuseIfReadOnly(&state, what: "this") else { state.action = nil; return [] }
+            let token = state.newToken()
+            state.action = ActionState(phase: .pending(kind, summary: summary, token: token))
+            switch kind {
+            case let .spend(product, _, amount, comment):
+                return [.spend(token, amount: amount, product: product, comment: comment, user: state.context.user)]
+            case let .purchase(identifier, transactionID):
+                return [.purchase(token, identifier: identifier, transactionID: transactionID, user: state.context.user)]
+            }
+        case .pending:
+            return []  // a second submit while the first is out is refused
+        case .succeeded, .failed:
+            state.action = nil
+            return []
+        }
+    }
+
+    /// 402 and 409 in plain words; a write without a whole answer says it may have been applied.
+    static func explain(_ error: ShopAPIError, kind: ActionKind) -> String {
+        if error.category.mayHaveBeenApplied {
+            return "\(ErrorText.line(error)) — it may have been applied; refreshing the balance and history."
+        }
+        switch (error.status, kind) {
+        case (402, let .spend(_, _, amount, _)):
+            let said = error.serverMessage.map { " The server says: \($0)." } ?? ""
+            return "Not enough cheer to spend \(Wording.grouped(amount)); nothing was spent.\(said) Refreshing the balance."
+        case (409, let .purchase(_, transactionID)):
+            return "Transaction \(transactionID) was already credited; nothing changed."
+        default:
+            return ErrorText.line(error)
+        }
+    }
+}

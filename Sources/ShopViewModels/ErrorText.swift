@@ -1,0 +1,146 @@
+import NIOHTTP1
+import ShopAPI
+import TerminalText
+
+/// The one place failures become words, for every front end (the TUI and `print`). The REST core
+/// reports facts (`ShopAPIError`, `TransportError`); this turns them into one plain line, sanitizes
+/// whatever came from the server, and never lets a library's names, numbers or paths through.
+public enum ErrorText {
+    /// `GET /api/v1/balance: <what happened> (request id rq-…)`: one line, safe for a terminal.
+    public static func line(_ error: ShopAPIError) -> String {
+        let what = sentence(error)
+        let text = error.endpoint.map { "\($0): \(what)" } ?? what
+        return withRequestID(Sanitizer.line(text), error.requestID)
+    }
+
+    /// What happened, without the endpoint or the request id.
+    public static func sentence(_ error: ShopAPIError) -> String {
+        switch error {
+        case let .transport(failure, _):
+            return sentence(failure)
+        case let .http(status, message, code, _, _, retryAfter):
+            var s = "HTTP \(status) \(reasonPhrase(status))"
+            if let message, !message.isEmpty { s += ": \(Sanitizer.line(message))" }
+            if let code, !code.isEmpty { s += " [\(Sanitizer.line(code))]" }
+            if let retryAfter { s += " (retry after \(retryAfter) s)" }
+            return s
+        case let .notJSON(status, contentType, _, _):
+            let type = contentType.map { Sanitizer.line(String($0.prefix(60))) } ?? "no content type"
+            return "HTTP \(status) \(reasonPhrase(status)) with a non-JSON body (\(type))"
+        case let .undecodable(problem, _, _):
+            switch problem.reason {
+            case .cutShort: return "the response is not valid JSON (it ends early: cut short)"
+            case .invalidJSON where problem.path.isEmpty: return "the response is not valid JSON"
+            default: return "unexpected answer: \(Sanitizer.line(DecodingFailure.describe(problem)))"
+            }
+        case let .signInExpired(problem, _):
+            switch problem {
+            case .noRefreshToken: return "sign-in expired: the access token was refused and no refresh token is configured"
+            case let .refreshRefused(message): return "sign-in expired: the refresh token was refused" + said(message)
+            case .refreshAlreadyRefused: return "sign-in expired: the refresh token was already refused; sign in again"
+            case let .renewedTokenRefused(message): return "sign-in expired: the renewed access token was refused too" + said(message)
+            case .unusableIssuedToken: return "sign-in expired: the server issued an access token that cannot be sent back"
+            }
+        case let .configuration(problem):
+            switch problem {
+            case let .invalidBaseURL(shown):
+                let url = shown.map { "'\(Sanitizer.line($0))'" } ?? "(a URL with credentials)"
+                return "invalid base URL \(url): expected http(s)://host[:port][/path], port 1–65535"
+            case .tokenCharacters: return "the access token holds characters a bearer token cannot have (a stray newline?)"
+            case let .cannotEncodeRequest(endpoint): return "the \(endpoint) request could not be encoded"
+            case .unexpected: return "an unexpected internal failure"
+            }
+        }
+    }
+
+    /// One plain sentence for a failure below HTTP.
+    public static func sentence(_ error: TransportError) -> String {
+        switch error {
+        case let .connectionRefused(host): return "connection refused by \(Sanitizer.line(host)) — is the server running?"
+        case let .dns(host): return "the host name \(Sanitizer.line(host)) could not be found"
+        case let .tls(problem): return sentence(problem)
+        case let .connectTimeout(host): return "no connection to \(Sanitizer.line(host)) (connect timed out)"
+        case .timeout: return "timed out waiting for the server"
+        case let .cutShort(status, _):
+            return status == nil ? "the connection closed before an answer came"
+                : "the connection closed before the answer was complete"
+        case .offline: return "offline: the network is unreachable"
+        case let .responseTooLarge(limit): return "the answer is larger than \(limit / (1 << 20)) MiB"
+        case .invalidURL: return "the request's address is not a valid URL"
+        case .invalidHeader: return "a request header holds characters HTTP does not allow"
+        case .other: return "the request failed for an unexpected network reason"
+        }
+    }
+
+    public static func sentence(_ problem: TLSProblem) -> String {
+        switch problem {
+        case .untrusted: return "TLS error: the server's certificate is not trusted (set ca_file for this environment)"
+        case .hostnameMismatch: return "TLS error: the server's certificate is for another host name"
+        case .expired: return "TLS error: the server's certificate has expired or is not valid yet"
+        case .handshake: return "TLS error: the secure connection could not be set up"
+        case let .caFileUnreadable(path): return "TLS error: the CA file \(Sanitizer.line(path)) is missing or unreadable"
+        }
+    }
+
+    /// How an exchange in the inspector ended without an answer.
+    public static func sentence(_ failure: ExchangeFailure) -> String {
+        switch failure {
+        case .cancelled: return "cancelled"
+        case let .transport(error): return sentence(error)
+        }
+    }
+
+    /// Why a value shown is not live: a word or two (`offline`), and the longer form.
+    public static func staleReason(_ error: ShopAPIError) -> StaleReason {
+        let brief: String
+        let detail: String
+        switch error.category {
+        case .refused: (brief, detail) = ("offline", "connection refused")
+        case .dns: (brief, detail) = ("offline", "host not found")
+        case .tls: (brief, detail) = ("TLS error", "certificate or handshake")
+        case .timeout: (brief, detail) = ("offline", "timed out")
+        case .cutShort: (brief, detail) = ("offline", "connection lost")
+        case .offline: (brief, detail) = ("offline", "network unreachable")
+        case .network: (brief, detail) = ("offline", "network error")
+        case let .httpStatus(status): (brief, detail) = ("server error", "HTTP \(status)")
+        case .notJSON: (brief, detail) = ("server error", "HTTP \(error.status.map(String.init) ?? "?"), not JSON")
+        case .undecodable: (brief, detail) = ("unreadable response", "")
+        case .signIn: (brief, detail) = ("sign-in expired", "")
+        case .cancelled: (brief, detail) = ("cancelled", "")
+        case .configuration: (brief, detail) = ("configuration error", "")
+        }
+        return StaleReason(brief: brief, full: detail.isEmpty ? brief : "\(brief): \(detail)")
+    }
+
+    /// `… (request id rq-1)` when there is one.
+    static func withRequestID(_ text: String, _ id: String?) -> String {
+        id.map { "\(text) (request id \(Sanitizer.line($0)))" } ?? text
+    }
+
+    static func said(_ message: String?) -> String {
+        guard let message, !message.isEmpty else { return "" }
+        return ": \(Sanitizer.line(message))"
+    }
+
+    /// The standard reason phrase (from SwiftNIO's table), or a generic one for a code it does not name.
+    public static func reasonPhrase(_ status: Int) -> String {
+        let phrase = HTTPResponseStatus(statusCode: status).reasonPhrase
+        if !phrase.isEmpty { return phrase }
+        return status >= 500 ? "Server Error" : "Client Error"
+    }
+}
+
+/// Why a value on screen is not live: `brief` fits a narrow header (`offline`); `full` says more
+/// (`offline: connection refused`).
+public struct StaleReason: Equatable, Sendable {
+    public var brief: String
+    public var full: String
+
+    public init(brief: String, full: String) {
+        self.brief = brief
+        self.full = full
+    }
+
+    /// The same reason for a refresh of data that was live.
+    public var afterRefresh: StaleReason { StaleReason(brief: "refresh failed", full: "refresh failed: \(full)") }
+}

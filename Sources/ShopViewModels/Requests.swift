@@ -1,0 +1,60 @@
+import ShopAPI
+
+/// The request inspector: the exchanges the REST core recorded, newest first.
+public struct RequestsState: Equatable, Sendable {
+    public static let capacity = 200
+    /// Newest first.
+    public var rows: [Exchange] = []
+    public var selectedIndex = 0
+
+    public init() {}
+
+    public var selected: Exchange? { rows.indices.contains(selectedIndex) ? rows[selectedIndex] : nil }
+}
+
+extension ShopUpdate {
+    static func requestsAction(_ action: Action, _ state: inout AppState) -> [Effect] {
+        if state.screen.requestDetailFull {
+            // Full size, the movement keys scroll the detail (the renderer clamps the offset).
+            let page = state.screen.pageSize
+            switch action {
+            case .down: state.screen.detailScroll += 1
+            case .up: state.screen.detailScroll = max(0, state.screen.detailScroll - 1)
+            case .pageDown: state.screen.detailScroll += page
+            case .pageUp: state.screen.detailScroll = max(0, state.screen.detailScroll - page)
+            case .first: state.screen.detailScroll = 0
+            case .last: state.screen.detailScroll = Int.max / 2
+            default: break
+            }
+        } else if let index = moved(state.requests.selectedIndex, by: action, count: state.requests.rows.count, page: state.screen.pageSize) {
+            state.requests.selectedIndex = index
+            return []
+        }
+        switch action {
+        case .toggle:
+            state.screen.requestDetailFull.toggle()
+            state.screen.detailScroll = 0
+        case .copyID:
+            guard let id = state.requests.selected?.requestID else {
+                state.notice = Notice(.info, "This request has no request id to copy.")
+                return []
+            }
+            state.notice = Notice(.info, "copied request id \(id) to the clipboard (OSC 52)")
+            return [.copy(id)]
+        default: break
+        }
+        return []
+    }
+
+    static func recordExchange(_ exchange: Exchange, _ state: inout AppState) {
+        let selectedID = state.requests.selected?.id
+        state.requests.rows.insert(exchange, at: 0)
+        if state.requests.rows.count > RequestsState.capacity { state.requests.rows.removeLast() }
+        // Keep the same exchange selected while new ones arrive on top (unless the newest was selected).
+        if let selectedID, state.requests.selectedIndex != 0,
+           let index = state.requests.rows.firstIndex(where: { $0.id == selectedID })
+        {
+            state.requests.selectedIndex = index
+        }
+    }
+}

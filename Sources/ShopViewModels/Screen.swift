@@ -1,0 +1,110 @@
+import Foundation
+
+public enum Tab: Int, Sendable, Equatable, Hashable, CaseIterable {
+    case shop = 1, history, requests
+
+    public var title: String {
+        switch self {
+        case .shop: return "Shop"
+        case .history: return "History"
+        case .requests: return "Requests"
+        }
+    }
+}
+
+/// The contexts key bindings apply in.
+public enum Mode: String, Sendable, Hashable, CaseIterable {
+    /// Lists and tabs.
+    case browse
+    /// Typing a pack filter.
+    case filter
+    /// The `?` overlay.
+    case help
+    /// The spend or buy form.
+    case form
+    /// "Spend 50 cheer …?"
+    case confirm
+    /// A spend or purchase is out and its dialog is shown.
+    case sending
+    /// The dialog shows how a spend or purchase ended.
+    case outcome
+}
+
+/// What the screen shows besides the data: the tab, the overlay, the field being typed, scroll
+/// positions, the size. Plain values — the front end draws it, the update function changes it.
+public struct ScreenState: Equatable, Sendable {
+    public var tab: Tab = .shop
+    public var showHelp = false
+    public var editingFilter = false
+    /// The dialog field that has the cursor (0 or 1).
+    public var dialogField = 0
+    /// The request detail fills the body (toggle on the Requests tab).
+    public var requestDetailFull = false
+    /// First line of the full-size request detail shown.
+    public var detailScroll = 0
+    public var width = 80
+    public var height = 24
+    /// Animation step of the spinner (moves only while something loads; see `.tick`).
+    public var tick = 0
+
+    public init() {}
+
+    /// Rows a list shows at this height: the screen less header, tabs, column titles, message and hint lines.
+    public static func listRows(height: Int) -> Int { max(1, height - 6) }
+    /// How far PgDn/PgUp move.
+    public var pageSize: Int { Self.listRows(height: height) }
+}
+
+extension ShopUpdate {
+    /// Tabs, overlay, resize, ticks, signals: the screen's part of the update.
+    static func screen(_ message: Message, _ state: inout AppState) -> [Effect]? {
+        switch message {
+        case let .resize(width, height):
+            state.screen.width = max(1, width)
+            state.screen.height = max(1, height)
+            return []
+        case let .tick(n):
+            // The spinner turns while something loads; otherwise a redraw every 8 ticks keeps ages current.
+            if state.isBusy || n % 8 == 0 { state.screen.tick = n }
+            return []
+        case let .signal(number):
+            switch number {
+            case SIGINT: return [.quit(status: 0)]
+            case SIGTERM, SIGHUP: return [.quit(status: 128 + number)]
+            default: return []
+            }
+        case let .action(action):
+            switch action {
+            case .quit, .interrupt: return [.quit(status: 0)]
+            case .help:
+                state.screen.showHelp.toggle()
+                return []
+            case .nextTab:
+                state.screen.tab = Tab(rawValue: state.screen.tab.rawValue % 3 + 1) ?? .shop
+                return []
+            case .previousTab:
+                state.screen.tab = Tab(rawValue: (state.screen.tab.rawValue + 1) % 3 + 1) ?? .shop
+                return []
+            case .shop, .history, .requests:
+                state.screen.tab = action == .shop ? .shop : action == .history ? .history : .requests
+                return []
+            case .back where state.mode == .help:
+                state.screen.showHelp = false
+                return []
+            case .back where state.mode == .browse:
+                if state.screen.tab == .requests, state.screen.requestDetailFull {
+                    state.screen.requestDetailFull = false
+                } else if state.screen.tab == .shop, !state.packs.filter.isEmpty {
+                    setPackFilter("", &state)
+                } else {
+                    state.notice = nil
+                }
+                return []
+            default:
+                return nil
+            }
+        default:
+            return nil
+        }
+    }
+}
