@@ -40,6 +40,7 @@ let package = Package(
         // Already in the tree through the two above; named because ShopAPI imports their modules.
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
+        .package(url: "https://github.com/LebJe/TOMLKit.git", from: "0.6.0"),
     ],
     targets: [
         // Client side.
@@ -63,7 +64,11 @@ let package = Package(
             dependencies: ["ShopViewModels", "ShopAPI", "TerminalText", "CNcursesw"],
             swiftSettings: strict
         ),
-        .target(name: "ShopSettings", swiftSettings: strict),
+        .target(
+            name: "ShopSettings",
+            dependencies: [.product(name: "TOMLKit", package: "TOMLKit")],
+            swiftSettings: strict
+        ),
         .target(
             name: "ShopCache",
             dependencies: [.product(name: "Logging", package: "swift-log")],
