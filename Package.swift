@@ -42,6 +42,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
         // Header fields (`HTTPFields`) for the REST core; already in the tree through Hummingbird.
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
+        // config.toml: any valid TOML (arrays for `users`, `[keys]`); README "Dependencies".
+        .package(url: "https://github.com/LebJe/TOMLKit.git", from: "0.6.0"),
     ],
     targets: [
         // Client side.
@@ -66,7 +68,11 @@ let package = Package(
             dependencies: ["ShopViewModels", "ShopAPI", "TerminalText", "CNcursesw"],
             swiftSettings: strict
         ),
-        .target(name: "ShopSettings", swiftSettings: strict),
+        .target(
+            name: "ShopSettings",
+            dependencies: [.product(name: "TOMLKit", package: "TOMLKit")],
+            swiftSettings: strict
+        ),
         .target(
             name: "ShopCache",
             dependencies: [.product(name: "Logging", package: "swift-log")],

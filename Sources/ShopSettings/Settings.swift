@@ -12,9 +12,11 @@ public struct EnvironmentConfig: Sendable, Equatable {
     /// A PEM bundle to trust for this environment's TLS.
     public var caFile: String?
     public var timeout: Double?
+    /// The users this environment offers to switch between (`users = ["qa-alice", "qa-whale"]`).
+    public var users: [String]?
 
     public init(name: String, baseURL: String? = nil, user: String? = nil, readOnly: Bool? = nil, tokenEnv: String? = nil,
-                refreshTokenEnv: String? = nil, caFile: String? = nil, timeout: Double? = nil) {
+                refreshTokenEnv: String? = nil, caFile: String? = nil, timeout: Double? = nil, users: [String]? = nil) {
         self.name = name
         self.baseURL = baseURL
         self.user = user
@@ -23,6 +25,7 @@ public struct EnvironmentConfig: Sendable, Equatable {
         self.refreshTokenEnv = refreshTokenEnv
         self.caFile = caFile
         self.timeout = timeout
+        self.users = users
     }
 
     /// The stand-in on its default port.
@@ -35,6 +38,14 @@ public struct ConfigError: Error, Sendable, Equatable, CustomStringConvertible {
     public var line: Int?
     public var key: String?
     public var message: String
+
+    /// Public so that other modules (key bindings) report their mistakes in the same `file:line: key: message` form.
+    public init(path: String, line: Int? = nil, key: String? = nil, message: String) {
+        self.path = path
+        self.line = line
+        self.key = key
+        self.message = message
+    }
 
     public var description: String {
         var s = path
@@ -56,13 +67,21 @@ public struct ConfigError: Error, Sendable, Equatable, CustomStringConvertible {
 /// token_env = "REITERATE_STAGING_TOKEN"
 /// ca_file = "/etc/ssl/staging-ca.pem"
 /// timeout = 15
+/// users = ["qa-alice", "qa-whale"]
+///
+/// [keys]                               # optional: action = "key" or ["key", ...]
+/// quit = ["x", "ctrl-q"]
 /// ```
+///
+/// Any valid TOML reads (TOMLKit): inline tables, dotted keys, arrays, multi-line and literal strings.
 public struct ConfigFile: Sendable, Equatable {
     public var path: String
     public var environments: [String: EnvironmentConfig]
     public var defaultEnvironment: String?
+    /// The `[keys]` table in file order; only its shape is checked here (action and key names are not).
+    public var keyBindings: [KeyBindingConfig] = []
 
-    public static let keys = ["base_url", "user", "read_only", "token_env", "refresh_token_env", "ca_file", "timeout"]
+    public static let keys = ["base_url", "user", "read_only", "token_env", "refresh_token_env", "ca_file", "timeout", "users"]
 
     public static func defaultPath(environment: [String: String]) -> String {
         if let xdg = environment["XDG_CONFIG_HOME"], xdg.hasPrefix("/") { return xdg + "/reiterate-shop/config.toml" }
@@ -79,75 +98,21 @@ public struct ConfigFile: Sendable, Equatable {
     }
 
     public static func parse(_ text: String, path: String) throws(ConfigError) -> ConfigFile {
-        let parsed: (entries: [MiniTOML.Entry], tables: [(name: [String], line: Int)])
-        do {
-            parsed = try MiniTOML.parse(text)
-        } catch {
-            throw ConfigError(path: path, line: error.line, key: error.key, message: error.message)
-        }
-        var file = ConfigFile(path: path, environments: [:], defaultEnvironment: nil)
-        for table in parsed.tables {
-            guard table.name.count == 2, table.name[0] == "environments" else {
-                throw ConfigError(path: path, line: table.line, message: "unknown table [\(table.name.joined(separator: "."))]; environments are [environments.NAME]")
-            }
-            let name = table.name[1]
-            guard file.environments[name] == nil else { throw ConfigError(path: path, line: table.line, message: "[environments.\(name)] appears twice") }
-            file.environments[name] = EnvironmentConfig(name: name)
-        }
-        for entry in parsed.entries {
-            if entry.table.isEmpty {
-                guard entry.key == "default_environment" else {
-                    throw ConfigError(path: path, line: entry.line, key: entry.key, message: "unknown top-level key (keys go under [environments.NAME])")
-                }
-                guard case let .string(name) = entry.value else { throw ConfigError(path: path, line: entry.line, key: entry.key, message: "expected a string") }
-                file.defaultEnvironment = name
-                continue
-            }
-            let name = entry.table[1]
-            guard var env = file.environments[name] else { continue }
-            func string() throws(ConfigError) -> String {
-                guard case let .string(s) = entry.value, !s.isEmpty else {
-                    throw ConfigError(path: path, line: entry.line, key: entry.key, message: "expected a non-empty string in quotes")
-                }
-                return s
-            }
-            switch entry.key {
-            case "base_url":
-                let url = try string()
-                guard let parsed = URL(string: url), ["http", "https"].contains(parsed.scheme?.lowercased() ?? ""), parsed.host != nil else {
-                    throw ConfigError(path: path, line: entry.line, key: entry.key, message: "expected http(s)://host[:port][/path], not '\(url)'")
-                }
-                env.baseURL = url
-            case "user": env.user = try string()
-            case "read_only":
-                guard case let .bool(b) = entry.value else { throw ConfigError(path: path, line: entry.line, key: entry.key, message: "expected true or false") }
-                env.readOnly = b
-            case "token_env", "refresh_token_env":
-                let variable = try string()
-                guard variable.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_") }) else {
-                    throw ConfigError(path: path, line: entry.line, key: entry.key, message: "expected the NAME of an environment variable (the token itself never goes in this file)")
-                }
-                if entry.key == "token_env" { env.tokenEnv = variable } else { env.refreshTokenEnv = variable }
-            case "ca_file": env.caFile = try string()
-            case "timeout":
-                let seconds: Double
-                switch entry.value {
-                case let .int(i): seconds = Double(i)
-                case let .double(d): seconds = d
-                default: throw ConfigError(path: path, line: entry.line, key: entry.key, message: "expected a number of seconds")
-                }
-                guard seconds > 0, seconds <= 600 else { throw ConfigError(path: path, line: entry.line, key: entry.key, message: "expected seconds in (0, 600]") }
-                env.timeout = seconds
-            default:
-                throw ConfigError(path: path, line: entry.line, key: entry.key, message: "unknown key in [environments.\(name)]; keys: " + keys.joined(separator: ", "))
-            }
-            file.environments[name] = env
-        }
-        if let chosen = file.defaultEnvironment, file.environments[chosen] == nil, chosen != "local" {
-            let line = parsed.entries.first { $0.key == "default_environment" }?.line
-            throw ConfigError(path: path, line: line, key: "default_environment", message: "no [environments.\(chosen)] in this file")
-        }
-        return file
+        try ConfigReader.read(text, path: path)
+    }
+}
+
+/// One entry of the `[keys]` table: `quit = ["x", "ctrl-q"]` → action "quit", keys ["x", "ctrl-q"], and the
+/// line of `quit =` so that whoever checks the names can report `file:line`.
+public struct KeyBindingConfig: Sendable, Equatable {
+    public var action: String
+    public var keys: [String]
+    public var line: Int?
+
+    public init(action: String, keys: [String], line: Int? = nil) {
+        self.action = action
+        self.keys = keys
+        self.line = line
     }
 }
 
@@ -161,6 +126,8 @@ public struct ResolvedSettings: Sendable, Equatable {
     public var refreshTokenEnv: String
     public var caFile: String?
     public var timeout: Double
+    /// The environment's `users` list; empty when it has none.
+    public var users: [String]
     /// Where each value came from (`flag`, `environment variable X`, `config file`, `default`).
     public var sources: [String: String]
 
@@ -207,6 +174,7 @@ public struct ResolvedSettings: Sendable, Equatable {
         let tokenEnv = pick("token_env", nil, nil, chosen?.tokenEnv, "REITERATE_TOKEN") { $0 }
         let refreshTokenEnv = pick("refresh_token_env", nil, nil, chosen?.refreshTokenEnv, "REITERATE_REFRESH_TOKEN") { $0 }
         let caFile: String? = pick("ca_file", nil, nil, chosen?.caFile.map { Optional($0) }, nil) { $0 }
+        let users = pick("users", nil, nil, chosen?.users, []) { _ in nil }
         // An environment is named by --env, else guessed from the URL: loopback is local, a staging
         // host is staging, anything else is production-like — read-only unless its config says not.
         let envName = chosen?.name ?? guessEnvironment(baseURL)
@@ -222,13 +190,13 @@ public struct ResolvedSettings: Sendable, Equatable {
             sources["read_only"] = "default for a \(guessEnvironment(baseURL)) URL"
         }
         return ResolvedSettings(environment: envName, baseURL: baseURL, user: user, readOnly: readOnly, tokenEnv: tokenEnv,
-                                refreshTokenEnv: refreshTokenEnv, caFile: caFile, timeout: timeout, sources: sources)
+                                refreshTokenEnv: refreshTokenEnv, caFile: caFile, timeout: timeout, users: users, sources: sources)
     }
 
     static func merge(_ top: EnvironmentConfig, over base: EnvironmentConfig) -> EnvironmentConfig {
         EnvironmentConfig(name: top.name, baseURL: top.baseURL ?? base.baseURL, user: top.user ?? base.user, readOnly: top.readOnly ?? base.readOnly,
                           tokenEnv: top.tokenEnv ?? base.tokenEnv, refreshTokenEnv: top.refreshTokenEnv ?? base.refreshTokenEnv,
-                          caFile: top.caFile ?? base.caFile, timeout: top.timeout ?? base.timeout)
+                          caFile: top.caFile ?? base.caFile, timeout: top.timeout ?? base.timeout, users: top.users ?? base.users)
     }
 
     public static func guessEnvironment(_ baseURL: String) -> String {

@@ -28,7 +28,7 @@ import Testing
         #expect(file.environments["prod"]?.readOnly == nil)
     }
 
-    @Test(arguments: [
+    static let mistakes: [(String, Int, String?, String)] = [
         ("[environments.staging]\nbse_url = \"x\"", 2, "bse_url", "unknown key"),
         ("[environments.staging]\nbase_url = https://x", 2, "base_url", "strings need quotes"),
         ("[environments.staging]\nbase_url = \"ftp://x\"", 2, "base_url", "expected http(s)"),
@@ -40,7 +40,9 @@ import Testing
         ("default_environment = \"nope\"\n[environments.a]", 1, "default_environment", "no [environments.nope]"),
         ("[environments.a\nuser = \"x\"", 1, nil, "table header"),
         ("\n\n[environments.a]\nuser = \"unterminated", 4, "user", "unterminated string"),
-    ] as [(String, Int, String?, String)])
+    ]
+
+    @Test(arguments: mistakes)
     func mistakesNameTheLineAndKey(_ text: String, _ line: Int, _ key: String?, _ message: String) {
         do {
             _ = try ConfigFile.parse(text, path: "/home/qa/.config/reiterate-shop/config.toml")

@@ -1,0 +1,237 @@
+import Foundation
+internal import TOMLKit
+
+/// Reads a config file: TOMLKit parses the TOML, this checks what the settings mean. Every mistake is a
+/// `ConfigError` in plain words, with the line from TOMLKit (syntax) or from `TOMLSourceMap` (meaning).
+enum ConfigReader {
+    static func read(_ text: String, path: String) throws(ConfigError) -> ConfigFile {
+        // TOMLKit hands the text to C as a C string: a NUL would silently cut the file short.
+        if let nul = text.unicodeScalars.firstIndex(of: "\0") {
+            let line = text.unicodeScalars[..<nul].reduce(1) { $1 == "\n" ? $0 + 1 : $0 }
+            throw ConfigError(path: path, line: line, message: "the file contains a NUL character")
+        }
+        let root: TOMLTable
+        do {
+            root = try TOMLTable(string: text)
+        } catch {
+            throw syntaxError(error, text: text, path: path)
+        }
+        var reader = Reader(path: path, map: TOMLSourceMap(text))
+        return try reader.read(root)
+    }
+
+    /// A TOMLKit parse error as `file:line: [key: ]message`, its wording tidied (no library terms).
+    static func syntaxError(_ error: any Error, text: String, path: String) -> ConfigError {
+        guard let parseError = error as? TOMLParseError else {
+            return ConfigError(path: path, message: "not a valid TOML file")
+        }
+        let line = parseError.source.begin.line > 0 ? parseError.source.begin.line : nil
+        let sourceLine = line.flatMap { n in text.split(separator: "\n", omittingEmptySubsequences: false).dropFirst(n - 1).first }
+        let message = plainWords(parseError.description, sourceLine: sourceLine.map(String.init))
+        // "set twice" already quotes the key (or table) it is about.
+        let key = message.hasPrefix("set twice") ? nil : sourceLine.flatMap(keyOnLine)
+        return ConfigError(path: path, line: line, key: key, message: message)
+    }
+
+    /// The key of a `key = value` line (first segment of a dotted key stays with the rest), or nil.
+    static func keyOnLine(_ line: Substring) -> String? {
+        let trimmed = line.drop { $0 == " " || $0 == "\t" }
+        guard let eq = trimmed.firstIndex(of: "="), !trimmed.hasPrefix("[") else { return nil }
+        let key = trimmed[..<eq].trimmingCharacters(in: .whitespaces)
+        guard !key.isEmpty, key.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" || $0 == "-" || $0 == "." }) else { return nil }
+        return key
+    }
+
+    /// toml++ says e.g. "Error while parsing key-value pair: cannot redefine existing string 'user'".
+    /// Keep the reason, name what was being read in plain words, and lead with a hint for the usual mistakes.
+    static func plainWords(_ raw: String, sourceLine: String?) -> String {
+        var reason = raw.trimmingCharacters(in: .whitespacesAndNewlines)
+        var context: String?
+        let preamble = "Error while parsing "
+        if reason.hasPrefix(preamble), let colon = reason.range(of: ": ") {
+            context = String(reason[reason.index(reason.startIndex, offsetBy: preamble.count)..<colon.lowerBound])
+            reason = String(reason[colon.upperBound...])
+        }
+        // Nothing from the library's insides: no source paths, namespaces or type names.
+        if ["toml::", "TOML_", ".hpp", ".cpp", "toml++", "TOMLKit", "Error("].contains(where: { reason.contains($0) || (context ?? "").contains($0) }) {
+            reason = "this is not valid TOML"
+            context = nil
+        }
+        if let scope = context, !scope.isEmpty, scope.allSatisfy({ $0.isLetter || $0 == " " || $0 == "-" }) {
+            let article = "aeio".contains(scope.first?.lowercased().first ?? "x") ? "an" : "a"
+            reason += " (while reading \(article) \(scope))"
+        }
+        let lower = reason.lowercased()
+        let quotes = sourceLine.map { line in (line.filter { $0 == "\"" }.count, line.filter { $0 == "'" }.count) } ?? (0, 0)
+        if lower.contains("redefine") {
+            return "set twice: " + reason
+        }
+        if context == "table header" || context == "array-of-tables header" {
+            return "a table header is [name] or [name.sub]: " + reason
+        }
+        if (lower.contains("end-of-file") || lower.contains("control character")) && (quotes.0 % 2 == 1 || quotes.1 % 2 == 1) {
+            return "unterminated string: " + reason
+        }
+        if let sourceLine, let eq = sourceLine.firstIndex(of: "=") {
+            let token = sourceLine[sourceLine.index(after: eq)...].drop { $0 == " " || $0 == "\t" }
+                .prefix { !" \t,#]}\r".contains($0) }
+            if let first = token.first, first.isLetter, !["true", "false", "inf", "nan"].contains(String(token)) {
+                return "cannot read the value (strings need quotes): " + reason
+            }
+        }
+        return reason
+    }
+}
+
+private struct Reader {
+    let path: String
+    let map: TOMLSourceMap
+
+    /// `file:line: key: message`, the line being where `keyPath` is written (nil when it cannot be found).
+    func error(at keyPath: [String], key: String?, _ message: String) -> ConfigError {
+        ConfigError(path: path, line: map.line(of: keyPath), key: key, message: message)
+    }
+
+    /// Keys of `table` (at `prefix`) in the order the file writes them; TOMLKit returns them sorted.
+    func inFileOrder(_ table: TOMLTable, under prefix: [String]) -> [(key: String, value: any TOMLValueConvertible)] {
+        table.keys.sorted { (map.order(of: prefix + [$0]), $0) < (map.order(of: prefix + [$1]), $1) }
+            .compactMap { key in table[key].map { (key, $0) } }
+    }
+
+    /// "a string", "a table"... for "expected X, not Y".
+    static func kind(_ value: any TOMLValueConvertible) -> String {
+        switch value.type {
+        case .string: return "a string"
+        case .int: return "a whole number"
+        case .double: return "a number"
+        case .bool: return value.bool == true ? "true" : "false"
+        case .table: return "a table"
+        case .array: return "a list [...]"
+        case .date: return "a date"
+        case .time: return "a time of day"
+        case .dateTime: return "a date and time"
+        }
+    }
+
+    mutating func read(_ root: TOMLTable) throws(ConfigError) -> ConfigFile {
+        var file = ConfigFile(path: path, environments: [:], defaultEnvironment: nil)
+        for (key, value) in inFileOrder(root, under: []) {
+            switch key {
+            case "default_environment":
+                guard let name = value.string else {
+                    throw error(at: [key], key: key, "expected a string (an environment name), not \(Self.kind(value))")
+                }
+                file.defaultEnvironment = name
+            case "environments":
+                guard let table = value.table else {
+                    throw error(at: [key], key: key, "expected tables [environments.NAME], not \(Self.kind(value))")
+                }
+                for (name, body) in inFileOrder(table, under: [key]) {
+                    file.environments[name] = try environment(name, body)
+                }
+            case "keys":
+                guard let table = value.table else {
+                    throw error(at: [key], key: key, "expected a table [keys] of action = \"key\" or [\"key\", ...], not \(Self.kind(value))")
+                }
+                for (action, keys) in inFileOrder(table, under: [key]) {
+                    file.keyBindings.append(try binding(action, keys))
+                }
+            default:
+                if map.isHeader([key]) {
+                    throw error(at: [key], key: nil, "unknown table [\(key)]; environments are [environments.NAME], key bindings [keys]")
+                }
+                throw error(at: [key], key: key, "unknown top-level key (keys go under [environments.NAME])")
+            }
+        }
+        if let chosen = file.defaultEnvironment, file.environments[chosen] == nil, chosen != "local" {
+            throw error(at: ["default_environment"], key: "default_environment", "no [environments.\(chosen)] in this file")
+        }
+        return file
+    }
+
+    func environment(_ name: String, _ body: any TOMLValueConvertible) throws(ConfigError) -> EnvironmentConfig {
+        let here = ["environments", name]
+        guard let table = body.table else {
+            throw error(at: here, key: name, "keys go under [environments.NAME], not directly in [environments]")
+        }
+        var env = EnvironmentConfig(name: name)
+        for (key, value) in inFileOrder(table, under: here) {
+            let at = here + [key]
+            func string() throws(ConfigError) -> String {
+                guard let s = value.string else { throw error(at: at, key: key, "expected a non-empty string in quotes, not \(Self.kind(value))") }
+                guard !s.isEmpty else { throw error(at: at, key: key, "expected a non-empty string in quotes") }
+                return s
+            }
+            switch key {
+            case "base_url":
+                let url = try string()
+                guard let parsed = URL(string: url), ["http", "https"].contains(parsed.scheme?.lowercased() ?? ""), parsed.host != nil else {
+                    throw error(at: at, key: key, "expected http(s)://host[:port][/path], not '\(url)'")
+                }
+                env.baseURL = url
+            case "user": env.user = try string()
+            case "read_only":
+                guard let b = value.bool else { throw error(at: at, key: key, "expected true or false, not \(Self.kind(value))") }
+                env.readOnly = b
+            case "token_env", "refresh_token_env":
+                let variable = try string()
+                guard variable.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_") }) else {
+                    throw error(at: at, key: key, "expected the NAME of an environment variable (the token itself never goes in this file)")
+                }
+                if key == "token_env" { env.tokenEnv = variable } else { env.refreshTokenEnv = variable }
+            case "ca_file": env.caFile = try string()
+            case "timeout":
+                let seconds: Double
+                if let i = value.int {
+                    seconds = Double(i)
+                } else if let d = value.double {
+                    seconds = d
+                } else {
+                    throw error(at: at, key: key, "expected a number of seconds, not \(Self.kind(value))")
+                }
+                guard seconds > 0, seconds <= 600 else { throw error(at: at, key: key, "expected seconds in (0, 600]") }
+                env.timeout = seconds
+            case "users":
+                guard let list = value.array else {
+                    throw error(at: at, key: key, "expected a list of user names, e.g. [\"qa-alice\", \"qa-whale\"], not \(Self.kind(value))")
+                }
+                var users: [String] = []
+                for item in list {
+                    guard let user = item.string, !user.isEmpty else {
+                        throw error(at: at, key: key, "expected non-empty user names in quotes, not \(item.string == nil ? Self.kind(item) : "an empty string")")
+                    }
+                    users.append(user)
+                }
+                env.users = users
+            default:
+                if map.isHeader(at) {
+                    throw error(at: at, key: nil, "unknown table [environments.\(name).\(key)]; an environment's settings are keys: "
+                        + ConfigFile.keys.joined(separator: ", "))
+                }
+                throw error(at: at, key: key, "unknown key in [environments.\(name)]; keys: " + ConfigFile.keys.joined(separator: ", "))
+            }
+        }
+        return env
+    }
+
+    /// `action = "key"` or `action = ["key", ...]`; the names themselves are checked by whoever binds them.
+    func binding(_ action: String, _ value: any TOMLValueConvertible) throws(ConfigError) -> KeyBindingConfig {
+        let at = ["keys", action]
+        let shape = "expected a key in quotes or a list of keys, e.g. \(action) = \"ctrl-q\" or [\"x\", \"ctrl-q\"]"
+        var keys: [String] = []
+        if let key = value.string {
+            guard !key.isEmpty else { throw error(at: at, key: action, "expected a key name, not an empty string") }
+            keys = [key]
+        } else if let list = value.array {
+            guard !list.isEmpty else { throw error(at: at, key: action, "expected at least one key in the list") }
+            for item in list {
+                guard let key = item.string else { throw error(at: at, key: action, "\(shape); the list holds \(Self.kind(item))") }
+                guard !key.isEmpty else { throw error(at: at, key: action, "expected key names, not an empty string") }
+                keys.append(key)
+            }
+        } else {
+            throw error(at: at, key: action, "\(shape), not \(Self.kind(value))")
+        }
+        return KeyBindingConfig(action: action, keys: keys, line: map.line(of: at))
+    }
+}
