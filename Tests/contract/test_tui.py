@@ -104,8 +104,9 @@ def tui(tmp_path):
 
 def test_launch_history_paging_comments_help_and_quit(stub, tui):
     t = tui(stub.url)
-    screen = t.wait_for("Balance 1,250 cheer")
-    assert "LOCAL" in screen and "qa-alice" in screen and "Whale Song Recordings 🐋" in screen
+    t.wait_for("Balance 1,250 cheer")
+    screen = t.wait_for("Whale Song Recordings 🐋")  # the balance and the packs answer separately
+    assert "LOCAL" in screen and "qa-alice" in screen and "Balance 1,250 cheer" in screen
     assert t.info("#{alternate_on}") == "1"
     t.keys("2")
     t.wait_for("page 1 of 5 · 230 cheers")
