@@ -202,6 +202,14 @@ public enum Renderer {
 
     // MARK: Lists
 
+    /// A list's column titles from column 1: (title, width, right-aligned), one space apart.
+    static func columnTitles(_ g: inout Grid, y: Int, _ columns: [(String, Int, Bool)]) {
+        var x = 1
+        for (title, width, right) in columns {
+            x += g.putFitted(title, x: x, y: y, width: width, style: .muted, alignRight: right) + 1
+        }
+    }
+
     /// The first row to show so that `selected` stays visible (kept near the middle).
     static func offset(selected: Int, count: Int, visible: Int) -> Int {
         min(max(0, selected - visible / 2), max(0, count - visible))
@@ -216,11 +224,7 @@ public enum Renderer {
         let creatorW = max(8, (list.width - priceW - cheerW - 6) / 3)
         let nameW = list.width - creatorW - priceW - cheerW - 6
         var y = list.y
-        var x = 1
-        x += g.putFitted("NAME", x: x, y: y, width: nameW, style: .muted) + 1
-        x += g.putFitted("CREATOR", x: x, y: y, width: creatorW, style: .muted) + 1
-        x += g.putFitted("PRICE", x: x, y: y, width: priceW, style: .muted, alignRight: true) + 1
-        g.putFitted("CHEER", x: x, y: y, width: cheerW, style: .muted, alignRight: true)
+        columnTitles(&g, y: y, [("NAME", nameW, false), ("CREATOR", creatorW, false), ("PRICE", priceW, true), ("CHEER", cheerW, true)])
         y += 1
         let rows = list.maxY - y
         if packs.visible.isEmpty {
@@ -250,9 +254,8 @@ public enum Renderer {
     }
 
     static func packDetails(_ g: inout Grid, _ f: Frame, _ area: Rect) {
-        g.box(area, title: "Details", style: .muted)
-        guard let pack = f.app.packs.selected else { return }
-        let inner = Rect(x: area.x + 2, y: area.y + 1, width: area.width - 4, height: area.height - 2)
+        let inner = Panel.inner(area)
+        guard let pack = f.app.packs.selected else { return Panel.draw(&g, area, title: "Details", style: .muted, lines: []) }
         var lines: [(String, Style)] = []
         for line in Columns.wrap(clean(pack.name), to: inner.width) { lines.append((line, .bold)) }
         if let creator = pack.creator { lines.append(("by " + clean(creator), .plain)) }
@@ -274,9 +277,7 @@ public enum Renderer {
         }
         lines.append(("", .plain))
         for line in Columns.wrap(clean(pack.identifier), to: inner.width) { lines.append((line, .muted)) }
-        for (i, (line, style)) in lines.prefix(inner.height).enumerated() {
-            g.put(line, x: inner.x, y: inner.y + i, maxWidth: inner.width, style: style)
-        }
+        Panel.draw(&g, area, title: "Details", style: .muted, lines: lines)
     }
 
     static func duration(_ seconds: Int) -> String {
@@ -302,13 +303,8 @@ public enum Renderer {
         let creatorW = max(10, (area.width - dateW - amountW - commentsW - 6) * 2 / 5)
         let productW = area.width - dateW - creatorW - amountW - commentsW - 6
         var y = area.y
-        var x = 1
-        x += g.putFitted("DATE", x: x, y: y, width: dateW, style: .muted) + 1
-        x += g.putFitted("CREATOR", x: x, y: y, width: creatorW, style: .muted) + 1
-        x += g.putFitted("PRODUCT", x: x, y: y, width: productW, style: .muted) + 1
-        x += g.putFitted("AMOUNT", x: x, y: y, width: amountW, style: .muted, alignRight: true) + 1
-        g.putFitted("COMMENTS", x: x, y: y, width: commentsW, style: .muted, alignRight: true)
-
+        columnTitles(&g, y: y, [("DATE", dateW, false), ("CREATOR", creatorW, false), ("PRODUCT", productW, false),
+                                ("AMOUNT", amountW, true), ("COMMENTS", commentsW, true)])
         y += 1
         let rows = area.maxY - y
         let items = history.rows
@@ -397,9 +393,8 @@ public enum Renderer {
     }
 
     static func requestDetail(_ g: inout Grid, _ f: Frame, _ detail: Rect) {
-        g.box(detail, title: "Request", style: .muted)
-        guard let e = f.app.requests.selected else { return }
-        let inner = Rect(x: detail.x + 2, y: detail.y + 1, width: detail.width - 4, height: detail.height - 2)
+        let inner = Panel.inner(detail)
+        guard let e = f.app.requests.selected else { return Panel.draw(&g, detail, title: "Request", style: .muted, lines: []) }
         var lines: [(String, Style)] = []
         for line in Columns.wrap("\(e.method) \(clean(e.path))", to: inner.width) { lines.append((line, .bold)) }
         var outcome = e.status.map { "status \($0)" } ?? "failed"
@@ -423,13 +418,11 @@ public enum Renderer {
         }
         // Full size, the detail scrolls (the offset is clamped to the last screenful).
         let scroll = f.ui.requestDetailFull ? min(max(0, f.ui.detailScroll), max(0, lines.count - inner.height)) : 0
-        for (i, (line, style)) in lines.dropFirst(scroll).prefix(inner.height).enumerated() {
-            g.put(line, x: inner.x, y: inner.y + i, maxWidth: inner.width, style: style)
-        }
+        var footer: String?
         if lines.count > inner.height {
-            let more = f.ui.requestDetailFull ? " \(scroll + 1)–\(min(lines.count, scroll + inner.height)) of \(lines.count) " : " \(f.keys(.toggle, in: .browse)): full size "
-            g.put(more, x: detail.maxX - DisplayWidth.of(more) - 2, y: detail.maxY - 1, style: .muted)
+            footer = f.ui.requestDetailFull ? " \(scroll + 1)–\(min(lines.count, scroll + inner.height)) of \(lines.count) " : " \(f.keys(.toggle, in: .browse)): full size "
         }
+        Panel.draw(&g, detail, title: "Request", style: .muted, lines: lines, scroll: scroll, footer: footer)
     }
 
     // MARK: Overlays
@@ -507,14 +500,31 @@ public enum Renderer {
             lines.append(("", .plain))
             lines.append(("\(f.keys(.dismiss, in: .outcome)) closes", .muted))
         }
-        g.box(rect, title: title, style: .bold)
-        for (i, (line, style)) in lines.prefix(rect.height - 2).enumerated() {
-            g.put(line, x: rect.x + 2, y: rect.y + 1 + i, maxWidth: rect.width - 4, style: style)
-        }
+        Panel.draw(&g, rect, title: title, style: .bold, lines: lines)
     }
 
     static func field(_ label: String, _ value: String, active: Bool) -> (String, Style) {
         let text = Columns.fit(label + ":", to: 13) + "[" + clean(value) + (active ? "▏" : "") + "]"
         return (text, active ? .bold : .plain)
+    }
+}
+
+/// A box with a title and lines of text inside, scrolled by `scroll` lines, with an optional footer on
+/// its bottom edge (pack details, request detail, dialogs).
+enum Panel {
+    /// Where the text goes: inside the border, one column of padding each side.
+    static func inner(_ area: Rect) -> Rect {
+        Rect(x: area.x + 2, y: area.y + 1, width: area.width - 4, height: area.height - 2)
+    }
+
+    static func draw(_ g: inout Grid, _ area: Rect, title: String, style: Style, lines: [(String, Style)], scroll: Int = 0, footer: String? = nil) {
+        g.box(area, title: title, style: style)
+        let inner = inner(area)
+        for (i, (line, lineStyle)) in lines.dropFirst(scroll).prefix(max(0, inner.height)).enumerated() {
+            g.put(line, x: inner.x, y: inner.y + i, maxWidth: inner.width, style: lineStyle)
+        }
+        if let footer {
+            g.put(footer, x: area.maxX - DisplayWidth.of(footer) - 2, y: area.maxY - 1, style: .muted)
+        }
     }
 }

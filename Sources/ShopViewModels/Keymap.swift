@@ -162,18 +162,8 @@ public struct KeymapError: Error, Sendable, Equatable {
     public var message: String
 }
 
-/// One `[keys]` entry: an action name and the key names it gets, with the line it is on.
-public struct KeyOverride: Sendable, Equatable {
-    public var action: String
-    public var keys: [String]
-    public var line: Int?
-
-    public init(action: String, keys: [String], line: Int? = nil) {
-        self.action = action
-        self.keys = keys
-        self.line = line
-    }
-}
+/// One `[keys]` entry: an action name, the key names it gets, and the config line it is on.
+public typealias KeyOverride = (action: String, keys: [String], line: Int?)
 
 public struct Keymap: Sendable, Equatable {
     public private(set) var bindings: [Binding]

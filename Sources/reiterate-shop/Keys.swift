@@ -57,7 +57,7 @@ enum KeymapLoader {
     static func keymap(_ config: ConfigFile?) throws(ConfigError) -> Keymap {
         guard let config, !config.keyBindings.isEmpty else { return .standard }
         do {
-            return try Keymap.standard.rebound(with: config.keyBindings.map { KeyOverride(action: $0.action, keys: $0.keys, line: $0.line) })
+            return try Keymap.standard.rebound(with: config.keyBindings.map { (action: $0.action, keys: $0.keys, line: $0.line) })
         } catch {
             throw ConfigError(path: config.path, line: error.line, key: "keys.\(error.action)", message: error.message)
         }

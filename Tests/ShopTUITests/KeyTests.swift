@@ -227,7 +227,7 @@ struct Loop {
     }
 
     @Test func reboundKeysDriveDispatchHintsAndHelp() throws {
-        let keymap = try Keymap.standard.rebound(with: [KeyOverride(action: "quit", keys: ["x", "ctrl-q"]), KeyOverride(action: "refresh", keys: ["f5"])])
+        let keymap = try Keymap.standard.rebound(with: [(action: "quit", keys: ["x", "ctrl-q"], line: nil), (action: "refresh", keys: ["f5"], line: nil)])
         var l = Loop(keymap: keymap)
         l.press(.char("q"))
         #expect(l.commands.isEmpty)  // q no longer quits
@@ -246,21 +246,21 @@ struct Loop {
 
     @Test func rebindingRefusesUnknownNamesAndClashes() {
         #expect(throws: KeymapError(action: "launch", line: 3, message: "unknown action; actions: " + Action.allCases.map(\.rawValue).joined(separator: ", "))) {
-            try Keymap.standard.rebound(with: [KeyOverride(action: "launch", keys: ["x"], line: 3)])
+            try Keymap.standard.rebound(with: [(action: "launch", keys: ["x"], line: 3)])
         }
         do {
-            _ = try Keymap.standard.rebound(with: [KeyOverride(action: "quit", keys: ["hyper-q"], line: 4)])
+            _ = try Keymap.standard.rebound(with: [(action: "quit", keys: ["hyper-q"], line: 4)])
             Issue.record("accepted an unknown key name")
         } catch {
             #expect(error.line == 4 && error.message.hasPrefix("unknown key name 'hyper-q'"))
         }
         do {
-            _ = try Keymap.standard.rebound(with: [KeyOverride(action: "refresh", keys: ["j"], line: 7)])
+            _ = try Keymap.standard.rebound(with: [(action: "refresh", keys: ["j"], line: 7)])
             Issue.record("accepted a clash")
         } catch {
             #expect(error.line == 7 && error.message == "'j' would do both down and refresh (in browse mode)")
         }
         // One key in two modes is fine: Tab goes to the next tab in the lists and keeps a filter being typed.
-        #expect((try? Keymap.standard.rebound(with: [KeyOverride(action: "keep_filter", keys: ["enter", "tab"])])) != nil)
+        #expect((try? Keymap.standard.rebound(with: [(action: "keep_filter", keys: ["enter", "tab"], line: nil)])) != nil)
     }
 }

@@ -2,6 +2,7 @@
 import ctypes
 import locale
 import os
+import re
 import shlex
 import signal
 import subprocess
@@ -36,13 +37,14 @@ def tmux_server():
 
 
 class TUI:
-    def __init__(self, name, url, cache_dir, width=100, height=30, env=None):
+    def __init__(self, name, url, cache_dir, width=100, height=30, env=None, args=()):
         self.name = name
         self.status_file = cache_dir.parent / f"{name}.status"
         variables = {"REITERATE_TOKEN": "dev-token", "TZ": "UTC", "TERM": "xterm-256color", "LANG": "C.UTF-8", **(env or {})}
         assignments = " ".join(f"{k}={shlex.quote(v)}" for k, v in variables.items())
         # The shell records the app's exit status (tmux reaps lazily; its pane_dead_status can lag).
-        command = (f"env {assignments} {shlex.quote(SHOP_BIN)} --base-url {shlex.quote(url)} "
+        extra = " ".join(shlex.quote(a) for a in args)
+        command = (f"env {assignments} {shlex.quote(SHOP_BIN)} --base-url {shlex.quote(url)} {extra} "
                    f"--cache-dir {shlex.quote(str(cache_dir))}; echo $? > {shlex.quote(str(self.status_file))}")
         tmux("new-session", "-d", "-s", name, "-x", str(width), "-y", str(height), command)
         tmux("set-option", "-t", name, "remain-on-exit", "on")
@@ -229,3 +231,62 @@ def test_make_run_shows_alice_and_leaves_no_stand_in_behind(tmp_path):
         assert not stub_pids(session), "a reiterate-stub was left running"
     finally:
         tmux("kill-session", "-t", "makerun", check=False)
+
+
+def test_rebound_quit_key_quits_and_q_no_longer_does(stub, tui, tmp_path):
+    config = tmp_path / "xdg" / "reiterate-shop"
+    config.mkdir(parents=True)
+    (config / "config.toml").write_text('[keys]\nquit = ["x"]\n')
+    t = tui(stub.url, env={"XDG_CONFIG_HOME": str(tmp_path / "xdg")})
+    screen = t.wait_for("Balance 1,250 cheer")
+    assert screen.splitlines()[-1].lstrip().startswith("x quit")  # the hint bar shows the new key
+    t.keys("q")
+    time.sleep(0.5)
+    assert not t.status_file.exists() and t.info("#{alternate_on}") == "1"  # q does nothing now
+    t.keys("?")
+    help_screen = t.wait_for("┌─ Keys")
+    assert re.search(r"│ x +quit ", help_screen), help_screen
+    assert not re.search(r"│ q +quit ", help_screen)
+    t.keys("Escape")
+    t.keys("x")
+    assert t.wait_exit() == 0
+    assert t.info("#{alternate_on}") == "0"
+
+
+def test_a_broken_keys_table_is_refused_with_its_line(stub, tmp_path):
+    config = tmp_path / "xdg" / "reiterate-shop"
+    config.mkdir(parents=True)
+    (config / "config.toml").write_text('[keys]\nquit = "x"\nrefresh = "j"\n')
+    env = {**os.environ, "XDG_CONFIG_HOME": str(tmp_path / "xdg"), "REITERATE_TOKEN": "dev-token"}
+    for args in (["config", "check"], ["keys"]):
+        r = subprocess.run([SHOP_BIN, *args], capture_output=True, text=True, env=env, timeout=20)
+        assert r.returncode == 78
+        assert r.stderr == f"error: {config / 'config.toml'}:3: keys.refresh: 'j' would do both down and refresh (in browse mode)\n"
+
+
+# Faults on the balance, pressed with r: the error line says what happened in plain words, with the
+# request id when a response head came.
+SCREEN_FAULTS = [
+    ({"kind": "status", "status": 503, "message": "maintenance"}, "HTTP 503 Service Unavailable: maintenance", True),
+    ({"kind": "html", "status": 502}, "HTTP 502 Bad Gateway with a non-JSON body (text/html)", True),
+    ({"kind": "truncate"}, "the response is not valid JSON (it ends early: cut short)", True),
+    ({"kind": "stall", "seconds": 1}, "the connection closed before the answer was complete", True),
+    ({"kind": "reset"}, "the connection closed before an answer came", False),
+    ({"kind": "hang", "seconds": 4}, "timed out waiting for the server", False),
+]
+
+
+def test_error_lines_on_screen_are_plain_words(stub, tui):
+    banned = re.compile(r"NIOSSL|BoringSSL|HTTPClientError|HTTPParserError|\.swift\b|\.cc:|\b[a-z]+[A-Z][A-Za-z]*\(")
+    t = tui(stub.url, args=["--timeout", "2"], width=160)
+    t.wait_for("Balance 1,250 cheer")
+    for fault, words, head in SCREEN_FAULTS:
+        stub.reset()
+        stub.fault(**fault, path="/api/v1/balance", count=3)
+        t.keys("Escape", "r")  # dismiss the last message, refresh
+        screen = t.wait_for(words, timeout=15)
+        line = next(l for l in screen.splitlines() if words in l)
+        assert line.lstrip().startswith("✖ GET /api/v1/balance: "), line
+        assert not banned.search(screen), screen
+        assert ("(request id rq-" in line) == head, line
+        assert "Balance 1,250 cheer · cached" in screen.splitlines()[0]  # the balance survives every fault
