@@ -3,13 +3,17 @@ import PackageDescription
 
 // Layers; dependency arrows point one way:
 //
-//   reiterate-shop (executable: the TUI and `print`)
+//   reiterate-shop (executable: the TUI, `print`, `config check`, `keys`)
 //        │
-//        ├──> ShopTUI (renderer: state → cell grid; keymap; curses backend, the only curses caller)
+//        ├──> ShopTUI (renderer: state → cell grid; curses backend, the only curses caller; the loop:
+//        │        │     keys → Keymap → Message → AppStore)
 //        │        └──> CNcursesw (system library + shim)
-//        ├──> ShopViewModels (app state, intents, effects; no terminal code)
-//        │        ├──> ShopAPI (REST core: endpoints, client actor, transport, retry, auth, exchange log)
+//        ├──> ShopViewModels (the one model, messages, effects as data, keymap, pure update per
+//        │        │           feature, ErrorText wording; AppStore runs effects; no terminal code)
+//        │        ├──> ShopAPI (REST core: endpoints, client actor, transport, retry, auth, exchange
+//        │        │            log; errors as facts)
 //        │        └──> ShopCache (on-disk cache: atomic, versioned; knows nothing of the API)
+//        ├──> ShopSettings (config.toml through TOMLKit: environments, users, [keys])
 //        └──> TerminalText (sanitizer + display width for untrusted server text; a leaf)
 //
 //   reiterate-stub (executable) ──> StubServer (Hummingbird) ──> StubCore (data, state, faults)
