@@ -1,3 +1,9 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
 /// Any JSON value, as read by `JSONDecoder`: what the control endpoint `POST /_stub/faults` receives
 /// (an object or an array of them, with any keys and numbers as integers or whole doubles) and what
 /// the `--fault key=value` syntax is turned into, so both go through one validation (`FaultSpec.from(json:)`)
@@ -91,5 +97,20 @@ extension JSON: Decodable {
             let dict = try container.decode([String: JSON].self)
             self = .object(dict.sorted { $0.key < $1.key }.map { ($0.key, $0.value) })
         }
+    }
+}
+
+/// How the stand-in writes JSON: `JSONEncoder` with sorted keys (its only deterministic order: without
+/// `.sortedKeys` the key order changes from one response to the next), slashes unescaped, compact.
+/// Same seed, same bytes.
+public enum StubJSON {
+    public static let encoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return encoder
+    }()
+
+    public static func encode(_ value: some Encodable) throws -> [UInt8] {
+        Array(try encoder.encode(value))
     }
 }

@@ -1,12 +1,6 @@
 /// The contract's schemas as the stand-in holds them (`../shared/api/reiterate-api.yaml`, components/schemas).
 /// Each is `Encodable` with the contract's snake_case keys; the server encodes them with `StubJSON.encoder`.
 
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
-
 public struct AudioPack: Sendable, Equatable, Encodable {
     public var identifier: String
     public var name: String
@@ -179,20 +173,5 @@ public struct ShopError: Error, Sendable, Equatable, Encodable {
 
     public static func unknownUser(_ user: String) -> ShopError {
         ShopError(status: 404, code: "unknown_user", message: "unknown user '\(user)'")
-    }
-}
-
-/// How the stand-in writes JSON: `JSONEncoder` with sorted keys (its only deterministic order: without
-/// `.sortedKeys` the key order changes from one response to the next), slashes unescaped, compact.
-/// Same seed, same bytes.
-public enum StubJSON {
-    public static let encoder: JSONEncoder = {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return encoder
-    }()
-
-    public static func encode(_ value: some Encodable) throws -> [UInt8] {
-        Array(try encoder.encode(value))
     }
 }
