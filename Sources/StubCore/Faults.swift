@@ -37,7 +37,7 @@ public struct FaultSpecError: Error, Sendable, Equatable, CustomStringConvertibl
     public var description: String { message }
 }
 
-public struct FaultSpec: Sendable, Equatable {
+public struct FaultSpec: Sendable, Equatable, Encodable {
     public var kind: FaultKind
     /// Glob over the request path (`*` any run of characters, `?` one character).
     public var path: String = "/api/*"
@@ -135,36 +135,49 @@ public struct FaultSpec: Sendable, Equatable {
         return spec
     }
 
-    public var json: JSON {
-        var pairs: [(String, JSON)] = [("kind", .string(kind.rawValue)), ("path", .string(path))]
-        if let method { pairs.append(("method", .string(method))) }
-        if let rate { pairs.append(("rate", .double(rate))) }
-        if let count { pairs.append(("count", .int(count))) }
+    /// The keys that describe this fault (those of its kind, defaults included): what `/_stub/faults` lists.
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: FaultKey.self)
+        try c.encode(kind.rawValue, forKey: "kind")
+        try c.encode(path, forKey: "path")
+        try c.encodeIfPresent(method, forKey: "method")
+        try c.encodeIfPresent(rate, forKey: "rate")
+        try c.encodeIfPresent(count, forKey: "count")
         switch kind {
-        case .latency: pairs += [("ms", .int(ms)), ("jitter", .int(jitter))]
+        case .latency:
+            try c.encode(ms, forKey: "ms")
+            try c.encode(jitter, forKey: "jitter")
         case .status:
-            pairs.append(("status", .int(status)))
-            if let retryAfter { pairs.append(("retry_after", .int(retryAfter))) }
-            if let message { pairs.append(("message", .string(message))) }
+            try c.encode(status, forKey: "status")
+            try c.encodeIfPresent(retryAfter, forKey: "retry_after")
+            try c.encodeIfPresent(message, forKey: "message")
         case .html:
-            pairs.append(("status", .int(status)))
-            if let retryAfter { pairs.append(("retry_after", .int(retryAfter))) }
-        case .rateLimit: pairs.append(("retry_after", .int(retryAfter ?? 2)))
-        case .truncate: if let keep { pairs.append(("keep", .int(keep))) }
+            try c.encode(status, forKey: "status")
+            try c.encodeIfPresent(retryAfter, forKey: "retry_after")
+        case .rateLimit: try c.encode(retryAfter ?? 2, forKey: "retry_after")
+        case .truncate: try c.encodeIfPresent(keep, forKey: "keep")
         case .stall:
-            if let keep { pairs.append(("keep", .int(keep))) }
-            pairs.append(("seconds", .int(seconds)))
-        case .contentType: pairs.append(("content_type", .string(contentType)))
-        case .malformedEntry: if let index { pairs.append(("index", .int(index))) }
-        case .hang: pairs.append(("seconds", .int(seconds)))
+            try c.encodeIfPresent(keep, forKey: "keep")
+            try c.encode(seconds, forKey: "seconds")
+        case .contentType: try c.encode(contentType, forKey: "content_type")
+        case .malformedEntry: try c.encodeIfPresent(index, forKey: "index")
+        case .hang: try c.encode(seconds, forKey: "seconds")
         case .hostile, .reset: break
         }
-        return .object(pairs)
     }
 }
 
+/// A key of a fault's JSON (`FaultSpec.keys` and, listed, `id`, `remaining`, `hits`).
+struct FaultKey: CodingKey, ExpressibleByStringLiteral {
+    let stringValue: String
+    init(stringValue: String) { self.stringValue = stringValue }
+    init(stringLiteral value: String) { stringValue = value }
+    var intValue: Int? { nil }
+    init?(intValue: Int) { return nil }
+}
+
 /// A fault as it stands in the registry.
-public struct ActiveFault: Sendable, Equatable {
+public struct ActiveFault: Sendable, Equatable, Encodable {
     public let id: Int
     public let spec: FaultSpec
     /// Matching requests it will still hit, when it was added with a `count`.
@@ -173,12 +186,12 @@ public struct ActiveFault: Sendable, Equatable {
     var reserved = 0
     public var hits: Int = 0
 
-    public var json: JSON {
-        guard case var .object(pairs) = spec.json else { return spec.json }
-        pairs.insert(("id", .int(id)), at: 0)
-        if let remaining { pairs.append(("remaining", .int(remaining))) }
-        pairs.append(("hits", .int(hits)))
-        return .object(pairs)
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: FaultKey.self)
+        try c.encode(id, forKey: "id")
+        try c.encodeIfPresent(remaining, forKey: "remaining")
+        try c.encode(hits, forKey: "hits")
+        try spec.encode(to: encoder)
     }
 }
 

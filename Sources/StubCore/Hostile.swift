@@ -49,14 +49,29 @@ public enum HostileText {
     }
 
     /// What `malformed_entry` puts in a page: every required field present but of the wrong type or unreadable.
-    public static func malformedEntry(id: String) -> JSON {
-        .object([
-            ("id", .string(id)),
-            ("creator", .int(42)),
-            ("amount", .string("lots")),
-            ("product", .null),
-            ("date", .string("yesterday at noon")),
-            ("comments", .string("none")),
-        ])
+    public struct MalformedEntry: Sendable, Equatable, Encodable {
+        public let id: String
+
+        public init(id: String) { self.id = id }
+
+        enum CodingKeys: String, CodingKey { case id, creator, amount, product, date, comments }
+
+        public func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(id, forKey: .id)
+            try c.encode(42, forKey: .creator)
+            try c.encode("lots", forKey: .amount)
+            try c.encodeNil(forKey: .product)
+            try c.encode("yesterday at noon", forKey: .date)
+            try c.encode("none", forKey: .comments)
+        }
+    }
+
+    /// The page with entry `index` (clamped to the page) malformed; `nil` for an empty page (nothing to break).
+    public static func malform(_ page: HistoryPage, index: Int?) -> HistoryPage? {
+        guard !page.entries.isEmpty else { return nil }
+        var page = page
+        page.malformedIndex = min(index ?? page.entries.count / 2, page.entries.count - 1)
+        return page
     }
 }

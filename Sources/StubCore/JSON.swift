@@ -1,5 +1,13 @@
-/// A JSON value with ordered object keys, so every response the stand-in sends is byte-for-byte
-/// deterministic, and so faults (a malformed entry, a truncated body) can work on the tree or the bytes.
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// Any JSON value, as read by `JSONDecoder`: what the control endpoint `POST /_stub/faults` receives
+/// (an object or an array of them, with any keys and numbers as integers or whole doubles) and what
+/// the `--fault key=value` syntax is turned into, so both go through one validation (`FaultSpec.from(json:)`)
+/// with messages that name the wrong key. Responses are `Encodable` types written by `StubJSON.encoder`.
 public enum JSON: Sendable, Equatable {
     case null
     case bool(Bool)
@@ -66,71 +74,6 @@ public enum JSON: Sendable, Equatable {
         default: return nil
         }
     }
-
-    // MARK: Serialization
-
-    /// Compact UTF-8 serialization (no spaces), keys in insertion order.
-    public func serialized() -> [UInt8] {
-        var out: [UInt8] = []
-        out.reserveCapacity(256)
-        write(into: &out)
-        return out
-    }
-
-    public var text: String { String(decoding: serialized(), as: UTF8.self) }
-
-    func write(into out: inout [UInt8]) {
-        switch self {
-        case .null: out.append(contentsOf: Array("null".utf8))
-        case let .bool(b): out.append(contentsOf: Array((b ? "true" : "false").utf8))
-        case let .int(v): out.append(contentsOf: Array(String(v).utf8))
-        case let .uint(v): out.append(contentsOf: Array(String(v).utf8))
-        case let .double(v):
-            if v.isFinite {
-                out.append(contentsOf: Array(String(v).utf8))
-            } else {
-                out.append(contentsOf: Array("null".utf8))
-            }
-        case let .string(s): JSON.writeString(s, into: &out)
-        case let .array(items):
-            out.append(UInt8(ascii: "["))
-            for (i, item) in items.enumerated() {
-                if i > 0 { out.append(UInt8(ascii: ",")) }
-                item.write(into: &out)
-            }
-            out.append(UInt8(ascii: "]"))
-        case let .object(pairs):
-            out.append(UInt8(ascii: "{"))
-            for (i, pair) in pairs.enumerated() {
-                if i > 0 { out.append(UInt8(ascii: ",")) }
-                JSON.writeString(pair.0, into: &out)
-                out.append(UInt8(ascii: ":"))
-                pair.1.write(into: &out)
-            }
-            out.append(UInt8(ascii: "}"))
-        }
-    }
-
-    static func writeString(_ s: String, into out: inout [UInt8]) {
-        let hex: [UInt8] = Array("0123456789abcdef".utf8)
-        out.append(UInt8(ascii: "\""))
-        for byte in s.utf8 {
-            switch byte {
-            case UInt8(ascii: "\""): out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\"")])
-            case UInt8(ascii: "\\"): out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\\")])
-            case 0x0A: out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "n")])
-            case 0x0D: out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "r")])
-            case 0x09: out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "t")])
-            case 0x00..<0x20, 0x7F:
-                // Control characters always travel escaped, so hostile text stays valid JSON.
-                out.append(contentsOf: Array("\\u00".utf8))
-                out.append(hex[Int(byte >> 4)])
-                out.append(hex[Int(byte & 0xF)])
-            default: out.append(byte)
-            }
-        }
-        out.append(UInt8(ascii: "\""))
-    }
 }
 
 extension JSON: Decodable {
@@ -154,5 +97,20 @@ extension JSON: Decodable {
             let dict = try container.decode([String: JSON].self)
             self = .object(dict.sorted { $0.key < $1.key }.map { ($0.key, $0.value) })
         }
+    }
+}
+
+/// How the stand-in writes JSON: `JSONEncoder` with sorted keys (its only deterministic order: without
+/// `.sortedKeys` the key order changes from one response to the next), slashes unescaped, compact.
+/// Same seed, same bytes.
+public enum StubJSON {
+    public static let encoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return encoder
+    }()
+
+    public static func encode(_ value: some Encodable) throws -> [UInt8] {
+        Array(try encoder.encode(value))
     }
 }

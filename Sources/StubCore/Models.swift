@@ -1,6 +1,7 @@
 /// The contract's schemas as the stand-in holds them (`../shared/api/reiterate-api.yaml`, components/schemas).
+/// Each is `Encodable` with the contract's snake_case keys; the server encodes them with `StubJSON.encoder`.
 
-public struct AudioPack: Sendable, Equatable {
+public struct AudioPack: Sendable, Equatable, Encodable {
     public var identifier: String
     public var name: String
     public var creator: String
@@ -13,24 +14,29 @@ public struct AudioPack: Sendable, Equatable {
     public var released: Int64
     public var tags: [String]
 
-    public var json: JSON {
-        .object([
-            ("identifier", .string(identifier)),
-            ("name", .string(name)),
-            ("creator", .string(creator)),
-            ("description", .string(description)),
-            ("price_cents", .int(priceCents)),
-            ("currency", .string(currency)),
-            ("sample_count", .int(sampleCount)),
-            ("duration_seconds", .int(durationSeconds)),
-            ("cheer_total", .int(cheerTotal)),
-            ("released", .string(ISODate.format(epochSeconds: released))),
-            ("tags", .array(tags.map(JSON.string))),
-        ])
+    enum CodingKeys: String, CodingKey {
+        case identifier, name, creator, description, currency, released, tags
+        case priceCents = "price_cents", sampleCount = "sample_count", durationSeconds = "duration_seconds"
+        case cheerTotal = "cheer_total"
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(identifier, forKey: .identifier)
+        try c.encode(name, forKey: .name)
+        try c.encode(creator, forKey: .creator)
+        try c.encode(description, forKey: .description)
+        try c.encode(priceCents, forKey: .priceCents)
+        try c.encode(currency, forKey: .currency)
+        try c.encode(sampleCount, forKey: .sampleCount)
+        try c.encode(durationSeconds, forKey: .durationSeconds)
+        try c.encode(cheerTotal, forKey: .cheerTotal)
+        try c.encode(ISODate.format(epochSeconds: released), forKey: .released)
+        try c.encode(tags, forKey: .tags)
     }
 }
 
-public struct CheerComment: Sendable, Equatable {
+public struct CheerComment: Sendable, Equatable, Encodable {
     public var signature: String?
     public var body: String?
 
@@ -39,15 +45,17 @@ public struct CheerComment: Sendable, Equatable {
         self.body = body
     }
 
-    public var json: JSON {
-        .object([
-            ("signature", signature.map(JSON.string) ?? .null),
-            ("body", body.map(JSON.string) ?? .null),
-        ])
+    enum CodingKeys: String, CodingKey { case signature, body }
+
+    /// Absent parts travel as `null` (the contract's nullable fields), not as missing keys.
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(signature, forKey: .signature)
+        try c.encode(body, forKey: .body)
     }
 }
 
-public struct CheerHistoryEntry: Sendable, Equatable {
+public struct CheerHistoryEntry: Sendable, Equatable, Encodable {
     public var id: String
     public var creator: String
     public var amount: Int
@@ -58,31 +66,51 @@ public struct CheerHistoryEntry: Sendable, Equatable {
     /// `nil` is sent as `"comments": null`, which the contract allows.
     public var comments: [CheerComment]?
 
-    public var json: JSON {
-        .object([
-            ("id", .string(id)),
-            ("creator", .string(creator)),
-            ("amount", .int(amount)),
-            ("product", .string(product)),
-            ("date", .string(ISODate.format(epochSeconds: date, millis: dateMillis))),
-            ("comments", comments.map { .array($0.map(\.json)) } ?? .null),
-        ])
+    enum CodingKeys: String, CodingKey { case id, creator, amount, product, date, comments }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(id, forKey: .id)
+        try c.encode(creator, forKey: .creator)
+        try c.encode(amount, forKey: .amount)
+        try c.encode(product, forKey: .product)
+        try c.encode(ISODate.format(epochSeconds: date, millis: dateMillis), forKey: .date)
+        try c.encode(comments, forKey: .comments)  // `nil` is sent as null
     }
 }
 
 /// One page of a user's history, with the contract's paging fields.
-public struct HistoryPage: Sendable, Equatable {
+public struct HistoryPage: Sendable, Equatable, Encodable {
     public var entries: [CheerHistoryEntry]
     public var paging: Paging
+    /// The entry at this index goes on the wire as `HostileText.MalformedEntry` (the `malformed_entry` fault).
+    public var malformedIndex: Int?
 
-    public var json: JSON {
-        .object([
-            ("history", .array(entries.map(\.json))),
-            ("page", .int(paging.page)),
-            ("per_page", .int(paging.perPage)),
-            ("total_pages", .int(paging.totalPages)),
-            ("total_count", .int(paging.totalCount)),
-        ])
+    public init(entries: [CheerHistoryEntry], paging: Paging, malformedIndex: Int? = nil) {
+        self.entries = entries
+        self.paging = paging
+        self.malformedIndex = malformedIndex
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case history, page
+        case perPage = "per_page", totalPages = "total_pages", totalCount = "total_count"
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        var history = c.nestedUnkeyedContainer(forKey: .history)
+        for (index, entry) in entries.enumerated() {
+            if index == malformedIndex {
+                try history.encode(HostileText.MalformedEntry(id: entry.id))
+            } else {
+                try history.encode(entry)
+            }
+        }
+        try c.encode(paging.page, forKey: .page)
+        try c.encode(paging.perPage, forKey: .perPage)
+        try c.encode(paging.totalPages, forKey: .totalPages)
+        try c.encode(paging.totalCount, forKey: .totalCount)
     }
 }
 
@@ -113,7 +141,7 @@ public struct Paging: Sendable, Equatable {
 }
 
 /// An API error as the contract shapes it: a status, a JSON body `{message, code}`, maybe `Retry-After`.
-public struct ShopError: Error, Sendable, Equatable {
+public struct ShopError: Error, Sendable, Equatable, Encodable {
     public var status: Int
     public var code: String
     public var message: String
@@ -126,7 +154,14 @@ public struct ShopError: Error, Sendable, Equatable {
         self.retryAfter = retryAfter
     }
 
-    public var json: JSON { .object([("message", .string(message)), ("code", .string(code))]) }
+    enum CodingKeys: String, CodingKey { case message, code }
+
+    /// The body: `{"code": …, "message": …}` (status and `Retry-After` travel in the head).
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(message, forKey: .message)
+        try c.encode(code, forKey: .code)
+    }
 
     public static func badRequest(_ message: String, code: String = "invalid_request") -> ShopError {
         ShopError(status: 400, code: code, message: message)

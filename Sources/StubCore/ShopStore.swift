@@ -21,15 +21,14 @@ public struct ShopConfig: Sendable {
 }
 
 /// What `auth/refresh` answers.
-public struct TokenGrant: Sendable, Equatable {
+public struct TokenGrant: Sendable, Equatable, Encodable {
     public var accessToken: String
     public var refreshToken: String
+    /// Absent (not null) when tokens never expire.
     public var expiresIn: Int?
 
-    public var json: JSON {
-        var pairs: [(String, JSON)] = [("access_token", .string(accessToken)), ("refresh_token", .string(refreshToken))]
-        if let expiresIn { pairs.append(("expires_in", .int(expiresIn))) }
-        return .object(pairs)
+    enum CodingKeys: String, CodingKey {
+        case accessToken = "access_token", refreshToken = "refresh_token", expiresIn = "expires_in"
     }
 }
 

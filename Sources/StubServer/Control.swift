@@ -10,58 +10,54 @@ import StubCore
 /// - `POST /_stub/revoke_tokens` makes every access token issued so far invalid (refresh still works).
 /// - `GET /_stub/health` answers `{"status":"ok"}`.
 extension StubService {
-    func control(_ request: Request, method: String, path: String) async -> Reply {
-        do {
-            switch (method, path) {
-            case ("GET", "/_stub/health"):
-                return .json(.object([("status", .string("ok"))]))
-            case ("GET", "/_stub/faults"):
-                return .json(.object([("faults", .array(await faults.list().map(\.json)))]))
-            case ("POST", "/_stub/faults"):
-                let body = try await Self.anyJSONBody(request)
-                let specs: [FaultSpec]
-                do {
-                    if case let .array(items) = body {
-                        specs = try items.map(FaultSpec.from(json:))
-                    } else {
-                        specs = [try FaultSpec.from(json: body)]
-                    }
-                } catch let error as FaultSpecError {
-                    throw ShopError.badRequest(error.message, code: "invalid_fault")
-                }
-                var added: [JSON] = []
-                for spec in specs { added.append(await faults.add(spec).json) }
-                return .json(.object([("faults", .array(added))]), status: 201)
-            case ("DELETE", "/_stub/faults"):
-                return .json(.object([("cleared", .int(await faults.clear()))]))
-            case ("POST", "/_stub/reset"):
-                await store.reset(now: Date().timeIntervalSince1970)
-                let cleared = await faults.clear()
-                return .json(.object([("reset", .bool(true)), ("faults_cleared", .int(cleared))]))
-            case ("POST", "/_stub/revoke_tokens"):
-                await store.revokeAccessTokens()
-                return .json(.object([("revoked", .bool(true))]))
-            case ("DELETE", _) where path.hasPrefix("/_stub/faults/"):
-                guard let id = Int(path.dropFirst("/_stub/faults/".count)), await faults.remove(id: id) else {
-                    throw ShopError(status: 404, code: "not_found", message: "no fault \(path.dropFirst("/_stub/faults/".count))")
-                }
-                return .json(.object([("removed", .int(id))]))
-            default:
-                throw ShopError(status: 404, code: "not_found", message: "no control endpoint \(method) \(path)")
-            }
-        } catch let error as ShopError {
-            return .error(error)
-        } catch {
-            return .error(ShopError(status: 500, code: "internal", message: "stand-in error: \(error)"))
-        }
+    struct Health: ResponseEncodable { let status: String }
+    struct Faults: ResponseEncodable { let faults: [ActiveFault] }
+    struct Cleared: ResponseEncodable { let cleared: Int }
+    struct Removed: ResponseEncodable { let removed: Int }
+    struct Revoked: ResponseEncodable { let revoked: Bool }
+    struct ResetDone: ResponseEncodable {
+        let reset: Bool
+        let faultsCleared: Int
+        enum CodingKeys: String, CodingKey { case reset, faultsCleared = "faults_cleared" }
     }
 
-    static func anyJSONBody(_ request: Request) async throws -> JSON {
-        let buffer = try await bodyBytes(request)
-        do {
-            return try JSONDecoder().decode(JSON.self, from: Data(buffer.readableBytesView))
-        } catch {
-            throw ShopError.badRequest("request body is not valid JSON", code: "invalid_json")
+    func addControlRoutes(to router: Router<StubContext>) {
+        let faults = self.faults, store = self.store
+        router.get("/_stub/health") { _, _ in Health(status: "ok") }
+        router.get("/_stub/faults") { _, _ in Faults(faults: await faults.list()) }
+        router.post("/_stub/faults") { request, context in
+            // Any JSON: the keys are checked by `FaultSpec.from(json:)`, as `--fault` is.
+            let body = try await request.decode(as: JSON.self, context: context)
+            let specs: [FaultSpec]
+            do {
+                if case let .array(items) = body {
+                    specs = try items.map(FaultSpec.from(json:))
+                } else {
+                    specs = [try FaultSpec.from(json: body)]
+                }
+            } catch let error as FaultSpecError {
+                throw ShopError.badRequest(error.message, code: "invalid_fault")
+            }
+            var added: [ActiveFault] = []
+            for spec in specs { added.append(await faults.add(spec)) }
+            return EditedResponse(status: .created, response: Faults(faults: added))
+        }
+        router.delete("/_stub/faults") { _, _ in Cleared(cleared: await faults.clear()) }
+        // Any other DELETE under /_stub/faults/ is "no fault …" too (`ErrorMiddleware.noRoute`).
+        router.delete("/_stub/faults/:id") { _, context in
+            let id = context.parameters.get("id") ?? ""
+            guard let number = Int(id), await faults.remove(id: number) else {
+                throw ShopError(status: 404, code: "not_found", message: "no fault \(id)")
+            }
+            return Removed(removed: number)
+        }
+        router.post("/_stub/reset") { _, _ in
+            await store.reset(now: Date().timeIntervalSince1970)
+            return ResetDone(reset: true, faultsCleared: await faults.clear())
+        }
+        router.post("/_stub/revoke_tokens") { _, _ in
+            await store.revokeAccessTokens()
+            return Revoked(revoked: true)
         }
     }
 }

@@ -19,9 +19,7 @@ public enum StubApplication {
         var logger = Logger(label: "reiterate-stub") { StreamLogHandler.standardError(label: $0) }
         logger.logLevel = .critical  // its shutdown chatter is noise; failures to bind throw from run()
         return Application(
-            responder: CallbackResponder { (request: Request, context: StubContext) in
-                await service.respond(to: request, context: context)
-            },
+            router: service.makeRouter(),
             configuration: ApplicationConfiguration(address: .hostname(settings.host, port: settings.port), serverName: "reiterate-stub"),
             onServerRunning: { channel in
                 await onListening(channel.localAddress?.port ?? settings.port)

@@ -48,17 +48,33 @@ import Testing
 }
 
 @Suite struct JSONTests {
-    @Test func serializesCompactlyInKeyOrder() {
-        let value: JSON = .object([("b", .int(1)), ("a", .array([.null, .bool(true), .string("x")])), ("u", .uint(UInt64.max))])
-        #expect(value.text == #"{"b":1,"a":[null,true,"x"],"u":18446744073709551615}"#)
+    @Test func responsesAreCompactWithSortedKeys() throws {
+        let grant = TokenGrant(accessToken: "a/b", refreshToken: "r", expiresIn: nil)
+        #expect(String(decoding: try StubJSON.encode(grant), as: UTF8.self) == #"{"access_token":"a/b","refresh_token":"r"}"#)
+        let error = ShopError(status: 404, code: "not_found", message: "no endpoint")
+        #expect(String(decoding: try StubJSON.encode(error), as: UTF8.self) == #"{"code":"not_found","message":"no endpoint"}"#)
+        let comment = CheerComment(signature: nil, body: "hi")
+        #expect(String(decoding: try StubJSON.encode(comment), as: UTF8.self) == #"{"body":"hi","signature":null}"#)
+    }
+
+    @Test func sameDataSameBytes() throws {
+        let packs = Catalog.packs(seed: 5)
+        let once = try StubJSON.encode(packs)
+        for _ in 0..<20 { #expect(try StubJSON.encode(packs) == once) }
     }
 
     @Test func controlCharactersAreEscapedAndRoundTrip() throws {
         let nasty = "\u{1B}[31m\u{0}\u{7F}\"\\\n\t\u{9B}\u{202E}日本👩‍👩‍👧‍👦"
-        let bytes = JSON.string(nasty).serialized()
-        #expect(!bytes.contains(0x1B) && !bytes.contains(0x00) && !bytes.contains(0x7F))
+        let bytes = try StubJSON.encode([nasty])
+        #expect(!bytes.contains { $0 < 0x20 })  // DEL (0x7F) and C1 travel raw, as JSON allows
         let back = try JSONDecoder().decode(JSON.self, from: Data(bytes))
-        #expect(back == .string(nasty))
+        #expect(back == .array([.string(nasty)]))
+    }
+
+    @Test func decodesAnyJSON() throws {
+        let json = try JSONDecoder().decode(JSON.self, from: Data(#"{"b":1,"a":[null,true,"x",1.5],"u":18446744073709551615}"#.utf8))
+        #expect(json["a"] == .array([.null, .bool(true), .string("x"), .double(1.5)]))
+        #expect(json["u"]?.uint64Value == UInt64.max && json["b"]?.intValue == 1)
     }
 }
 

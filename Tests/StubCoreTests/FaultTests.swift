@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 @testable import StubCore
 
@@ -31,7 +32,14 @@ import Testing
     @Test func jsonAndCommandLineAgree() throws {
         let fromJSON = try FaultSpec.from(json: .object([("kind", .string("truncate")), ("keep", .int(10)), ("count", .int(1))]))
         #expect(fromJSON == (try FaultSpec.parse("truncate,keep=10,count=1")))
-        #expect(try FaultSpec.from(json: fromJSON.json) == fromJSON)
+        let listed = try JSONDecoder().decode(JSON.self, from: Data(try StubJSON.encode(fromJSON)))
+        #expect(try FaultSpec.from(json: listed) == fromJSON)
+    }
+
+    @Test func listedFaultsNameTheirKeys() throws {
+        let fault = ActiveFault(id: 7, spec: try FaultSpec.parse("status,status=503,retry_after=9,count=2"), remaining: 2)
+        #expect(String(decoding: try StubJSON.encode(fault), as: UTF8.self)
+            == #"{"count":2,"hits":0,"id":7,"kind":"status","path":"/api/*","remaining":2,"retry_after":9,"status":503}"#)
     }
 }
 
@@ -122,11 +130,24 @@ import Testing
         let page = HostileText.apply(to: HistoryPage(entries: entries, paging: Paging(page: 1, perPage: 20, totalCount: 20)))
         #expect(page.entries.allSatisfy { $0.creator.unicodeScalars.count > 0 && ($0.comments?.count ?? 0) >= 1 })
         #expect(page.entries.contains { $0.creator.contains("\u{1B}") })
-        let bytes = page.json.serialized()
+        let bytes = try StubJSON.encode(page)
         #expect(!bytes.contains(0x1B))  // escaped as \u001b on the wire
         let hostilePacks = HostileText.apply(to: packs)
         #expect(zip(hostilePacks, packs).allSatisfy { hostile, plain in
             hostile.identifier == plain.identifier && hostile.name != plain.name && hostile.name.hasSuffix(plain.name)
         })
+    }
+
+    @Test func aMalformedEntryKeepsItsPlaceAndID() throws {
+        let packs = Catalog.packs(seed: 1)
+        let entries = (0..<5).map { SeedData.generatedEntry(seed: 1, user: "u", index: $0, packs: packs) }
+        let page = HistoryPage(entries: entries, paging: Paging(page: 1, perPage: 5, totalCount: 5))
+        let broken = try #require(HostileText.malform(page, index: nil))
+        let json = try JSONDecoder().decode(JSON.self, from: Data(try StubJSON.encode(broken)))
+        guard case let .array(items)? = json["history"] else { Issue.record("no history"); return }
+        #expect(items.count == 5 && items[2]["id"] == .string(entries[2].id) && items[2]["creator"] == .int(42))
+        #expect(items[2]["product"] == .null && items[1]["creator"] == .string(entries[1].creator))
+        #expect(HostileText.malform(page, index: 99)?.malformedIndex == 4)
+        #expect(HostileText.malform(HistoryPage(entries: [], paging: page.paging), index: 0) == nil)
     }
 }

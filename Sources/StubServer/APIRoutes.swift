@@ -1,0 +1,94 @@
+import Foundation
+import Hummingbird
+import StubCore
+
+/// The answers of the contract's operations.
+struct PacksBody: ResponseEncodable {
+    let packs: [AudioPack]
+}
+
+struct BalanceBody: ResponseEncodable {
+    let balance: Int
+}
+
+extension HistoryPage: ResponseEncodable {}
+extension TokenGrant: ResponseEncodable {}
+
+extension StubService {
+    /// One operation of the contract. Every route but `refreshToken` needs a valid access token; errors
+    /// are thrown as `ShopError` (the error layer turns them into JSON).
+    func respond(to operation: Operation, request: Request, context: StubContext) async throws -> Response {
+        let now = Date().timeIntervalSince1970
+        if operation != .refreshToken {
+            try await store.authorize(header: request.headers[.authorization], now: now)
+        }
+        let query = Self.queryParameters(request)
+        switch operation {
+        case .listAudioPacks:
+            var packs = await store.audioPacks()
+            if let hostile = context.contentFault(.hostile) {
+                packs = HostileText.apply(to: packs)
+                context.notes.applied(hostile)
+            }
+            return try PacksBody(packs: packs).response(from: request, context: context)
+        case .getBalance:
+            let balance = try await store.balance(user: try Self.requiredUser(query))
+            return try BalanceBody(balance: balance).response(from: request, context: context)
+        case .getCheerHistory:
+            let user = try Self.requiredUser(query)
+            let pageNumber = try Self.intParameter(query, "page") ?? 1
+            let perPage = try Self.intParameter(query, "per_page") ?? Paging.defaultPerPage
+            var page = try await store.history(user: user, page: pageNumber, perPage: perPage)
+            if let hostile = context.contentFault(.hostile), !page.entries.isEmpty {
+                page = HostileText.apply(to: page)
+                context.notes.applied(hostile)
+            }
+            if let malformed = context.contentFault(.malformedEntry), let broken = HostileText.malform(page, index: malformed.spec.index) {
+                page = broken
+                context.notes.applied(malformed)
+            }
+            return try page.response(from: request, context: context)
+        case .purchaseCheer:
+            let body = try await request.decode(as: PurchaseBody.self, context: context)
+            let balance = try await store.purchase(user: Self.actingUser(query), identifier: body.identifier, transactionID: body.transactionID)
+            return try BalanceBody(balance: balance).response(from: request, context: context)
+        case .spendCheer:
+            let body = try await request.decode(as: SpendBody.self, context: context)
+            let balance = try await store.spend(user: Self.actingUser(query), amount: body.amount, product: body.product, comment: body.comment, now: now)
+            return try BalanceBody(balance: balance).response(from: request, context: context)
+        case .refreshToken:
+            let body = try await request.decode(as: RefreshBody.self, context: context)
+            return try await store.refresh(refreshToken: body.refreshToken, now: now).response(from: request, context: context)
+        }
+    }
+
+    /// Query parameters, percent-decoded; the first value wins when a name repeats.
+    static func queryParameters(_ request: Request) -> [String: String] {
+        var result: [String: String] = [:]
+        for (key, value) in request.uri.queryParameters where result[String(key)] == nil {
+            result[String(key)] = String(value)
+        }
+        return result
+    }
+
+    static func requiredUser(_ query: [String: String]) throws -> String {
+        guard let user = query["user_id"], !user.isEmpty else {
+            throw ShopError.badRequest("user_id is required", code: "missing_parameter")
+        }
+        return user
+    }
+
+    /// The contract does not say whose balance a write changes (in production the token names the user);
+    /// the stand-in takes `user_id` from the query as GETs do, and qa-alice when it is absent.
+    static func actingUser(_ query: [String: String]) -> String {
+        query["user_id"].flatMap { $0.isEmpty ? nil : $0 } ?? SeedData.alice
+    }
+
+    static func intParameter(_ query: [String: String], _ name: String) throws -> Int? {
+        guard let raw = query[name] else { return nil }
+        guard let value = Int(raw) else {
+            throw ShopError.badRequest("\(name) must be a whole number, not '\(raw)'", code: "invalid_parameter")
+        }
+        return value
+    }
+}
