@@ -26,6 +26,7 @@ public final class AsyncHTTPTransport: HTTPTransport {
 
     private let client: HTTPClient
     private let maxResponseBytes: Int
+    private let hasCAFile: Bool
 
     public init(configuration: Configuration = Configuration()) throws {
         var config = HTTPClient.Configuration()
@@ -45,6 +46,7 @@ public final class AsyncHTTPTransport: HTTPTransport {
         }
         client = HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: config)
         maxResponseBytes = configuration.maxResponseBytes
+        hasCAFile = configuration.caFile != nil
     }
 
     public func shutdown() async throws {
@@ -78,7 +80,9 @@ public final class AsyncHTTPTransport: HTTPTransport {
                 }
                 return response
             } catch {
-                throw Self.map(error, host: host, head: head.value)
+                let mapped = Self.map(error, host: host, head: head.value)
+                if hasCAFile, case TransportError.tls(.untrusted)? = mapped as? TransportError { throw TransportError.tls(.untrustedByCAFile) }
+                throw mapped
             }
         }
     }
@@ -109,7 +113,7 @@ public final class AsyncHTTPTransport: HTTPTransport {
         do {
             body = try await response.body.collect(upTo: maxResponseBytes)
         } catch is NIOTooManyBytesError {
-            throw TransportError.responseTooLarge(limit: maxResponseBytes)
+            throw TransportError.responseTooLarge(limit: maxResponseBytes, requestID: head.value?.requestID)
         }
         let headers = HTTPFields(pairs: response.headers.map { ($0.name, $0.value) })
         return TransportResponse(status: status, headers: headers, body: Array(body.readableBytesView))

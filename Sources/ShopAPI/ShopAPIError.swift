@@ -69,8 +69,17 @@ public enum ShopAPIError: Error, Sendable, Equatable {
         case .notJSON: return .notJSON
         case .undecodable: return .undecodable
         case .signInExpired: return .signIn
+        case .configuration(.unexpected): return .internalFailure
         case .configuration: return .configuration
         }
+    }
+}
+
+extension ErrorCategory {
+    /// The category of any error a call can throw: cancellation included.
+    public static func of(_ error: any Error) -> ErrorCategory {
+        if error is CancellationError { return .cancelled }
+        return (error as? ShopAPIError)?.category ?? .internalFailure
     }
 }
 
@@ -85,22 +94,28 @@ public enum ErrorCategory: Sendable, Equatable {
     case network
     case httpStatus(Int)
     case notJSON, undecodable, signIn, cancelled, configuration
+    /// A failure of this program, not of the server or the network.
+    case internalFailure
 
     /// No usable answer: a cached value may stand in (a refusal such as 401/403/404 is an answer to act on).
     public var isOutage: Bool {
         switch self {
         case .offline, .refused, .dns, .tls, .timeout, .cutShort, .network, .notJSON, .undecodable: return true
         case let .httpStatus(status): return status >= 500 || status == 408 || status == 429
-        case .signIn, .cancelled, .configuration: return false
+        case .signIn, .cancelled, .configuration, .internalFailure: return false
         }
     }
 
-    /// A write whose request may have reached the server although no whole answer came back: settle
-    /// it by reading again, never by sending it again.
+    /// A write that may have been applied although no usable answer came back: settle it by reading
+    /// again, never by sending it again. Only failures that provably happened before the request
+    /// reached the application are "not applied": no connection (refused, DNS, TLS, offline), a
+    /// refusal (4xx, sign-in), a setting. A timeout, a cut or unreadable answer, a 5xx (a proxy's
+    /// 502/504 included) may all follow a write the server did.
     public var mayHaveBeenApplied: Bool {
         switch self {
-        case .timeout, .cutShort, .cancelled: return true
-        default: return false
+        case .timeout, .cutShort, .network, .cancelled, .notJSON, .undecodable, .internalFailure: return true
+        case let .httpStatus(status): return status >= 500
+        case .offline, .refused, .dns, .tls, .signIn, .configuration: return false
         }
     }
 }

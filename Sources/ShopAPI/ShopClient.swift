@@ -194,7 +194,12 @@ public actor ShopClient {
 
             if response.status == 401, E.requiresAuth, !refreshed, await tokens.refreshToken != nil {
                 refreshed = true
-                _ = try await renewedAccessToken(replacing: sentToken)
+                do {
+                    _ = try await renewedAccessToken(replacing: sentToken)
+                } catch let ShopAPIError.signInExpired(problem, nil) {
+                    // The refusal that started it all has a request id: keep it.
+                    throw ShopAPIError.signInExpired(problem, requestID: response.headers[.requestID])
+                }
                 attempt -= 1  // the resend after a refresh is not a retry
                 continue
             }

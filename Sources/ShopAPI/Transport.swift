@@ -67,6 +67,9 @@ public struct TransportResponse: Sendable {
 public enum TLSProblem: Sendable, Equatable {
     /// The server's certificate does not chain to a trusted CA.
     case untrusted
+    /// The certificate failed verification although a CA file is configured: not signed by that CA,
+    /// or expired (BoringSSL reports both the same way).
+    case untrustedByCAFile
     /// The certificate is for another host name.
     case hostnameMismatch
     /// The certificate has expired (or is not valid yet).
@@ -92,7 +95,8 @@ public enum TransportError: Error, Sendable, Equatable {
     case cutShort(status: Int?, requestID: String?)
     /// The network itself is unreachable.
     case offline
-    case responseTooLarge(limit: Int)
+    /// The answer was larger than `limit` bytes (its head had come: `requestID`).
+    case responseTooLarge(limit: Int, requestID: String? = nil)
     case invalidURL
     /// A request header holds characters HTTP does not allow.
     case invalidHeader
@@ -111,7 +115,7 @@ public enum TransportError: Error, Sendable, Equatable {
     /// The request id of a response whose head arrived before the failure.
     public var requestID: String? {
         switch self {
-        case let .cutShort(_, id), let .timeout(id): return id
+        case let .cutShort(_, id), let .timeout(id), let .responseTooLarge(_, id): return id
         default: return nil
         }
     }

@@ -13,7 +13,8 @@ public final class CursesTerminal {
 
     public init() {}
 
-    /// Initialises curses: alternate screen (initscr), no echo, cbreak, keypad, non-blocking reads,
+    /// Initialises curses: alternate screen (initscr), no echo, raw input (Ctrl-C, Ctrl-Q, Ctrl-S and
+    /// Ctrl-Z arrive as keys, so every Ctrl key can be bound), keypad, non-blocking reads,
     /// hidden cursor, 25 ms ESC delay unless ESCDELAY is set, colours unless NO_COLOR or unsupported.
     public func start(environment: [String: String] = ProcessInfo.processInfo.environment) {
         guard !started else { return }
@@ -21,7 +22,7 @@ public final class CursesTerminal {
         initscr()
         started = true
         shim_restore_terminal_on_crash()
-        cbreak()
+        raw()
         noecho()
         nonl()
         keypad(shim_stdscr(), true)

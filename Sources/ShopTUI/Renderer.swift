@@ -52,7 +52,7 @@ public enum Renderer {
         }
         header(&g, f)
         tabs(&g, f)
-        let body = Rect(x: 0, y: 2, width: f.width, height: f.height - 4)
+        let body = body(f)
         switch f.ui.tab {
         case .shop: shop(&g, f, body)
         case .history: history(&g, f, body)
@@ -395,8 +395,30 @@ public enum Renderer {
     static func requestDetail(_ g: inout Grid, _ f: Frame, _ detail: Rect) {
         let inner = Panel.inner(detail)
         guard let e = f.app.requests.selected else { return Panel.draw(&g, detail, title: "Request", style: .muted, lines: []) }
+        let lines = requestDetailLines(e, f, width: inner.width)
+        // Full size, the detail scrolls (the offset is clamped to the last screenful).
+        let scroll = f.ui.requestDetailFull ? min(max(0, f.ui.detailScroll), max(0, lines.count - inner.height)) : 0
+        var footer: String?
+        if lines.count > inner.height {
+            footer = f.ui.requestDetailFull ? " \(scroll + 1)–\(min(lines.count, scroll + inner.height)) of \(lines.count) " : " \(f.keys(.toggle, in: .browse)): full size "
+        }
+        Panel.draw(&g, detail, title: "Request", style: .muted, lines: lines, scroll: scroll, footer: footer)
+    }
+
+    /// The body area under the header and tabs, above the message and hint lines.
+    static func body(_ f: Frame) -> Rect { Rect(x: 0, y: 2, width: f.width, height: f.height - 4) }
+
+    /// How far the full-size request detail can scroll (nil when it is not shown): the front end
+    /// tells the model, so a scroll past the end comes back at once.
+    public static func detailMaxScroll(_ f: Frame) -> Int? {
+        guard f.ui.tab == .requests, f.ui.requestDetailFull, f.app.mode == .browse, let e = f.app.requests.selected else { return nil }
+        let inner = Panel.inner(body(f))
+        return max(0, requestDetailLines(e, f, width: inner.width).count - inner.height)
+    }
+
+    static func requestDetailLines(_ e: Exchange, _ f: Frame, width: Int) -> [(String, Style)] {
         var lines: [(String, Style)] = []
-        for line in Columns.wrap("\(e.method) \(clean(e.path))", to: inner.width) { lines.append((line, .bold)) }
+        for line in Columns.wrap("\(e.method) \(clean(e.path))", to: width) { lines.append((line, .bold)) }
         var outcome = e.status.map { "status \($0)" } ?? "failed"
         if let failure = e.failure { outcome += (e.status == nil ? ": " : ", then ") + clean(ErrorText.sentence(failure)) }
         lines.append(("\(outcome) · \(Int(e.duration / .milliseconds(1))) ms · \(Wording.grouped(e.responseBytes)) B · attempt \(e.attempt)", .plain))
@@ -411,18 +433,12 @@ public enum Renderer {
             lines.append(("", .plain))
             lines.append((e.responseBodyPreview != nil ? "Response body" : "Request body", .muted))
             for raw in Sanitizer.lines(JSONPretty.format(body)) {
-                for part in Columns.wrap(raw.replacingOccurrences(of: "  ", with: "\u{00A0}\u{00A0}"), to: inner.width) {
+                for part in Columns.wrap(raw.replacingOccurrences(of: "  ", with: "\u{00A0}\u{00A0}"), to: width) {
                     lines.append((part.replacingOccurrences(of: "\u{00A0}", with: " "), .plain))
                 }
             }
         }
-        // Full size, the detail scrolls (the offset is clamped to the last screenful).
-        let scroll = f.ui.requestDetailFull ? min(max(0, f.ui.detailScroll), max(0, lines.count - inner.height)) : 0
-        var footer: String?
-        if lines.count > inner.height {
-            footer = f.ui.requestDetailFull ? " \(scroll + 1)–\(min(lines.count, scroll + inner.height)) of \(lines.count) " : " \(f.keys(.toggle, in: .browse)): full size "
-        }
-        Panel.draw(&g, detail, title: "Request", style: .muted, lines: lines, scroll: scroll, footer: footer)
+        return lines
     }
 
     // MARK: Overlays

@@ -131,6 +131,9 @@ public final class TerminalApp {
     private func render() {
         guard exitStatus == nil else { return }
         let (width, height) = terminal.size
-        terminal.draw(Renderer.render(Frame(app: store.state, keymap: keymap, width: width, height: height, now: Date())))
+        let frame = Frame(app: store.state, keymap: keymap, width: width, height: height, now: Date())
+        terminal.draw(Renderer.render(frame))
+        // A scroll past the end of the request detail comes back to it (so k scrolls at once after G).
+        if let limit = Renderer.detailMaxScroll(frame), store.state.screen.detailScroll > limit { store.send(.detailMaxScroll(limit)) }
     }
 }

@@ -6,6 +6,13 @@ public enum ActionKind: Equatable, Sendable {
     case purchase(identifier: String, transactionID: UInt64)
 }
 
+/// A purchase whose answer was lost: the next buy form offers its transaction id again, so that if
+/// the first one was credited the server refuses the second (409) instead of crediting twice.
+public struct LostPurchase: Equatable, Sendable {
+    public var identifier: String
+    public var transactionID: UInt64
+}
+
 /// A spend or purchase, from its form through confirmation to its outcome.
 public struct ActionState: Equatable, Sendable {
     public enum Form: Equatable, Sendable {
@@ -47,6 +54,11 @@ extension ShopUpdate {
                 return []
             }
             state.action = ActionState(phase: .editing(.spend(product: pack.identifier, productName: pack.name, amount: "", comment: ""), problem: nil))
+            return []
+        }
+        if let lost = state.lostPurchase {
+            state.action = ActionState(phase: .editing(.purchase(identifier: lost.identifier, transactionID: String(lost.transactionID)),
+                                                       problem: "The last purchase's answer was lost: its transaction id is kept, so the server cannot credit it twice."))
             return []
         }
         state.action = ActionState(phase: .editing(.purchase(identifier: "com.reiterate.cheer.200", transactionID: ""), problem: nil))
@@ -104,6 +116,11 @@ extension ShopUpdate {
         guard case let .pending(kind, _, pending) = state.action?.phase, pending == token else { return [] }
         let backgrounded = state.action?.backgrounded ?? false
         defer { if backgrounded { state.action = nil } }  // put away: the notice carries the outcome
+        if case let .purchase(identifier, transactionID) = kind {
+            // Settled (credited, or refused) unless the answer was lost again.
+            let lost = (try? result.get()) == nil && result.failureCategory?.mayHaveBeenApplied == true
+            state.lostPurchase = lost ? LostPurchase(identifier: identifier, transactionID: transactionID) : nil
+        }
         switch result {
         case let .success(balance):
             let text: String
@@ -127,14 +144,15 @@ extension ShopUpdate {
             // whole answer may have been applied. Either way, read again (never send again).
             if error.status == 402 { return reloadBalance(&state) }
             if error.category.mayHaveBeenApplied {
-                return invalidateHistory(&state, merge: false) + reloadBalance(&state)
+                return invalidateHistory(&state, merge: false) + reloadPacks(&state) + reloadBalance(&state)
             }
             return []
         }
     }
 
     static func actionCancelled(_ token: Token, _ state: inout AppState) {
-        guard case let .pending(_, _, pending) = state.action?.phase, pending == token else { return }
+        guard case let .pending(kind, _, pending) = state.action?.phase, pending == token else { return }
+        if case let .purchase(identifier, transactionID) = kind { state.lostPurchase = LostPurchase(identifier: identifier, transactionID: transactionID) }
         let text = "The request was cancelled before an answer came; it may have been applied — refresh to check."
         state.action = ActionState(phase: .failed(text, requestID: nil), backgrounded: state.action?.backgrounded ?? false)
         if state.action?.backgrounded == true {
@@ -223,5 +241,12 @@ extension ShopUpdate {
         default:
             return ErrorText.line(error)
         }
+    }
+}
+
+extension Result where Failure == ShopAPIError {
+    var failureCategory: ErrorCategory? {
+        if case let .failure(error) = self { return error.category }
+        return nil
     }
 }

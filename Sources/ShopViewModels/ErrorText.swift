@@ -65,7 +65,7 @@ public enum ErrorText {
             return status == nil ? "the connection closed before an answer came"
                 : "the connection closed before the answer was complete"
         case .offline: return "offline: the network is unreachable"
-        case let .responseTooLarge(limit): return "the answer is larger than \(limit / (1 << 20)) MiB"
+        case let .responseTooLarge(limit, _): return "the answer is larger than \(limit / (1 << 20)) MiB"
         case .invalidURL: return "the request's address is not a valid URL"
         case .invalidHeader: return "a request header holds characters HTTP does not allow"
         case .other: return "the request failed for an unexpected network reason"
@@ -75,6 +75,7 @@ public enum ErrorText {
     public static func sentence(_ problem: TLSProblem) -> String {
         switch problem {
         case .untrusted: return "TLS error: the server's certificate is not trusted (set ca_file for this environment)"
+        case .untrustedByCAFile: return "TLS error: the server's certificate is not signed by the CA in ca_file, or it has expired"
         case .hostnameMismatch: return "TLS error: the server's certificate is for another host name"
         case .expired: return "TLS error: the server's certificate has expired or is not valid yet"
         case .handshake: return "TLS error: the secure connection could not be set up"
@@ -108,6 +109,7 @@ public enum ErrorText {
         case .signIn: (brief, detail) = ("sign-in expired", "")
         case .cancelled: (brief, detail) = ("cancelled", "")
         case .configuration: (brief, detail) = ("configuration error", "")
+        case .internalFailure: (brief, detail) = ("internal error", "")
         }
         return StaleReason(brief: brief, full: detail.isEmpty ? brief : "\(brief): \(detail)")
     }

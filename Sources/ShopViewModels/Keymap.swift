@@ -15,7 +15,9 @@ public enum KeyPress: Sendable, Hashable {
             return
         }
         let n = name.lowercased()
-        if let rest = n.dropPrefix("ctrl-") ?? n.dropPrefix("c-"), rest.count == 1, let c = rest.first, c.isASCII, c.isLetter {
+        if let rest = n.dropPrefix("ctrl-") ?? n.dropPrefix("c-"), rest.count == 1, let c = rest.first, c.isASCII, c.isLetter,
+           !Self.controlAliases.contains(c)
+        {
             self = .ctrl(c)
             return
         }
@@ -41,6 +43,15 @@ public enum KeyPress: Sendable, Hashable {
         case "delete", "del": self = .delete
         default: return nil
         }
+    }
+
+    /// Ctrl-H, Ctrl-I, Ctrl-J and Ctrl-M reach a program as Backspace, Tab and Enter: not keys of their own.
+    static let controlAliases: Set<Character> = ["h", "i", "j", "m"]
+
+    /// A key that types a character into a text field (the filter, a dialog field).
+    public var isText: Bool {
+        if case .char = self { return true }
+        return false
     }
 
     /// How the key is shown in the hint bar, the `?` overlay and the README.
@@ -178,7 +189,7 @@ public struct Keymap: Sendable, Equatable {
         Binding(.interrupt, [.ctrl("c")], "quit from anywhere", modes: all),
         Binding(.help, [.char("?")], "help (this list); again to close", modes: [.browse, .help], hint: "help"),
         Binding(.back, [.escape], "close the full-size detail, clear the filter, dismiss the message"),
-        Binding(.back, [.escape], "close this list", modes: [.help], hint: "close"),
+        Binding(.back, [.escape, .char("q")], "close this list", modes: [.help], hint: "close"),
         Binding(.nextTab, [.tab], "next tab"),
         Binding(.previousTab, [.backTab], "previous tab"),
         Binding(.shop, [.char("1")], "Shop tab", hint: "tabs", hintWith: [.history, .requests]),
@@ -213,7 +224,7 @@ public struct Keymap: Sendable, Equatable {
         Binding(.confirm, [.char("y"), .enter], "send it", modes: [.confirm], hint: "confirm", hintKeys: 2),
         Binding(.cancel, [.char("n"), .escape], "cancel", modes: [.confirm], hint: "cancel", hintKeys: 2),
         Binding(.putAway, [.escape], "put the dialog away (the answer shows below)", modes: [.sending], hint: "put away (the answer shows below)"),
-        Binding(.dismiss, [.enter, .escape], "close the dialog", modes: [.outcome], hint: "close", hintKeys: 2),
+        Binding(.dismiss, [.enter, .escape, .char("q")], "close the dialog", modes: [.outcome], hint: "close", hintKeys: 2),
     ])
 
     /// What `key` does in `state`: an action of an enabled binding, else typed text in a text field, else nothing.
@@ -262,8 +273,9 @@ public struct Keymap: Sendable, Equatable {
     }
 
     /// This keymap with `overrides` applied: each names an action whose bindings get the listed keys.
-    /// Refuses an unknown action, an unknown key name, and a key that two actions would share in
-    /// the same context.
+    /// In the filter and the form a character is text, so there a binding takes only the override's
+    /// other keys (and keeps its own when none is left). Refuses an unknown action, an unknown key
+    /// name, and a key that two actions would share in the same context.
     public func rebound(with overrides: [KeyOverride]) throws(KeymapError) -> Keymap {
         var map = self
         for o in overrides {
@@ -274,12 +286,19 @@ public struct Keymap: Sendable, Equatable {
             var keys: [KeyPress] = []
             for name in o.keys {
                 guard let key = KeyPress(name: name) else {
-                    throw KeymapError(action: o.action, line: o.line, message: "unknown key name '\(name)' (keys are a character, ctrl-x, f1–f12, enter, esc, tab, shift-tab, up, down, left, right, home, end, pgup, pgdn, backspace, delete, space)")
+                    let alias = ["ctrl-h": "backspace", "ctrl-i": "tab", "ctrl-j": "enter", "ctrl-m": "enter"][name.lowercased()]
+                    let message = alias.map { "'\(name)' reaches a program as \($0); name it \($0)" }
+                        ?? "unknown key name '\(name)' (keys are a character, ctrl-x, f1–f12, enter, esc, tab, shift-tab, up, down, left, right, home, end, pgup, pgdn, backspace, delete, space)"
+                    throw KeymapError(action: o.action, line: o.line, message: message)
                 }
                 if !keys.contains(key) { keys.append(key) }
             }
             guard !keys.isEmpty else { throw KeymapError(action: o.action, line: o.line, message: "give at least one key") }
-            for i in map.bindings.indices where map.bindings[i].action == action { map.bindings[i].keys = keys }
+            for i in map.bindings.indices where map.bindings[i].action == action {
+                let typing = !map.bindings[i].modes.isDisjoint(with: [.filter, .form])
+                let usable = typing ? keys.filter { !$0.isText } : keys
+                if !usable.isEmpty { map.bindings[i].keys = usable }
+            }
         }
         if let clash = map.firstClash() {
             let line = overrides.first { $0.action == clash.a.rawValue || $0.action == clash.b.rawValue }

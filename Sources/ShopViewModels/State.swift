@@ -63,6 +63,8 @@ public struct AppState: Equatable, Sendable {
     public var requests = RequestsState()
     public var action: ActionState?
     public var notice: Notice?
+    /// A purchase whose answer was lost (its transaction id is offered again).
+    public var lostPurchase: LostPurchase?
     public var screen = ScreenState()
     /// The request for the cache, while it is out.
     var cacheRead: Token?

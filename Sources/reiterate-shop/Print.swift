@@ -13,7 +13,7 @@ struct Print: AsyncParsableCommand {
         discussion: """
             Exit status: 0 success; 75 the server failed and the cached balance was printed (with its age);
             1 the server answered with an error (or sign-in expired); 65 the answer could not be read;
-            69 no answer (refused, DNS, TLS, timeout); 78 bad setting; 64 usage.
+            69 no answer (refused, DNS, TLS, timeout); 78 bad setting; 64 usage; 70 a failure of this program.
             """
     )
 

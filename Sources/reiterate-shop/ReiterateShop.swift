@@ -113,6 +113,7 @@ enum ExitStatus: Int32 {
     case serverError = 1       // the server answered with an error, or sign-in expired
     case dataError = 65        // EX_DATAERR: the answer could not be read
     case unavailable = 69      // EX_UNAVAILABLE: no answer (refused, DNS, TLS, timeout, offline)
+    case software = 70         // EX_SOFTWARE: a failure of this program
     case tempFail = 75         // EX_TEMPFAIL: the server failed; a cached value was printed
     case config = 78           // EX_CONFIG: a setting is wrong
 
@@ -122,6 +123,7 @@ enum ExitStatus: Int32 {
         case .notJSON, .undecodable: return .dataError
         case .offline, .refused, .dns, .tls, .timeout, .cutShort, .network: return .unavailable
         case .configuration: return .config
+        case .internalFailure: return .software
         }
     }
 }

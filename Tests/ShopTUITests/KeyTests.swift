@@ -263,4 +263,56 @@ struct Loop {
         // One key in two modes is fine: Tab goes to the next tab in the lists and keeps a filter being typed.
         #expect((try? Keymap.standard.rebound(with: [(action: "keep_filter", keys: ["enter", "tab"], line: nil)])) != nil)
     }
+
+    @Test func aReboundCharacterStaysTypeableInTheFilterAndTheForm() throws {
+        let keymap = try Keymap.standard.rebound(with: [(action: "cancel", keys: ["n", "esc"], line: 2), (action: "down", keys: ["j", "down"], line: 3)])
+        var l = Loop(keymap: keymap)
+        l.press(.char("/"))
+        l.type("jn")
+        #expect(l.app.packs.filter == "jn")  // j is text in the filter
+        l.press(.escape, .char("s"))
+        l.type("5")
+        l.press(.tab)
+        l.type("nice")
+        guard case .editing(.spend(_, _, "5", "nice"), _) = l.app.action?.phase else { Issue.record("\(String(describing: l.app.action))"); return }
+        l.press(.enter, .char("n"))  // in the confirmation, n cancels
+        #expect(l.app.action == nil)
+    }
+
+    @Test func keysATerminalCannotSendAreRefusedWithAdvice() {
+        do {
+            _ = try Keymap.standard.rebound(with: [(action: "refresh", keys: ["ctrl-i"], line: 5)])
+            Issue.record("accepted ctrl-i")
+        } catch {
+            #expect(error.message == "'ctrl-i' reaches a program as tab; name it tab")
+        }
+        #expect(KeyPress(name: "ctrl-q") == .ctrl("q") && KeyPress(name: "F5") == .function(5) && KeyPress(name: "space") == .char(" "))
+    }
+
+    @Test func qClosesTheHelpAndTheOutcome() {
+        var l = Loop()
+        l.press(.char("?"))
+        #expect(l.ui.showHelp)
+        l.press(.char("q"))
+        #expect(!l.ui.showHelp && l.commands.isEmpty)
+        l.press(.char("s"))
+        l.type("5")
+        l.press(.enter, .enter)
+        guard case let .pending(_, _, token) = l.app.action?.phase else { Issue.record("not sent"); return }
+        l.send(.actionFinished(token, .success(CheerBalance(balance: 1245)), at: now))
+        l.press(.char("q"))
+        #expect(l.app.action == nil && l.commands.isEmpty)
+    }
+
+    @Test func afterTheLastLineOfTheDetailUpScrollsAtOnce() throws {
+        var l = Loop()
+        l.press(.char("3"), .char("j"), .enter, .char("G"))
+        let f = frame(l.app, width: 60, height: 16)
+        let limit = try #require(Renderer.detailMaxScroll(f))
+        #expect(limit > 1)
+        #expect(l.ui.detailScroll > limit)  // G asks for "the end"; the layout says where it is
+        l.send(.detailMaxScroll(limit))
+        l.press(.char("k"))
+        #expect(l.ui.detailScroll == limit - 1)
+    }
 }

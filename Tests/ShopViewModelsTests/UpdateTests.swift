@@ -329,6 +329,36 @@ import Testing
         #expect(after.contains(.fetchBalance(d.balanceToken, user: "qa-alice")) && d.requestID(forPage: 1, in: after) != nil)
     }
 
+    @Test func aWriteAnsweredByAProxysGatewayTimeoutIsReadAgainNeverResent() {
+        var d = ready()
+        d.send(.beginPurchase(transactionID: 42))
+        d.send(.submitAction)
+        d.send(.submitAction)
+        let gateway = ShopAPIError.http(status: 504, message: nil, code: nil, requestID: "rq-9", endpoint: "POST /api/v2/purchase_cheer", retryAfter: nil)
+        let after = d.apply(.actionFinished(d.actionToken, .failure(gateway), at: t0))
+        #expect(after.contains(.fetchBalance(d.balanceToken, user: "qa-alice")) && after.contains(.fetchPacks(d.packsToken)))
+        #expect(d.requestID(forPage: 1, in: after) != nil)
+        #expect(!after.contains { if case .purchase = $0 { return true } else { return false } })
+        // The next buy offers the same transaction id, so the server can refuse a double credit.
+        d.send(.cancelAction)
+        let again = d.send(.beginPurchase(transactionID: 77))
+        guard case .editing(.purchase("com.reiterate.cheer.200", "42"), .some) = d.state.action?.phase else { Issue.record("\(String(describing: d.state.action))"); return }
+        #expect(!again.contains(.makeTransactionID))
+        d.send(.submitAction)
+        d.send(.submitAction)
+        d.apply(.actionFinished(d.actionToken, .failure(http(409, "duplicate_transaction")), at: t0))
+        #expect(d.state.lostPurchase == nil)  // settled: it had been credited
+    }
+
+    @Test func refusalsBeforeTheServerActedAreNotReadAgain() {
+        for category in [ErrorCategory.refused, .dns, .tls(.untrusted), .offline, .httpStatus(400), .httpStatus(403)] {
+            #expect(!category.mayHaveBeenApplied, "\(category)")
+        }
+        for category in [ErrorCategory.timeout, .cutShort, .network, .notJSON, .undecodable, .httpStatus(500), .httpStatus(502)] {
+            #expect(category.mayHaveBeenApplied, "\(category)")
+        }
+    }
+
     @Test func purchaseFormValidation() {
         var d = ready()
         d.send(.beginPurchase(transactionID: 1))
