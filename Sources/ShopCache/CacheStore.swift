@@ -91,6 +91,12 @@ public actor CacheStore {
     struct VersionProbe: Decodable { var format: Int }
 
     public func read<Value: Codable & Sendable>(_ type: Value.Type, kind: String, key: CacheKey) -> CacheEntry<Value>? {
+        readNow(type, kind: kind, key: key)
+    }
+
+    /// `read` without a hop to the actor: for a front end's first frame, before anything else runs
+    /// (reading touches no state of the actor; writes stay on it).
+    public nonisolated func readNow<Value: Codable & Sendable>(_ type: Value.Type, kind: String, key: CacheKey) -> CacheEntry<Value>? {
         let file = path(kind: kind, key: key)
         guard let data = FileManager.default.contents(atPath: file) else {
             if FileManager.default.fileExists(atPath: file) { logger.warning("cache: cannot read \(file); ignored") }

@@ -6,8 +6,10 @@ import ShopViewModels
 /// happens on one actor. It shows grids (redrawing only the rows that changed), decodes keys, and
 /// gives the terminal back on `stop()` (idempotent).
 @MainActor
-public final class CursesTerminal {
+public final class CursesTerminal: TerminalBackend {
     private var previous: Grid?
+    /// Cells written by the last `draw` (for tests and the benchmark).
+    public private(set) var cellsWritten = 0
     private var started = false
     private var colors = false
 
@@ -16,7 +18,9 @@ public final class CursesTerminal {
     /// Initialises curses: alternate screen (initscr), no echo, raw input (Ctrl-C, Ctrl-Q, Ctrl-S and
     /// Ctrl-Z arrive as keys, so every Ctrl key can be bound), keypad, non-blocking reads,
     /// hidden cursor, 25 ms ESC delay unless ESCDELAY is set, colours unless NO_COLOR or unsupported.
-    public func start(environment: [String: String] = ProcessInfo.processInfo.environment) {
+    public func start() { start(environment: ProcessInfo.processInfo.environment) }
+
+    public func start(environment: [String: String]) {
         guard !started else { return }
         _ = shim_set_locale()  // before initscr, or wide characters print as blanks
         initscr()
@@ -62,34 +66,37 @@ public final class CursesTerminal {
         erase()
     }
 
-    /// Shows `grid`, writing only rows that differ from the last frame.
+    /// Shows `grid`, writing only the runs of cells that differ from the last frame.
     public func draw(_ grid: Grid) {
         guard started else { return }
         if previous?.width != grid.width || previous?.height != grid.height { previous = nil; erase() }
-        for y in 0..<grid.height {
-            if let previous, rowEqual(previous, grid, y) { continue }
-            var x = 0
-            while x < grid.width {
-                let style = grid[x, y].style
-                var run = ""
+        var wide: [UInt32] = []
+        var written = 0
+        for run in grid.diff(from: previous) {
+            var x = run.x
+            let end = run.x + run.count
+            written += run.count
+            while x < end {
+                // One curses call per stretch of one style.
+                let style = grid[x, run.y].style
                 let start = x
-                while x < grid.width, grid[x, y].style == style || grid[x, y].width == 0 {
-                    if grid[x, y].width > 0 { run += grid[x, y].text }
+                wide.removeAll(keepingCapacity: true)
+                while x < end, grid[x, run.y].style == style || grid[x, run.y].width == 0 {
+                    grid[x, run.y].glyph.append(to: &wide)
                     x += 1
                 }
-                var wide = run.unicodeScalars.map { wchar_t(bitPattern: $0.value) }
                 wide.append(0)
-                shim_put(Int32(y), Int32(start), wide, attributes(style))
+                wide.withUnsafeBufferPointer { buffer in
+                    buffer.withMemoryRebound(to: wchar_t.self) { text in
+                        shim_put(Int32(run.y), Int32(start), text.baseAddress, attributes(style))
+                    }
+                }
             }
         }
+        cellsWritten = written
         previous = grid
         wnoutrefresh(shim_stdscr())
         doupdate()
-    }
-
-    private func rowEqual(_ a: Grid, _ b: Grid, _ y: Int) -> Bool {
-        for x in 0..<b.width where a[x, y] != b[x, y] { return false }
-        return true
     }
 
     private func attributes(_ style: Style) -> attr_t {
@@ -116,7 +123,7 @@ public final class CursesTerminal {
     }
 
     /// Every key waiting, decoded; never blocks.
-    public func readKeys() -> [TerminalInput] {
+    public func readInput() -> [TerminalInput] {
         var keys: [TerminalInput] = []
         var code: Int32 = 0
         while true {

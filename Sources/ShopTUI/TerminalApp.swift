@@ -2,40 +2,60 @@ import Dispatch
 import Foundation
 import ShopViewModels
 
-/// The interactive app: one loop on the main actor. Keys (a stdin read source), resizes (SIGWINCH),
-/// signals and a slow timer become messages into the store's one update function (keys through the
-/// keymap); every state change re-renders (coalesced to one frame per main-queue turn). Network work
-/// never runs here — the store runs it as tasks — so keys are handled while requests are in flight.
+/// The interactive app: one loop on the main actor. Input (a stdin read source), resizes (SIGWINCH),
+/// signals and a one-shot timer become messages into the store's one update function (keys through
+/// the keymap); every state change re-renders (coalesced to one frame per main-queue turn), and the
+/// backend writes only the cells that changed. Network work never runs here — the store runs it as
+/// tasks — so keys are handled while requests are in flight. The timer runs only while something on
+/// screen moves: 120 ms while a spinner turns, else until the next change of a "cached N min ago".
 @MainActor
 public final class TerminalApp {
+    /// How redraws follow state changes: coalesced per main-queue turn (the terminal), or at once (tests).
+    public enum Scheduling: Sendable { case coalesced, immediate }
+
     private let store: AppStore
     private let keymap: Keymap
-    private let terminal = CursesTerminal()
+    private let backend: any TerminalBackend
+    private let scheduling: Scheduling
+    private let clock: @MainActor () -> Date
     private var tick = 0
     private var renderScheduled = false
     private var sources: [any DispatchSourceProtocol] = []
+    private var timer: (any DispatchSourceTimer)?
     private var finished: CheckedContinuation<Int32, Never>?
-    private var exitStatus: Int32?
+    /// Set when the app has decided to end (0, or 128 + the signal).
+    public private(set) var exitStatus: Int32?
+    /// When the timer should fire next (nil: nothing on screen moves; no wake-ups).
+    public private(set) var nextWake: Duration?
 
-    public init(store: AppStore, keymap: Keymap = .standard) {
+    public init(store: AppStore, keymap: Keymap = .standard, backend: any TerminalBackend = CursesTerminal(),
+                scheduling: Scheduling = .coalesced, clock: @escaping @MainActor () -> Date = { Date() }) {
         self.store = store
         self.keymap = keymap
+        self.backend = backend
+        self.scheduling = scheduling
+        self.clock = clock
+    }
+
+    /// Takes the terminal and draws the first frame at once, from `cached` (read before the terminal
+    /// was taken: nothing on this path waits for the network, a thread pool or a poll loop); then the
+    /// loads start.
+    public func start(cached: CachedShop? = nil) {
+        backend.start()
+        store.onChange = { [weak self] _ in self?.scheduleRender() }
+        store.onFrontEnd = { [weak self] effect in self?.carryOut(effect) }
+        let (width, height) = backend.size
+        store.send(.resize(width: width, height: height))
+        store.send(cached.map { .startWithCache($0) } ?? .start)
+        render()
     }
 
     /// Runs until `q`, Ctrl-C, SIGTERM or SIGHUP; the terminal is restored on every way out.
     /// Answers the exit status (0, or 128 + the signal).
-    public func run() async -> Int32 {
+    public func run(cached: CachedShop? = nil) async -> Int32 {
         for sig in [SIGINT, SIGTERM, SIGHUP, SIGWINCH] { signal(sig, SIG_IGN) }
-        terminal.start()
-        store.onChange = { [weak self] _ in self?.scheduleRender() }
-        store.onFrontEnd = { [weak self] effect in self?.carryOut(effect) }
+        start(cached: cached)
         store.observeExchanges()
-        let (width, height) = terminal.size
-        store.send(.resize(width: width, height: height))
-        store.send(.start)
-        // The first frame shows the cached balance: wait (at most 200 ms) for the cache to be read.
-        for _ in 0..<40 where !store.cacheRead { try? await Task.sleep(for: .milliseconds(5)) }
-        render()
         installSources()
         resized()  // a resize between initscr and the SIGWINCH source would otherwise be missed
         let status = await withCheckedContinuation { continuation in
@@ -46,53 +66,60 @@ public final class TerminalApp {
             }
         }
         sources.forEach { $0.cancel() }
+        timer?.cancel()
+        stop()
+        return status
+    }
+
+    /// Lets go of the store and the terminal.
+    public func stop() {
         store.onChange = nil
         store.onFrontEnd = nil
         store.stop()
-        terminal.stop()
-        return status
+        backend.stop()
     }
 
     private func finish(_ status: Int32) {
         guard exitStatus == nil else { return }
         exitStatus = status
-        terminal.stop()  // at once: the terminal is back even if something below hangs
+        backend.stop()  // at once: the terminal is back even if something below hangs
         finished?.resume(returning: status)
         finished = nil
     }
 
     private func installSources() {
         let input = DispatchSource.makeReadSource(fileDescriptor: STDIN_FILENO, queue: .main)
-        input.setEventHandler { @Sendable in MainActor.assumeIsolated { self.readInput() } }
+        input.setEventHandler { @Sendable in MainActor.assumeIsolated { self.pump() } }
         input.resume()
         sources.append(input)
-        let signals: [(Int32, Int32?)] = [(SIGWINCH, nil), (SIGINT, 0), (SIGTERM, 128 + SIGTERM), (SIGHUP, 128 + SIGHUP)]
-        for (sig, status) in signals {
+        let signals: [(Int32, Bool)] = [(SIGWINCH, false), (SIGINT, true), (SIGTERM, true), (SIGHUP, true)]
+        for (sig, ends) in signals {
             let source = DispatchSource.makeSignalSource(signal: sig, queue: .main)
             source.setEventHandler { @Sendable in
                 MainActor.assumeIsolated {
-                    if status != nil { self.store.send(.signal(sig)) } else { self.resized() }
+                    if ends { self.store.send(.signal(sig)) } else { self.resized() }
                 }
             }
             source.resume()
             sources.append(source)
         }
         let timer = DispatchSource.makeTimerSource(queue: .main)
-        timer.schedule(deadline: .now() + .milliseconds(120), repeating: .milliseconds(120))
         timer.setEventHandler { @Sendable in MainActor.assumeIsolated { self.timerFired() } }
         timer.resume()
-        sources.append(timer)
+        self.timer = timer
+        armTimer()
     }
 
     private func resized() {
-        terminal.resize()
-        let (width, height) = terminal.size
+        backend.resize()
+        let (width, height) = backend.size
         store.send(.resize(width: width, height: height))
         render()
     }
 
-    private func readInput() {
-        for input in terminal.readKeys() {
+    /// Handles every input waiting in the backend.
+    public func pump() {
+        for input in backend.readInput() {
             switch input {
             case .resize: resized()
             case let .key(key):
@@ -106,18 +133,38 @@ public final class TerminalApp {
     private func carryOut(_ effect: Effect) {
         switch effect {
         case let .quit(status): finish(status)
-        case let .copy(text): terminal.copyToClipboard(text)
+        case let .copy(text): backend.copyToClipboard(text)
         default: break
         }
     }
 
-    /// The spinner and "cached N min ago" move with the ticks (the update decides when a tick changes the screen).
-    private func timerFired() {
+    /// The spinner and "cached N min ago" move with the timer; it is re-armed after every frame.
+    func timerFired() {
         tick += 1
         store.send(.tick(tick))
+        render()
+    }
+
+    /// Arms the one-shot timer for what is on screen, or disarms it.
+    private func armTimer() {
+        nextWake = Self.nextWake(store.state, now: clock())
+        guard let timer else { return }
+        if let wake = nextWake {
+            timer.schedule(deadline: .now() + .nanoseconds(Int(wake / .nanoseconds(1))), repeating: .never)
+        } else {
+            timer.schedule(deadline: .distantFuture, repeating: .never)
+        }
+    }
+
+    /// 120 ms while a spinner turns; else until the first relative age on screen changes its text; else never.
+    public static func nextWake(_ state: AppState, now: Date) -> Duration? {
+        if state.isBusy { return .milliseconds(120) }
+        let waits = state.shownAges.map { Wording.secondsUntilAgeChanges(of: $0, now: now) }
+        return waits.min().map { .milliseconds(Int(($0 * 1000).rounded(.up)) + 5) }
     }
 
     private func scheduleRender() {
+        if scheduling == .immediate { return render() }
         guard !renderScheduled else { return }
         renderScheduled = true
         DispatchQueue.main.async { @Sendable in
@@ -128,12 +175,14 @@ public final class TerminalApp {
         }
     }
 
-    private func render() {
+    /// Draws the current state now.
+    public func render() {
         guard exitStatus == nil else { return }
-        let (width, height) = terminal.size
-        let frame = Frame(app: store.state, keymap: keymap, width: width, height: height, now: Date())
-        terminal.draw(Renderer.render(frame))
+        let (width, height) = backend.size
+        let frame = Frame(app: store.state, keymap: keymap, width: width, height: height, now: clock())
+        backend.draw(Renderer.render(frame))
         // A scroll past the end of the request detail comes back to it (so k scrolls at once after G).
         if let limit = Renderer.detailMaxScroll(frame), store.state.screen.detailScroll > limit { store.send(.detailMaxScroll(limit)) }
+        armTimer()
     }
 }

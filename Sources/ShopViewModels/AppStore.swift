@@ -43,6 +43,16 @@ public final class AppStore {
         for effect in effects { launch(effect) }
     }
 
+    /// The cached balance, packs and first history page of the state's context, read at once (no
+    /// actor hop, no task): for a front end's first frame. Nil without a cache.
+    public func cachedShopNow() -> CachedShop? {
+        guard let cache else { return nil }
+        let keys = state.context
+        return CachedShop(balance: cache.readNow(CheerBalance.self, kind: "balance", key: keys.userKey),
+                          packs: cache.readNow(AudioPackList.self, kind: "packs", key: keys.shopKey),
+                          firstPage: cache.readNow(CheerHistoryPage.self, kind: "history-page1", key: keys.userKey))
+    }
+
     /// Mirrors the REST core's exchange log into the requests inspector.
     public func observeExchanges() {
         guard exchangeObserver == nil else { return }

@@ -68,6 +68,13 @@ extension ShopUpdate {
     static func cacheLoaded(_ message: Message, _ state: inout AppState) -> [Effect] {
         guard case let .cacheLoaded(token, balance, packs, firstPage) = message, token == state.cacheRead else { return [] }
         state.cacheRead = nil
+        applyCache(balance: balance, packs: packs, firstPage: firstPage, &state)
+        return []
+    }
+
+    /// Shows cached values where nothing live is known yet.
+    static func applyCache(balance: CacheEntry<CheerBalance>?, packs: CacheEntry<AudioPackList>?, firstPage: CacheEntry<CheerHistoryPage>?,
+                           _ state: inout AppState) {
         if let balance, state.balance.value == nil {
             state.balance.value = balance.value.balance
             state.balance.fetchedAt = balance.fetchedAt
@@ -82,7 +89,6 @@ extension ShopUpdate {
             state.packs.refresh()
         }
         if let firstPage { cachedFirstPage(firstPage, &state) }
-        return []
     }
 
     static func loadBalance(_ state: inout AppState) -> [Effect] {

@@ -14,6 +14,20 @@ public enum Wording {
         }
     }
 
+    /// Seconds until `age(of: date, now:)` says something else (each unit's text changes at its next step).
+    public static func secondsUntilAgeChanges(of date: Date, now: Date) -> Double {
+        let elapsed = max(0, now.timeIntervalSince(date))
+        let step: Double
+        switch elapsed {
+        case ..<5: return 5 - elapsed
+        case ..<60: step = 1
+        case ..<3600: step = 60
+        case ..<86_400: step = 3600
+        default: step = 86_400
+        }
+        return step - elapsed.truncatingRemainder(dividingBy: step)
+    }
+
     /// `1,250`.
     public static func grouped(_ n: Int) -> String {
         let digits = String(n.magnitude)

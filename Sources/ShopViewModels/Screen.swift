@@ -64,8 +64,8 @@ extension ShopUpdate {
             state.screen.height = max(1, height)
             return []
         case let .tick(n):
-            // The spinner turns while something loads; otherwise a redraw every 8 ticks keeps ages current.
-            if state.isBusy || n % 8 == 0 { state.screen.tick = n }
+            // The spinner turns while something loads (a front end redraws ages on its own clock).
+            if state.isBusy { state.screen.tick = n }
             return []
         case let .signal(number):
             switch number {

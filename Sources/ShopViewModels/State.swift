@@ -102,10 +102,35 @@ public struct AppState: Equatable, Sendable {
         return false
     }
 
+    /// The times of the "cached N min ago" texts on screen (the front end redraws when one changes).
+    public var shownAges: [Date] {
+        var ages: [Date] = []
+        if case let .cached(_, at, _) = balance.phase { ages.append(at) }
+        switch screen.tab {
+        case .shop: if case .cached? = packs.source, let at = packs.fetchedAt { ages.append(at) }
+        case .history: if case let .loaded(_, at, .cached)? = history.current { ages.append(at) }
+        case .requests: break
+        }
+        return ages
+    }
+
     /// Something on screen animates (a spinner).
     public var isBusy: Bool {
         if balance.isLoading || packs.isLoading || isWriting { return true }
         if case .loading = history.current { return true }
         return false
+    }
+}
+
+/// What the cache held for a context, read by a front end before its first frame.
+public struct CachedShop: Sendable {
+    public var balance: CacheEntry<CheerBalance>?
+    public var packs: CacheEntry<AudioPackList>?
+    public var firstPage: CacheEntry<CheerHistoryPage>?
+
+    public init(balance: CacheEntry<CheerBalance>? = nil, packs: CacheEntry<AudioPackList>? = nil, firstPage: CacheEntry<CheerHistoryPage>? = nil) {
+        self.balance = balance
+        self.packs = packs
+        self.firstPage = firstPage
     }
 }

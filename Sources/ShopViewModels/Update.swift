@@ -11,6 +11,9 @@ public enum Message: Sendable {
     case start
     /// Read the cached balance, then load the live one (and nothing else): `print balance`.
     case startBalance
+    /// Show what the front end already read from the cache, then load everything (no cache read:
+    /// the first frame is drawn from it at once).
+    case startWithCache(CachedShop)
     // The front end
     case action(Action)
     /// A character typed into the focused text field (the filter or a dialog field).
@@ -77,6 +80,9 @@ public enum ShopUpdate {
         switch message {
         case .start: return session(.start, &state)
         case .startBalance: return session(.startBalance, &state)
+        case let .startWithCache(cached):
+            applyCache(balance: cached.balance, packs: cached.packs, firstPage: cached.firstPage, &state)
+            return [.batch(loadBalance(&state) + loadPacks(&state) + loadHistoryPage(state.history.page, &state))]
         case let .notify(text):
             state.notice = Notice(.info, text)
             return []

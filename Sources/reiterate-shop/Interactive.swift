@@ -43,7 +43,9 @@ struct Interactive: AsyncParsableCommand {
             let cache = CacheStore(directory: connection.resolvedCacheDir, logger: logger)
             status = try await connection.withClient(settings, logger: logger) { client in
                 let store = await AppStore(state: AppState(context: context), service: LiveShopService(client: client), cache: cache)
-                return await TerminalApp(store: store, keymap: keymap).run()
+                // The cache is read here, before curses starts: the first frame shows it at once.
+                let cached = await store.cachedShopNow()
+                return await TerminalApp(store: store, keymap: keymap).run(cached: cached)
             }
         } catch {
             throw fail(error, tokenVariable: settings.tokenEnv)

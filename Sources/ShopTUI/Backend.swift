@@ -1,0 +1,73 @@
+import ShopViewModels
+
+/// What a front end needs from a terminal (ratatui's `Backend`): its size, a frame drawn as the diff
+/// against the last one, input, and the clipboard. `CursesTerminal` is the real one; `TestBackend`
+/// keeps everything in memory, so the whole loop runs in tests without a terminal.
+@MainActor
+public protocol TerminalBackend: AnyObject {
+    var size: (width: Int, height: Int) { get }
+    /// Takes the terminal (alternate screen, raw input).
+    func start()
+    /// Gives it back; safe to call twice.
+    func stop()
+    /// Re-reads the size after SIGWINCH and forgets the last frame.
+    func resize()
+    /// Shows `grid`, writing only what changed since the last one.
+    func draw(_ grid: Grid)
+    /// Every input waiting, decoded; never blocks.
+    func readInput() -> [TerminalInput]
+    func copyToClipboard(_ text: String)
+}
+
+/// A terminal in memory: what was drawn, how many cells each frame wrote, what was copied; input is
+/// queued by the test.
+@MainActor
+public final class TestBackend: TerminalBackend {
+    public private(set) var width: Int
+    public private(set) var height: Int
+    /// The screen as the last `draw` left it.
+    public private(set) var screen: Grid?
+    /// Frames drawn, and the cells each one wrote (its diff against the one before).
+    public private(set) var frames = 0
+    public private(set) var cellsWritten: [Int] = []
+    public private(set) var clipboard: [String] = []
+    public private(set) var started = false
+    private var input: [TerminalInput] = []
+
+    public init(width: Int = 100, height: Int = 30) {
+        self.width = width
+        self.height = height
+    }
+
+    public var size: (width: Int, height: Int) { (width, height) }
+    public func start() { started = true }
+    public func stop() { started = false }
+    public func resize() { screen = nil }
+
+    public func draw(_ grid: Grid) {
+        let runs = grid.diff(from: screen)
+        cellsWritten.append(runs.reduce(0) { $0 + $1.count })
+        screen = grid
+        frames += 1
+    }
+
+    public func readInput() -> [TerminalInput] {
+        defer { input = [] }
+        return input
+    }
+
+    public func copyToClipboard(_ text: String) { clipboard.append(text) }
+
+    /// Queues key presses (read by the next `readInput`).
+    public func press(_ keys: KeyPress...) { input += keys.map(TerminalInput.key) }
+
+    /// Changes the size, as a terminal window would (followed by a SIGWINCH).
+    public func setSize(width: Int, height: Int) {
+        self.width = width
+        self.height = height
+        input.append(.resize)
+    }
+
+    /// The screen as text (empty before the first frame).
+    public var text: String { screen?.text ?? "" }
+}

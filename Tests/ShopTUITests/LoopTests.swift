@@ -1,0 +1,96 @@
+import Foundation
+import ShopAPI
+import Testing
+@testable import ShopTUI
+@testable import ShopViewModels
+
+/// A REST core answering from the fixtures at once.
+actor FixtureShop: ShopService {
+    private(set) var calls: [String] = []
+    func balance(user: String) async throws -> CheerBalance { calls.append("balance"); return CheerBalance(balance: 1250) }
+    func audioPacks() async throws -> AudioPackList { calls.append("packs"); return AudioPackList(packs: fixturePacks) }
+    func history(user: String, page: Int, perPage: Int) async throws -> CheerHistoryPage {
+        calls.append("history \(page)")
+        var p = historyFixture()
+        p.page = page
+        return p
+    }
+    func spend(amount: Int, product: String, comment: String?, user: String) async throws -> CheerBalance { CheerBalance(balance: 1250 - amount) }
+    func purchase(identifier: String, transactionID: UInt64, user: String) async throws -> CheerBalance { CheerBalance(balance: 1450) }
+    func exchangeUpdates() async -> AsyncStream<Exchange> { AsyncStream { $0.finish() } }
+}
+
+/// The whole front end with no terminal: keys into the backend, the real event loop, the real store
+/// and update, frames out of the backend.
+@MainActor
+@Suite struct EventLoopTests {
+    func launch(width: Int = 100, height: Int = 30, cached: CachedShop? = nil) -> (TerminalApp, TestBackend, AppStore) {
+        let backend = TestBackend(width: width, height: height)
+        let store = AppStore(state: AppState(context: ShopContext(environment: "staging", baseURL: "https://s.invalid", user: "qa-alice")),
+                             service: FixtureShop(), cache: nil, now: { now })
+        let app = TerminalApp(store: store, backend: backend, scheduling: .immediate, clock: { now })
+        app.start(cached: cached)
+        return (app, backend, store)
+    }
+
+    @Test func keysInFramesOut() async {
+        let (app, backend, store) = launch()
+        #expect(backend.started && backend.frames >= 1)
+        await store.settle()
+        #expect(backend.text.contains("Balance 1,250 cheer") && backend.text.contains("Rain on a Tin Roof"))
+        backend.press(.char("2"))
+        app.pump()
+        await store.settle()
+        #expect(backend.text.contains("page 1 of 2,000 · 100,000 cheers"))
+        backend.press(.enter)
+        app.pump()
+        #expect(backend.text.contains("↳ tomás: I have been listening"))
+        backend.press(.char("q"))
+        app.pump()
+        #expect(app.exitStatus == 0 && !backend.started)
+        app.stop()
+    }
+
+    @Test func theFirstFrameShowsTheCacheBeforeAnyAnswer() {
+        let cached = CachedShop(balance: .init(value: CheerBalance(balance: 999), fetchedAt: now.addingTimeInterval(-600)))
+        let (app, backend, _) = launch(cached: cached)
+        // Drawn synchronously by start(): no task has run, no answer has come.
+        #expect(backend.frames >= 1 && backend.text.contains("Balance 999 cheer · cached 10 min ago"))
+        app.stop()
+    }
+
+    @Test func aMoveRedrawsOnlyTheCellsThatChanged() async {
+        let (app, backend, store) = launch(width: 200, height: 60)
+        await store.settle()
+        backend.press(.char("j"))
+        app.pump()
+        // Two list rows change (the selection moves) and the details pane: far fewer than the screen.
+        let written = backend.cellsWritten.last ?? 0
+        #expect(written > 0 && written < 200 * 60 / 4, "wrote \(written) cells")
+        app.stop()
+    }
+
+    @Test func nothingMovesNoTimer() async {
+        let (app, _, store) = launch()
+        #expect(app.nextWake == .milliseconds(120))  // loading: the spinner turns
+        await store.settle()
+        app.render()
+        #expect(app.nextWake == nil)  // all live, nothing cached on screen: no wake-ups
+        var cachedState = store.state
+        cachedState.balance.source = .cached(reason: nil)
+        cachedState.balance.fetchedAt = now.addingTimeInterval(-90)
+        // "1 min ago" turns into "2 min ago" in 30 s.
+        #expect(TerminalApp.nextWake(cachedState, now: now) == .milliseconds(30_005))
+        app.stop()
+    }
+
+    @Test func copyGoesToTheBackendsClipboard() async {
+        let (app, backend, store) = launch()
+        await store.settle()
+        store.send(.exchangeRecorded(exchangeFixture(1, path: "/api/v1/balance", status: 200)))
+        backend.press(.char("3"), .char("y"))
+        app.pump()
+        #expect(backend.clipboard == ["rq-aaaa1"])
+        app.stop()
+    }
+}
