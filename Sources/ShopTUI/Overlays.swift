@@ -1,0 +1,87 @@
+import Foundation
+import ShopAPI
+import ShopViewModels
+import TerminalText
+
+extension Renderer {
+    // MARK: Overlays
+
+    static func centered(_ f: Frame, width: Int, height: Int) -> Rect {
+        Overlay.centered(in: Rect(x: 0, y: 0, width: f.width, height: f.height), width: width, height: height)
+    }
+
+    static func help(_ g: inout Grid, _ f: Frame) {
+        let bindings = f.keymap.helpRows(for: f.app)
+        let rect = centered(f, width: 96, height: bindings.count + 4)
+        g.fill(rect)
+        g.box(rect, title: "Keys", style: .bold)
+        // Every binding is shown: in as many columns as the height needs.
+        let rows = max(1, rect.height - 3)
+        let columns = max(1, (bindings.count + rows - 1) / rows)
+        let perColumn = (bindings.count + columns - 1) / columns
+        let columnWidth = (rect.width - 4) / columns
+        let keysW = min(bindings.map { DisplayWidth.of($0.keys.map(\.display).joined(separator: " ")) }.max() ?? 1, columnWidth * 2 / 3)
+        for (i, b) in bindings.enumerated() {
+            let column = i / perColumn, row = i % perColumn
+            guard row < rows else { continue }
+            let x = rect.x + 2 + column * columnWidth
+            g.putFitted(b.keys.map(\.display).joined(separator: " "), x: x, y: rect.y + 1 + row, width: keysW, style: .bold)
+            g.put(b.help + b.scope, x: x + keysW + 1, y: rect.y + 1 + row, maxWidth: columnWidth - keysW - 2)
+        }
+        let close = f.keymap.bindings.first { $0.action == .back && $0.modes.contains(.help) }?.keys.first?.display ?? "?"
+        g.put("\(close) closes", x: rect.x + 2, y: rect.maxY - 2, style: .muted)
+    }
+
+    static func dialog(_ g: inout Grid, _ f: Frame, _ action: ActionState) {
+        let rect = centered(f, width: 64, height: 11)
+        var lines: [(String, Style)] = []
+        let title: String
+        let where_ = "\(f.app.context.environment.uppercased()) · \(clean(f.app.context.user))"
+        switch action.phase {
+        case let .editing(form, problem):
+            switch form {
+            case let .spend(_, name, amount, comment):
+                title = "Spend cheer"
+                lines.append(("On: " + clean(name), .bold))
+                lines.append((where_, .muted))
+                lines.append(("", .plain))
+                lines.append(field("Amount", amount, active: f.ui.dialogField == 0))
+                lines.append(field("Comment", comment, active: f.ui.dialogField == 1))
+            case let .purchase(identifier, transaction):
+                title = "Buy cheer"
+                lines.append((where_, .muted))
+                lines.append(("", .plain))
+                lines.append(field("Bundle", identifier, active: f.ui.dialogField == 0))
+                lines.append(field("Transaction", transaction, active: f.ui.dialogField == 1))
+            }
+            lines.append(("", .plain))
+            if let problem { lines.append((problem, .error)) }
+        case let .confirming(_, summary):
+            title = "Confirm"
+            for line in Columns.wrap(clean(summary), to: rect.width - 4) { lines.append((line, .bold)) }
+            lines.append(("", .plain))
+            lines.append(("\(f.keys(.confirm, in: .confirm)): confirm · \(f.keys(.cancel, in: .confirm)): cancel", .muted))
+        case let .pending(_, summary, _):
+            title = "Sending"
+            for line in Columns.wrap(clean(summary), to: rect.width - 4) { lines.append((line, .plain)) }
+            lines.append(("", .plain))
+            lines.append(("sending… \(spinner[f.tick % spinner.count])", .muted))
+        case let .succeeded(message):
+            title = "Done"
+            for line in Columns.wrap(clean(message), to: rect.width - 4) { lines.append((line, Style(foreground: .good, bold: true))) }
+            lines.append(("", .plain))
+            lines.append(("\(f.keys(.dismiss, in: .outcome)) closes", .muted))
+        case let .failed(message, _):
+            title = "Failed"
+            for line in Columns.wrap(clean(message), to: rect.width - 4) { lines.append((line, .error)) }
+            lines.append(("", .plain))
+            lines.append(("\(f.keys(.dismiss, in: .outcome)) closes", .muted))
+        }
+        Overlay.dialog(&g, rect, title: title, lines: lines)
+    }
+
+    static func field(_ label: String, _ value: String, active: Bool) -> (String, Style) {
+        let text = Columns.fit(label + ":", to: 13) + "[" + clean(value) + (active ? "▏" : "") + "]"
+        return (text, active ? .bold : .plain)
+    }
+}

@@ -1,0 +1,86 @@
+import Foundation
+import ShopAPI
+import ShopViewModels
+import TerminalText
+
+extension Renderer {
+    // MARK: Requests
+
+    /// The Requests tab: the exchanges, newest first, and the selected one's detail (beside, or full size).
+    static func requests(_ g: inout Grid, _ f: Frame, _ area: Rect, _ layout: inout Layout) {
+        let requests = f.app.requests
+        if f.ui.requestDetailFull {
+            requestDetail(&g, f, area)
+            return
+        }
+        let listWidth = max(36, area.width / 2)
+        let list = Rect(x: area.x, y: area.y, width: listWidth, height: area.height)
+        let detail = Rect(x: list.maxX, y: area.y, width: area.width - listWidth, height: area.height)
+        let table = Table(
+            columns: [.init(title: "REQUEST", width: list.width - 17), .init(title: "CODE", width: 4, alignRight: true),
+                      .init(title: "TIME", width: 8, alignRight: true)],
+            count: requests.rows.count, selected: requests.selectedIndex
+        ) { i in
+            let e = requests.rows[i]
+            let status = e.failure == nil ? e.status.map(String.init) ?? "ERR" : "ERR"
+            let statusStyle = (e.status ?? 500) >= 400 || e.failure != nil ? Style(foreground: .danger) : Style(foreground: .good)
+            return [("\(e.method) \(clean(e.path))", nil), (status, statusStyle), ("\(Int(e.duration / .milliseconds(1))) ms", nil)]
+        }
+        if requests.rows.isEmpty {
+            table.titles(&g, list)
+            g.put("No requests yet.", x: 1, y: list.y + 1, style: .muted)
+        } else {
+            layout.rows = table.render(&g, list)
+        }
+        requestDetail(&g, f, detail)
+    }
+
+    static func requestDetail(_ g: inout Grid, _ f: Frame, _ detail: Rect) {
+        let inner = Panel.inner(detail)
+        guard let e = f.app.requests.selected else { return Panel.draw(&g, detail, title: "Request", style: .muted, lines: []) }
+        let lines = requestDetailLines(e, f, width: inner.width)
+        // Full size, the detail scrolls (the offset is clamped to the last screenful).
+        let scroll = f.ui.requestDetailFull ? min(max(0, f.ui.detailScroll), max(0, lines.count - inner.height)) : 0
+        var footer: String?
+        if lines.count > inner.height {
+            footer = f.ui.requestDetailFull ? " \(scroll + 1)–\(min(lines.count, scroll + inner.height)) of \(lines.count) " : " \(f.keys(.toggle, in: .browse)): full size "
+        }
+        Panel.draw(&g, detail, title: "Request", style: .muted, lines: lines, scroll: scroll, footer: footer)
+    }
+
+    /// The body area under the header and tabs, above the message and hint lines.
+    static func body(_ f: Frame) -> Rect { Rect(x: 0, y: 2, width: f.width, height: f.height - 4) }
+
+    /// How far the full-size request detail can scroll (nil when it is not shown): the front end
+    /// tells the model, so a scroll past the end comes back at once.
+    public static func detailMaxScroll(_ f: Frame) -> Int? {
+        guard f.ui.tab == .requests, f.ui.requestDetailFull, f.app.mode == .browse, let e = f.app.requests.selected else { return nil }
+        let inner = Panel.inner(body(f))
+        return max(0, requestDetailLines(e, f, width: inner.width).count - inner.height)
+    }
+
+    static func requestDetailLines(_ e: Exchange, _ f: Frame, width: Int) -> [(String, Style)] {
+        var lines: [(String, Style)] = []
+        for line in Columns.wrap("\(e.method) \(clean(e.path))", to: width) { lines.append((line, .bold)) }
+        var outcome = e.status.map { "status \($0)" } ?? "failed"
+        if let failure = e.failure { outcome += (e.status == nil ? ": " : ", then ") + clean(ErrorText.sentence(failure)) }
+        lines.append(("\(outcome) · \(Int(e.duration / .milliseconds(1))) ms · \(Wording.grouped(e.responseBytes)) B · attempt \(e.attempt)", .plain))
+        lines.append(("at \(date(e.startedAt, f.timeZone))", .plain))
+        lines.append(("request id \(clean(e.requestID ?? "—"))", .plain))
+        lines.append(("", .plain))
+        lines.append(("Request headers", .muted))
+        for h in e.requestHeaders { lines.append(("  \(clean(h.name.rawName)): \(clean(h.value))", .plain)) }
+        lines.append(("Response headers", .muted))
+        for h in e.responseHeaders { lines.append(("  \(clean(h.name.rawName)): \(clean(h.value))", .plain)) }
+        if let body = e.responseBodyPreview ?? e.requestBodyPreview {
+            lines.append(("", .plain))
+            lines.append((e.responseBodyPreview != nil ? "Response body" : "Request body", .muted))
+            for raw in Sanitizer.lines(JSONPretty.format(body)) {
+                for part in Columns.wrap(raw.replacingOccurrences(of: "  ", with: "\u{00A0}\u{00A0}"), to: width) {
+                    lines.append((part.replacingOccurrences(of: "\u{00A0}", with: " "), .plain))
+                }
+            }
+        }
+        return lines
+    }
+}

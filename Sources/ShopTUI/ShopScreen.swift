@@ -1,0 +1,68 @@
+import Foundation
+import ShopAPI
+import ShopViewModels
+import TerminalText
+
+extension Renderer {
+    /// The Shop tab: the Audio Pack table and the selected pack's details.
+    static func shop(_ g: inout Grid, _ f: Frame, _ area: Rect, _ layout: inout Layout) {
+        let packs = f.app.packs
+        let listWidth = max(40, area.width * 58 / 100)
+        let list = Rect(x: area.x, y: area.y, width: listWidth, height: area.height)
+        let details = Rect(x: list.maxX, y: area.y, width: area.width - listWidth, height: area.height)
+        let priceW = 7, cheerW = 8
+        let creatorW = max(8, (list.width - priceW - cheerW - 6) / 3)
+        let nameW = list.width - creatorW - priceW - cheerW - 6
+        let table = Table(
+            columns: [.init(title: "NAME", width: nameW), .init(title: "CREATOR", width: creatorW),
+                      .init(title: "PRICE", width: priceW, alignRight: true), .init(title: "CHEER", width: cheerW, alignRight: true)],
+            count: packs.visible.count, selected: packs.selectedIndex
+        ) { i in
+            let pack = packs.visible[i]
+            return [(clean(pack.name), nil), (clean(pack.creator ?? ""), nil),
+                    (Wording.price(cents: pack.priceCents, currency: pack.currency.map(clean)), nil), (pack.cheerTotal.map(Wording.grouped) ?? "", nil)]
+        }
+        if packs.visible.isEmpty {
+            table.titles(&g, list)
+            let message: String
+            switch packs.status {
+            case .idle, .loading: message = "Loading Audio Packs… \(spinner[f.tick % spinner.count])"
+            case let .failed(error): message = "Could not load the Audio Packs: \(clean(error))"
+            case .loaded: message = packs.filter.isEmpty ? "No Audio Packs." : "No pack matches “\(clean(packs.filter))”."
+            }
+            for (i, line) in Columns.wrap(message, to: list.width - 2).prefix(list.height - 1).enumerated() {
+                g.put(line, x: 1, y: list.y + 1 + i, style: message.hasPrefix("Could") ? .error : .muted)
+            }
+        } else {
+            layout.rows = table.render(&g, list)
+        }
+        packDetails(&g, f, details)
+    }
+
+    static func packDetails(_ g: inout Grid, _ f: Frame, _ area: Rect) {
+        let inner = Panel.inner(area)
+        guard let pack = f.app.packs.selected else { return Panel.draw(&g, area, title: "Details", style: .muted, lines: []) }
+        var lines: [(String, Style)] = []
+        for line in Columns.wrap(clean(pack.name), to: inner.width) { lines.append((line, .bold)) }
+        if let creator = pack.creator { lines.append(("by " + clean(creator), .plain)) }
+        var facts: [String] = []
+        if let price = pack.priceCents { facts.append(Wording.price(cents: price, currency: pack.currency.map(clean))) }
+        if let cheer = pack.cheerTotal { facts.append("\(Wording.grouped(cheer)) cheer") }
+        if !facts.isEmpty { lines.append((facts.joined(separator: " · "), .plain)) }
+        var media: [String] = []
+        if let samples = pack.sampleCount { media.append("\(Wording.grouped(samples)) samples") }
+        if let seconds = pack.durationSeconds { media.append(duration(seconds)) }
+        if !media.isEmpty { lines.append((media.joined(separator: " · "), .plain)) }
+        if let released = pack.released { lines.append(("released " + date(released, f.timeZone, withTime: false), .plain)) }
+        if let tags = pack.tags, !tags.isEmpty {
+            for line in Columns.wrap("tags: " + tags.map(clean).joined(separator: ", "), to: inner.width) { lines.append((line, .muted)) }
+        }
+        if let description = pack.description, !description.isEmpty {
+            lines.append(("", .plain))
+            for line in Columns.wrap(clean(description), to: inner.width) { lines.append((line, .plain)) }
+        }
+        lines.append(("", .plain))
+        for line in Columns.wrap(clean(pack.identifier), to: inner.width) { lines.append((line, .muted)) }
+        Panel.draw(&g, area, title: "Details", style: .muted, lines: lines)
+    }
+}
