@@ -136,6 +136,8 @@ let package = Package(
             exclude: ["__Snapshots__"], swiftSettings: strict
         ),
         .testTarget(name: "ShopViewModelsTests", dependencies: ["ShopViewModels", "ShopCache", "ShopAPI"], swiftSettings: strict),
+        // `make bench`: frame build and diff times (p50/p99) at three sizes, as JSON lines.
+        .executableTarget(name: "tui-bench", dependencies: ["ShopTUI", "ShopViewModels", "ShopAPI"], path: "Tests/TUIBench", swiftSettings: strict),
         // Writes cache entries in a loop until killed: the crash-safety test SIGKILLs it mid-write.
         .executableTarget(name: "cache-write-probe", dependencies: ["ShopCache"], path: "Tests/CacheWriteProbe", swiftSettings: strict),
         .testTarget(
