@@ -53,6 +53,24 @@ static inline void shim_put(int y, int x, const wchar_t *text, attr_t attrs) {
 #include <signal.h>
 #include <string.h>
 
+/// Mouse reporting on or off: left button presses and the wheel (buttons 4 and 5), no click delay.
+static inline void shim_mouse(int on) {
+    mousemask(on ? (BUTTON1_PRESSED | BUTTON1_CLICKED | BUTTON4_PRESSED | BUTTON5_PRESSED) : 0, NULL);
+    mouseinterval(0);
+}
+
+/// The mouse event behind a KEY_MOUSE: 1 a left press or click, 2 wheel up, 3 wheel down, 0 other.
+static inline int shim_read_mouse(int *x, int *y) {
+    MEVENT event;
+    if (getmouse(&event) != OK) return 0;
+    *x = event.x;
+    *y = event.y;
+    if (event.bstate & (BUTTON1_PRESSED | BUTTON1_CLICKED)) return 1;
+    if (event.bstate & BUTTON4_PRESSED) return 2;
+    if (event.bstate & BUTTON5_PRESSED) return 3;
+    return 0;
+}
+
 /// On a crash (a Swift trap is SIGILL/SIGTRAP; also SEGV, BUS, ABRT, FPE) give the terminal back
 /// before the default action, so the shell is usable and the crash message readable.
 static void shim_crash_handler(int sig) {

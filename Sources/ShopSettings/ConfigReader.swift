@@ -122,6 +122,11 @@ private struct Reader {
                     throw error(at: [key], key: key, "expected a string (an environment name), not \(Self.kind(value))")
                 }
                 file.defaultEnvironment = name
+            case "mouse":
+                guard let on = value.bool else {
+                    throw error(at: [key], key: key, "expected true or false, not \(Self.kind(value))")
+                }
+                file.mouse = on
             case "environments":
                 guard let table = value.table else {
                     throw error(at: [key], key: key, "expected tables [environments.NAME], not \(Self.kind(value))")

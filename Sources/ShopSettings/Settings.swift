@@ -80,6 +80,8 @@ public struct ConfigFile: Sendable, Equatable {
     public var defaultEnvironment: String?
     /// The `[keys]` table in file order; only its shape is checked here (action and key names are not).
     public var keyBindings: [KeyBindingConfig] = []
+    /// `mouse = false` turns mouse reporting off (so the terminal's own text selection works).
+    public var mouse: Bool?
 
     public static let keys = ["base_url", "user", "read_only", "token_env", "refresh_token_env", "ca_file", "timeout", "users"]
 

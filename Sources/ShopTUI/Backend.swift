@@ -61,6 +61,9 @@ public final class TestBackend: TerminalBackend {
     /// Queues key presses (read by the next `readInput`).
     public func press(_ keys: KeyPress...) { input += keys.map(TerminalInput.key) }
 
+    /// Queues a mouse event at (x, y).
+    public func mouse(_ button: MouseButton, x: Int, y: Int) { input.append(.mouse(x: x, y: y, button)) }
+
     /// Changes the size, as a terminal window would (followed by a SIGWINCH).
     public func setSize(width: Int, height: Int) {
         self.width = width

@@ -12,8 +12,10 @@ public final class CursesTerminal: TerminalBackend {
     public private(set) var cellsWritten = 0
     private var started = false
     private var colors = false
+    private let mouse: Bool
 
-    public init() {}
+    /// `mouse: false` leaves the mouse to the terminal (its own text selection).
+    public init(mouse: Bool = true) { self.mouse = mouse }
 
     /// Initialises curses: alternate screen (initscr), no echo, raw input (Ctrl-C, Ctrl-Q, Ctrl-S and
     /// Ctrl-Z arrive as keys, so every Ctrl key can be bound), keypad, non-blocking reads,
@@ -32,6 +34,7 @@ public final class CursesTerminal: TerminalBackend {
         keypad(shim_stdscr(), true)
         nodelay(shim_stdscr(), true)
         curs_set(0)
+        if mouse { shim_mouse(1) }
         if environment["ESCDELAY"] == nil { set_escdelay(25) }
         let noColor = !(environment["NO_COLOR"] ?? "").isEmpty
         if !noColor, has_colors() {
@@ -131,6 +134,14 @@ public final class CursesTerminal: TerminalBackend {
             if kind == 0 { break }
             if kind == 2, code == KEY_RESIZE {
                 keys.append(.resize)
+            } else if kind == 2, code == KEY_MOUSE {
+                var x: Int32 = 0, y: Int32 = 0
+                switch shim_read_mouse(&x, &y) {
+                case 1: keys.append(.mouse(x: Int(x), y: Int(y), .press))
+                case 2: keys.append(.mouse(x: Int(x), y: Int(y), .wheelUp))
+                case 3: keys.append(.mouse(x: Int(x), y: Int(y), .wheelDown))
+                default: break
+                }
             } else if let key = kind == 2 ? Self.functionKey(code) : Self.character(code) {
                 keys.append(.key(key))
             }

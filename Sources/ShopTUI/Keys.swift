@@ -5,4 +5,9 @@ import ShopViewModels
 public enum TerminalInput: Sendable, Equatable {
     case key(KeyPress)
     case resize
+    case mouse(x: Int, y: Int, MouseButton)
+}
+
+public enum MouseButton: Sendable, Equatable {
+    case press, wheelUp, wheelDown
 }

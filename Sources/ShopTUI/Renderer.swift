@@ -198,11 +198,24 @@ public enum Renderer {
             : "\(seconds / 60):\(String(format: "%02d", seconds % 60))"
     }
 
+    /// `2026-11-21 21:20` in `zone` (proleptic Gregorian, by arithmetic: a history screen formats
+    /// dozens of dates a frame, and `Calendar` costs microseconds each).
     static func date(_ date: Date, _ zone: TimeZone, withTime: Bool = true) -> String {
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = zone
-        let c = calendar.dateComponents([.year, .month, .day, .hour, .minute], from: date)
-        let day = String(format: "%04d-%02d-%02d", c.year ?? 0, c.month ?? 0, c.day ?? 0)
-        return withTime ? day + String(format: " %02d:%02d", c.hour ?? 0, c.minute ?? 0) : day
+        let local = Int((date.timeIntervalSince1970 + Double(zone.secondsFromGMT(for: date))).rounded(.down))
+        let days = local >= 0 ? local / 86_400 : (local - 86_399) / 86_400
+        let seconds = local - days * 86_400
+        // Howard Hinnant's civil_from_days.
+        let z = days + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let doe = z - era * 146_097
+        let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365
+        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
+        let mp = (5 * doy + 2) / 153
+        let day = doy - (153 * mp + 2) / 5 + 1
+        let month = mp < 10 ? mp + 3 : mp - 9
+        let year = yoe + era * 400 + (month <= 2 ? 1 : 0)
+        func two(_ n: Int) -> String { n < 10 ? "0\(n)" : "\(n)" }
+        let text = "\(year)-\(two(month))-\(two(day))"
+        return withTime ? text + " \(two(seconds / 3600)):\(two(seconds % 3600 / 60))" : text
     }
 }

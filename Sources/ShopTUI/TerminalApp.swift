@@ -25,6 +25,8 @@ public final class TerminalApp {
     private var finished: CheckedContinuation<Int32, Never>?
     /// Set when the app has decided to end (0, or 128 + the signal).
     public private(set) var exitStatus: Int32?
+    /// Where the last frame put its tabs and rows (mouse clicks are resolved against it).
+    private var layout = Layout()
     /// When the timer should fire next (nil: nothing on screen moves; no wake-ups).
     public private(set) var nextWake: Duration?
 
@@ -124,8 +126,25 @@ public final class TerminalApp {
             case .resize: resized()
             case let .key(key):
                 if let message = keymap.message(for: key, in: store.state) { store.send(message) }
+            case let .mouse(x, y, button):
+                for message in Self.messages(forMouse: button, x: x, y: y, layout: layout, state: store.state) { store.send(message) }
             }
             if exitStatus != nil { return }
+        }
+    }
+
+    /// A click on a tab switches to it, a click on a list row selects it, the wheel scrolls the list or
+    /// the full-size detail (three rows a notch). Only in the lists: a dialog or the help list keeps
+    /// the mouse out.
+    public static func messages(forMouse button: MouseButton, x: Int, y: Int, layout: Layout, state: AppState) -> [Message] {
+        guard state.mode == .browse else { return [] }
+        switch button {
+        case .press:
+            if let tab = layout.tab(x: x, y: y) { return [.action(tab == .shop ? .shop : tab == .history ? .history : .requests)] }
+            if let index = layout.row(x: x, y: y) { return [.select(index)] }
+            return []
+        case .wheelUp: return Array(repeating: .action(.up), count: 3)
+        case .wheelDown: return Array(repeating: .action(.down), count: 3)
         }
     }
 
@@ -180,7 +199,9 @@ public final class TerminalApp {
         guard exitStatus == nil else { return }
         let (width, height) = backend.size
         let frame = Frame(app: store.state, keymap: keymap, width: width, height: height, now: clock())
-        backend.draw(Renderer.render(frame))
+        let drawn = Renderer.draw(frame)
+        layout = drawn.layout
+        backend.draw(drawn.grid)
         // A scroll past the end of the request detail comes back to it (so k scrolls at once after G).
         if let limit = Renderer.detailMaxScroll(frame), store.state.screen.detailScroll > limit { store.send(.detailMaxScroll(limit)) }
         armTimer()

@@ -16,6 +16,8 @@ public enum Message: Sendable {
     case startWithCache(CachedShop)
     // The front end
     case action(Action)
+    /// A row of the current tab's list picked by a front end (a mouse click).
+    case select(Int)
     /// A character typed into the focused text field (the filter or a dialog field).
     case text(Character)
     case resize(width: Int, height: Int)
@@ -99,6 +101,16 @@ public enum ShopUpdate {
             return []
         case let .text(c):
             return typed(c, &state)
+        case let .select(index):
+            guard state.mode == .browse else { return [] }
+            switch state.screen.tab {
+            case .shop: state.packs.selectedIndex = clamp(index, count: state.packs.visible.count)
+            case .requests: state.requests.selectedIndex = clamp(index, count: state.requests.rows.count)
+            case .history:
+                state.history.selectedIndex = clamp(index, count: state.history.rows.count)
+                return prefetchIfNearEnd(&state)
+            }
+            return []
         case .resize, .tick, .signal:
             return screen(message, &state) ?? []
         case let .detailMaxScroll(limit):

@@ -3,6 +3,13 @@
 /// that went through `Sanitizer` (which removes the controls and joiners whose width is undefined).
 public enum DisplayWidth {
     public static func of(_ text: String) -> Int {
+        // Printable ASCII: a column a byte.
+        var ascii = true
+        for byte in text.utf8 where byte < 0x20 || byte >= 0x7F {
+            ascii = false
+            break
+        }
+        if ascii { return text.utf8.count }
         var width = 0
         for scalar in text.unicodeScalars { width += of(scalar) }
         return width

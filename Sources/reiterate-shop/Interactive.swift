@@ -17,6 +17,8 @@ struct Interactive: AsyncParsableCommand {
 
     @OptionGroup var connection: ConnectionOptions
     @Flag(name: .customLong("read-only"), help: "Refuse spending and buying.") var readOnly = false
+    @Flag(name: .customLong("no-mouse"), help: "Leave the mouse to the terminal (its own text selection); also `mouse = false` in the config.")
+    var noMouse = false
 
     func run() async throws {
         guard isatty(STDIN_FILENO) == 1, isatty(STDOUT_FILENO) == 1 else {
@@ -26,11 +28,14 @@ struct Interactive: AsyncParsableCommand {
         let settings: ResolvedSettings
         let logger: Logger
         let keymap: Keymap
+        let mouse: Bool
         do {
             settings = try connection.settings(readOnlyFlag: readOnly)
             logger = try connection.makeLogger(label: "reiterate")
             do {
-                keymap = try KeymapLoader.load(environment: connection.environment)
+                let config = try ConfigFile.load(path: ConfigFile.defaultPath(environment: connection.environment))
+                keymap = try KeymapLoader.keymap(config)
+                mouse = !noMouse && config?.mouse != false
             } catch {
                 throw CLIError(message: error.description, exitCode: .config)
             }
@@ -45,7 +50,8 @@ struct Interactive: AsyncParsableCommand {
                 let store = await AppStore(state: AppState(context: context), service: LiveShopService(client: client), cache: cache)
                 // The cache is read here, before curses starts: the first frame shows it at once.
                 let cached = await store.cachedShopNow()
-                return await TerminalApp(store: store, keymap: keymap).run(cached: cached)
+                let backend = await CursesTerminal(mouse: mouse)
+                return await TerminalApp(store: store, keymap: keymap, backend: backend).run(cached: cached)
             }
         } catch {
             throw fail(error, tokenVariable: settings.tokenEnv)

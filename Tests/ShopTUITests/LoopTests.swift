@@ -93,4 +93,33 @@ actor FixtureShop: ShopService {
         #expect(backend.clipboard == ["rq-aaaa1"])
         app.stop()
     }
+
+    @Test func clicksPickTabsAndRowsAndTheWheelScrolls() async throws {
+        let (app, backend, store) = launch()
+        await store.settle()
+        let screen = try #require(backend.screen)
+        // " 2 History " sits on row 1: click its middle.
+        let historyX = try #require(screen.row(1).range(of: "2 History").map { screen.row(1).distance(from: screen.row(1).startIndex, to: $0.lowerBound) })
+        backend.mouse(.press, x: historyX + 2, y: 1)
+        app.pump()
+        #expect(store.state.screen.tab == .history)
+        await store.settle()
+        // The list starts on row 3 (titles on row 2): click the fifth entry.
+        backend.mouse(.press, x: 10, y: 3 + 4)
+        app.pump()
+        #expect(store.state.history.selectedIndex == 4)
+        backend.mouse(.wheelDown, x: 10, y: 10)
+        app.pump()
+        #expect(store.state.history.selectedIndex == 7)
+        backend.mouse(.wheelUp, x: 10, y: 10)
+        app.pump()
+        #expect(store.state.history.selectedIndex == 4)
+        // With a dialog open, the mouse does nothing.
+        backend.press(.char("1"), .char("s"))
+        app.pump()
+        backend.mouse(.press, x: historyX + 2, y: 1)
+        app.pump()
+        #expect(store.state.screen.tab == .shop && store.state.mode == .form)
+        app.stop()
+    }
 }

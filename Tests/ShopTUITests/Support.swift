@@ -12,7 +12,7 @@ let utc = TimeZone(identifier: "UTC") ?? .current
 func assertSnapshot(_ grid: Grid, _ name: String, filePath: String = #filePath, sourceLocation: SourceLocation = #_sourceLocation) {
     let dir = URL(fileURLWithPath: filePath).deletingLastPathComponent().appendingPathComponent("__Snapshots__")
     let file = dir.appendingPathComponent(name + ".txt")
-    let actual = grid.text + "\n"
+    let actual = grid.text + "\n" + styleMap(grid)
     let record = ProcessInfo.processInfo.environment["RECORD_SNAPSHOTS"] == "1"
     guard !record, let reference = try? String(contentsOf: file, encoding: .utf8) else {
         try? FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
@@ -30,6 +30,41 @@ func assertSnapshot(_ grid: Grid, _ name: String, filePath: String = #filePath, 
             (RECORD_SNAPSHOTS=1 to accept)
             """, sourceLocation: sourceLocation)
     }
+}
+
+/// The grid's styles as a second picture under the text: one letter per cell (`.` plain), with a
+/// legend, so a lost highlight or colour fails a snapshot like lost text does.
+func styleMap(_ grid: Grid) -> String {
+    var letters: [Style: Character] = [.plain: "."]
+    var legend: [String] = []
+    let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
+    var rows: [String] = []
+    for y in 0..<grid.height {
+        var row = ""
+        for x in 0..<grid.width {
+            let style = grid[x, y].style
+            if letters[style] == nil {
+                let letter = alphabet[min(letters.count - 1, alphabet.count - 1)]
+                letters[style] = letter
+                legend.append("\(letter) \(describe(style))")
+            }
+            row.append(letters[style] ?? "?")
+        }
+        while row.last == "." { row.removeLast() }
+        rows.append(row)
+    }
+    return "--- styles: " + (legend.isEmpty ? "all plain" : legend.joined(separator: "; ")) + "\n" + rows.joined(separator: "\n") + "\n"
+}
+
+func describe(_ s: Style) -> String {
+    var parts: [String] = []
+    if let fg = s.foreground { parts.append("fg \(fg)") }
+    if let bg = s.background { parts.append("bg \(bg)") }
+    if s.bold { parts.append("bold") }
+    if s.reverse { parts.append("reverse") }
+    if s.dim { parts.append("dim") }
+    if s.underline { parts.append("underline") }
+    return parts.isEmpty ? "plain" : parts.joined(separator: " ")
 }
 
 func pack(_ id: String, _ name: String, _ creator: String, price: Int, cheer: Int, tags: [String], description: String) -> AudioPack {
