@@ -1,7 +1,61 @@
 import Foundation
 import ShopAPI
 import ShopViewModels
+import Synchronization
 import TerminalText
+
+/// Laid-out history entries, kept between frames: an entry's line and wrapped comments depend only on
+/// the entry, the width, whether its comments are open, its product's name and the time zone, so a
+/// frame that moves the selection lays out nothing again. Keys compare the whole entry (a changed
+/// entry is laid out anew); bounded, emptied past 4,096 entries.
+final class HistoryLayoutCache: Sendable {
+    static let shared = HistoryLayoutCache()
+
+    struct Key: Hashable {
+        var item: HistoryItem
+        var width: Int
+        var expanded: Bool
+        var product: String
+        var zone: Int
+
+        static func == (a: Key, b: Key) -> Bool {
+            a.width == b.width && a.expanded == b.expanded && a.zone == b.zone && a.product == b.product && a.item == b.item
+        }
+
+        func hash(into h: inout Hasher) {
+            h.combine(width)
+            h.combine(expanded)
+            switch item {
+            case let .entry(e):
+                h.combine(e.id)
+                h.combine(e.date)
+                h.combine(e.amount)
+            case let .unreadable(u):
+                h.combine(u.id)
+                h.combine(u.index)
+            }
+        }
+    }
+
+    /// A line of an entry: its text, its style when not selected, and whether it is the entry's own row.
+    struct Line: Sendable {
+        var text: String
+        var style: Style
+        var isRow: Bool
+    }
+
+    private let table = Mutex<[Key: [Line]]>([:])
+
+    func lines(_ key: Key, make: () -> [Line]) -> [Line] {
+        if let hit = table.withLock({ $0[key] }) { return hit }
+        let made = make()
+        table.withLock { t in
+            if t.count >= 4_096 { t.removeAll(keepingCapacity: true) }
+            t[key] = made
+        }
+        return made
+    }
+}
 
 extension Renderer {
     typealias HistoryLine = (text: String, style: Style, item: Int)
@@ -34,8 +88,17 @@ extension Renderer {
         }
         var names: [String: String] = [:]
         for pack in f.app.packs.all where names[pack.identifier] == nil { names[pack.identifier] = pack.name }
+        let zone = f.timeZone.secondsFromGMT()
         func lines(_ index: Int) -> [HistoryLine] {
-            entryLines(items[index], index: index, history: history, f: f, names: names, widths: (dateW, creatorW, productW, amountW, commentsW), area: area)
+            let item = items[index]
+            var product = ""
+            if case let .entry(e) = item { product = names[e.product] ?? e.product }
+            let key = HistoryLayoutCache.Key(item: item, width: area.width, expanded: history.isExpanded(item, at: index), product: product, zone: zone)
+            let laid = HistoryLayoutCache.shared.lines(key) {
+                entryLines(item, expanded: key.expanded, product: product, f: f, widths: (dateW, creatorW, productW, amountW, commentsW), area: area)
+            }
+            let selected = index == history.selectedIndex
+            return laid.map { ($0.text, selected && $0.isRow ? .selected : $0.style, index) }
         }
         // The selected row stays near the middle (at the ends, the list's first or last screenful shows).
         let selected = min(max(0, history.selectedIndex), items.count - 1)
@@ -61,31 +124,30 @@ extension Renderer {
     }
 
     /// An entry's line, and its comments when they are open.
-    static func entryLines(_ item: HistoryItem, index: Int, history: HistoryState, f: Frame, names: [String: String],
-                           widths: (date: Int, creator: Int, product: Int, amount: Int, comments: Int), area: Rect) -> [HistoryLine] {
-        let selected = index == history.selectedIndex
+    static func entryLines(_ item: HistoryItem, expanded: Bool, product: String, f: Frame,
+                           widths: (date: Int, creator: Int, product: Int, amount: Int, comments: Int), area: Rect) -> [HistoryLayoutCache.Line] {
         switch item {
         case let .entry(e):
             var line = Columns.fit(date(e.date, f.timeZone), to: widths.date) + " "
             line += Columns.fit(clean(e.creator), to: widths.creator) + " "
-            line += Columns.fit(clean(names[e.product] ?? e.product), to: widths.product) + " "
+            line += Columns.fit(clean(product), to: widths.product) + " "
             line += Columns.fit(Wording.grouped(e.amount), to: widths.amount, alignRight: true) + " "
             line += Columns.fit(e.comments.map { $0.isEmpty ? "–" : "\($0.count) ▸" } ?? "–", to: widths.comments, alignRight: true)
-            var out: [HistoryLine] = [(line, selected ? .selected : .plain, index)]
-            guard history.isExpanded(item, at: index) else { return out }
+            var out = [HistoryLayoutCache.Line(text: line, style: .plain, isRow: true)]
+            guard expanded else { return out }
             let comments = e.comments ?? []
-            if comments.isEmpty { out.append(("      (no comments)", .muted, index)) }
+            if comments.isEmpty { out.append(.init(text: "      (no comments)", style: .muted, isRow: false)) }
             for comment in comments {
                 let who = comment.signature.map(clean) ?? "(anonymous)"
                 let body = comment.body.map(clean) ?? "(no text)"
                 for (k, part) in Columns.wrap("\(who): \(body)", to: max(10, area.width - 10)).enumerated() {
-                    out.append(((k == 0 ? "    ↳ " : "      ") + part, k == 0 ? Style(foreground: .accent) : .plain, index))
+                    out.append(.init(text: (k == 0 ? "    ↳ " : "      ") + part, style: k == 0 ? Style(foreground: .accent) : .plain, isRow: false))
                 }
             }
             return out
         case let .unreadable(u):
             let id = u.id.map { " \(clean($0))" } ?? ""
-            return [("⚠ unreadable entry\(id): \(clean(u.reason))", selected ? .selected : Style(foreground: .warning), index)]
+            return [.init(text: "⚠ unreadable entry\(id): \(clean(u.reason))", style: Style(foreground: .warning), isRow: true)]
         }
     }
 }
