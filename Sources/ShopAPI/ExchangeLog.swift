@@ -58,7 +58,8 @@ public actor ExchangeLog {
     private var nextID = 1
     private var observers: [UUID: AsyncStream<Exchange>.Continuation] = [:]
 
-    public init(capacity: Int = 200) {
+    /// The last 100 exchanges (with 16 KiB previews: about 2 MB at most, within the TUI's 40 MB).
+    public init(capacity: Int = 100) {
         self.capacity = max(1, capacity)
     }
 
@@ -93,7 +94,9 @@ public actor ExchangeLog {
 /// Keeps secrets out of the exchange log, log files and anything built from them.
 public enum Redactor {
     public static let placeholder = "<redacted>"
-    public static let previewLimit = 64 * 1024
+    /// 16 KiB of each body: enough to read a page of history in the inspector, and 100 exchanges stay
+    /// within a few MB (the TUI's memory target is 40 MB in all).
+    public static let previewLimit = 16 * 1024
 
     static let secretHeaders: Set<String> = ["authorization", "proxy-authorization", "cookie", "set-cookie", "x-api-key"]
 

@@ -2,7 +2,7 @@ import ShopAPI
 
 /// The request inspector: the exchanges the REST core recorded, newest first.
 public struct RequestsState: Equatable, Sendable {
-    public static let capacity = 200
+    public static let capacity = 100
     /// Newest first.
     public var rows: [Exchange] = []
     public var selectedIndex = 0
