@@ -148,11 +148,15 @@ func mode(_ path: String) throws -> Int {
             let output = Pipe()
             process.standardOutput = output
             try process.run()
-            try await Task.sleep(for: .milliseconds(5 + (round * 7919) % 40))
+            // Once it is writing (its first line), kill it at a varying moment: a loaded machine
+            // starts the probe late, and a kill before its first write would test nothing.
+            let first = round % 10 == 0 ? Data() : output.fileHandleForReading.availableData
+            try await Task.sleep(for: .milliseconds(1 + (round * 7919) % 20))
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
             #expect(process.terminationReason == .uncaughtSignal)
-            let lines = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).split(separator: "\n")
+            let rest = output.fileHandleForReading.readDataToEndOfFile()
+            let lines = String(decoding: first + rest, as: UTF8.self).split(separator: "\n")
             let reported = lines.last.flatMap { Int($0.split(separator: " ").last ?? "") } ?? 0
             rounds += 1
             guard let entry = await cache.read(Payload.self, kind: "probe", key: key) else {
