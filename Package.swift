@@ -5,8 +5,8 @@ import PackageDescription
 //
 //   reiterate-shop (executable: the TUI, `print`, `config check`, `keys`)
 //        │
-//        ├──> ShopTUI (renderer: state → cell grid; curses backend, the only curses caller; the loop:
-//        │        │     keys → Keymap → Message → AppStore)
+//        ├──> ShopTUI (widgets → cell grid → diff by runs → TerminalBackend: curses, the only curses
+//        │        │     caller, or TestBackend; the loop: keys → Keymap → Message → AppStore)
 //        │        └──> CNcursesw (system library + shim)
 //        ├──> ShopViewModels (the one model, messages, effects as data, keymap, pure update per
 //        │        │           feature, ErrorText wording; AppStore runs effects; no terminal code)
