@@ -36,9 +36,18 @@ screenshots: build venv
 	$(VENV)/bin/pip install -q --disable-pip-version-check -r Tests/screenshots/requirements.txt
 	SHOP_BIN=$(abspath $(SHOP)) STUB_BIN=$(abspath $(STUB)) $(VENV)/bin/python Tests/screenshots/shoot.py Screenshots
 
-## Benchmarks (release build): CPU while a request waits on a slow server (< 5% of a core).
-bench: release
-	BIN_DIR=.build/release $(PYTHON) Tests/bench/cpu_while_waiting.py
+## Benchmarks (release build): each figure of issue 10 beside its floor or peer, measured in the same
+## run, with the ratio (Tests/bench/bench.py); the rows also go to .build/bench.json. Fails on a missed goal.
+## `swift build` takes one --product at a time; tui-bench (frame build + diff) only once Package.swift has it.
+bench:
+	@bash .ci/deps bench
+	$(SWIFT) build -c release --product reiterate-shop
+	$(SWIFT) build -c release --product reiterate-stub
+	@if $(SWIFT) package dump-package | $(PYTHON) -c 'import json, sys; p = json.load(sys.stdin); \
+	  sys.exit(0 if "tui-bench" in [x["name"] for x in p["products"]] + [t["name"] for t in p["targets"] if t["type"] == "executable"] else 1)'; then \
+	  echo "$(SWIFT) build -c release --product tui-bench"; $(SWIFT) build -c release --product tui-bench; \
+	else echo "bench: Package.swift has no tui-bench yet; its rows show as not built"; rm -f .build/release/tui-bench; fi
+	BIN_DIR=.build/release $(PYTHON) Tests/bench/bench.py
 
 release: deps
 	$(SWIFT) build -c release

@@ -1,0 +1,606 @@
+#!/usr/bin/env python3
+"""`make bench`: each figure of issue 10 beside its floor or peer, measured in the same run, with the ratio.
+
+Rows (one table on stdout, the same rows as JSON in .build/bench.json):
+  frame   frame build + diff at 80×24, 200×60, 400×100 (`tui-bench`, when built)  goal p99 ≤ 1 ms at 200×60
+  key     key to frame in tmux (`j` on History) vs `cat` echoing a key           goal ≤ floor + 2 ms / + 4 ms
+  first   first frame with the cached balance, server down, vs `printf`          goal ≤ 2× the floor
+  print   `reiterate-shop print balance` vs `curl | jq`                           goal ≤ 1.25× (today ~1.0×)
+  rss     RSS after browsing a 1,000,000-entry history                          goal ≤ 40 MiB (VmRSS kB / 1024)
+  cpu     CPU while a request waits (cpu_while_waiting.py), peer curl            goal < 5% of a core
+  idle    wake-ups of the idle TUI over 10 s                                     goal ≤ 3 (none while nothing moves)
+
+Idle threshold: no timer may run while nothing moves, so the count should be 0; 3 in 10 s leaves room
+for one-off events the app does not schedule (a runtime thread pool retiring an idle worker, which
+wakes once to end) while anything periodic fails: a 1 Hz clock alone is 10, today's 120 ms tick ~80.
+Exits 1 if a goal is missed (or a figure could not be measured); every row is printed regardless.
+
+How tmux is polled: one control-mode client (`tmux -C`) carries send-keys and capture-pane, so a
+poll is one line on a pipe, not a process. A full capture-pane of an app screen costs tmux 3.3 ~8 ms
+at 200×60 and 15–30 ms at 400×100 (a blank `cat` pane: ~0.3 ms), which would swamp a 2 ms goal and
+differ between the two sides; so the timed polls capture only the lines that will change (the two
+rows `j` moves the selection between, the line the balance is on), and the floor's poll captures the
+same number of lines at the same width. Both sides use the same loop, back to back (POLL_GAP_MS adds
+a pause). POLL=exec runs a `tmux` process per command instead (~5 ms a poll; the issue's first method).
+
+Usage: BIN_DIR=.build/release python3 Tests/bench/bench.py
+Knobs (environment): BIN_DIR, BENCH_ONLY=key,first (a subset), BENCH_JSON (default .build/bench.json),
+POLL=control|exec (how tmux is polled; control: one control-mode client, exec: a `tmux` process per
+poll), POLL_GAP_MS=0, KEY_PRESSES=30, FIRST_FRAME_RUNS=15, PRINT_RUNS=20, WHALE_PAGES=300, IDLE_SECONDS=10,
+TUI_BENCH_ARGS (extra arguments for tui-bench).
+Python 3 standard library only.
+"""
+import datetime
+import json
+import os
+import platform
+import random
+import shlex
+import subprocess
+import sys
+import time
+import traceback
+from pathlib import Path
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import cpu_while_waiting  # noqa: E402
+from benchlib import (APP_ENV, BIN, SCRATCH, Stub, Tmux, app_command, cleanup_scratch, context_switches,  # noqa: E402
+                      cpu_ticks, kib, log, median, percentile, proc_status, process_name)
+
+KEY_PRESSES = int(os.environ.get("KEY_PRESSES", "30"))
+FIRST_FRAME_RUNS = int(os.environ.get("FIRST_FRAME_RUNS", "15"))
+PRINT_RUNS = int(os.environ.get("PRINT_RUNS", "20"))
+WHALE_PAGES = int(os.environ.get("WHALE_PAGES", "300"))
+IDLE_SECONDS = float(os.environ.get("IDLE_SECONDS", "10"))
+POLL_GAP = float(os.environ.get("POLL_GAP_MS", "0")) / 1000  # a pause before each timed capture
+IDLE_MAX_WAKEUPS = 3
+PRINT_MAX_RATIO = 1.25
+RSS_GOAL_MIB = 40.0
+FRAME_SIZES = ["80x24", "200x60", "400x100"]
+BALANCE = "Balance 1,250 cheer"
+
+
+def row(id, what, figure, floor="—", ratio="—", goal="—", result="INFO", method="", value=None, unit=None,
+        floor_value=None, ratio_value=None, **detail):
+    return {"id": id, "what": what, "figure": figure, "floor": floor, "ratio": ratio, "goal": goal,
+            "result": result, "method": method, "value": value, "unit": unit, "floor_value": floor_value,
+            "ratio_value": ratio_value, "detail": detail}
+
+
+def verdict(ok):
+    return "PASS" if ok else "FAIL"
+
+
+def ms(x):
+    return f"{x:.1f} ms" if x >= 10 else f"{x:.2f} ms"
+
+
+# ---------------------------------------------------------------------------------------------------
+# 1. frame build and diff (the other engineer's `tui-bench`)
+
+def parse_tui_bench(text):
+    """{size: {"p50_ms", "p99_ms", "samples", ...}} from tui-bench's stdout (one JSON object a line;
+    other lines are ignored)."""
+    out = {}
+    for line in text.splitlines():
+        line = line.strip()
+        if not line.startswith("{"):
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(obj, dict) and isinstance(obj.get("size"), str) and "p50_ms" in obj and "p99_ms" in obj:
+            out[obj["size"].replace("×", "x")] = obj
+    return out
+
+
+def frame_rows(result_of, method, note=None):
+    """Rows for the three sizes (and any other size tui-bench printed)."""
+    rows = []
+    sizes = FRAME_SIZES + [s for s in result_of if s not in FRAME_SIZES]
+    for size in sizes:
+        r = result_of.get(size)
+        what = f"frame build + diff {size.replace('x', '×')}"
+        goal = "p99 ≤ 1 ms" if size == "200x60" else "—"
+        if r is None:
+            rows.append(row(f"frame-{size}", what, note or "missing from tui-bench output", goal=goal,
+                            result="SKIP" if note else "ERROR", method=method))
+            continue
+        p50, p99 = float(r["p50_ms"]), float(r["p99_ms"])
+        w, h = (int(v) for v in size.split("x"))
+        figure = f"p50 {p50:.3f} · p99 {p99:.3f} ms ({r.get('samples', '?')} frames)"
+        result = verdict(p99 <= 1.0) if size == "200x60" else "INFO"
+        ratio = f"{p99 / 1.0:.2f}× budget" if size == "200x60" else "—"
+        rows.append(row(f"frame-{size}", what, figure, floor="1 ms budget" if size == "200x60" else "—",
+                        ratio=ratio, goal=goal, result=result, method=method, value=p99, unit="ms",
+                        ratio_value=p99 if size == "200x60" else None, p50_ms=p50, p99_ms=p99,
+                        samples=r.get("samples"), ns_per_cell_p50=round(p50 * 1e6 / (w * h), 2), raw=r))
+    return rows
+
+
+def bench_frame(_ctx):
+    exe = BIN / "tui-bench"
+    method = f"{exe} {os.environ.get('TUI_BENCH_ARGS', '')}".strip() + " (one JSON line per size)"
+    if not exe.exists():
+        return frame_rows({}, method, note="not built")
+    log(f"frame: running {exe}")
+    argv = [str(exe), *shlex.split(os.environ.get("TUI_BENCH_ARGS", ""))]
+    r = subprocess.run(argv, capture_output=True, text=True, timeout=240)
+    if r.returncode != 0:
+        raise RuntimeError(f"tui-bench exited {r.returncode}: {r.stderr.strip()[-300:]}")
+    parsed = parse_tui_bench(r.stdout)
+    if not parsed:
+        raise RuntimeError(f"tui-bench printed no result line: {r.stdout.strip()[-300:]}")
+    return frame_rows(parsed, method)
+
+
+# ---------------------------------------------------------------------------------------------------
+# shared: the app in a tmux pane
+
+def launch_app(ctx, name, width, height, url, user="qa-alice", cache=None):
+    cache = cache or SCRATCH / f"cache-{name}"
+    tm = ctx.tmux
+    tm.new_session(name, width, height,
+                   app_command("--base-url", url, "--user", user, "--cache-dir", cache), env=APP_ENV)
+    pid = tm.pane_pid(name)
+    # `exec` in the pane command: the pane's process is the app itself.
+    for _ in range(200):
+        try:
+            if process_name(pid).startswith("reiterate-shop"):
+                break
+        except FileNotFoundError:
+            raise RuntimeError(f"the app in {name} exited at once:\n{tm.screen(name)}")
+        time.sleep(0.005)
+    return pid
+
+
+def app_loaded(ctx, name, user_balance=BALANCE):
+    tm = ctx.tmux
+    tm.wait_text(name, user_balance)
+    tm.wait_text(name, "Whale Song Recordings")  # the packs answer separately
+    return tm.wait_stable(name)
+
+
+def open_history(ctx, name, position):
+    tm = ctx.tmux
+    tm.cmd("send-keys", "-t", name, "2")
+    tm.wait_for(name, lambda s: position in s and "Loading page" not in s, 15, position)
+    return tm.wait_stable(name, quiet=0.1)
+
+
+# ---------------------------------------------------------------------------------------------------
+# 2. key to frame in tmux, against `cat`
+
+def press(tm, target, key, band, literal=False):
+    """Milliseconds from send-keys to the first capture of the rows `band` (first, last) that differs
+    from before; whether that capture was already the settled state of those rows."""
+    before = tm.capture(target, styles=True, rows=band)
+    keys = ["send-keys", "-t", target] + (["-l"] if literal else []) + [key]
+    t0 = time.perf_counter()
+    tm.cmd(*keys)
+    while True:
+        if POLL_GAP:
+            time.sleep(POLL_GAP)
+        now = tm.capture(target, styles=True, rows=band)
+        if now != before:
+            t1 = time.perf_counter()
+            break
+        if time.perf_counter() - t0 > 3:
+            raise RuntimeError(f"{target}: rows {band} did not change within 3 s of {key!r}")
+    time.sleep(0.03 + random.random() * 0.03)  # settle; jittered so presses do not lock to a timer's phase
+    return (t1 - t0) * 1000, tm.capture(target, styles=True, rows=band) == now
+
+
+def changed_rows(a, b):
+    la, lb = a.split(b"\n"), b.split(b"\n")
+    return [i for i in range(max(len(la), len(lb))) if (la[i:i + 1] or [b""]) != (lb[i:i + 1] or [b""])]
+
+
+class Selection:
+    """Where `j` will change the app's screen: the selected row and the one below it. Found from the
+    full screens before and after each press (untimed), so the timed poll reads two lines only."""
+
+    def __init__(self, tm, target):
+        self.tm, self.target = tm, target
+        self.screen = tm.capture(target, styles=True)
+        tm.cmd("send-keys", "-t", target, "j")  # one untimed press shows where the selection is
+        self.row = self._moved(None)
+
+    def _moved(self, near):
+        """The selected row after a press: the lower of the two rows that changed around it. If many
+        rows changed (the list scrolled under a fixed selection), the selection stays on its row."""
+        deadline = time.monotonic() + 3
+        while True:
+            time.sleep(0.02)
+            after = self.tm.capture(self.target, styles=True)
+            changed = changed_rows(self.screen, after)
+            if changed:
+                time.sleep(0.02)
+                if self.tm.capture(self.target, styles=True) == after:  # settled
+                    self.screen = after
+                    if near is not None and sum(1 for r in changed if abs(r - near) <= 3) > 3:
+                        return near
+                    rows = [r for r in changed if near is None or near - 1 <= r <= near + 2]
+                    if len(rows) > 3 or not rows:
+                        raise RuntimeError(f"{self.target}: cannot tell the selected row (changed: {changed})")
+                    return max(rows)
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"{self.target}: j did not change the screen")
+
+    @property
+    def band(self):
+        return (self.row, self.row + 1)
+
+    def after_press(self):
+        self.row = self._moved(self.row)
+
+
+def bench_key(ctx):
+    tm, rows = ctx.tmux, []
+    url = ctx.live_stub().url
+    for (w, h), extra in (((200, 60), 2.0), ((400, 100), 4.0)):
+        size = f"{w}x{h}"
+        log(f"key: {size}, {KEY_PRESSES} presses each side")
+        cat, app = f"cat-{size}", f"key-{size}"
+        tm.new_session(cat, w, h, "stty raw -echo; exec cat", env=APP_ENV)
+        for _ in range(100):
+            if tm.cmd("display-message", "-p", "-t", cat, "#{pane_current_command}").strip() == b"cat":
+                break
+            time.sleep(0.01)
+        launch_app(ctx, app, w, h, url)
+        app_loaded(ctx, app)
+        open_history(ctx, app, "page 1 of 5")
+        tm.wait_stable(app, quiet=0.5)
+        selection = Selection(tm, app)
+        first_row = selection.row
+        t0 = time.perf_counter()
+        for _ in range(20):
+            tm.capture(app, styles=True, rows=selection.band)
+        poll_ms = (time.perf_counter() - t0) / 20 * 1000
+        floor, figure, partial = [], [], 0
+        letters = "abcdefghijklmnopqrstuvwxyz"
+        for i in range(KEY_PRESSES + 3):  # 3 warm-up presses each, not counted
+            dt_cat, _ = press(tm, cat, letters[i % 26], (0, 1), literal=True)
+            dt_app, whole = press(tm, app, "j", selection.band)
+            selection.after_press()
+            if i >= 3:
+                floor.append(dt_cat)
+                figure.append(dt_app)
+                partial += not whole
+        tm.kill_session(cat)
+        tm.kill_session(app)
+        f50, f90, a50, a90 = median(floor), percentile(floor, 90), median(figure), percentile(figure, 90)
+        diff = a50 - f50
+        rows.append(row(
+            f"key-{size}", f"key to frame {w}×{h}", f"median {ms(a50)} (p90 {ms(a90)})",
+            floor=f"cat {ms(f50)} (p90 {ms(f90)})", ratio=f"{a50 / f50:.2f}× (+{diff:.1f} ms)",
+            goal=f"≤ floor + {extra:g} ms", result=verdict(diff <= extra),
+            method=(f"tmux {w}×{h}: History (2), send-keys j, poll `capture-pane -p -e` of the 2 rows j changes "
+                    f"(the selected one and the next; {poll_ms:.2f} ms a poll, {tm.poll} mode), back to back, "
+                    f"until they change; floor: `stty raw -echo; exec cat`, send a letter, poll its 2 rows the "
+                    f"same way; {KEY_PRESSES} each, interleaved"),
+            value=a50, unit="ms", floor_value=f50, ratio_value=a50 / f50, diff_ms=diff, p90_ms=a90,
+            floor_p90_ms=f90, presses=KEY_PRESSES, partial_frames=partial, poll_ms=round(poll_ms, 3),
+            selected_rows=[first_row, selection.row],
+            samples_ms=figure, floor_samples_ms=floor))
+    return rows
+
+
+# ---------------------------------------------------------------------------------------------------
+# 3. first frame with the cached balance, server down, against printf
+
+def time_to_text(tm, name, command, text, line, width=200, height=60, timeout=10.0):
+    """Milliseconds from `new-session -d … COMMAND` until `text` is on the pane's line `line` (only
+    that line is captured: a full capture of an app screen costs ~8 ms, of printf's next to nothing)."""
+    needle = text.encode()
+    args = ["new-session", "-d", "-s", name, "-x", str(width), "-y", str(height)]
+    for k, v in APP_ENV.items():
+        args += ["-e", f"{k}={v}"]
+    t0 = time.perf_counter()
+    tm.cmd(*args, command)
+    try:
+        while True:
+            if POLL_GAP:
+                time.sleep(POLL_GAP)
+            cap = tm.capture(name, rows=(line, line))
+            if needle in cap:
+                return (time.perf_counter() - t0) * 1000
+            if time.perf_counter() - t0 > timeout:
+                raise RuntimeError(f"{text!r} never appeared; the screen:\n{cap.decode(errors='replace')}")
+    finally:
+        tm.kill_session(name)
+        time.sleep(0.05)  # let the killed process go before the next run
+
+
+def bench_first(ctx):
+    tm = ctx.tmux
+    cache = SCRATCH / "cache-first-frame"
+    with Stub() as stub:
+        url = stub.url
+        log("first: filling the cache from a live stand-in")
+        launch_app(ctx, "prefill", 200, 60, url, cache=cache)
+        screen = app_loaded(ctx, "prefill")
+        line = next(i for i, text in enumerate(screen.splitlines()) if BALANCE in text)
+        tm.cmd("send-keys", "-t", "prefill", "q")
+        for _ in range(300):
+            if b"prefill" not in tm.cmd("list-sessions", "-F", "#{session_name}"):
+                break
+            time.sleep(0.01)
+        tm.kill_session("prefill")
+    if not any(cache.rglob("*")):
+        raise RuntimeError(f"the prefill run left no cache in {cache}")
+    log(f"first: {FIRST_FRAME_RUNS} runs each, stand-in stopped")
+    app = app_command("--base-url", url, "--user", "qa-alice", "--cache-dir", cache)
+    printf = f"printf '{BALANCE}\\n'; sleep 5"
+    floor, figure = [], []
+    for i in range(FIRST_FRAME_RUNS + 2):  # 2 warm-up runs each
+        f = time_to_text(tm, f"ff-printf-{i}", printf, BALANCE, 0)
+        a = time_to_text(tm, f"ff-app-{i}", app, BALANCE, line)
+        if i >= 2:
+            floor.append(f)
+            figure.append(a)
+    f50, a50 = median(floor), median(figure)
+    return [row("first", "first frame, cached balance, server down", f"median {ms(a50)} (p90 {ms(percentile(figure, 90))})",
+                floor=f"printf {ms(f50)} (p90 {ms(percentile(floor, 90))})", ratio=f"{a50 / f50:.2f}×",
+                goal="≤ 2× floor", result=verdict(a50 <= 2 * f50),
+                method=(f"tmux new-session -d 200×60 `reiterate-shop --cache-dir D` (D filled by one run against "
+                        f"a live stand-in, then stopped) until `{BALANCE}` shows, polling `capture-pane -p -S {line} -E {line}` (the line it is on) back to back; floor: "
+                        f"`printf '{BALANCE}\\n'; sleep 5`, its line 0 the same way; {FIRST_FRAME_RUNS} each, interleaved"),
+                value=a50, unit="ms", floor_value=f50, ratio_value=a50 / f50, runs=FIRST_FRAME_RUNS,
+                samples_ms=figure, floor_samples_ms=floor)]
+
+
+# ---------------------------------------------------------------------------------------------------
+# 4. print balance against curl | jq
+
+def bench_print(ctx):
+    url = ctx.live_stub().url
+    env = dict(os.environ, **APP_ENV)
+    app_argv = [str(BIN / "reiterate-shop"), "print", "balance", "--base-url", url]
+    curl_argv = ["curl", "-s", "-H", "Authorization: Bearer dev-token", f"{url}/api/v1/balance?user_id=qa-alice"]
+    jq_argv = ["jq", "-r", ".balance"]
+
+    def run_app():
+        t0 = time.perf_counter()
+        r = subprocess.run(app_argv, capture_output=True, text=True, env=env, timeout=30)
+        dt = (time.perf_counter() - t0) * 1000
+        if r.returncode != 0 or not r.stdout.startswith("1,250 cheer"):
+            raise RuntimeError(f"print balance: {r.returncode} {r.stdout.strip()} {r.stderr.strip()[:300]}")
+        return dt
+
+    def run_peer():
+        t0 = time.perf_counter()
+        curl = subprocess.Popen(curl_argv, stdout=subprocess.PIPE)
+        jq = subprocess.Popen(jq_argv, stdin=curl.stdout, stdout=subprocess.PIPE, text=True)
+        curl.stdout.close()
+        out = jq.communicate(timeout=30)[0]
+        curl.wait(30)
+        dt = (time.perf_counter() - t0) * 1000
+        if out.strip() != "1250":
+            raise RuntimeError(f"curl | jq printed {out.strip()!r}")
+        return dt
+
+    log(f"print: {PRINT_RUNS} runs each")
+    figure, floor = [], []
+    for i in range(PRINT_RUNS + 2):  # 2 warm-up runs each
+        a, p = run_app(), run_peer()
+        if i >= 2:
+            figure.append(a)
+            floor.append(p)
+    a50, f50 = median(figure), median(floor)
+    ratio = a50 / f50
+    return [row("print", "print balance", f"median {ms(a50)} (p90 {ms(percentile(figure, 90))})",
+                floor=f"curl|jq {ms(f50)} (p90 {ms(percentile(floor, 90))})", ratio=f"{ratio:.2f}×",
+                goal=f"≤ {PRINT_MAX_RATIO:g}× peer", result=verdict(ratio <= PRINT_MAX_RATIO),
+                method=(f"wall time of `reiterate-shop print balance --base-url URL` vs `curl -s -H "
+                        f"'Authorization: Bearer dev-token' URL/api/v1/balance?user_id=qa-alice | jq -r .balance`, "
+                        f"same stand-in, {PRINT_RUNS} each, interleaved"),
+                value=a50, unit="ms", floor_value=f50, ratio_value=ratio, runs=PRINT_RUNS,
+                samples_ms=figure, floor_samples_ms=floor)]
+
+
+# ---------------------------------------------------------------------------------------------------
+# 5. RSS while browsing a 1,000,000-entry history
+
+def bench_rss(ctx):
+    tm, name = ctx.tmux, "whale"
+    with Stub("--whale-history", "1000000") as stub:
+        pid = launch_app(ctx, name, 200, 60, stub.url, user="qa-whale")
+        app_loaded(ctx, name, user_balance="Balance 1,000,000 cheer")
+        open_history(ctx, name, "page 1 of 20,000")
+        start = proc_status(pid)
+        log(f"rss: {WHALE_PAGES} pages of the whale's history")
+        t0 = time.monotonic()
+        for page in range(2, WHALE_PAGES + 2):
+            tm.cmd("send-keys", "-t", name, "n")
+            position = f"page {page:,} of 20,000"
+            tm.wait_for(name, lambda s: position in s and "Loading page" not in s, 15, position)
+            tm.wait_stable(name, quiet=0.03)  # the whole frame, not the first part tmux has read
+            if page % 25 == 0:  # j down every row of this page (which also fetches the next one ahead)
+                tm.cmd("send-keys", "-t", name, "-N", "49", "j")
+                tm.wait_stable(name, quiet=0.15)
+        browse_s = time.monotonic() - t0
+        tm.wait_stable(name, quiet=0.5)
+        end = proc_status(pid)
+        tm.kill_session(name)
+    rss0, rss, hwm = kib(start["VmRSS"]) / 1024, kib(end["VmRSS"]) / 1024, kib(end["VmHWM"]) / 1024
+    return [row("rss", "RSS after 1M-entry history", f"VmRSS {rss:.2f} MiB (VmHWM {hwm:.2f} MiB)",
+                floor=f"page 1: {rss0:.2f} MiB", ratio=f"{rss / rss0:.2f}×", goal=f"VmRSS ≤ {RSS_GOAL_MIB:g} MiB",
+                result=verdict(rss <= RSS_GOAL_MIB),
+                method=(f"reiterate-stub --whale-history 1000000; TUI 200×60 --user qa-whale in tmux: 2, then n "
+                        f"×{WHALE_PAGES} (each until `page N of 20,000` shows, loaded), j ×49 on every 25th page; "
+                        f"/proc/PID/status"),
+                value=rss, unit="MiB", floor_value=rss0, ratio_value=rss / rss0, vmhwm_mib=hwm, pages=WHALE_PAGES,
+                browse_seconds=round(browse_s, 1))]
+
+
+# ---------------------------------------------------------------------------------------------------
+# 6. CPU while waiting (the existing benchmark, and curl as its peer)
+
+def bench_cpu(_ctx):
+    log(f"cpu: {cpu_while_waiting.RUNS} runs each with and without {cpu_while_waiting.LATENCY_MS} ms latency, "
+        f"app and curl")
+    r = cpu_while_waiting.measure()
+    app, curl = r["app"], r["curl"]
+    target = cpu_while_waiting.TARGET_PERCENT
+    ratio = f"{app['percent'] / curl['percent']:.1f}×" if curl["percent"] >= 0.1 else "—"
+    return [row("cpu", "CPU while waiting", f"{app['percent']:.2f}% of a core",
+                floor=f"curl {curl['percent']:.2f}%", ratio=ratio, goal=f"< {target:g}% of a core",
+                result=verdict(app["percent"] < target),
+                method=(f"Tests/bench/cpu_while_waiting.py: print balance with a {cpu_while_waiting.LATENCY_MS} ms "
+                        f"injected latency vs none, ΔCPU / Δwall, medians of {cpu_while_waiting.RUNS}; "
+                        f"peer curl measured the same way"),
+                value=app["percent"], unit="%", floor_value=curl["percent"], app=app, curl=curl)]
+
+
+# ---------------------------------------------------------------------------------------------------
+# 7. idle wake-ups
+
+SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+
+
+def bench_idle(ctx):
+    tm, name = ctx.tmux, "idle"
+    pid = launch_app(ctx, name, 200, 60, ctx.live_stub().url)
+    before_screen = app_loaded(ctx, name)
+    header = before_screen.splitlines()[0] if before_screen else ""
+    if "cached" in header or " ago" in before_screen or any(c in before_screen for c in SPINNER):
+        raise RuntimeError(f"not a settled screen with a live balance:\n{before_screen}")
+    time.sleep(1.0)  # whatever finishes after the last frame (cache writes) finishes
+    before_screen = tm.capture(name)
+    log(f"idle: {IDLE_SECONDS:g} s on the Shop tab")
+    # Per-thread counters, read every 0.25 s (reading /proc wakes nobody): a thread that ends within
+    # the window still shows what it did until shortly before, and counts 1 more for waking to end.
+    first, last = context_switches(pid), {}
+    ticks0, t_end = cpu_ticks(pid), time.monotonic() + IDLE_SECONDS
+    last.update(first)
+    ended = set()
+    while time.monotonic() < t_end:
+        time.sleep(min(0.25, max(0.0, t_end - time.monotonic())))
+        now = context_switches(pid)
+        for tid, n in now.items():
+            first.setdefault(tid, 0)  # born within the window: all of its switches count
+            last[tid] = n
+        ended = set(last) - set(now)
+    ticks1 = cpu_ticks(pid)
+    moved = tm.capture(name) != before_screen
+    tm.kill_session(name)
+    per_thread = {tid: last[tid] - first[tid] + (1 if tid in ended else 0) for tid in last}
+    wakeups = sum(per_thread.values())
+    woke = sum(1 for n in per_thread.values() if n > 0)
+    cpu_ms = (ticks1 - ticks0) * 1000 / os.sysconf("SC_CLK_TCK")
+    ok = wakeups <= IDLE_MAX_WAKEUPS and not moved and ticks1 - ticks0 <= 1
+    return [row("idle", f"idle wake-ups, {IDLE_SECONDS:g} s", f"{wakeups} ({wakeups / IDLE_SECONDS:.1f}/s, "
+                f"{woke} of {len(per_thread)} threads), CPU {cpu_ms:.0f} ms",
+                floor="0 (nothing moves)", goal=f"≤ {IDLE_MAX_WAKEUPS} wake-ups, CPU ≤ 1 tick",
+                result=verdict(ok),
+                method=(f"TUI 200×60 on the Shop tab, all loaded live, screen unchanged: voluntary + nonvoluntary "
+                        f"ctxt switches summed over /proc/PID/task/*/status (read every 0.25 s), utime+stime, "
+                        f"over {IDLE_SECONDS:g} s"),
+                value=wakeups, unit="wake-ups", floor_value=0, seconds=IDLE_SECONDS, cpu_ms=cpu_ms,
+                threads=len(per_thread), threads_woken=woke, screen_changed=moved, threads_ended=len(ended),
+                threads_started=sum(1 for tid in last if first[tid] == 0 and tid != pid),
+                per_thread={str(t): n for t, n in per_thread.items()})]
+
+
+# ---------------------------------------------------------------------------------------------------
+
+FIGURES = [("frame", bench_frame), ("key", bench_key), ("first", bench_first), ("print", bench_print),
+           ("idle", bench_idle), ("rss", bench_rss), ("cpu", bench_cpu)]
+WHAT = {"frame": "frame build + diff", "key": "key to frame", "first": "first frame, cached balance, server down",
+        "print": "print balance", "idle": "idle wake-ups", "rss": "RSS after 1M-entry history",
+        "cpu": "CPU while waiting"}
+
+
+class Context:
+    """What several figures share: the tmux server and one live stand-in (started on first use)."""
+
+    def __init__(self):
+        self.tmux = Tmux()
+        self._stub = None
+
+    def live_stub(self):
+        if self._stub is None:
+            self._stub = Stub()
+        return self._stub
+
+    def close(self):
+        if self._stub is not None:
+            self._stub.stop()
+        self.tmux.close()
+
+
+def table(rows):
+    head = ("what", "figure", "floor/peer", "ratio", "goal", "result", "method")
+    cells = [head] + [(r["what"], r["figure"], r["floor"], r["ratio"], r["goal"], r["result"], r["method"])
+                      for r in rows]
+    widths = [max(len(c[i]) for c in cells) for i in range(len(head) - 1)]
+    lines = []
+    for i, c in enumerate(cells):
+        lines.append("  ".join(v.ljust(w) for v, w in zip(c, widths)) + "  " + c[-1])
+        if i == 0:
+            lines.append("  ".join("-" * w for w in widths) + "  " + "-" * len(head[-1]))
+    return "\n".join(lines)
+
+
+def main():
+    only = {s for s in os.environ.get("BENCH_ONLY", "").split(",") if s}
+    unknown = only - {k for k, _ in FIGURES}
+    if unknown:
+        sys.exit(f"BENCH_ONLY: unknown {', '.join(sorted(unknown))} (known: {', '.join(k for k, _ in FIGURES)})")
+    for exe in ("reiterate-shop", "reiterate-stub"):
+        if not (BIN / exe).exists():
+            sys.exit(f"{BIN / exe} not found; build it first (make bench, or BIN_DIR=…)")
+    started = time.monotonic()
+    rows, forced = [], {}
+    load_before = os.getloadavg()
+    ctx = Context()
+    try:
+        for key, fn in FIGURES:
+            if only and key not in only:
+                continue
+            t0, kills0 = time.monotonic(), ctx.tmux.forced_kills
+            try:
+                new = fn(ctx)
+            except Exception as e:  # one figure failing to measure must not hide the others
+                traceback.print_exc(file=sys.stderr)
+                new = [row(key, WHAT[key], "could not measure", result="ERROR",
+                           method=f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"[:200])]
+            if ctx.tmux.forced_kills > kills0:
+                forced[key] = ctx.tmux.forced_kills - kills0
+                for r in new:
+                    r["detail"]["forced_kills"] = forced[key]
+            rows += new
+            log(f"  {key}: {time.monotonic() - t0:.1f} s")
+    finally:
+        ctx.close()
+        cleanup_scratch()
+    elapsed = time.monotonic() - started
+    load_after = os.getloadavg()
+    failed = [r for r in rows if r["result"] in ("FAIL", "ERROR")]
+    tmux_version = subprocess.run(["tmux", "-V"], capture_output=True, text=True).stdout.strip()
+    print(f"make bench — binaries {BIN}, {os.cpu_count()} cores, {tmux_version}, tmux polled by {ctx.tmux.poll}"
+          f"{f' (+{POLL_GAP * 1000:g} ms gap)' if POLL_GAP else ''}, {elapsed:.0f} s, "
+          f"load average {load_before[0]:.2f} before, {load_after[0]:.2f} after")
+    print(table(rows))
+    print(f"{len(failed)} of {len(rows)} rows miss their goal or could not be measured: "
+          f"{', '.join(r['id'] for r in failed) or 'none'}")
+    if forced:
+        print("note: app processes still running after tmux's SIGHUP, ended with SIGTERM/SIGKILL: "
+              + ", ".join(f"{n} in {k}" for k, n in forced.items()))
+    out = Path(os.environ.get("BENCH_JSON", ".build/bench.json"))
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps({
+        "generated": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "bin_dir": str(BIN), "host": platform.node(), "cores": os.cpu_count(), "tmux": tmux_version,
+        "poll": ctx.tmux.poll, "poll_gap_ms": POLL_GAP * 1000, "seconds": round(elapsed, 1),
+        "loadavg_before": load_before, "loadavg_after": load_after, "forced_kills": forced,
+        "passed": not failed, "rows": rows,
+    }, indent=2, ensure_ascii=False) + "\n")
+    log(f"wrote {out}")
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()
