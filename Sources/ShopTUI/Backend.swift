@@ -17,6 +17,8 @@ public protocol TerminalBackend: AnyObject {
     /// Every input waiting, decoded; never blocks.
     func readInput() -> [TerminalInput]
     func copyToClipboard(_ text: String)
+    /// Whether the terminal is still there (false once it hung up).
+    var isConnected: Bool { get }
 }
 
 /// A terminal in memory: what was drawn, how many cells each frame wrote, what was copied; input is
@@ -57,6 +59,7 @@ public final class TestBackend: TerminalBackend {
     }
 
     public func copyToClipboard(_ text: String) { clipboard.append(text) }
+    public var isConnected: Bool { true }
 
     /// Queues key presses (read by the next `readInput`).
     public func press(_ keys: KeyPress...) { input += keys.map(TerminalInput.key) }

@@ -181,6 +181,12 @@ public final class CursesTerminal: TerminalBackend {
         }
     }
 
+    /// False once the terminal hung up (its settings can no longer be read).
+    public var isConnected: Bool {
+        var settings = termios()
+        return tcgetattr(STDIN_FILENO, &settings) == 0
+    }
+
     /// Puts `text` on the clipboard with OSC 52 (terminals and tmux that allow it), after the frame.
     public func copyToClipboard(_ text: String) {
         let payload = Data(text.utf8).base64EncodedString()

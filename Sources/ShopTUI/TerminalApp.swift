@@ -20,6 +20,7 @@ public final class TerminalApp {
     private let clock: @MainActor () -> Date
     private var tick = 0
     private var renderScheduled = false
+    private var emptyWakeups = 0
     private var sources: [any DispatchSourceProtocol] = []
     private var timer: (any DispatchSourceTimer)?
     private var finished: CheckedContinuation<Int32, Never>?
@@ -55,10 +56,13 @@ public final class TerminalApp {
     /// Runs until `q`, Ctrl-C, SIGTERM or SIGHUP; the terminal is restored on every way out.
     /// Answers the exit status (0, or 128 + the signal).
     public func run(cached: CachedShop? = nil) async -> Int32 {
+        // The signal sources first: a hang-up while the first frame is drawn (a pane closed at once)
+        // must not be lost between SIG_IGN and its source.
         for sig in [SIGINT, SIGTERM, SIGHUP, SIGWINCH] { signal(sig, SIG_IGN) }
+        installSignalSources()
         start(cached: cached)
         store.observeExchanges()
-        installSources()
+        installInputAndTimer()
         resized()  // a resize between initscr and the SIGWINCH source would otherwise be missed
         let status = await withCheckedContinuation { continuation in
             if let exitStatus {
@@ -89,11 +93,7 @@ public final class TerminalApp {
         finished = nil
     }
 
-    private func installSources() {
-        let input = DispatchSource.makeReadSource(fileDescriptor: STDIN_FILENO, queue: .main)
-        input.setEventHandler { @Sendable in MainActor.assumeIsolated { self.pump() } }
-        input.resume()
-        sources.append(input)
+    private func installSignalSources() {
         let signals: [(Int32, Bool)] = [(SIGWINCH, false), (SIGINT, true), (SIGTERM, true), (SIGHUP, true)]
         for (sig, ends) in signals {
             let source = DispatchSource.makeSignalSource(signal: sig, queue: .main)
@@ -105,6 +105,13 @@ public final class TerminalApp {
             source.resume()
             sources.append(source)
         }
+    }
+
+    private func installInputAndTimer() {
+        let input = DispatchSource.makeReadSource(fileDescriptor: STDIN_FILENO, queue: .main)
+        input.setEventHandler { @Sendable in MainActor.assumeIsolated { self.pump() } }
+        input.resume()
+        sources.append(input)
         let timer = DispatchSource.makeTimerSource(queue: .main)
         timer.setEventHandler { @Sendable in MainActor.assumeIsolated { self.timerFired() } }
         timer.resume()
@@ -121,7 +128,12 @@ public final class TerminalApp {
 
     /// Handles every input waiting in the backend.
     public func pump() {
-        for input in backend.readInput() {
+        let inputs = backend.readInput()
+        // Woken with nothing to read, again and again: the terminal may be gone (a closed pane whose
+        // hang-up was missed). Then end as on SIGHUP instead of spinning.
+        emptyWakeups = inputs.isEmpty ? emptyWakeups + 1 : 0
+        if emptyWakeups > 20, !backend.isConnected { return store.send(.signal(SIGHUP)) }
+        for input in inputs {
             switch input {
             case .resize: resized()
             case let .key(key):
