@@ -112,10 +112,6 @@ public final class TerminalApp {
         input.setEventHandler { @Sendable in MainActor.assumeIsolated { self.pump() } }
         input.resume()
         sources.append(input)
-        let timer = DispatchSource.makeTimerSource(queue: .main)
-        timer.setEventHandler { @Sendable in MainActor.assumeIsolated { self.timerFired() } }
-        timer.resume()
-        self.timer = timer
         armTimer()
     }
 
@@ -179,12 +175,15 @@ public final class TerminalApp {
     /// Arms the one-shot timer for what is on screen, or disarms it.
     private func armTimer() {
         nextWake = Self.nextWake(store.state, now: clock())
-        guard let timer else { return }
-        if let wake = nextWake {
-            timer.schedule(deadline: .now() + .nanoseconds(Int(wake / .nanoseconds(1))), repeating: .never)
-        } else {
-            timer.schedule(deadline: .distantFuture, repeating: .never)
-        }
+        // When nothing moves, no timer exists at all (a far-away deadline still woke libdispatch).
+        timer?.cancel()
+        timer = nil
+        guard let wake = nextWake, !sources.isEmpty else { return }
+        let timer = DispatchSource.makeTimerSource(queue: .main)
+        timer.setEventHandler { @Sendable in MainActor.assumeIsolated { self.timerFired() } }
+        timer.schedule(deadline: .now() + .nanoseconds(Int(wake / .nanoseconds(1))), repeating: .never)
+        timer.resume()
+        self.timer = timer
     }
 
     /// 120 ms while a spinner turns; else until the first relative age on screen changes its text; else never.
