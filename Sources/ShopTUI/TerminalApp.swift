@@ -21,6 +21,8 @@ public final class TerminalApp {
     private var tick = 0
     private var renderScheduled = false
     private var emptyWakeups = 0
+    private var pumping = false
+    private var pendingRender = false
     private var sources: [any DispatchSourceProtocol] = []
     private var timer: (any DispatchSourceTimer)?
     private var finished: CheckedContinuation<Int32, Never>?
@@ -124,6 +126,12 @@ public final class TerminalApp {
 
     /// Handles every input waiting in the backend.
     public func pump() {
+        // Keys are answered with a frame in the same turn (no hop through the main queue).
+        pumping = true
+        defer {
+            pumping = false
+            if pendingRender { render() }
+        }
         let inputs = backend.readInput()
         // Woken with nothing to read, again and again: the terminal may be gone (a closed pane whose
         // hang-up was missed). Then end as on SIGHUP instead of spinning.
@@ -195,6 +203,10 @@ public final class TerminalApp {
 
     private func scheduleRender() {
         if scheduling == .immediate { return render() }
+        if pumping {
+            pendingRender = true
+            return
+        }
         guard !renderScheduled else { return }
         renderScheduled = true
         DispatchQueue.main.async { @Sendable in
@@ -207,6 +219,7 @@ public final class TerminalApp {
 
     /// Draws the current state now.
     public func render() {
+        pendingRender = false
         guard exitStatus == nil else { return }
         let (width, height) = backend.size
         let frame = Frame(app: store.state, keymap: keymap, width: width, height: height, now: clock())
