@@ -97,7 +97,8 @@ public enum ISO8601 {
         return era * 146_097 + doe - 719_468
     }
 
-    static func civilFromDays(_ z0: Int) -> (Int, Int, Int) {
+    /// (year, month, day) of a day number (days since 1970-01-01), proleptic Gregorian.
+    public static func civilFromDays(_ z0: Int) -> (Int, Int, Int) {
         let z = z0 + 719_468
         let era = (z >= 0 ? z : z - 146_096) / 146_097
         let doe = z - era * 146_097
