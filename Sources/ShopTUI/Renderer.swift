@@ -41,8 +41,6 @@ public enum Renderer {
     public static let minHeight = 16
     static let spinner = Array("⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏")
 
-    /// Rows a list shows at this height (for PgDn/PgUp).
-    public static func listRows(height: Int) -> Int { ScreenState.listRows(height: height) }
 
     public static func render(_ f: Frame) -> Grid { draw(f).grid }
 
@@ -67,7 +65,10 @@ public enum Renderer {
         StatusBar(hints: f.keymap.hints(for: f.app)).render(&g, Rect(x: 0, y: f.height - 1, width: f.width, height: 1))
         if f.ui.showHelp { help(&g, f) }
         if let action = f.app.action, action.isShown { dialog(&g, f, action) }
-        if f.app.mode != .browse { layout.rows = [] }  // an overlay takes the clicks
+        if f.app.mode != .browse {
+            layout.rows = []  // an overlay takes the clicks
+            layout.detailMaxScroll = nil
+        }
         return (g, layout)
     }
 

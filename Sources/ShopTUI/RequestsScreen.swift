@@ -10,7 +10,7 @@ extension Renderer {
     static func requests(_ g: inout Grid, _ f: Frame, _ area: Rect, _ layout: inout Layout) {
         let requests = f.app.requests
         if f.ui.requestDetailFull {
-            requestDetail(&g, f, area)
+            layout.detailMaxScroll = requestDetail(&g, f, area)
             return
         }
         let listWidth = max(36, area.width / 2)
@@ -32,12 +32,16 @@ extension Renderer {
         } else {
             layout.rows = table.render(&g, list)
         }
-        requestDetail(&g, f, detail)
+        _ = requestDetail(&g, f, detail)
     }
 
-    static func requestDetail(_ g: inout Grid, _ f: Frame, _ detail: Rect) {
+    /// Draws the selected exchange's detail; answers how far it can scroll (nil with nothing selected).
+    static func requestDetail(_ g: inout Grid, _ f: Frame, _ detail: Rect) -> Int? {
         let inner = Panel.inner(detail)
-        guard let e = f.app.requests.selected else { return Panel.draw(&g, detail, title: "Request", style: .muted, lines: []) }
+        guard let e = f.app.requests.selected else {
+            Panel.draw(&g, detail, title: "Request", style: .muted, lines: [])
+            return nil
+        }
         let lines = requestDetailLines(e, f, width: inner.width)
         // Full size, the detail scrolls (the offset is clamped to the last screenful).
         let scroll = f.ui.requestDetailFull ? min(max(0, f.ui.detailScroll), max(0, lines.count - inner.height)) : 0
@@ -46,18 +50,11 @@ extension Renderer {
             footer = f.ui.requestDetailFull ? " \(scroll + 1)–\(min(lines.count, scroll + inner.height)) of \(lines.count) " : " \(f.keys(.toggle, in: .browse)): full size "
         }
         Panel.draw(&g, detail, title: "Request", style: .muted, lines: lines, scroll: scroll, footer: footer)
+        return max(0, lines.count - inner.height)
     }
 
     /// The body area under the header and tabs, above the message and hint lines.
     static func body(_ f: Frame) -> Rect { Rect(x: 0, y: 2, width: f.width, height: f.height - 4) }
-
-    /// How far the full-size request detail can scroll (nil when it is not shown): the front end
-    /// tells the model, so a scroll past the end comes back at once.
-    public static func detailMaxScroll(_ f: Frame) -> Int? {
-        guard f.ui.tab == .requests, f.ui.requestDetailFull, f.app.mode == .browse, let e = f.app.requests.selected else { return nil }
-        let inner = Panel.inner(body(f))
-        return max(0, requestDetailLines(e, f, width: inner.width).count - inner.height)
-    }
 
     static func requestDetailLines(_ e: Exchange, _ f: Frame, width: Int) -> [(String, Style)] {
         var lines: [(String, Style)] = []

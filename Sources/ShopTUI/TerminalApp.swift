@@ -227,7 +227,7 @@ public final class TerminalApp {
         layout = drawn.layout
         backend.draw(drawn.grid)
         // A scroll past the end of the request detail comes back to it (so k scrolls at once after G).
-        if let limit = Renderer.detailMaxScroll(frame), store.state.screen.detailScroll > limit { store.send(.detailMaxScroll(limit)) }
+        if let limit = drawn.layout.detailMaxScroll, store.state.screen.detailScroll > limit { store.send(.detailMaxScroll(limit)) }
         armTimer()
     }
 }

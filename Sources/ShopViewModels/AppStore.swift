@@ -24,8 +24,6 @@ public final class AppStore {
     /// Every effect task, so `settle` can wait for all of them.
     private var running: [UUID: Task<Void, Never>] = [:]
     private var exchangeObserver: Task<Void, Never>?
-    /// Whether the cache has been read (the first frame waits briefly for it).
-    public var cacheRead: Bool { state.cacheRead == nil }
     /// The last 200 effects started (tests check ordering with it); bounded, so memory stays flat.
     public private(set) var effectLog: [Effect] = []
 

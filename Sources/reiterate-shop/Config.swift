@@ -36,12 +36,12 @@ struct Config: AsyncParsableCommand {
             var out = file == nil ? "config file: \(path) (none: built-in defaults)\n"
                 : "config file: \(path) — valid, \(file?.environments.count ?? 0) environment(s)\n"
             let names = ["local"] + (file?.environments.keys.sorted().filter { $0 != "local" } ?? [])
-            let selected = (try? connection.settings())?.environment
+            let selected = (try? connection.settings(config: file))?.environment
             for name in names {
                 var options = connection
                 options.envName = name
                 let s: ResolvedSettings
-                do { s = try options.settings() } catch { throw fail(error) }
+                do { s = try options.settings(config: file) } catch { throw fail(error) }
                 out += "\n[\(name)]\(name == selected ? "  (selected)" : "")\n"
                 out += "  base_url   \(Sanitizer.line(s.baseURL))   (\(s.sources["base_url"] ?? ""))\n"
                 out += "  user       \(Sanitizer.line(s.user))   (\(s.sources["user"] ?? ""))\n"

@@ -30,15 +30,15 @@ struct Interactive: AsyncParsableCommand {
         let keymap: Keymap
         let mouse: Bool
         do {
-            settings = try connection.settings(readOnlyFlag: readOnly)
+            let config = try connection.loadConfig()
+            settings = try connection.settings(config: config, readOnlyFlag: readOnly)
             logger = try connection.makeLogger(label: "reiterate")
             do {
-                let config = try ConfigFile.load(path: ConfigFile.defaultPath(environment: connection.environment))
                 keymap = try KeymapLoader.keymap(config)
-                mouse = !noMouse && config?.mouse != false
             } catch {
                 throw CLIError(message: error.description, exitCode: .config)
             }
+            mouse = !noMouse && config?.mouse != false
         } catch {
             throw fail(error)
         }

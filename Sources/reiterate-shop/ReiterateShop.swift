@@ -53,11 +53,23 @@ struct ConnectionOptions: ParsableArguments {
     /// The config file, then flags > environment variables > config > defaults. A broken file is a
     /// setting error naming its file, line and key (only commands that run load it: `--help` never does).
     func settings(readOnlyFlag: Bool = false) throws -> ResolvedSettings {
-        let env = environment
+        try settings(config: loadConfig(), readOnlyFlag: readOnlyFlag)
+    }
+
+    /// The config file (nil when there is none), read once per command.
+    func loadConfig() throws -> ConfigFile? {
         do {
-            let config = try ConfigFile.load(path: ConfigFile.defaultPath(environment: env))
+            return try ConfigFile.load(path: ConfigFile.defaultPath(environment: environment))
+        } catch {
+            throw CLIError(message: error.description, exitCode: .config)
+        }
+    }
+
+    /// Settings from a config file already read.
+    func settings(config: ConfigFile?, readOnlyFlag: Bool = false) throws -> ResolvedSettings {
+        do {
             return try ResolvedSettings.resolve(
-                flags: .init(env: envName, baseURL: baseURL, user: user, readOnly: readOnlyFlag, timeout: timeout), environment: env, config: config)
+                flags: .init(env: envName, baseURL: baseURL, user: user, readOnly: readOnlyFlag, timeout: timeout), environment: environment, config: config)
         } catch {
             throw CLIError(message: error.description, exitCode: .config)
         }

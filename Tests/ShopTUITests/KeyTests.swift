@@ -308,7 +308,7 @@ struct Loop {
         var l = Loop()
         l.press(.char("3"), .char("j"), .enter, .char("G"))
         let f = frame(l.app, width: 60, height: 16)
-        let limit = try #require(Renderer.detailMaxScroll(f))
+        let limit = try #require(Renderer.draw(f).layout.detailMaxScroll)
         #expect(limit > 1)
         #expect(l.ui.detailScroll > limit)  // G asks for "the end"; the layout says where it is
         l.send(.detailMaxScroll(limit))
