@@ -70,22 +70,22 @@ extension Renderer {
         let table = Table(columns: [.init(title: "DATE", width: dateW), .init(title: "CREATOR", width: creatorW), .init(title: "PRODUCT", width: productW),
                                     .init(title: "AMOUNT", width: amountW, alignRight: true), .init(title: "COMMENTS", width: commentsW, alignRight: true)],
                           count: 0, selected: nil) { _ in [] }
-        table.titles(&g, area)
         let y = area.y + 1
         let rows = area.maxY - y
         let items = history.rows
         if items.isEmpty {
-            let message: String
+            // The entries are laid out below (an entry can take several lines): the table draws the
+            // titles and the message alone.
+            let empty: (String, Bool)
             switch history.current {
-            case let .failed(error, _): message = "Could not load page \(history.page): \(clean(error)) — \(f.keys(.toggle, in: .browse)) retries"
-            case .loaded: message = "No cheers yet."
-            default: message = "Loading page \(Wording.grouped(history.page))… \(spinner[f.tick % spinner.count])"
+            case let .failed(error, _): empty = ("Could not load page \(history.page): \(clean(error)) — \(f.keys(.toggle, in: .browse)) retries", true)
+            case .loaded: empty = ("No cheers yet.", false)
+            default: empty = ("Loading page \(Wording.grouped(history.page))… \(spinner[f.tick % spinner.count])", false)
             }
-            for (i, line) in Columns.wrap(message, to: area.width - 2).prefix(rows).enumerated() {
-                g.put(line, x: 1, y: y + i, style: message.hasPrefix("Could") ? .error : .muted)
-            }
+            table.render(&g, area, empty: empty)
             return
         }
+        table.titles(&g, area)
         var names: [String: String] = [:]
         for pack in f.app.packs.all where names[pack.identifier] == nil { names[pack.identifier] = pack.name }
         let zone = f.timeZone.secondsFromGMT()

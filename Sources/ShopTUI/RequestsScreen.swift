@@ -26,12 +26,7 @@ extension Renderer {
             let statusStyle = (e.status ?? 500) >= 400 || e.failure != nil ? Style(foreground: .danger) : Style(foreground: .good)
             return [("\(e.method) \(clean(e.path))", nil), (status, statusStyle), ("\(Int(e.duration / .milliseconds(1))) ms", nil)]
         }
-        if requests.rows.isEmpty {
-            table.titles(&g, list)
-            g.put("No requests yet.", x: 1, y: list.y + 1, style: .muted)
-        } else {
-            layout.rows = table.render(&g, list)
-        }
+        layout.rows = table.render(&g, list, empty: ("No requests yet.", false))
         _ = requestDetail(&g, f, detail)
     }
 

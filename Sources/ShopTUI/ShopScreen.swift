@@ -22,20 +22,13 @@ extension Renderer {
             return [(clean(pack.name), nil), (clean(pack.creator ?? ""), nil),
                     (Wording.price(cents: pack.priceCents, currency: pack.currency.map(clean)), nil), (pack.cheerTotal.map(Wording.grouped) ?? "", nil)]
         }
-        if packs.visible.isEmpty {
-            table.titles(&g, list)
-            let message: String
-            switch packs.status {
-            case .idle, .loading: message = "Loading Audio Packs… \(spinner[f.tick % spinner.count])"
-            case let .failed(error): message = "Could not load the Audio Packs: \(clean(error))"
-            case .loaded: message = packs.filter.isEmpty ? "No Audio Packs." : "No pack matches “\(clean(packs.filter))”."
-            }
-            for (i, line) in Columns.wrap(message, to: list.width - 2).prefix(list.height - 1).enumerated() {
-                g.put(line, x: 1, y: list.y + 1 + i, style: message.hasPrefix("Could") ? .error : .muted)
-            }
-        } else {
-            layout.rows = table.render(&g, list)
+        let empty: (String, Bool)
+        switch packs.status {
+        case .idle, .loading: empty = ("Loading Audio Packs… \(spinner[f.tick % spinner.count])", false)
+        case let .failed(error): empty = ("Could not load the Audio Packs: \(clean(error))", true)
+        case .loaded: empty = (packs.filter.isEmpty ? "No Audio Packs." : "No pack matches “\(clean(packs.filter))”.", false)
         }
+        layout.rows = table.render(&g, list, empty: empty)
         packDetails(&g, f, details)
     }
 

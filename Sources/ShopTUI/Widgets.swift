@@ -42,11 +42,18 @@ struct Table {
         min(max(0, selected - visible / 2), max(0, count - visible))
     }
 
-    /// Draws the column titles on the area's first line and the rows below; answers where each
-    /// row drawn went (for mouse clicks).
+    /// Draws the column titles on the area's first line and the rows below — or, with no rows,
+    /// `empty` wrapped under the titles (muted, or in the error style when it is an error). Answers
+    /// where each row drawn went (for mouse clicks).
     @discardableResult
-    func render(_ g: inout Grid, _ area: Rect) -> [RowHit] {
+    func render(_ g: inout Grid, _ area: Rect, empty: (text: String, isError: Bool) = ("", false)) -> [RowHit] {
         titles(&g, area)
+        if count == 0 {
+            for (i, line) in Columns.wrap(empty.text, to: area.width - 2).prefix(max(0, area.height - 1)).enumerated() {
+                g.put(line, x: area.x + 1, y: area.y + 1 + i, style: empty.isError ? .error : .muted)
+            }
+            return []
+        }
         let rows = area.height - 1
         guard rows > 0, count > 0 else { return [] }
         let start = Self.offset(selected: selected ?? 0, count: count, visible: rows)
