@@ -24,7 +24,11 @@ public final class AsyncHTTPTransport: HTTPTransport {
         }
     }
 
-    private let client: HTTPClient
+    /// Made on the first request: starting SwiftNIO's event-loop threads costs about 2 ms, which the
+    /// first frame (drawn from the cache before any request) does not wait for.
+    private let lazyClient: Mutex<ClientState> = Mutex(.notYet)
+    private enum ClientState { case notYet, made(HTTPClient), shutDown }
+    private let clientConfiguration: HTTPClient.Configuration
     private let maxResponseBytes: Int
     private let hasCAFile: Bool
 
@@ -44,13 +48,32 @@ public final class AsyncHTTPTransport: HTTPTransport {
             tls.trustRoots = .file(caFile)
             config.tlsConfiguration = tls
         }
-        client = HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: config)
+        clientConfiguration = config
         maxResponseBytes = configuration.maxResponseBytes
         hasCAFile = configuration.caFile != nil
     }
 
+    /// The client, made on first use; nil once the transport is shut down.
+    private func client() -> HTTPClient? {
+        lazyClient.withLock { state in
+            switch state {
+            case .made(let client): return client
+            case .shutDown: return nil
+            case .notYet:
+                let client = HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: clientConfiguration)
+                state = .made(client)
+                return client
+            }
+        }
+    }
+
     public func shutdown() async throws {
-        try await client.shutdown()
+        let made = lazyClient.withLock { state -> HTTPClient? in
+            defer { state = .shutDown }
+            if case .made(let client) = state { return client }
+            return nil
+        }
+        try await made?.shutdown()
     }
 
     static func nanoseconds(_ d: Duration) -> Int64 {
@@ -70,7 +93,7 @@ public final class AsyncHTTPTransport: HTTPTransport {
         return try await withThrowingTaskGroup(of: TransportResponse?.self) { group in
             group.addTask { try await self.exchange(request, head: head) }
             group.addTask {
-                try await Task.sleep(for: request.timeout)
+                try await CancellableSleep.sleep(for: request.timeout)
                 return nil
             }
             defer { group.cancelAll() }
@@ -106,6 +129,7 @@ public final class AsyncHTTPTransport: HTTPTransport {
         if let body = request.body {
             outgoing.body = .bytes(ByteBuffer(bytes: body))
         }
+        guard let client = client() else { throw CancellationError() }  // shut down: the app is ending
         let response = try await client.execute(outgoing, deadline: .now() + .nanoseconds(Self.nanoseconds(request.timeout)))
         let status = Int(response.status.code)
         head.set(Head(status: status, requestID: response.headers.first(name: "X-Request-Id")))

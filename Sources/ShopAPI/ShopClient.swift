@@ -74,7 +74,7 @@ public struct ShopClientConfiguration: Sendable {
 public struct Sleeper: Sendable {
     public let sleep: @Sendable (Duration) async throws -> Void
     public init(_ sleep: @escaping @Sendable (Duration) async throws -> Void) { self.sleep = sleep }
-    public static let live = Sleeper { try await Task.sleep(for: $0) }
+    public static let live = Sleeper { try await CancellableSleep.sleep(for: $0) }
 }
 
 /// Sends any `Endpoint`: builds the request, adds the bearer token, retries safe requests, refreshes an

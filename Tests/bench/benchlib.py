@@ -285,6 +285,23 @@ def app_command(*args):
 
 
 # ---------------------------------------------------------------------------------------------------
+# platform floors: tiny Swift programs (Tests/bench/floor/*.swift) that show what the platform costs
+
+FLOOR_SOURCES = Path(__file__).resolve().parent / "floor"
+
+
+def swift_floor(name):
+    """Path of Tests/bench/floor/NAME.swift built with `swiftc -O` (rebuilt when the source is newer)."""
+    src = FLOOR_SOURCES / f"{name}.swift"
+    out = BIN.parent / "bench-floor" / name
+    if not out.exists() or out.stat().st_mtime < src.stat().st_mtime:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        swiftc = os.environ.get("SWIFTC", "swiftc")
+        subprocess.run([swiftc, "-O", str(src), "-o", str(out)], check=True, stdout=subprocess.DEVNULL)
+    return out
+
+
+# ---------------------------------------------------------------------------------------------------
 # /proc
 
 def proc_status(pid):
