@@ -40,6 +40,9 @@ public struct Style: Sendable, Equatable, Hashable {
     public static let selected = Style(reverse: true)
     public static let muted = Style(foreground: .muted, dim: true)
     public static let error = Style(foreground: .danger, bold: true)
+    /// Text a find matched (on the selected row: underlined, keeping the selection's look).
+    public static let match = Style(foreground: .warning, bold: true, reverse: true)
+    public static let selectedMatch = Style(bold: true, reverse: true, underline: true)
 }
 
 /// What a cell shows, without a heap string: a Unicode scalar inline, or — for a cluster of several
@@ -189,6 +192,15 @@ public struct Grid: Sendable, Equatable {
             if cells[row + x0].width == 0, x0 > 0 { cells[row + x0 - 1] = .blank(cells[row + x0 - 1].style) }
             if cells[row + x1 - 1].width == 2, x1 < width { cells[row + x1] = .blank(cells[row + x1].style) }
             for x in x0..<x1 { cells[row + x] = blank }
+        }
+    }
+
+    /// Changes the style of the cells in `rect`, keeping their text (a find's matches, highlighted).
+    public mutating func restyle(_ rect: Rect, _ change: (Style) -> Style) {
+        let x0 = max(0, rect.x), x1 = min(width, rect.maxX)
+        guard x0 < x1 else { return }
+        for y in max(0, rect.y)..<min(height, rect.maxY) {
+            for x in x0..<x1 { cells[y * width + x].style = change(cells[y * width + x].style) }
         }
     }
 

@@ -60,8 +60,9 @@ final class HistoryLayoutCache: Sendable {
 extension Renderer {
     typealias HistoryLine = (text: String, style: Style, item: Int)
 
-    /// The History tab: one line per entry, and its comments under it when they are open. Only the
-    /// entries around the selection are laid out, so the cost follows the screen, not the rows loaded.
+    /// The History tab: the whole history as one list, one line per entry and its comments under it
+    /// when they are open; a place whose page has not come yet shows as loading. Only the entries
+    /// around the cursor are laid out, so the cost follows the screen, not the history's length.
     static func history(_ g: inout Grid, _ f: Frame, _ area: Rect, _ layout: inout Layout) {
         let history = f.app.history
         let dateW = 16, amountW = 7, commentsW = 8
@@ -72,8 +73,7 @@ extension Renderer {
                           count: 0, selected: nil) { _ in [] }
         let y = area.y + 1
         let rows = area.maxY - y
-        let items = history.rows
-        if items.isEmpty {
+        guard let count = history.count, count > 0 else {
             // The entries are laid out below (an entry can take several lines): the table draws the
             // titles and the message alone.
             let empty: (String, Bool)
@@ -89,22 +89,35 @@ extension Renderer {
         var names: [String: String] = [:]
         for pack in f.app.packs.all where names[pack.identifier] == nil { names[pack.identifier] = pack.name }
         let zone = f.timeZone.secondsFromGMT()
+        let selected = min(max(0, history.cursor), count - 1)
         func lines(_ index: Int) -> [HistoryLine] {
-            let item = items[index]
-            var product = ""
-            if case let .entry(e) = item { product = names[e.product] ?? e.product }
-            let key = HistoryLayoutCache.Key(item: item, width: area.width, expanded: history.isExpanded(item, at: index), product: product, zone: zone)
-            let laid = HistoryLayoutCache.shared.lines(key) {
-                entryLines(item, expanded: key.expanded, product: product, f: f, widths: (dateW, creatorW, productW, amountW, commentsW), area: area)
+            let style: Style
+            let text: String
+            switch history.item(at: index) {
+            case let .item(item):
+                var product = ""
+                if case let .entry(e) = item { product = names[e.product] ?? e.product }
+                let key = HistoryLayoutCache.Key(item: item, width: area.width, expanded: history.isExpanded(item), product: product, zone: zone)
+                let laid = HistoryLayoutCache.shared.lines(key) {
+                    entryLines(item, expanded: key.expanded, product: product, f: f, widths: (dateW, creatorW, productW, amountW, commentsW), area: area)
+                }
+                return laid.map { ($0.text, index == selected && $0.isRow ? .selected : $0.style, index) }
+            case let .loading(page):
+                text = "… entry \(Wording.grouped(index + 1)): loading page \(Wording.grouped(page)) \(spinner[f.tick % spinner.count])"
+                style = .muted
+            case let .failed(page, message):
+                text = "✖ entry \(Wording.grouped(index + 1)): page \(Wording.grouped(page)) did not load: \(clean(message)) — \(f.keys(.toggle, in: .browse)) retries"
+                style = Style(foreground: .danger)
+            case let .missing(page):
+                text = "⚠ entry \(Wording.grouped(index + 1)) is missing: page \(Wording.grouped(page)) came shorter than the totals say"
+                style = Style(foreground: .warning)
             }
-            let selected = index == history.selectedIndex
-            return laid.map { ($0.text, selected && $0.isRow ? .selected : $0.style, index) }
+            return [(text, index == selected ? .selected : style, index)]
         }
-        // The selected row stays near the middle (at the ends, the list's first or last screenful shows).
-        let selected = min(max(0, history.selectedIndex), items.count - 1)
+        // The cursor's row stays near the middle (at the ends, the list's first or last screenful shows).
         var below: [HistoryLine] = []
         var index = selected
-        while index < items.count, below.count < rows {
+        while index < count, below.count < rows {
             below += lines(index)
             index += 1
         }
@@ -116,10 +129,24 @@ extension Renderer {
             index -= 1
         }
         let shown = Array((above.suffix(min(above.count, needAbove)) + below).prefix(rows))
+        let query = history.find?.query ?? ""
         for (i, line) in shown.enumerated() {
             if line.style == .selected { g.fill(Rect(x: 0, y: y + i, width: area.width, height: 1), style: .selected) }
             g.put(line.text, x: 1, y: y + i, maxWidth: area.width - 2, style: line.style)
+            if !query.isEmpty { highlight(query, in: line.text, &g, x: 1, y: y + i, maxWidth: area.width - 2, selected: line.style == .selected) }
             layout.rows.append(RowHit(y: y + i, x: area.x, width: area.width, index: line.item))
+        }
+    }
+
+    /// Marks each place `query` occurs in `text` (drawn at x, y), ignoring case and accents as the find does.
+    static func highlight(_ query: String, in text: String, _ g: inout Grid, x: Int, y: Int, maxWidth: Int, selected: Bool) {
+        var from = text.startIndex
+        while from < text.endIndex, let r = text.range(of: query, options: [.caseInsensitive, .diacriticInsensitive], range: from..<text.endIndex) {
+            let start = x + DisplayWidth.of(String(text[..<r.lowerBound]))
+            let width = min(DisplayWidth.of(String(text[r])), x + maxWidth - start)
+            if width <= 0 { break }
+            g.restyle(Rect(x: start, y: y, width: width, height: 1)) { _ in selected ? .selectedMatch : .match }
+            from = r.upperBound
         }
     }
 

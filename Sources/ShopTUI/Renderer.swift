@@ -172,6 +172,18 @@ public enum Renderer {
 
     static func messageLine(_ g: inout Grid, _ f: Frame) {
         let y = f.height - 2
+        if let prompt = f.ui.prompt {
+            let x = g.put(prompt.kind == .goTo ? "go to: " : "find: ", x: 1, y: y, style: .bold)
+            let hint = prompt.kind == .goTo ? "   an entry (4512), a page (p91) or a date (2026-10-01)" : "   in products, creators and comments"
+            let typed = clean(prompt.text) + "▏"
+            let used = g.put(typed, x: 1 + x, y: y, maxWidth: f.width - 3 - x)
+            if prompt.text.isEmpty { g.put(hint, x: 1 + x + used, y: y, maxWidth: max(0, f.width - 3 - x - used), style: .muted) }
+            return
+        }
+        if f.ui.tab == .history, let progress = searchProgress(f) {
+            g.put(progress, x: 1, y: y, maxWidth: f.width - 2, style: Style(foreground: .accent))
+            return
+        }
         if f.ui.editingFilter || (f.ui.tab == .shop && !f.app.packs.filter.isEmpty) {
             let cursor = f.ui.editingFilter ? "▏" : ""
             let x = g.put("/ ", x: 1, y: y, style: .bold)
@@ -191,6 +203,20 @@ public enum Renderer {
         let room = f.width - 2 - DisplayWidth.of(suffix)
         g.put(Columns.truncate(mark + text, to: max(1, room)) + suffix, x: 1, y: y, maxWidth: f.width - 2,
               style: notice.kind == .error ? .error : Style(foreground: .good))
+    }
+
+    /// `searching “rain” ▕████░░░░▏ page 37 of 500 · 2 matches · Esc stops`, or the date search's step.
+    static func searchProgress(_ f: Frame) -> String? {
+        let spin = spinner[f.tick % spinner.count]
+        if let search = f.app.history.dateSearch {
+            return "going to \(clean(search.day)) \(spin) step \(search.steps) · Esc stops"
+        }
+        guard let find = f.app.history.find, let scan = find.scan else { return nil }
+        let cells = 12
+        let done = min(cells, scan.pagesScanned * cells / max(1, scan.totalPages))
+        let bar = "▕" + String(repeating: "█", count: done) + String(repeating: "░", count: cells - done) + "▏"
+        let matches = "\(Wording.grouped(find.matchCount)) match\(find.matchCount == 1 ? "" : "es")"
+        return "searching “\(clean(find.query))” \(spin) \(bar) page \(Wording.grouped(min(scan.pagesScanned + 1, scan.totalPages))) of \(Wording.grouped(scan.totalPages)) · \(matches) · Esc stops"
     }
 
     static func duration(_ seconds: Int) -> String {

@@ -113,6 +113,8 @@ public enum Action: String, Sendable, Hashable, CaseIterable {
     case pageDown = "page_down", pageUp = "page_up"
     case nextPage = "next_page", previousPage = "previous_page"
     case refresh, spend, buy, filter, sort, toggle
+    case goTo = "go_to", find, nextMatch = "next_match", previousMatch = "previous_match"
+    case runPrompt = "run_prompt", cancelPrompt = "cancel_prompt"
     case copyID = "copy_id"
     case keepFilter = "keep_filter", clearFilter = "clear_filter"
     case deleteChar = "delete_char", nextField = "next_field", submit, confirm, cancel
@@ -188,7 +190,7 @@ public struct Keymap: Sendable, Equatable {
         Binding(.quit, [.char("q")], "quit", hint: "quit"),
         Binding(.interrupt, [.ctrl("c")], "quit from anywhere", modes: all),
         Binding(.help, [.char("?")], "help (this list); again to close", modes: [.browse, .help], hint: "help"),
-        Binding(.back, [.escape], "close the full-size detail, clear the filter, dismiss the message"),
+        Binding(.back, [.escape], "stop a find or go-to, close the detail, clear the filter, dismiss the message"),
         Binding(.back, [.escape, .char("q")], "close this list", modes: [.help], hint: "close"),
         Binding(.nextTab, [.tab], "next tab"),
         Binding(.previousTab, [.backTab], "previous tab"),
@@ -197,12 +199,16 @@ public struct Keymap: Sendable, Equatable {
         Binding(.requests, [.char("3")], "Requests tab"),
         Binding(.down, [.char("j"), .down], "move down (full-size detail: scroll)", hint: "move", hintWith: [.up]),
         Binding(.up, [.char("k"), .up], "move up (full-size detail: scroll)"),
-        Binding(.first, [.char("g"), .home], "first row"),
-        Binding(.last, [.char("G"), .end], "last row"),
-        Binding(.pageDown, [.pageDown], "a screenful down", tabs: [.shop, .requests]),
-        Binding(.pageUp, [.pageUp], "a screenful up", tabs: [.shop, .requests]),
-        Binding(.nextPage, [.char("n"), .pageDown], "next page", tabs: [.history], hint: "page", hintWith: [.previousPage]),
-        Binding(.previousPage, [.char("p"), .pageUp], "previous page", tabs: [.history]),
+        Binding(.first, [.char("g"), .home], "first row (History: the newest entry of all)"),
+        Binding(.last, [.char("G"), .end], "last row (History: the oldest entry, one request)"),
+        Binding(.pageDown, [.pageDown], "a screenful down"),
+        Binding(.pageUp, [.pageUp], "a screenful up"),
+        Binding(.nextPage, [.char("]")], "next page of the history", tabs: [.history], hint: "page", hintWith: [.previousPage]),
+        Binding(.previousPage, [.char("[")], "start of this page, then the page before", tabs: [.history]),
+        Binding(.goTo, [.char(":")], "go to an entry (4512), a page (p91) or a date (2026-10-01)", tabs: [.history], hint: "go to"),
+        Binding(.find, [.char("/")], "find text in products, creators and comments", tabs: [.history], hint: "find"),
+        Binding(.nextMatch, [.char("n")], "next match", tabs: [.history], hint: "match", hintWith: [.previousMatch]),
+        Binding(.previousMatch, [.char("N")], "previous match", tabs: [.history]),
         Binding(.toggle, [.enter], "show / hide the comments; retry a page that failed", tabs: [.history], hint: "comments"),
         Binding(.toggle, [.enter], "details full size (j/k scroll) or beside the list", tabs: [.requests]),
         Binding(.filter, [.char("/")], "filter the packs", tabs: [.shop], hint: "filter"),
@@ -216,7 +222,10 @@ public struct Keymap: Sendable, Equatable {
         Binding(.clearFilter, [.escape], "clear the filter", modes: [.filter], hint: "clear"),
         Binding(.down, [.down], "move down", modes: [.filter]),
         Binding(.up, [.up], "move up", modes: [.filter]),
-        Binding(.deleteChar, [.backspace, .delete], "delete the last character", modes: [.filter, .form]),
+        Binding(.deleteChar, [.backspace, .delete], "delete the last character", modes: [.filter, .form, .prompt]),
+        // The go-to and find prompt.
+        Binding(.runPrompt, [.enter], "go / find", modes: [.prompt], hint: "go"),
+        Binding(.cancelPrompt, [.escape], "cancel", modes: [.prompt], hint: "cancel"),
         // The spend and buy dialog.
         Binding(.submit, [.enter], "check the form and ask to confirm", modes: [.form], hint: "continue"),
         Binding(.nextField, [.tab, .backTab, .down, .up], "the other field", modes: [.form], hint: "next field"),
@@ -232,7 +241,7 @@ public struct Keymap: Sendable, Equatable {
         if let binding = bindings.first(where: { $0.keys.contains(key) && $0.isEnabled(in: state) }) {
             return .action(binding.action)
         }
-        if [.filter, .form].contains(state.mode), case let .char(c) = key, !c.isNewline {
+        if [.filter, .form, .prompt].contains(state.mode), case let .char(c) = key, !c.isNewline {
             return .text(c)
         }
         return nil

@@ -20,6 +20,8 @@ public enum Mode: String, Sendable, Hashable, CaseIterable {
     case filter
     /// The `?` overlay.
     case help
+    /// Typing into the go-to (`:`) or find (`/`) prompt.
+    case prompt
     /// The spend or buy form.
     case form
     /// "Spend 50 cheer …?"
@@ -42,6 +44,10 @@ public struct ScreenState: Equatable, Sendable {
     public var requestDetailFull = false
     /// First line of the full-size request detail shown.
     public var detailScroll = 0
+    /// The go-to or find prompt being typed.
+    public var prompt: PromptState?
+    /// The zone dates are shown in, and a go-to date means.
+    public var timeZone: TimeZone = .current
     public var width = 80
     public var height = 24
     /// Animation step of the spinner (moves only while something loads; see `.tick`).
@@ -92,6 +98,7 @@ extension ShopUpdate {
                 state.screen.showHelp = false
                 return []
             case .back where state.mode == .browse:
+                if let stopped = stopSearches(&state) { return stopped }
                 if state.screen.tab == .requests, state.screen.requestDetailFull {
                     state.screen.requestDetailFull = false
                 } else if state.screen.tab == .shop, !state.packs.filter.isEmpty {
@@ -105,6 +112,34 @@ extension ShopUpdate {
             }
         default:
             return nil
+        }
+    }
+}
+
+/// The one-line prompt of `:` (go to) and `/` (find) on the History tab.
+public struct PromptState: Equatable, Sendable {
+    public enum Kind: Equatable, Sendable { case goTo, find }
+    public var kind: Kind
+    public var text: String
+
+    public init(kind: Kind, text: String = "") {
+        self.kind = kind
+        self.text = text
+    }
+}
+
+extension ShopUpdate {
+    static func promptAction(_ action: Action, _ state: inout AppState) -> [Effect] {
+        switch action {
+        case .runPrompt: return runPrompt(&state)
+        case .cancelPrompt:
+            state.screen.prompt = nil
+            return []
+        case .deleteChar:
+            if !(state.screen.prompt?.text.isEmpty ?? true) { state.screen.prompt?.text.removeLast() }
+            return []
+        default:
+            return []
         }
     }
 }

@@ -93,6 +93,7 @@ public struct AppState: Equatable, Sendable {
         }
         if screen.showHelp { return .help }
         if screen.editingFilter { return .filter }
+        if screen.prompt != nil { return .prompt }
         return .browse
     }
 
@@ -118,6 +119,7 @@ public struct AppState: Equatable, Sendable {
     public var isBusy: Bool {
         if balance.isLoading || packs.isLoading || isWriting { return true }
         if case .loading = history.current { return true }
+        if history.find?.scan != nil || history.dateSearch != nil { return true }
         return false
     }
 }

@@ -107,8 +107,7 @@ public enum ShopUpdate {
             case .shop: state.packs.selectedIndex = clamp(index, count: state.packs.visible.count)
             case .requests: state.requests.selectedIndex = clamp(index, count: state.requests.rows.count)
             case .history:
-                state.history.selectedIndex = clamp(index, count: state.history.rows.count)
-                return prefetchIfNearEnd(&state)
+                return moveCursor(to: index, &state)
             }
             return []
         case .resize, .tick, .signal:
@@ -123,6 +122,7 @@ public enum ShopUpdate {
             case .form, .confirm, .sending, .outcome: return dialogAction(action, &state)
             case .filter: return filterAction(action, &state)
             case .help: return []
+            case .prompt: return promptAction(action, &state)
             case .browse:
                 if action == .refresh { return refresh(&state) }
                 if action == .spend || action == .buy { return beginAction(action, &state) }
@@ -143,6 +143,9 @@ public enum ShopUpdate {
             return []
         case .form:
             editField(&state) { $0.append(c) }
+            return []
+        case .prompt:
+            state.screen.prompt?.text.append(c)
             return []
         default:
             return []

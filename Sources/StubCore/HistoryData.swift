@@ -70,9 +70,16 @@ public enum SeedData {
         var date = newest
         return (0..<aliceHistoryCount).map { i in
             defer { date -= Int64(rng.int(in: 7_200...432_000)) }
-            return entry(rng: &rng, id: "h-alice-\(String(aliceHistoryCount - i))", date: date, packs: packs)
+            var made = entry(rng: &rng, id: "h-alice-\(String(aliceHistoryCount - i))", date: date, packs: packs)
+            if i == findableIndex { made.comments = (made.comments ?? []) + [CheerComment(signature: "Ingrid", body: findableComment)] }
+            return made
         }
     }
+
+    /// A comment only one entry of Alice's history has, on her page 3 (of 50 a page): what a find
+    /// looks for in the end-to-end tests.
+    public static let findableIndex = 120
+    public static let findableComment = "The ferryman's whistle at 4:10 is my alarm now."
 
     /// Entry `index` (0 = newest) of a generated history; entry `i` lies in the 15-minute slot `i`
     /// before `newest`, so the list is newest first whatever its length.

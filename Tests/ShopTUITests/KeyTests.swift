@@ -97,17 +97,37 @@ struct Loop {
     @Test func historyPagingAndComments() {
         var l = Loop()
         l.press(.char("2"), .enter)
-        #expect(l.app.history.expanded == ["h-230"])
+        #expect(l.app.history.expanded == ["id:h-230"])
         l.press(.enter)
         #expect(l.app.history.expanded.isEmpty)
-        l.press(.char("n"))
+        l.press(.char("]"))
         #expect(l.app.history.page == 2 && l.effects.contains { if case .fetchHistory(_, _, 2, _) = $0 { return true } else { return false } })
-        l.press(.char("p"))
+        l.press(.char("["))
         #expect(l.app.history.page == 1)
         l.press(.pageDown)
-        #expect(l.app.history.page == 2)
+        #expect(l.app.history.cursor == l.ui.pageSize)
         l.press(.pageUp, .char("j"), .char("j"))
-        #expect(l.app.history.page == 1 && l.app.history.selectedIndex == 2)
+        #expect(l.app.history.page == 1 && l.app.history.cursor == 2)
+        // n and p no longer page: n is the next match (nothing found yet: it says so).
+        l.press(.char("n"))
+        #expect(l.app.history.cursor == 2 && l.app.notice?.text == "Nothing to find yet: / and some text first")
+    }
+
+    @Test func goToAndFindPromptsTakeTextAndEscCancels() {
+        var l = Loop()
+        l.press(.char("2"), .char(":"))
+        #expect(l.app.mode == .prompt && l.ui.prompt?.kind == .goTo)
+        l.type("q1")  // q is text here, not quit
+        l.press(.backspace)
+        #expect(l.ui.prompt?.text == "q" && l.commands.isEmpty)
+        l.press(.escape)
+        #expect(l.ui.prompt == nil && l.app.mode == .browse)
+        l.press(.char("/"))
+        #expect(l.ui.prompt?.kind == .find)
+        l.type("rain")
+        l.press(.enter)
+        #expect(l.ui.prompt == nil && l.app.history.find?.query == "rain" && l.app.history.find?.scan != nil)
+        #expect(l.effects.contains { if case .fetchHistory(_, _, 1, 200) = $0 { return true } else { return false } })
     }
 
     @Test func helpOpensAndEscCloses() {
@@ -202,7 +222,7 @@ struct Loop {
         history.screen.tab = .history
         let keymap = Keymap.standard
         #expect(keymap.hints(for: shop).contains("/ filter") && !keymap.hints(for: history).contains("/ filter"))
-        #expect(keymap.hints(for: history).contains("n/p page"))
+        #expect(keymap.hints(for: history).contains("]/[ page") && keymap.hints(for: history).contains("/ find"))
         shop.screen.width = 120
         shop.screen.height = 40
         let bar = Renderer.render(Frame(app: shop, now: now, timeZone: utc)).row(39)

@@ -41,7 +41,7 @@ actor FixtureShop: ShopService {
         backend.press(.char("2"))
         app.pump()
         await store.settle()
-        #expect(backend.text.contains("page 1 of 2,000 · 100,000 cheers"))
+        #expect(backend.text.contains("entry 1 of 100,000 · page 1 of 2,000"))
         backend.press(.enter)
         app.pump()
         #expect(backend.text.contains("↳ tomás: I have been listening"))

@@ -46,6 +46,33 @@ import TerminalText
         both("history", l.app)
     }
 
+    @Test func historyGoToPrompt() {
+        var l = Loop()
+        l.press(.char("2"), .char(":"))
+        both("history-goto-empty", l.app)
+        l.type("2026-10-01")
+        both("history-goto", l.app)
+    }
+
+    @Test func historyFindInProgressHighlightsMatches() {
+        var l = Loop()
+        l.press(.char("2"), .char("/"))
+        l.type("ocean")
+        l.press(.enter)
+        guard let token = l.effects.compactMap({ effect -> Token? in
+            if case let .fetchHistory(token, _, 1, 200) = effect { return token } else { return nil }
+        }).last else {
+            Issue.record("no scan request")
+            return
+        }
+        // The first scan page (the fixture's entries as the first of 500 pages of 200) has come.
+        let fixture = historyFixture()
+        let scanPage = CheerHistoryPage(items: fixture.items, page: 1, perPage: 200, totalPages: 500, totalCount: fixture.totalCount)
+        l.send(.historyLoaded(token, page: 1, .success(scanPage), at: now))
+        #expect(l.app.history.find?.scan?.page == 2 && (l.app.history.find?.matchCount ?? 0) > 0)
+        both("history-find", l.app)
+    }
+
     @Test func requestsWithDetail() {
         var l = Loop()
         l.press(.char("3"), .char("j"))

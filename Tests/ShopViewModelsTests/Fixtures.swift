@@ -40,7 +40,8 @@ func http(_ status: Int, _ code: String, _ message: String = "m") -> ShopAPIErro
 /// (keys resolved to actions, typed text), run through the one update function.
 enum Step {
     case start, startBalance, refresh
-    case historyNextPage, historyPreviousPage
+    case historyNextPage, historyPreviousPage, historyFirst, historyLast
+    case goTo(String), find(String), nextMatch, previousMatch, escape
     case moveHistorySelection(Int), selectHistoryRow(index: Int), toggleComments, retryHistoryPage
     case movePackSelection(Int), selectPack(index: Int), setPackFilter(String), setPackSort(PackSort)
     case selectRequest(index: Int)
@@ -53,6 +54,8 @@ enum Step {
 struct Driver {
     var state: AppState
     var effects: [Effect] = []
+    /// History requests `serveHistory` has answered.
+    var answeredHistory = Set<Token>()
 
     init(_ context: ShopContext = alice, capacity: Int = 8) {
         state = AppState(context: context, historyCapacity: capacity)
@@ -68,6 +71,13 @@ struct Driver {
         case .refresh: out = apply(.action(.refresh))
         case .historyNextPage: out = run(tab(.history) + [.action(.nextPage)])
         case .historyPreviousPage: out = run(tab(.history) + [.action(.previousPage)])
+        case .historyFirst: out = run(tab(.history) + [.action(.first)])
+        case .historyLast: out = run(tab(.history) + [.action(.last)])
+        case let .goTo(text): out = run(tab(.history) + [.action(.goTo)] + text.map { .text($0) } + [.action(.runPrompt)])
+        case let .find(text): out = run(tab(.history) + [.action(.find)] + text.map { .text($0) } + [.action(.runPrompt)])
+        case .nextMatch: out = run(tab(.history) + [.action(.nextMatch)])
+        case .previousMatch: out = run(tab(.history) + [.action(.previousMatch)])
+        case .escape: out = apply(.action(.back))
         case let .moveHistorySelection(n): out = run(tab(.history) + Array(repeating: .action(n < 0 ? .up : .down), count: abs(n)))
         case let .selectHistoryRow(index): out = run(tab(.history) + [.action(.first)] + Array(repeating: .action(.down), count: index))
         case .toggleComments, .retryHistoryPage: out = run(tab(.history) + [.action(.toggle)])
@@ -145,7 +155,26 @@ struct Driver {
 
     mutating func loadPage(_ page: Int, total: Int = 230) {
         guard let token = requestID(forPage: page) else { return }
+        answeredHistory.insert(token)
         apply(.historyLoaded(token, page: page, .success(historyPage(page, total: total)), at: t0))
+    }
+
+    /// Answers every history request out (and those the answers ask for) from `source`, as a server
+    /// would, until none is left; answers how many it answered. `limit` stops a runaway loop.
+    @discardableResult
+    mutating func serveHistory(_ source: (Int, Int) -> CheerHistoryPage, limit: Int = 10_000) -> Int {
+        var served = 0
+        while served < limit {
+            let cancelled = Set(effects.compactMap { if case let .cancel(t) = $0 { return t } else { return nil } })
+            guard let next = effects.first(where: {
+                if case let .fetchHistory(t, _, _, _) = $0 { return !answeredHistory.contains(t) && !cancelled.contains(t) }
+                return false
+            }), case let .fetchHistory(token, _, page, perPage) = next else { break }
+            answeredHistory.insert(token)
+            served += 1
+            apply(.historyLoaded(token, page: page, .success(source(page, perPage)), at: t0))
+        }
+        return served
     }
 }
 

@@ -25,8 +25,8 @@ func loadedHistory(width: Int, height: Int) -> AppState {
     if case let .loading(token, _)? = state.history.pages[1] { _ = ShopUpdate.update(&state, .historyLoaded(token, page: 1, .success(page), at: now)) }
     _ = ShopUpdate.update(&state, .resize(width: width, height: height))
     _ = ShopUpdate.update(&state, .action(ProcessInfo.processInfo.environment["TAB"] == "requests" ? .requests : .history))
-    for (index, item) in state.history.rows.enumerated() { state.history.expanded.insert(state.history.key(of: item, at: index)) }
-    state.history.selectedIndex = rows / 2
+    for item in state.history.rows { state.history.expanded.insert(HistoryState.key(of: item)) }
+    state.history.cursor = rows / 2
     return state
 }
 

@@ -111,9 +111,9 @@ def test_launch_history_paging_comments_help_and_quit(stub, tui):
     assert "LOCAL" in screen and "qa-alice" in screen and "Balance 1,250 cheer" in screen
     assert t.info("#{alternate_on}") == "1"
     t.keys("2")
-    t.wait_for("page 1 of 5 · 230 cheers")
-    t.keys("n")
-    t.wait_for("page 2 of 5 · 230 cheers")
+    t.wait_for("entry 1 of 230 · page 1 of 5")
+    t.keys("]")
+    t.wait_for("entry 51 of 230 · page 2 of 5")
     t.wait_for("2026-07-19 12:27")  # the first entry of page 2 (UTC), once it has loaded
     t.keys("Enter")
     t.wait_for("↳ ")
@@ -291,3 +291,152 @@ def test_error_lines_on_screen_are_plain_words(stub, tui):
         assert not banned.search(screen), screen
         assert ("(request id rq-" in line) == head, line
         assert "Balance 1,250 cheer · cached" in screen.splitlines()[0]  # the balance survives every fault
+
+
+# ---------------------------------------------------------------------------------------------------
+# The whole history as one list (issue 11), against the stand-in with a 1,000,000-entry whale.
+
+def history_requests(stub):
+    """The cheer_history requests in the stand-in's log, as (page, per_page) pairs, in order."""
+    out = []
+    for m in re.finditer(r"GET /api/v1/cheer_history\?\S*?page=(\d+)&per_page=(\d+) ", stub.log()):
+        out.append((int(m.group(1)), int(m.group(2))))
+    return out
+
+
+def settled_requests(stub, quiet=0.4, timeout=10.0):
+    """The history requests once no new one has come for `quiet` seconds."""
+    deadline = time.monotonic() + timeout
+    seen = history_requests(stub)
+    last_change = time.monotonic()
+    while time.monotonic() < deadline:
+        time.sleep(0.05)
+        now = history_requests(stub)
+        if now != seen:
+            seen, last_change = now, time.monotonic()
+        elif time.monotonic() - last_change >= quiet:
+            return seen
+    return seen
+
+
+def selected_row(t):
+    """The screen line drawn in reverse video (the cursor's entry): its index and its text."""
+    styled = tmux("capture-pane", "-p", "-e", "-t", t.name).stdout.splitlines()
+    plain = t.screen().splitlines()
+    for i, line in enumerate(styled[3:-2], start=3):
+        if line.startswith("\x1b[7m") and i < len(plain):
+            return i, plain[i]
+    return None, None
+
+
+def entry_at(stub, user, index):
+    """Entry `index` (0 = newest) of a user's history, straight from the stand-in."""
+    r = stub.get(f"/api/v1/cheer_history?user_id={user}&page={index + 1}&per_page=1")
+    assert r.status_code == 200, r.text
+    return r.json()["history"][0]
+
+
+@pytest.fixture(scope="module")
+def whale_stub():
+    from conftest import Stub
+    s = Stub("--whale-history", "1000000")
+    yield s
+    s.stop()
+
+
+def test_G_reaches_the_last_of_a_million_entries_with_one_request(whale_stub, tui):
+    t = tui(whale_stub.url, args=("--user", "qa-whale"))
+    t.keys("2")
+    t.wait_for("entry 1 of 1,000,000 · page 1 of 20,000")
+    before = settled_requests(whale_stub)
+    t.keys("G")
+    t.wait_for("entry 1,000,000 of 1,000,000 · page 20,000 of 20,000")
+    after = settled_requests(whale_stub)
+    assert after[len(before):] == [(20_000, 50)], after[len(before):]
+    oldest = entry_at(whale_stub, "qa-whale", 999_999)
+    _, row = selected_row(t)
+    assert row is not None and oldest["date"][:10] in row
+
+
+def test_go_to_a_page_and_a_date(whale_stub, tui):
+    t = tui(whale_stub.url, args=("--user", "qa-whale"))
+    t.keys("2")
+    t.wait_for("entry 1 of 1,000,000")
+    t.keys(":")
+    t.wait_for("go to: ")
+    t.keys("p1234", "Enter")
+    t.wait_for("entry 61,651 of 1,000,000 · page 1,234 of 20,000")
+    before = settled_requests(whale_stub)
+    t.keys(":", "2026-10-01", "Enter")
+    screen = t.wait_for("Went to 2026-10-01")
+    steps = settled_requests(whale_stub)[len(before):]
+    assert 0 < len(steps) <= 25, steps
+    m = re.search(r"entry ([\d,]+) of 1,000,000", screen)
+    assert m, screen
+    n = int(m.group(1).replace(",", ""))
+    # The newest entry on or before the day: entry n is on or before it, entry n - 1 after it.
+    assert entry_at(whale_stub, "qa-whale", n - 1)["date"] < "2026-10-02"
+    assert entry_at(whale_stub, "qa-whale", n - 2)["date"] >= "2026-10-02"
+    _, row = selected_row(t)
+    assert row is not None and row.split()[0] == entry_at(whale_stub, "qa-whale", n - 1)["date"][:10]
+
+
+def test_find_reaches_a_comment_only_on_page_3(stub, tui):
+    text = "ferryman's whistle"
+    # What the stand-in holds: the text is on one entry, on page 3.
+    pages = [stub.get(f"/api/v1/cheer_history?user_id=qa-alice&page={p}&per_page=50").json()["history"] for p in range(1, 6)]
+    holders = [(p + 1, i) for p, page in enumerate(pages) for i, e in enumerate(page)
+               if any(text.lower() in (c.get("body") or "").lower() for c in e.get("comments") or [])]
+    assert [p for p, _ in holders] == [3], holders
+    t = tui(stub.url)
+    t.keys("2")
+    t.wait_for("entry 1 of 230")
+    t.keys("/")
+    t.wait_for("find: ")
+    t.keys("FERRYMAN", "Enter")  # case does not matter
+    screen = t.wait_for("1 match · n/N")
+    index = 100 + holders[0][1]
+    assert f"entry {index + 1} of 230 · page 3 of 5" in screen
+    t.keys("Enter")  # its comments, with the text highlighted
+    t.wait_for("ferryman")
+    styled = tmux("capture-pane", "-p", "-e", "-t", t.name).stdout
+    assert re.search(r"\x1b\[[0-9;]*m(?i:ferryman)", styled), styled
+
+
+def test_j_held_across_a_page_boundary_moves_on_without_a_jump(stub, tui):
+    t = tui(stub.url)
+    t.keys("2")
+    t.wait_for("entry 1 of 230")
+    t.keys(":", "40", "Enter")
+    t.wait_for("entry 40 of 230 · page 1 of 5")
+    y0, _ = selected_row(t)
+    t.keys(*(["j"] * 20))  # a held key: twenty presses in one burst
+    screen = t.wait_for("entry 60 of 230 · page 2 of 5")
+    y1, row = selected_row(t)
+    assert y0 is not None and y1 == y0, (y0, y1, screen)  # the cursor row stays put; the list scrolls
+    assert "loading" not in screen  # page 2 was fetched ahead
+    dates = [line.split()[0] + " " + line.split()[1] for line in screen.splitlines()[3:-2] if re.match(r" \d{4}-\d\d-\d\d ", line)]
+    assert dates == sorted(dates, reverse=True) and len(set(dates)) == len(dates), dates
+
+
+def test_a_spend_from_another_process_leaves_no_duplicate(start_stub, tui):
+    s = start_stub("--quiet")
+    t = tui(s.url)
+    t.keys("2")
+    t.wait_for("entry 1 of 230")
+    t.keys(":", "20", "Enter")
+    t.wait_for("entry 20 of 230")
+    # Another process cheers: one entry more at the top, every page boundary moves by one.
+    r = s.post("/api/v1/spend_cheer", json={"amount": 5, "product": "com.reiterate.pack.rain", "comment": "from elsewhere"})
+    assert r.status_code == 200, r.text
+    t.keys(":", "49", "Enter")  # page 2 comes on screen, read after the spend; page 1 was read before
+    screen = t.wait_for("of 231")
+    screen = t.wait_for("1 new entry · g to see it")
+    time.sleep(0.5)
+    screen = t.screen()
+    rows = [line for line in screen.splitlines()[3:-2] if re.match(r" \d{4}-\d\d-\d\d ", line)]
+    assert len(rows) > 20 and len(set(rows)) == len(rows), screen
+    assert "entry 50 of 231" in screen  # the cursor stayed on its entry, now one further down
+    t.keys("g")
+    t.wait_for("entry 1 of 231")
+    assert "Rain on a Tin Roof" in t.screen().splitlines()[3]
