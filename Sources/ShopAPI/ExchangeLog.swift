@@ -101,9 +101,15 @@ public enum Redactor {
     static let secretHeaders: Set<String> = ["authorization", "proxy-authorization", "cookie", "set-cookie", "x-api-key"]
 
     static func isSecretName(_ name: String) -> Bool {
-        let n = name.lowercased()
-        return ["token", "secret", "password", "api_key", "apikey"].contains { n.contains($0) }
+        // Bytes, not Foundation's string search: this runs for every key of every body (a history
+        // page of 200 entries has thousands), where NSString's search cost more than decoding.
+        let n = Array(name.lowercased().utf8)
+        return secretWords.contains { word in
+            n.count >= word.count && (0...(n.count - word.count)).contains { i in n[i..<(i + word.count)].elementsEqual(word) }
+        }
     }
+
+    static let secretWords: [[UInt8]] = ["token", "secret", "password", "api_key", "apikey"].map { Array($0.utf8) }
 
     public static func headers(_ headers: HTTPFields) -> HTTPFields {
         var out = HTTPFields()
@@ -130,10 +136,11 @@ public enum Redactor {
     /// Works on invalid or cut JSON too: it scans tokens rather than parsing.
     public static func bodyPreview(_ body: [UInt8]) -> String? {
         guard !body.isEmpty else { return nil }
-        let redacted = jsonSecrets(body)
-        let cut = redacted.count > previewLimit ? Array(redacted.prefix(previewLimit)) : redacted
-        var text = String(decoding: cut, as: UTF8.self)
-        if redacted.count > previewLimit { text += "\n… (\(redacted.count - previewLimit) more bytes)" }
+        // Only what is shown is redacted. A secret cut by the limit is still replaced: an unterminated
+        // string after a secret key is replaced to its end.
+        let shown = body.count > previewLimit ? Array(body.prefix(previewLimit)) : body
+        var text = String(decoding: jsonSecrets(shown), as: UTF8.self)
+        if body.count > previewLimit { text += "\n… (\(body.count - previewLimit) more bytes)" }
         return text
     }
 

@@ -283,8 +283,12 @@ extension CheerHistoryPage: Codable {
         var entry: Lossy<CheerHistoryEntry>
         var keptUnreadable: UnreadableEntry?
 
+        private enum MarkKey: String, CodingKey { case unreadable }
+
         init(from decoder: any Decoder) throws {
-            if let row = try? UnreadableRow(from: decoder), row.unreadable {
+            // Only our own cache writes the mark; a server's row is not decoded twice for it.
+            if let marked = try? decoder.container(keyedBy: MarkKey.self), marked.contains(.unreadable),
+               let row = try? UnreadableRow(from: decoder), row.unreadable {
                 keptUnreadable = UnreadableEntry(index: row.index, id: row.id, reason: row.reason)
             }
             entry = try Lossy<CheerHistoryEntry>(from: decoder)

@@ -24,12 +24,24 @@ struct Print: AsyncParsableCommand {
     @Argument(help: "What to print: balance, packs or history.") var what: What
     @Option(help: "History page (1-based).") var page = 1
     @Option(name: .customLong("per-page"), help: "History entries per page (1–200).") var perPage = 50
+    @Flag(help: "History: every page, streamed newest first (in pages of 200); with --json, one JSON object a line.") var all = false
+    @Option(help: "With --all: entries on or after this day (YYYY-MM-DD, local time); stops at the first older one.") var since: String?
+    @Option(help: "With --all: entries on or before this day (YYYY-MM-DD, local time).") var until: String?
+    @Option(help: "With --all: entries whose product, creator or comments hold this text (case and accents ignored).") var find: String?
     @Flag(help: "Print the decoded data as JSON (snake_case keys).") var json = false
     @OptionGroup var connection: ConnectionOptions
 
     func validate() throws {
         guard page >= 1 else { throw ValidationError("--page must be 1 or more") }
         guard (1...CheerHistory.maxPerPage).contains(perPage) else { throw ValidationError("--per-page must be 1–200") }
+        if all || since != nil || until != nil || find != nil {
+            guard what == .history else { throw ValidationError("--all, --since, --until and --find are for `print history`") }
+            guard all else { throw ValidationError("--since, --until and --find go with --all") }
+        }
+        for (name, value) in [("--since", since), ("--until", until)] {
+            if let value, HistoryStream.dayStart(value) == nil { throw ValidationError("\(name) takes a day as YYYY-MM-DD, not “\(value)”") }
+        }
+        if let find, find.trimmingCharacters(in: .whitespaces).isEmpty { throw ValidationError("--find needs some text") }
     }
 
     func run() async throws {
@@ -51,6 +63,12 @@ struct Print: AsyncParsableCommand {
                 case .packs:
                     let list = try await client.send(AudioPacks())
                     return json ? try Output.json(list) : Output.packs(list)
+                case .history where all:
+                    var stream = HistoryStream(user: user, json: json, find: find,
+                                               since: since.flatMap(HistoryStream.dayStart),
+                                               until: until.flatMap(HistoryStream.dayStart).flatMap(HistoryStream.nextDay))
+                    try await stream.run(client)
+                    return ""
                 case .history:
                     let history = try await client.send(CheerHistory(user: user, page: page, perPage: perPage))
                     return json ? try Output.json(history) : Output.history(history, user: user)
@@ -61,7 +79,123 @@ struct Print: AsyncParsableCommand {
         } catch {
             throw fail(error, tokenVariable: settings.tokenEnv)
         }
-        Terminal.out(output)
+        if !output.isEmpty { Terminal.out(output) }
+    }
+}
+
+/// `print history --all`: every page, newest first, each written as it comes (so `| head` stops it
+/// after one page), in the contract's largest pages; `--since` stops at the first older entry.
+struct HistoryStream {
+    let user: String
+    let json: Bool
+    let find: String?
+    /// Entries at or after this instant (the start of the --since day).
+    let since: Date?
+    /// Entries before this instant (the start of the day after --until).
+    let until: Date?
+    var printed = 0
+    var progressShown = false
+    /// The date of the last entry read: the history must go back in time.
+    var previous: Date?
+    var orderWarned = false
+    /// One formatter for every row (making one per row cost more than the row).
+    let dates: DateFormatter = {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = .current
+        formatter.dateFormat = "yyyy-MM-dd HH:mm"
+        return formatter
+    }()
+
+    init(user: String, json: Bool, find: String?, since: Date?, until: Date?) {
+        self.user = user
+        self.json = json
+        self.find = find
+        self.since = since
+        self.until = until
+    }
+
+    static func dayStart(_ text: String) -> Date? {
+        guard case let .day(y, m, d)? = GoToTarget(text) else { return nil }
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = .current
+        guard let start = calendar.date(from: DateComponents(year: y, month: m, day: d)),
+              calendar.component(.day, from: start) == d else { return nil }
+        return start
+    }
+
+    static func nextDay(_ start: Date) -> Date? {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = .current
+        return calendar.date(byAdding: .day, value: 1, to: start)
+    }
+
+    mutating func run(_ client: ShopClient) async throws {
+        let showProgress = isatty(STDERR_FILENO) == 1
+        if !json { Terminal.out(Self.header) }
+        var page = 1
+        defer { if progressShown { Terminal.err("\r\u{1B}[K") } }
+        while true {
+            let answer = try await client.send(CheerHistory(user: user, page: page, perPage: CheerHistory.maxPerPage))
+            var out = ""
+            var stop = false
+            for item in answer.items {
+                switch item {
+                case let .entry(e):
+                    if let previous, e.date > previous, !orderWarned {
+                        orderWarned = true
+                        Terminal.err("\(progressShown ? "\r\u{1B}[K" : "")warning: the server's history is not newest first (page \(page) has an entry newer than the one before it)\(since == nil ? "" : "; --since may stop too early")\n")
+                    }
+                    previous = e.date
+                    if let until, e.date >= until { continue }
+                    if let since, e.date < since {
+                        stop = true
+                        break
+                    }
+                    if let find, !FindState.matches(item, find) { continue }
+                    out += try line(item)
+                case .unreadable:
+                    if find == nil { out += try line(item) }
+                }
+                if stop { break }
+            }
+            if !out.isEmpty { Terminal.out(out) }
+            if showProgress {
+                progressShown = true
+                Terminal.err("\r\u{1B}[Kpage \(Wording.grouped(page)) of \(Wording.grouped(max(1, answer.totalPages))) · \(Wording.grouped(printed)) printed")
+            }
+            if stop || answer.items.isEmpty || page >= answer.totalPages { break }
+            page += 1
+        }
+        if !json { Terminal.out("\(Wording.grouped(printed)) cheer\(printed == 1 ? "" : "s") · \(Sanitizer.line(user))\n") }
+    }
+
+    static let widths = [16, 24, 40, 8, 8]
+    static var header: String { row(["DATE", "CREATOR", "PRODUCT", "AMOUNT", "COMMENTS"]) }
+
+    static func row(_ cells: [String]) -> String {
+        zip(cells, widths).enumerated().map { i, pair in
+            Columns.fit(pair.0, to: pair.1, alignRight: i >= 3)
+        }.joined(separator: "  ") + "\n"
+    }
+
+    mutating func line(_ item: HistoryItem) throws -> String {
+        printed += 1
+        switch item {
+        case let .entry(e):
+            if json { return try Output.jsonLine(e) }
+            return Self.row([dates.string(from: e.date), Sanitizer.line(e.creator), Sanitizer.line(e.product), Wording.grouped(e.amount),
+                             e.comments.map { String($0.count) } ?? "—"])
+        case let .unreadable(u):
+            if json { return try Output.jsonLine(UnreadableLine(unreadable: true, id: u.id, reason: u.reason)) }
+            return "⚠ unreadable entry\(u.id.map { " \(Sanitizer.line($0))" } ?? ""): \(Sanitizer.line(u.reason))\n"
+        }
+    }
+
+    struct UnreadableLine: Encodable {
+        var unreadable: Bool
+        var id: String?
+        var reason: String
     }
 }
 
@@ -183,10 +317,15 @@ enum Output {
         return formatter.string(from: date)
     }
 
+    /// One line of JSON (JSON Lines), escaped as `json`.
+    static func jsonLine<T: Encodable>(_ value: T) throws -> String {
+        try json(value, pretty: false)
+    }
+
     /// Pretty JSON with snake_case keys; invisible and control characters escaped so none reach stdout raw.
-    static func json<T: Encodable>(_ value: T) throws -> String {
+    static func json<T: Encodable>(_ value: T, pretty: Bool = true) throws -> String {
         let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        encoder.outputFormatting = pretty ? [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes] : [.sortedKeys, .withoutEscapingSlashes]
         let text = String(decoding: try encoder.encode(value), as: UTF8.self)
         var out = ""
         for scalar in text.unicodeScalars {

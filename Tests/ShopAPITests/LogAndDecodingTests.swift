@@ -88,6 +88,15 @@ import Testing
         let big = Array(repeating: UInt8(ascii: "a"), count: Redactor.previewLimit + 10)
         #expect(Redactor.bodyPreview(big)?.hasSuffix("… (10 more bytes)") == true)
     }
+
+    @Test func aSecretCutByThePreviewLimitDoesNotLeak() {
+        // The limit falls inside the token's value: what is shown of it is replaced too.
+        let pad = String(repeating: "p", count: Redactor.previewLimit - 40)
+        let body = Array(#"{"pad":"\#(pad)","refresh_token":"SECRETSECRETSECRETSECRETSECRETSECRET"}"#.utf8)
+        let preview = Redactor.bodyPreview(body) ?? ""
+        #expect(!preview.contains("SECRET") && preview.contains(#""refresh_token":"<redacted>""#) && preview.contains("more bytes"))
+        #expect(Redactor.isSecretName("X-Refresh-TOKEN") && Redactor.isSecretName("apiKey") && !Redactor.isSecretName("tok") && !Redactor.isSecretName(""))
+    }
 }
 
 @Suite struct DecodingTests {

@@ -7,6 +7,7 @@ Rows (one table on stdout, the same rows as JSON in .build/bench.json):
   first   first frame with the cached balance, server down, vs `printf`          goal ≤ 2× the floor
   print   `reiterate-shop print balance` vs `curl | jq`                           goal ≤ 1.25× (today ~1.0×)
   rss     RSS after browsing a 1,000,000-entry history                          goal ≤ 40 MiB (VmRSS kB / 1024)
+  history G, [ ×3, g, a date, a 5 s find over the 1M history: RSS and requests   goal RSS ≤ first page + 10 MiB
   cpu     CPU while a request waits (cpu_while_waiting.py), peer curl            goal < 5% of a core
   idle    wake-ups of the idle TUI over 10 s, beside a 5-line Swift program's    goal ≤ the floor + 3
 
@@ -40,6 +41,7 @@ import json
 import os
 import platform
 import random
+import re
 import shlex
 import subprocess
 import sys
@@ -171,7 +173,7 @@ def app_loaded(ctx, name, user_balance=BALANCE):
 def open_history(ctx, name, position):
     tm = ctx.tmux
     tm.cmd("send-keys", "-t", name, "2")
-    tm.wait_for(name, lambda s: position in s and "Loading page" not in s, 15, position)
+    tm.wait_for(name, lambda s: position in s and "loading" not in s.lower(), 15, position)
     return tm.wait_stable(name, quiet=0.1)
 
 
@@ -423,9 +425,9 @@ def bench_rss(ctx):
         log(f"rss: {WHALE_PAGES} pages of the whale's history")
         t0 = time.monotonic()
         for page in range(2, WHALE_PAGES + 2):
-            tm.cmd("send-keys", "-t", name, "n")
+            tm.cmd("send-keys", "-t", name, "]")
             position = f"page {page:,} of 20,000"
-            tm.wait_for(name, lambda s: position in s and "Loading page" not in s, 15, position)
+            tm.wait_for(name, lambda s: position in s and "loading" not in s.lower(), 15, position)
             tm.wait_stable(name, quiet=0.03)  # the whole frame, not the first part tmux has read
             if page % 25 == 0:  # j down every row of this page (which also fetches the next one ahead)
                 tm.cmd("send-keys", "-t", name, "-N", "49", "j")
@@ -438,11 +440,84 @@ def bench_rss(ctx):
     return [row("rss", "RSS after 1M-entry history", f"VmRSS {rss:.2f} MiB (VmHWM {hwm:.2f} MiB)",
                 floor=f"page 1: {rss0:.2f} MiB", ratio=f"{rss / rss0:.2f}×", goal=f"VmRSS ≤ {RSS_GOAL_MIB:g} MiB",
                 result=verdict(rss <= RSS_GOAL_MIB),
-                method=(f"reiterate-stub --whale-history 1000000; TUI 200×60 --user qa-whale in tmux: 2, then n "
+                method=(f"reiterate-stub --whale-history 1000000; TUI 200×60 --user qa-whale in tmux: 2, then ] "
                         f"×{WHALE_PAGES} (each until `page N of 20,000` shows, loaded), j ×49 on every 25th page; "
                         f"/proc/PID/status"),
                 value=rss, unit="MiB", floor_value=rss0, ratio_value=rss / rss0, vmhwm_mib=hwm, pages=WHALE_PAGES,
                 browse_seconds=round(browse_s, 1))]
+
+
+# ---------------------------------------------------------------------------------------------------
+# 5b. browsing the whole history (issue 11): RSS and the requests each move makes
+
+HISTORY_RSS_GROWTH_MIB = 10.0
+DATE_STEPS_MAX = 25
+FIND_SECONDS = float(os.environ.get("FIND_SECONDS", "5"))
+
+
+def history_pages(stub, start=0):
+    """(page, per_page) of each cheer_history request the stand-in logged, from line `start` on."""
+    out = []
+    for line in stub.requests()[start:]:
+        m = re.search(r"GET /api/v1/cheer_history\?\S*?page=(\d+)&per_page=(\d+) ", line)
+        if m:
+            out.append((int(m.group(1)), int(m.group(2))))
+    return out
+
+
+def bench_history(ctx):
+    tm, name = ctx.tmux, "browse"
+    with Stub("--whale-history", "1000000", log=True) as stub:
+        pid = launch_app(ctx, name, 200, 60, stub.url, user="qa-whale")
+        app_loaded(ctx, name, user_balance="Balance 1,000,000 cheer")
+        open_history(ctx, name, "entry 1 of 1,000,000")
+        tm.wait_stable(name, quiet=0.3)
+        rss0 = kib(proc_status(pid)["VmRSS"]) / 1024
+        steps = []
+
+        def step(label, keys, until):
+            n0 = len(stub.requests())
+            for k in keys:
+                tm.cmd("send-keys", "-t", name, k)
+            tm.wait_for(name, lambda s: until(s) and "loading" not in s.lower(), 60, label)
+            tm.wait_stable(name, quiet=0.3)
+            steps.append((label, history_pages(stub, n0)))
+
+        step("G", ["G"], lambda s: "entry 1,000,000 of 1,000,000" in s)
+        for target in ("entry 999,951 of", "page 19,999 of", "page 19,998 of"):
+            step("[", ["["], lambda s, t=target: t in s)
+        step("g", ["g"], lambda s: "entry 1 of 1,000,000" in s)
+        step(":2026-10-01", [":", "2026-10-01", "Enter"], lambda s: "Went to 2026-10-01" in s)
+        n0 = len(stub.requests())
+        log(f"history: a find that runs {FIND_SECONDS:g} s")
+        for k in ("/", "no such text anywhere", "Enter"):
+            tm.cmd("send-keys", "-t", name, k)
+        time.sleep(FIND_SECONDS)
+        tm.cmd("send-keys", "-t", name, "Escape")
+        tm.wait_for(name, lambda s: "Stopped" in s, 10, "the find stopped")
+        tm.wait_stable(name, quiet=0.3)
+        steps.append((f"find {FIND_SECONDS:g} s", history_pages(stub, n0)))
+        rss1 = kib(proc_status(pid)["VmRSS"]) / 1024
+        hwm = kib(proc_status(pid)["VmHWM"]) / 1024
+        tm.kill_session(name)
+    counts = {label: len(pages) for label, pages in steps}
+    g_pages = [p for p, _ in steps[0][1]]
+    date_requests = counts[":2026-10-01"]
+    find_pages = steps[-1][1]
+    ok = (rss1 - rss0 <= HISTORY_RSS_GROWTH_MIB and 20_000 in g_pages and len(g_pages) <= 2
+          and date_requests <= DATE_STEPS_MAX and all(pp == 200 for _, pp in find_pages))
+    parts = " · ".join(f"{label} {n}" for label, n in
+                       [(label, len(pages)) for label, pages in steps])
+    return [row("history", "browsing a 1M-entry history", f"RSS +{rss1 - rss0:.2f} MiB ({rss0:.2f} → {rss1:.2f}, VmHWM {hwm:.2f}); "
+                f"requests: {parts}",
+                floor=f"first page: {rss0:.2f} MiB", ratio=f"+{rss1 - rss0:.2f} MiB",
+                goal=f"RSS ≤ first page + {HISTORY_RSS_GROWTH_MIB:g} MiB; G ≤ 2 pages (those on screen); date ≤ {DATE_STEPS_MAX}",
+                result=verdict(ok),
+                method=("reiterate-stub --whale-history 1000000 (its request log read back); TUI 200×60 --user qa-whale: 2, "
+                        f"G, [ ×3, g, `:2026-10-01`, then `/` a text nowhere for {FIND_SECONDS:g} s and Esc; each move until "
+                        "its screen shows, loaded and still; VmRSS from /proc/PID/status"),
+                value=rss1 - rss0, unit="MiB", floor_value=rss0, rss_mib=rss1, vmhwm_mib=hwm,
+                requests={label: pages for label, pages in steps})]
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -539,9 +614,10 @@ def bench_idle(ctx):
 # ---------------------------------------------------------------------------------------------------
 
 FIGURES = [("frame", bench_frame), ("key", bench_key), ("first", bench_first), ("print", bench_print),
-           ("idle", bench_idle), ("rss", bench_rss), ("cpu", bench_cpu)]
+           ("idle", bench_idle), ("rss", bench_rss), ("history", bench_history), ("cpu", bench_cpu)]
 WHAT = {"frame": "frame build + diff", "key": "key to frame", "first": "first frame, cached balance, server down",
         "print": "print balance", "idle": "idle wake-ups", "rss": "RSS after 1M-entry history",
+        "history": "browsing a 1M-entry history",
         "cpu": "CPU while waiting"}
 
 

@@ -53,11 +53,14 @@ def percentile(xs, p):
 # the stand-in
 
 class Stub:
-    """`reiterate-stub --port 0 --quiet [args]`; `url` once it listens."""
+    """`reiterate-stub --port 0 --quiet [args]`; `url` once it listens. With `log=True` the stand-in
+    logs each request (stderr, one line each) to a file: `requests()` reads them back."""
 
-    def __init__(self, *args):
-        self.proc = subprocess.Popen([str(BIN / "reiterate-stub"), "--port", "0", "--quiet", *args],
-                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    def __init__(self, *args, log=False):
+        self.log_path = SCRATCH / f"stub-{os.getpid()}-{time.monotonic_ns()}.log" if log else None
+        self.proc = subprocess.Popen([str(BIN / "reiterate-stub"), "--port", "0", *([] if log else ["--quiet"]), *args],
+                                     stdout=subprocess.PIPE, text=True,
+                                     stderr=open(self.log_path, "w") if self.log_path else subprocess.DEVNULL)
         if not select.select([self.proc.stdout], [], [], 30)[0]:
             self.stop()
             raise RuntimeError("reiterate-stub did not start within 30 s")
@@ -66,6 +69,10 @@ class Stub:
             self.stop()
             raise RuntimeError(f"reiterate-stub: unexpected first line {line!r}")
         self.url = line.split()[-1]
+
+    def requests(self):
+        """The request lines logged so far (`GET /path?query STATUS …`)."""
+        return self.log_path.read_text(errors="replace").splitlines() if self.log_path else []
 
     def stop(self):
         if self.proc.poll() is None:

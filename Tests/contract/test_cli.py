@@ -283,3 +283,88 @@ def test_a_reader_that_goes_away_ends_print_quietly(stub):
     p.stdout.close()  # like `| head -c 10`
     stderr = p.stderr.read().decode()
     assert p.wait(20) == 141 and "Fatal error" not in stderr and stderr == ""
+
+
+# ---------------------------------------------------------------------------------------------------
+# `print history --all` (issue 11): every page, streamed
+
+def all_entries(stub, user="qa-alice"):
+    """The user's whole history straight from the stand-in (pages of 200)."""
+    out, page = [], 1
+    while True:
+        body = stub.get(f"/api/v1/cheer_history?user_id={user}&page={page}&per_page=200").json()
+        out += body["history"]
+        if page >= body["total_pages"]:
+            return out
+        page += 1
+
+
+def test_print_history_all_as_a_table_and_as_json_lines(start_stub):
+    s = start_stub("--quiet")
+    expected = all_entries(s)
+    r = shop("print", "history", "--all", "--base-url", s.url, env={"TZ": "UTC"})
+    assert r.returncode == 0 and r.stderr == "", r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[0].split() == ["DATE", "CREATOR", "PRODUCT", "AMOUNT", "COMMENTS"]
+    assert len(lines) == len(expected) + 2 and lines[-1] == f"{len(expected)} cheers · qa-alice"
+    assert [line[:16] for line in lines[1:-1]] == [e["date"][:10] + " " + e["date"][11:16] for e in expected]
+    assert not [line for line in lines if unsafe_characters(line)]
+    r = shop("print", "history", "--all", "--json", "--base-url", s.url)
+    assert r.returncode == 0, r.stderr
+    rows = [json.loads(line) for line in r.stdout.splitlines()]
+    assert [row["id"] for row in rows] == [e["id"] for e in expected] and len({row["id"] for row in rows}) == len(rows)
+
+
+def test_print_history_since_stops_early_until_and_find_filter(start_stub):
+    s = start_stub()  # logging its requests
+    expected = all_entries(s)
+    before = s.log().count("GET /api/v1/cheer_history")
+    r = shop("print", "history", "--all", "--json", "--since", "2026-11-01", "--until", "2026-11-15", "--base-url", s.url, env={"TZ": "UTC"})
+    assert r.returncode == 0, r.stderr
+    got = [json.loads(line)["id"] for line in r.stdout.splitlines()]
+    assert got and got == [e["id"] for e in expected if "2026-11-01" <= e["date"][:10] <= "2026-11-15"]
+    # Newest first: the first page already reaches back before the 1st, so it was the only request.
+    assert s.log().count("GET /api/v1/cheer_history") - before == 1
+    r = shop("print", "history", "--all", "--find", "FERRYMAN", "--base-url", s.url)
+    assert r.returncode == 0 and r.stdout.splitlines()[-1] == "1 cheer · qa-alice", r.stdout
+    r = shop("print", "history", "--since", "2026-11-01", "--base-url", s.url)
+    assert r.returncode == 64 and "--since, --until and --find go with --all" in r.stderr
+    r = shop("print", "history", "--all", "--until", "yesterday", "--base-url", s.url)
+    assert r.returncode == 64 and "--until takes a day as YYYY-MM-DD" in r.stderr
+
+
+def test_print_history_all_piped_into_head_stops_at_once(start_stub):
+    s = start_stub("--quiet", "--whale-history", "1000000")
+    e = {k: v for k, v in os.environ.items() if not k.startswith("REITERATE_")}
+    e.update(REITERATE_TOKEN="dev-token", XDG_CACHE_HOME=tempfile.mkdtemp(dir=_CACHE_ROOT))
+    cmd = f"{SHOP_BIN} print history --all --user qa-whale --base-url {s.url} | head -3; echo \"status=${{PIPESTATUS[0]}}\" >&2"
+    r = subprocess.run(["bash", "-c", cmd], capture_output=True, text=True, env=e, timeout=20)
+    assert len(r.stdout.splitlines()) == 3
+    # The app ends quietly when head has gone (as `yes | head` does: SIGPIPE's status, no message).
+    assert r.stderr.strip() == "status=141", r.stderr
+
+
+def test_print_history_all_shows_progress_on_a_terminal_stderr(start_stub):
+    import pty
+    s = start_stub("--quiet")
+    leader, follower = pty.openpty()
+    e = {k: v for k, v in os.environ.items() if not k.startswith("REITERATE_")}
+    e.update(REITERATE_TOKEN="dev-token", XDG_CACHE_HOME=tempfile.mkdtemp(dir=_CACHE_ROOT))
+    p = subprocess.run([str(SHOP_BIN), "print", "history", "--all", "--base-url", s.url],
+                       stdout=subprocess.PIPE, stderr=follower, env=e, timeout=30)
+    os.close(follower)
+    seen = b""
+    while True:
+        try:
+            chunk = os.read(leader, 4096)
+        except OSError:
+            break
+        if not chunk:
+            break
+        seen += chunk
+    os.close(leader)
+    assert p.returncode == 0
+    text = seen.decode()
+    assert "page 2 of 2 · 230 printed" in text and text.endswith("\r\x1b[K")
+    # stdout (a pipe) has the rows only.
+    assert b"printed" not in p.stdout

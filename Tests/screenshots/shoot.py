@@ -160,10 +160,10 @@ def render(ansi, out_path, title):
 
 
 class Scene:
-    def __init__(self, url, cache_dir, name):
+    def __init__(self, url, cache_dir, name, user="qa-alice"):
         self.name = name
         env = f"REITERATE_TOKEN=dev-token TZ=UTC TERM=xterm-256color LANG=C.UTF-8"
-        cmd = f"env {env} {shlex.quote(SHOP)} --base-url {url} --cache-dir {shlex.quote(str(cache_dir))}"
+        cmd = f"env {env} {shlex.quote(SHOP)} --base-url {url} --user {user} --cache-dir {shlex.quote(str(cache_dir))}"
         tmux("new-session", "-d", "-s", name, "-x", str(WIDTH), "-y", str(HEIGHT), cmd)
         tmux("resize-window", "-t", name, "-x", str(WIDTH), "-y", str(HEIGHT))
 
@@ -209,7 +209,7 @@ def main():
         s.keys("j", "j")
         s.shoot(out, "shop.png", "reiterate-shop — Shop (qa-alice, local stand-in)")
         s.keys("2")
-        s.wait("page 1 of 5")
+        s.wait("entry 1 of 230")
         s.keys("Enter")
         s.shoot(out, "history-comments.png", "reiterate-shop — History with comments")
         s.keys("3", "j")
@@ -232,6 +232,25 @@ def main():
         o.shoot(out, "offline-cached.png", "reiterate-shop — offline: the cached balance")
         o.keys("q")
         o.close()
+        # The whole history of a 1,000,000-entry whale: the go-to prompt, then a find in progress.
+        whale, whale_url = start_stub("--whale-history", "1000000")
+        try:
+            w = Scene(whale_url, work / "cache-whale", "whale", user="qa-whale")
+            w.wait("Balance 1,000,000 cheer")
+            w.keys("2")
+            w.wait("entry 1 of 1,000,000")
+            w.keys(":", *"2026-10-01", settle=0.3)
+            w.shoot(out, "history-goto.png", "reiterate-shop — History: go to a date (:)")
+            w.keys("Enter")
+            w.wait("Went to 2026-10-01")
+            w.keys("/", *"hutong", settle=0.2)
+            w.keys("Enter", settle=1.0)
+            w.wait("searching")
+            w.shoot(out, "history-find.png", "reiterate-shop — History: a find in progress (/), matches highlighted")
+            w.keys("Escape", "q")
+            w.close()
+        finally:
+            whale.terminate()
     finally:
         if stub.poll() is None:
             stub.terminate()
