@@ -44,7 +44,8 @@ public final class TestBackend: TerminalBackend {
     public var size: (width: Int, height: Int) { (width, height) }
     public func start() { started = true }
     public func stop() { started = false }
-    public func resize() { screen = nil }
+    /// Forgets the frame shown when the size changed (as the curses backend does).
+    public func resize() { if screen?.width != width || screen?.height != height { screen = nil } }
 
     public func draw(_ grid: Grid) {
         let runs = grid.diff(from: screen)

@@ -60,11 +60,16 @@ public final class CursesTerminal: TerminalBackend {
 
     public var size: (width: Int, height: Int) { (Int(shim_cols()), Int(shim_lines())) }
 
-    /// Takes the new size from the tty after SIGWINCH, and forgets the previous frame.
+    /// Takes the new size from the tty after SIGWINCH, and forgets the previous frame — only when the
+    /// size did change. `resizeterm` queues a KEY_RESIZE for the application; answering that one with
+    /// another `resizeterm` queued the next, so every key used to come after a resize and a repaint
+    /// of the whole screen into curses.
     public func resize() {
         var ws = winsize()
         let ok = withUnsafeMutablePointer(to: &ws) { ioctl(STDOUT_FILENO, UInt(TIOCGWINSZ), $0) } == 0
-        if ok, ws.ws_row > 0, ws.ws_col > 0 { resizeterm(Int32(ws.ws_row), Int32(ws.ws_col)) }
+        guard ok, ws.ws_row > 0, ws.ws_col > 0 else { return }
+        guard Int32(ws.ws_row) != shim_lines() || Int32(ws.ws_col) != shim_cols() else { return }
+        resizeterm(Int32(ws.ws_row), Int32(ws.ws_col))
         previous = nil
         erase()
     }

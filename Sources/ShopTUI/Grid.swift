@@ -195,6 +195,20 @@ public struct Grid: Sendable, Equatable {
         }
     }
 
+    /// Copies cells laid out before (by `put` into a one-row grid) to (x, y), clipped to the grid;
+    /// `style` replaces theirs (a selected row). The cells must not start or end inside a wide character.
+    public mutating func copy(_ row: [Cell], x: Int, y: Int, style: Style? = nil) {
+        guard y >= 0, y < height, x >= 0, x < width else { return }
+        var n = min(row.count, width - x)
+        if n < row.count, n > 0, row[n].width == 0 { n -= 1 }  // never leave half a wide character
+        let base = y * width + x
+        for i in 0..<n {
+            var cell = row[i]
+            if let style { cell.style = style }
+            cells[base + i] = cell
+        }
+    }
+
     /// Changes the style of the cells in `rect`, keeping their text (a find's matches, highlighted).
     public mutating func restyle(_ rect: Rect, _ change: (Style) -> Style) {
         let x0 = max(0, rect.x), x1 = min(width, rect.maxX)

@@ -42,6 +42,17 @@ final class HistoryLayoutCache: Sendable {
         var text: String
         var style: Style
         var isRow: Bool
+        /// The text as cells, measured once: a frame copies them instead of putting the text again.
+        var cells: [Cell] = []
+
+        /// The line with its cells laid out `width` columns wide.
+        func measured(width: Int) -> Line {
+            var row = Grid(width: max(0, width), height: 1)
+            let used = row.put(text, x: 0, y: 0, maxWidth: width, style: style)
+            var line = self
+            line.cells = Array(row.cells.prefix(used))
+            return line
+        }
     }
 
     private let table = Mutex<[Key: [Line]]>([:])
@@ -58,7 +69,7 @@ final class HistoryLayoutCache: Sendable {
 }
 
 extension Renderer {
-    typealias HistoryLine = (text: String, style: Style, item: Int)
+    typealias HistoryLine = (text: String, style: Style, item: Int, cells: [Cell]?)
 
     /// The History tab: the whole history as one list, one line per entry and its comments under it
     /// when they are open; a place whose page has not come yet shows as loading. Only the entries
@@ -100,8 +111,9 @@ extension Renderer {
                 let key = HistoryLayoutCache.Key(item: item, width: area.width, expanded: history.isExpanded(item), product: product, zone: zone)
                 let laid = HistoryLayoutCache.shared.lines(key) {
                     entryLines(item, expanded: key.expanded, product: product, f: f, widths: (dateW, creatorW, productW, amountW, commentsW), area: area)
+                        .map { $0.measured(width: area.width - 2) }
                 }
-                return laid.map { ($0.text, index == selected && $0.isRow ? .selected : $0.style, index) }
+                return laid.map { ($0.text, index == selected && $0.isRow ? .selected : $0.style, index, $0.cells) }
             case let .loading(page):
                 text = "… entry \(Wording.grouped(index + 1)): loading page \(Wording.grouped(page)) \(spinner[f.tick % spinner.count])"
                 style = .muted
@@ -112,7 +124,7 @@ extension Renderer {
                 text = "⚠ entry \(Wording.grouped(index + 1)) is missing: page \(Wording.grouped(page)) came shorter than the totals say"
                 style = Style(foreground: .warning)
             }
-            return [(text, index == selected ? .selected : style, index)]
+            return [(text, index == selected ? .selected : style, index, nil)]
         }
         // The cursor's row stays near the middle (at the ends, the list's first or last screenful shows).
         var below: [HistoryLine] = []
@@ -132,7 +144,11 @@ extension Renderer {
         let query = history.find?.query ?? ""
         for (i, line) in shown.enumerated() {
             if line.style == .selected { g.fill(Rect(x: 0, y: y + i, width: area.width, height: 1), style: .selected) }
-            g.put(line.text, x: 1, y: y + i, maxWidth: area.width - 2, style: line.style)
+            if let cells = line.cells {
+                g.copy(cells, x: 1, y: y + i, style: line.style == .selected ? .selected : nil)
+            } else {
+                g.put(line.text, x: 1, y: y + i, maxWidth: area.width - 2, style: line.style)
+            }
             if !query.isEmpty { highlight(query, in: line.text, &g, x: 1, y: y + i, maxWidth: area.width - 2, selected: line.style == .selected) }
             layout.rows.append(RowHit(y: y + i, x: area.x, width: area.width, index: line.item))
         }

@@ -118,8 +118,11 @@ public final class TerminalApp {
     }
 
     private func resized() {
+        let before = backend.size
         backend.resize()
         let (width, height) = backend.size
+        // Told of a resize that changed nothing (a KEY_RESIZE curses queued itself): no new frame.
+        guard (width, height) != before || (width, height) != (store.state.screen.width, store.state.screen.height) else { return }
         store.send(.resize(width: width, height: height))
         render()
     }

@@ -70,6 +70,25 @@ actor FixtureShop: ShopService {
         app.stop()
     }
 
+    @Test func aResizeThatChangesNothingDrawsNoFrame() async {
+        // curses queues a KEY_RESIZE of its own after every resizeterm; answering each with a new
+        // frame (and a forgotten previous one) once made every key repaint the whole screen.
+        let (app, backend, store) = launch(width: 120, height: 40)
+        await store.settle()
+        let frames = backend.frames
+        backend.setSize(width: 120, height: 40)
+        app.pump()
+        #expect(backend.frames == frames)
+        backend.press(.char("j"))
+        app.pump()
+        #expect(backend.frames == frames + 1 && (backend.cellsWritten.last ?? 0) < 120 * 40 / 4)
+        backend.setSize(width: 100, height: 30)
+        app.pump()
+        #expect(backend.frames > frames + 1)  // a real resize is drawn
+        #expect(store.state.screen.width == 100 && backend.screen?.width == 100, "\(store.state.screen.width) \(String(describing: backend.screen?.width))")
+        app.stop()
+    }
+
     @Test func nothingMovesNoTimer() async {
         let (app, _, store) = launch()
         #expect(app.nextWake == .milliseconds(120))  // loading: the spinner turns
