@@ -7,7 +7,7 @@ import TerminalText
 /// Laid-out history entries, kept between frames: an entry's line and wrapped comments depend only on
 /// the entry, the width, whether its comments are open, its product's name and the time zone, so a
 /// frame that moves the selection lays out nothing again. Keys compare the whole entry (a changed
-/// entry is laid out anew); bounded (a few screens' worth), emptied when full.
+/// entry is laid out anew); bounded (256 entries: more than two 400×100 screens), emptied when full.
 final class HistoryLayoutCache: Sendable {
     static let shared = HistoryLayoutCache()
 
@@ -61,7 +61,7 @@ final class HistoryLayoutCache: Sendable {
         if let hit = table.withLock({ $0[key] }) { return hit }
         let made = make()
         table.withLock { t in
-            if t.count >= 512 { t.removeAll(keepingCapacity: true) }
+            if t.count >= 256 { t.removeAll(keepingCapacity: true) }
             t[key] = made
         }
         return made
