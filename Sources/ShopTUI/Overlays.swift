@@ -67,13 +67,18 @@ extension Renderer {
             lines.append(("", .plain))
             lines.append(("sending… \(spinner[f.tick % spinner.count])", .muted))
         case let .succeeded(message):
-            title = "Done"
+            // Until the reads after the write are back, nothing is claimed (the balance may be stale).
+            let checking = f.app.verification != nil
+            title = checking ? "Checking" : "Done"
             for line in Columns.wrap(clean(message), to: rect.width - 4) { lines.append((line, Style(foreground: .good, bold: true))) }
+            if checking { lines.append(("reading the balance again… \(spinner[f.tick % spinner.count])", .muted)) }
             lines.append(("", .plain))
             lines.append(("\(f.keys(.dismiss, in: .outcome)) closes", .muted))
         case let .failed(message, _):
-            title = "Failed"
-            for line in Columns.wrap(clean(message), to: rect.width - 4) { lines.append((line, .error)) }
+            let checking = f.app.verification != nil
+            title = checking ? "Checking" : "Failed"
+            for line in Columns.wrap(clean(message), to: rect.width - 4) { lines.append((line, checking ? .plain : .error)) }
+            if checking { lines.append(("reading the balance again… \(spinner[f.tick % spinner.count])", .muted)) }
             lines.append(("", .plain))
             lines.append(("\(f.keys(.dismiss, in: .outcome)) closes", .muted))
         }

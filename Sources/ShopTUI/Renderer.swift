@@ -60,9 +60,12 @@ public enum Renderer {
         case .shop: shop(&g, f, body, &layout)
         case .history: history(&g, f, body, &layout)
         case .requests: requests(&g, f, body, &layout)
+        case .checks: checks(&g, f, body, &layout)
         }
         messageLine(&g, f)
-        StatusBar(hints: f.keymap.hints(for: f.app)).render(&g, Rect(x: 0, y: f.height - 1, width: f.width, height: 1))
+        let failures = f.app.checks.failures
+        StatusBar(hints: f.keymap.hints(for: f.app), alert: failures > 0 ? "⚠ \(Wording.grouped(failures))" : nil)
+            .render(&g, Rect(x: 0, y: f.height - 1, width: f.width, height: 1))
         if f.ui.showHelp { help(&g, f) }
         if let action = f.app.action, action.isShown { dialog(&g, f, action) }
         if f.app.mode != .browse {
@@ -161,6 +164,9 @@ public enum Renderer {
             }
         case .requests:
             info = "\(f.app.requests.rows.count) requests"
+        case .checks:
+            let c = f.app.checks
+            info = "\(c.records.count) check\(c.records.count == 1 ? "" : "s") · \(c.failures) failed"
         }
         // What does not fit is cut from the end (the position comes first, the reason last).
         let room = f.width - x - 2

@@ -16,6 +16,8 @@ extension Renderer {
         let listWidth = max(36, area.width / 2)
         let list = Rect(x: area.x, y: area.y, width: listWidth, height: area.height)
         let detail = Rect(x: list.maxX, y: area.y, width: area.width - listWidth, height: area.height)
+        // A request a failed check is about is marked ⚠.
+        let flagged = Set(f.app.checks.records.filter { $0.outcome == .failed }.compactMap(\.requestID))
         let table = Table(
             columns: [.init(title: "REQUEST", width: list.width - 17), .init(title: "CODE", width: 4, alignRight: true),
                       .init(title: "TIME", width: 8, alignRight: true)],
@@ -24,7 +26,8 @@ extension Renderer {
             let e = requests.rows[i]
             let status = e.failure == nil ? e.status.map(String.init) ?? "ERR" : "ERR"
             let statusStyle = (e.status ?? 500) >= 400 || e.failure != nil ? Style(foreground: .danger) : Style(foreground: .good)
-            return [("\(e.method) \(clean(e.path))", nil), (status, statusStyle), ("\(Int(e.duration / .milliseconds(1))) ms", nil)]
+            let mark = e.requestID.map { flagged.contains($0) } == true ? "⚠ " : ""
+            return [(mark + "\(e.method) \(clean(e.path))", mark.isEmpty ? nil : Style(foreground: .warning)), (status, statusStyle), ("\(Int(e.duration / .milliseconds(1))) ms", nil)]
         }
         layout.rows = table.render(&g, list, empty: ("No requests yet.", false))
         _ = requestDetail(&g, f, detail)

@@ -110,13 +110,21 @@ struct Tabs {
 /// The reverse-video bar of key hints at the bottom: as many hints as fit, in order.
 struct StatusBar {
     var hints: [String]
+    /// Shown at the right end, first to get room (`⚠ 2`: failed checks).
+    var alert: String?
 
     func render(_ g: inout Grid, _ area: Rect) {
         g.fill(area, style: Style(reverse: true))
+        var end = area.maxX
+        if let alert {
+            let w = DisplayWidth.of(alert)
+            end = max(area.x, area.maxX - w - 1)
+            g.put(alert, x: end, y: area.y, style: Style(foreground: .warning, bold: true, reverse: true))
+        }
         var x = area.x + 1
         for hint in hints {
             let w = DisplayWidth.of(hint)
-            if x + w >= area.maxX { break }
+            if x + w >= end - 1 { break }
             x += g.put(hint, x: x, y: area.y, style: Style(reverse: true)) + 2
         }
     }

@@ -121,32 +121,27 @@ extension ShopUpdate {
             let lost = (try? result.get()) == nil && result.failureCategory?.mayHaveBeenApplied == true
             state.lostPurchase = lost ? LostPurchase(identifier: identifier, transactionID: transactionID) : nil
         }
+        let before = state.writeBefore ?? Verification.Before()
+        state.writeBefore = nil
         switch result {
         case let .success(balance):
             let text: String
             switch kind {
-            case let .spend(_, name, amount, _): text = "Spent \(Wording.grouped(amount)) cheer on \(name). Balance \(Wording.grouped(balance.balance)) cheer."
-            case let .purchase(identifier, _): text = "Bought \(identifier). Balance \(Wording.grouped(balance.balance)) cheer."
+            case let .spend(_, name, amount, _): text = "Spent \(Wording.grouped(amount)) cheer on \(name). Balance \(Wording.grouped(balance.balance)) cheer. Checking…"
+            case let .purchase(identifier, _): text = "Bought \(identifier). Balance \(Wording.grouped(balance.balance)) cheer. Checking…"
             }
             state.action = ActionState(phase: .succeeded(text))
             state.notice = Notice(.info, text)
-            var effects = adoptWrittenBalance(balance, at: at, &state)
-            if case .spend = kind {
-                // The history gained an entry and the pack totals moved: reload what is shown.
-                effects = invalidateHistory(&state, merge: false) + reloadPacks(&state) + effects
-            }
-            return effects
+            // Whatever the answer, what the write should have changed is read again and checked.
+            return adoptWrittenBalance(balance, at: at, &state)
+                + beginVerification(kind, answer: .success(balance.balance), before: before, at: at, &state)
         case let .failure(error):
             let text = explain(error, kind: kind)
             state.action = ActionState(phase: .failed(text, requestID: error.requestID))
             state.notice = Notice(.error, text, requestID: error.requestID)
-            // A refusal for lack of cheer means our balance was out of date; a write that got no
-            // whole answer may have been applied. Either way, read again (never send again).
-            if error.status == 402 { return reloadBalance(&state) }
-            if error.category.mayHaveBeenApplied {
-                return invalidateHistory(&state, merge: false) + reloadPacks(&state) + reloadBalance(&state)
-            }
-            return []
+            // A refusal, or a write that got no whole answer: read again (never send again); the
+            // reads say whether it was applied.
+            return beginVerification(kind, answer: .failure(error), before: before, at: at, &state)
         }
     }
 
@@ -213,6 +208,9 @@ extension ShopUpdate {
             guard refuseIfReadOnly(&state, what: "this") else { state.action = nil; return [] }
             let token = state.newToken()
             state.action = ActionState(phase: .pending(kind, summary: summary, token: token))
+            var packCheer: Int?
+            if case let .spend(product, _, _, _) = kind { packCheer = state.packs.all.first { $0.identifier == product }?.cheerTotal }
+            state.writeBefore = Verification.Before(balance: state.balance.value, historyTotal: state.history.totalCount, packCheer: packCheer)
             switch kind {
             case let .spend(product, _, amount, comment):
                 return [.spend(token, amount: amount, product: product, comment: comment, user: state.context.user)]
@@ -230,7 +228,7 @@ extension ShopUpdate {
     /// 402 and 409 in plain words; a write without a whole answer says it may have been applied.
     static func explain(_ error: ShopAPIError, kind: ActionKind) -> String {
         if error.category.mayHaveBeenApplied {
-            return "\(ErrorText.line(error)) — it may have been applied; refreshing the balance and history."
+            return "\(ErrorText.line(error)) — it may have been applied; reading the balance again to find out…"
         }
         switch (error.status, kind) {
         case (402, let .spend(_, _, amount, _)):

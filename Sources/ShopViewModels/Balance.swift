@@ -101,6 +101,7 @@ extension ShopUpdate {
     static func balanceLoaded(_ message: Message, _ state: inout AppState) -> [Effect] {
         guard case let .balanceLoaded(token, result, at) = message, token == state.balance.pending else { return [] }
         state.balance.pending = nil
+        defer { verificationBalance(token, result, &state) }
         switch result {
         case let .success(balance):
             state.balance.value = balance.balance
@@ -140,13 +141,19 @@ extension ShopUpdate {
 
     /// A cancelled request's resource stops waiting (a stale token changes nothing).
     static func cancelled(_ token: Token, _ state: inout AppState) {
-        if state.balance.pending == token { state.balance.pending = nil }
+        if state.balance.pending == token {
+            state.balance.pending = nil
+            // Nothing replaced it: the write's verification cannot read the balance.
+            if let v = state.verification, token >= v.readsFrom { verificationBalance(token, .unread("the read was cancelled"), &state) }
+        }
         if state.cacheRead == token { state.cacheRead = nil }
         if state.packs.pending == token {
             state.packs.pending = nil
+            if let v = state.verification, token >= v.readsFrom { verificationPacks(token, .unread("the read was cancelled"), &state) }
             if state.packs.status == .loading { state.packs.status = .idle }
         }
         historyCancelled(token, &state)
+        verificationCancelled(token, &state)
         actionCancelled(token, &state)
     }
 }

@@ -341,6 +341,10 @@ extension ShopUpdate {
     static func historyLoaded(_ message: Message, _ state: inout AppState) -> [Effect] {
         guard case let .historyLoaded(token, page, result, at) = message else { return [] }
         if let scan = state.history.find?.scan, scan.token == token { return scanLoaded(page, result, &state) }
+        if let verifying = state.verification?.historyToken, verifying == token {
+            verificationHistory(result, &state)
+            return []
+        }
         // Only the request the page waits for counts; an evicted or superseded one is dropped.
         guard case let .loading(pending, stale) = state.history.pages[page], pending == token else { return [] }
         switch result {

@@ -108,7 +108,7 @@ extension String {
 /// Everything a key can ask for. The raw value is the name `[keys]` in `config.toml` uses.
 public enum Action: String, Sendable, Hashable, CaseIterable {
     case quit, interrupt, help, back
-    case nextTab = "next_tab", previousTab = "previous_tab", shop, history, requests
+    case nextTab = "next_tab", previousTab = "previous_tab", shop, history, requests, checks
     case down, up, first, last
     case pageDown = "page_down", pageUp = "page_up"
     case nextPage = "next_page", previousPage = "previous_page"
@@ -194,9 +194,10 @@ public struct Keymap: Sendable, Equatable {
         Binding(.back, [.escape, .char("q")], "close this list", modes: [.help], hint: "close"),
         Binding(.nextTab, [.tab], "next tab"),
         Binding(.previousTab, [.backTab], "previous tab"),
-        Binding(.shop, [.char("1")], "Shop tab", hint: "tabs", hintWith: [.history, .requests]),
+        Binding(.shop, [.char("1")], "Shop tab", hint: "tabs", hintWith: [.history, .requests, .checks]),
         Binding(.history, [.char("2")], "History tab"),
         Binding(.requests, [.char("3")], "Requests tab"),
+        Binding(.checks, [.char("4")], "Checks tab: every write's verification"),
         Binding(.down, [.char("j"), .down], "move down (full-size detail: scroll)", hint: "move", hintWith: [.up]),
         Binding(.up, [.char("k"), .up], "move up (full-size detail: scroll)"),
         Binding(.first, [.char("g"), .home], "first row (History: the newest entry of all)"),

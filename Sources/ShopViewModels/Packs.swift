@@ -115,6 +115,7 @@ extension ShopUpdate {
     static func packsLoaded(_ message: Message, _ state: inout AppState) -> [Effect] {
         guard case let .packsLoaded(token, result, at) = message, token == state.packs.pending else { return [] }
         state.packs.pending = nil
+        defer { verificationPacks(token, result, &state) }
         switch result {
         case let .success(list):
             state.packs.all = list.packs

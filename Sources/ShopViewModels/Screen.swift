@@ -1,13 +1,14 @@
 import Foundation
 
 public enum Tab: Int, Sendable, Equatable, Hashable, CaseIterable {
-    case shop = 1, history, requests
+    case shop = 1, history, requests, checks
 
     public var title: String {
         switch self {
         case .shop: return "Shop"
         case .history: return "History"
         case .requests: return "Requests"
+        case .checks: return "Checks"
         }
     }
 }
@@ -86,13 +87,13 @@ extension ShopUpdate {
                 state.screen.showHelp.toggle()
                 return []
             case .nextTab:
-                state.screen.tab = Tab(rawValue: state.screen.tab.rawValue % 3 + 1) ?? .shop
+                state.screen.tab = Tab(rawValue: state.screen.tab.rawValue % Tab.allCases.count + 1) ?? .shop
                 return []
             case .previousTab:
-                state.screen.tab = Tab(rawValue: (state.screen.tab.rawValue + 1) % 3 + 1) ?? .shop
+                state.screen.tab = Tab(rawValue: (state.screen.tab.rawValue + Tab.allCases.count - 2) % Tab.allCases.count + 1) ?? .shop
                 return []
-            case .shop, .history, .requests:
-                state.screen.tab = action == .shop ? .shop : action == .history ? .history : .requests
+            case .shop, .history, .requests, .checks:
+                state.screen.tab = action == .shop ? .shop : action == .history ? .history : action == .requests ? .requests : .checks
                 return []
             case .back where state.mode == .help:
                 state.screen.showHelp = false

@@ -65,6 +65,12 @@ public struct AppState: Equatable, Sendable {
     public var notice: Notice?
     /// A purchase whose answer was lost (its transaction id is offered again).
     public var lostPurchase: LostPurchase?
+    /// Every verification (and finding) so far: the Checks tab.
+    public var checks = ChecksState()
+    /// The write being verified, while its reads are out.
+    public internal(set) var verification: Verification?
+    /// What was known when the write in flight was sent (its verification compares against it).
+    var writeBefore: Verification.Before?
     public var screen = ScreenState()
     /// The request for the cache, while it is out.
     var cacheRead: Token?
@@ -110,7 +116,7 @@ public struct AppState: Equatable, Sendable {
         switch screen.tab {
         case .shop: if case .cached? = packs.source, let at = packs.fetchedAt { ages.append(at) }
         case .history: if case let .loaded(_, at, .cached)? = history.current { ages.append(at) }
-        case .requests: break
+        case .requests, .checks: break
         }
         return ages
     }
@@ -119,7 +125,7 @@ public struct AppState: Equatable, Sendable {
     public var isBusy: Bool {
         if balance.isLoading || packs.isLoading || isWriting { return true }
         if case .loading = history.current { return true }
-        if history.find?.scan != nil || history.dateSearch != nil { return true }
+        if history.find?.scan != nil || history.dateSearch != nil || verification != nil { return true }
         return false
     }
 }

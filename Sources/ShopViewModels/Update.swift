@@ -106,6 +106,7 @@ public enum ShopUpdate {
             switch state.screen.tab {
             case .shop: state.packs.selectedIndex = clamp(index, count: state.packs.visible.count)
             case .requests: state.requests.selectedIndex = clamp(index, count: state.requests.rows.count)
+            case .checks: state.checks.selectedIndex = clamp(index, count: state.checks.records.count)
             case .history:
                 return moveCursor(to: index, &state)
             }
@@ -130,6 +131,11 @@ public enum ShopUpdate {
                 case .shop: return packsAction(action, &state)
                 case .history: return historyAction(action, &state)
                 case .requests: return requestsAction(action, &state)
+                case .checks:
+                    if let index = moved(state.checks.selectedIndex, by: action, count: state.checks.records.count, page: state.screen.pageSize) {
+                        state.checks.selectedIndex = index
+                    }
+                    return []
                 }
             }
         }

@@ -54,9 +54,15 @@ struct Loop {
         l.press(.char("3"))
         #expect(l.ui.tab == .requests)
         l.press(.tab)
+        #expect(l.ui.tab == .checks)
+        l.press(.tab)
         #expect(l.ui.tab == .shop)
         l.press(.backTab)
+        #expect(l.ui.tab == .checks)
+        l.press(.backTab)
         #expect(l.ui.tab == .requests)
+        l.press(.char("4"))
+        #expect(l.ui.tab == .checks)
         l.press(.char("1"))
         #expect(l.ui.tab == .shop)
     }
@@ -200,7 +206,7 @@ struct Loop {
         #expect(!l.keymap.hints(for: l.app).contains { $0.hasSuffix(" spend") || $0.hasSuffix(" buy") })
         guard case let .pending(_, _, token) = l.app.action?.phase else { Issue.record("not pending"); return }
         l.send(.actionFinished(token, .success(CheerBalance(balance: 1245)), at: now))
-        #expect(l.app.action == nil && l.app.notice?.text == "Spent 5 cheer on Rain on a Tin Roof. Balance 1,245 cheer.")
+        #expect(l.app.action == nil && l.app.notice?.text == "Spent 5 cheer on Rain on a Tin Roof. Balance 1,245 cheer. Checking…")
     }
 
     @Test func quitAndCopy() {

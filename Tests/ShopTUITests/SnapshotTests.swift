@@ -73,6 +73,28 @@ import TerminalText
         both("history-find", l.app)
     }
 
+    @Test func checksTabWithAFailedVerification() {
+        var l = Loop()
+        l.app.checks.add([
+            CheckRecord(name: "spend-balance", outcome: .failed, expected: "1,243 (1,250 − 7)", actual: "1,242", request: "POST /api/v1/spend_cheer", requestID: "rq-7f3a", at: now),
+            CheckRecord(name: "spend-history", outcome: .passed, expected: "newest 7 on com.reiterate.pack.rain, total 231",
+                        actual: "newest 7 on com.reiterate.pack.rain, total 231", request: "POST /api/v1/spend_cheer", requestID: "rq-7f3a", at: now),
+        ])
+        l.press(.char("4"))
+        both("checks", l.app)
+    }
+
+    @Test func aWriteBeingVerifiedClaimsNothingYet() {
+        var l = Loop()
+        l.press(.char("s"))
+        l.type("7")
+        l.press(.enter, .enter)
+        guard case let .pending(_, _, token) = l.app.action?.phase else { Issue.record("not sent"); return }
+        l.send(.actionFinished(token, .failure(.transport(.timeout(), endpoint: "POST /api/v1/spend_cheer")), at: now))
+        let text = Renderer.render(frame(l.app)).text
+        #expect(text.contains("┌─ Checking") && !text.contains("Failed") && text.contains("reading the balance again"))
+    }
+
     @Test func requestsWithDetail() {
         var l = Loop()
         l.press(.char("3"), .char("j"))

@@ -109,7 +109,10 @@ import Testing
         await store.settle()
         #expect(await fake.count("spend") == 1)
         #expect(store.state.balance.phase == .live(1200, fetchedAt: t0))
-        #expect(await fake.count("history qa-alice 1") == 2)  // reloaded after the spend
+        // Page 1 twice after the spend: the verification's own read and the list's reload.
+        #expect(await fake.count("history qa-alice 1") == 3)
+        // The fake's balance moved by the amount (its history and pack totals do not: those checks fail).
+        #expect(store.state.checks.records.first { $0.name == "spend-balance" }?.outcome == .passed)
     }
 
     @Test func offlineAfterOneGoodRunShowsEverythingFromTheCache() async throws {

@@ -524,10 +524,123 @@ import Testing
         guard case .pending = d.state.action?.phase else { Issue.record("cancel dropped a pending action"); return }
         let after = d.apply(.actionFinished(d.actionToken, .success(CheerBalance(balance: 1200)), at: t0))
         #expect(d.state.balance.phase == .live(1200, fetchedAt: t0))
-        #expect(d.state.notice?.text == "Spent 50 cheer on Rain on a Tin Roof. Balance 1,200 cheer.")
+        #expect(d.state.notice?.text == "Spent 50 cheer on Rain on a Tin Roof. Balance 1,200 cheer. Checking…")
         #expect(after.contains(.writeBalance(key: alice.userKey, CheerBalance(balance: 1200), fetchedAt: t0)))
         #expect(d.requestID(forPage: 1, in: after) != nil && after.contains(.fetchPacks(d.packsToken)))
         #expect(d.state.history.rows.count == 50)  // the old rows stay while the page reloads
+    }
+
+    // MARK: verification of every write
+
+    /// Sends a spend of `amount` (with `comment`) from a ready driver.
+    func spent(_ amount: Int, comment: String = "") -> Driver {
+        var d = ready()
+        d.send(.beginSpend)
+        d.send(.editSpend(amount: String(amount), comment: comment))
+        d.send(.submitAction)
+        d.send(.submitAction)
+        return d
+    }
+
+    /// Answers the verification's reads as a server would: the balance, the first history page
+    /// (newest entry and total), the packs (the rain pack's cheer total).
+    func answerReads(_ d: inout Driver, balance: Int, newest: CheerHistoryEntry? = nil, total: Int = 230, rainCheer: Int = 50) {
+        d.apply(.balanceLoaded(d.balanceToken, .success(CheerBalance(balance: balance)), at: t0))
+        if let token = d.state.verification?.historyToken {
+            var items = (0..<49).map { HistoryItem.entry(entry($0)) }
+            if let newest { items.insert(.entry(newest), at: 0) }
+            d.apply(.historyLoaded(token, page: 1, .success(CheerHistoryPage(items: items, page: 1, perPage: 50, totalPages: 5, totalCount: total)), at: t0))
+        }
+        if d.state.packs.pending != nil {
+            var packs = samplePacks
+            packs.packs[0].cheerTotal = rainCheer
+            d.apply(.packsLoaded(d.packsToken, .success(packs), at: t0))
+        }
+    }
+
+    func spendEntry(_ amount: Int, comment: String?) -> CheerHistoryEntry {
+        CheerHistoryEntry(id: "new", creator: "Field & Foley", amount: amount, product: "com.reiterate.pack.rain", date: t0,
+                          comments: comment.map { [CheerComment(signature: "qa-alice", body: $0)] } ?? [])
+    }
+
+    @Test func aSpendIsCheckedByReadingAgainWhatItChanged() {
+        var d = spent(50, comment: "Lovely")
+        let after = d.apply(.actionFinished(d.actionToken, .success(CheerBalance(balance: 1200)), at: t0))
+        // The balance, the first history page (its own request) and the packs are read again.
+        #expect(after.contains(.fetchBalance(d.balanceToken, user: "qa-alice")) && after.contains(.fetchPacks(d.packsToken)))
+        #expect(d.state.verification?.historyToken != nil && d.state.isBusy)
+        answerReads(&d, balance: 1200, newest: spendEntry(50, comment: "Lovely"), total: 231, rainCheer: 100)
+        #expect(d.state.verification == nil)
+        #expect(d.state.checks.records.map(\.name) == ["spend-balance", "spend-history", "spend-pack-total"])
+        #expect(d.state.checks.records.allSatisfy { $0.outcome == .passed } && d.state.checks.failures == 0)
+        #expect(d.state.notice == Notice(.info, "Spent 50 cheer on Rain on a Tin Roof. Balance 1,200 cheer. ✔ 3 checks passed"))
+        #expect(d.state.action?.phase == .succeeded("Spent 50 cheer on Rain on a Tin Roof. Balance 1,200 cheer. ✔ 3 checks passed"))
+    }
+
+    @Test func aSpendThatDebitsTheWrongAmountFailsItsCheck() {
+        var d = spent(50)
+        d.apply(.actionFinished(d.actionToken, .success(CheerBalance(balance: 1199)), at: t0))
+        answerReads(&d, balance: 1199, newest: spendEntry(50, comment: nil), total: 231, rainCheer: 100)
+        let failed = d.state.checks.records.filter { $0.outcome == .failed }
+        #expect(failed.map(\.name) == ["spend-balance"] && d.state.checks.failures == 1)
+        #expect(failed.first?.expected == "1,200 (1,250 − 50)" && failed.first?.actual == "1,199")
+        #expect(d.state.notice?.kind == .error && d.state.notice?.text.hasSuffix("✗ spend-balance: expected 1,200 (1,250 − 50), got 1,199") == true)
+    }
+
+    @Test func aSpendWhoseHistoryOrPackTotalIsWrongSaysWhich() {
+        var d = spent(20, comment: "nice")
+        d.apply(.actionFinished(d.actionToken, .success(CheerBalance(balance: 1230)), at: t0))
+        // The server recorded a cut comment, did not count the entry, and left the pack's total.
+        answerReads(&d, balance: 1230, newest: spendEntry(20, comment: "ni"), total: 230, rainCheer: 50)
+        let failed = d.state.checks.records.filter { $0.outcome == .failed }.map(\.name)
+        #expect(failed == ["spend-history", "spend-pack-total"])
+        #expect(d.state.checks.records.first { $0.name == "spend-history" }?.actual == "newest 20 on com.reiterate.pack.rain “ni”, total 230")
+    }
+
+    @Test func aSpendWhoseAnswerWasLostIsSettledByReadingTheBalance() {
+        let cut = ShopAPIError.transport(.cutShort(status: 200, requestID: "rq-cut"), endpoint: "POST /api/v1/spend_cheer")
+        var applied = spent(7)
+        applied.apply(.actionFinished(applied.actionToken, .failure(cut), at: t0))
+        guard case .failed = applied.state.action?.phase else { Issue.record("not failed"); return }
+        answerReads(&applied, balance: 1243, newest: spendEntry(7, comment: nil), total: 231, rainCheer: 57)
+        #expect(applied.state.notice?.kind == .info)
+        #expect(applied.state.notice?.text.contains("the spend was applied (balance 1,243 = 1,250 − 7)") == true)
+        #expect(applied.state.balance.phase == .live(1243, fetchedAt: t0))  // the header shows the fresh balance
+        guard case .succeeded = applied.state.action?.phase else { Issue.record("\(String(describing: applied.state.action))"); return }
+        var notApplied = spent(7)
+        notApplied.apply(.actionFinished(notApplied.actionToken, .failure(.transport(.timeout(), endpoint: "POST /api/v1/spend_cheer")), at: t0))
+        answerReads(&notApplied, balance: 1250)
+        #expect(notApplied.state.notice?.kind == .error && notApplied.state.notice?.text.contains("the spend was not applied (balance 1,250, unchanged)") == true)
+        #expect(notApplied.state.checks.records.map(\.name) == ["spend-balance"] && notApplied.state.checks.failures == 0)
+        #expect(applied.state.checks.records.map(\.name) == ["spend-balance", "spend-history", "spend-pack-total"] && applied.state.checks.failures == 0)
+    }
+
+    @Test func refusalsAndReplaysLeaveTheBalanceUnchanged() {
+        var d = spent(10)
+        d.apply(.actionFinished(d.actionToken, .failure(http(402, "insufficient_balance")), at: t0))
+        answerReads(&d, balance: 1250)
+        #expect(d.state.checks.records.map(\.name) == ["refused-unchanged"] && d.state.checks.failures == 0)
+        d.send(.submitAction)
+        d.send(.beginPurchase(transactionID: 42))
+        d.send(.submitAction)
+        d.send(.submitAction)
+        d.apply(.actionFinished(d.actionToken, .failure(http(409, "duplicate_transaction")), at: t0))
+        answerReads(&d, balance: 1450)  // the replay credited again: a server bug
+        let replay = d.state.checks.records.first
+        #expect(replay?.name == "replay-unchanged" && replay?.outcome == .failed && replay?.actual == "1,450")
+        #expect(d.state.checks.failures == 1)
+    }
+
+    @Test func aPurchaseIsCheckedAgainstItsBundle() {
+        var d = ready()
+        d.send(.beginPurchase(transactionID: 42))
+        d.send(.submitAction)
+        d.send(.submitAction)
+        let after = d.apply(.actionFinished(d.actionToken, .success(CheerBalance(balance: 1450)), at: t0))
+        #expect(!after.contains { if case .fetchPacks = $0 { return true } else { return false } })
+        answerReads(&d, balance: 1450)
+        #expect(d.state.checks.records.map(\.name) == ["purchase-balance"] && d.state.checks.records.first?.outcome == .passed)
+        #expect(d.state.notice?.text == "Bought com.reiterate.cheer.200. Balance 1,450 cheer. ✔ 1 check passed")
     }
 
     @Test func paymentRequiredAndConflictInPlainWords() {
@@ -539,7 +652,8 @@ import Testing
         guard case .pending(.spend(_, _, 10, nil), _, _) = d.state.action?.phase else { Issue.record("not sent"); return }
         let refused = d.apply(.actionFinished(d.actionToken, .failure(http(402, "insufficient_balance", "balance 5 is less than 10")), at: t0))
         #expect(d.state.action?.phase == .failed("Not enough cheer to spend 10; nothing was spent. The server says: balance 5 is less than 10. Refreshing the balance.", requestID: "rq-1"))
-        #expect(refused == [.fetchBalance(d.balanceToken, user: "qa-alice")])  // our balance was out of date
+        #expect(refused.contains(.fetchBalance(d.balanceToken, user: "qa-alice")))  // our balance was out of date
+        #expect(!refused.contains { if case .spend = $0 { return true } else { return false } })
         d.send(.submitAction)  // closes the outcome
         #expect(d.state.action == nil)
         d.send(.beginPurchase(transactionID: 42))
@@ -560,7 +674,7 @@ import Testing
         let timeout = ShopAPIError.transport(.timeout(), endpoint: "POST /api/v1/spend_cheer")
         let after = d.apply(.actionFinished(d.actionToken, .failure(timeout), at: t0))
         guard case let .failed(text, _) = d.state.action?.phase else { Issue.record("not failed"); return }
-        #expect(text.hasSuffix("it may have been applied; refreshing the balance and history."))
+        #expect(text.hasSuffix("it may have been applied; reading the balance again to find out…"))
         #expect(after.contains(.fetchBalance(d.balanceToken, user: "qa-alice")) && d.requestID(forPage: 1, in: after) != nil)
     }
 
@@ -571,8 +685,8 @@ import Testing
         d.send(.submitAction)
         let gateway = ShopAPIError.http(status: 504, message: nil, code: nil, requestID: "rq-9", endpoint: "POST /api/v2/purchase_cheer", retryAfter: nil)
         let after = d.apply(.actionFinished(d.actionToken, .failure(gateway), at: t0))
-        #expect(after.contains(.fetchBalance(d.balanceToken, user: "qa-alice")) && after.contains(.fetchPacks(d.packsToken)))
-        #expect(d.requestID(forPage: 1, in: after) != nil)
+        // A purchase changes the balance only: that is what is read again.
+        #expect(after.contains(.fetchBalance(d.balanceToken, user: "qa-alice")))
         #expect(!after.contains { if case .purchase = $0 { return true } else { return false } })
         // The next buy offers the same transaction id, so the server can refuse a double credit.
         d.send(.cancelAction)
@@ -682,7 +796,10 @@ import Testing
         let done = d.apply(.actionFinished(d.actionToken, .success(CheerBalance(balance: 1200)), at: t0))
         #expect(done.contains(.cancel(asked)))  // the request asked before the spend is not wanted any more
         let late = d.apply(.balanceLoaded(asked, .success(CheerBalance(balance: 1250)), at: t0))
-        #expect(late.isEmpty && d.state.balance.phase == .live(1200, fetchedAt: t0) && !d.state.balance.isLoading)
+        #expect(late.isEmpty && d.state.balance.phase == .live(1200, fetchedAt: t0))
+        // The verification's own read, asked after the spend, is the one that counts.
+        #expect(d.state.balance.isLoading && d.balanceToken > asked)
+        d.apply(.balanceLoaded(d.balanceToken, .success(CheerBalance(balance: 1200)), at: t0))
         d.send(.submitAction)  // closes the outcome
         #expect(d.send(.refresh).contains(.fetchBalance(d.balanceToken, user: "qa-alice")) && d.balanceToken > asked)
     }

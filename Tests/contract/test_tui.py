@@ -407,10 +407,14 @@ def test_j_held_across_a_page_boundary_moves_on_without_a_jump(stub, tui):
     t = tui(stub.url)
     t.keys("2")
     t.wait_for("entry 1 of 230")
-    t.keys(":", "40", "Enter")
-    t.wait_for("entry 40 of 230 · page 1 of 5")
+    t.keys(":", "30", "Enter")
+    t.wait_for("entry 30 of 230 · page 1 of 5")
+    time.sleep(0.3)
+    assert "loading" not in t.screen()  # page 2 is not on screen yet (nor asked for)
     y0, _ = selected_row(t)
-    t.keys(*(["j"] * 20))  # a held key: twenty presses in one burst
+    for _ in range(30):  # a held key: autorepeat at about 30 a second
+        t.keys("j")
+        time.sleep(0.03)
     screen = t.wait_for("entry 60 of 230 · page 2 of 5")
     y1, row = selected_row(t)
     assert y0 is not None and y1 == y0, (y0, y1, screen)  # the cursor row stays put; the list scrolls
@@ -421,7 +425,7 @@ def test_j_held_across_a_page_boundary_moves_on_without_a_jump(stub, tui):
 
 def test_a_spend_from_another_process_leaves_no_duplicate(start_stub, tui):
     s = start_stub("--quiet")
-    t = tui(s.url)
+    t = tui(s.url, width=120)
     t.keys("2")
     t.wait_for("entry 1 of 230")
     t.keys(":", "20", "Enter")
@@ -440,3 +444,55 @@ def test_a_spend_from_another_process_leaves_no_duplicate(start_stub, tui):
     t.keys("g")
     t.wait_for("entry 1 of 231")
     assert "Rain on a Tin Roof" in t.screen().splitlines()[3]
+
+
+# ---------------------------------------------------------------------------------------------------
+# Every write verified (issue 12): a spend whose answer was lost is settled by reading again.
+
+def spend_in_tui(t, amount):
+    """Shop tab, first pack (once the packs are there), `s`, the amount, Enter, confirm."""
+    t.keys("1")
+    t.wait_for("46 of 46 packs")
+    t.keys("g", "s")
+    t.wait_for("Spend cheer")
+    t.keys(str(amount), "Enter")
+    t.wait_for("Spend " + str(amount) + " cheer on")
+    t.keys("y")
+
+
+@pytest.mark.parametrize("fault,applied", [
+    ({"kind": "truncate"}, True),      # the server applied it, then the body was cut
+    ({"kind": "reset"}, False),        # refused before the shop saw it
+    ({"kind": "html", "status": 502}, False),
+])
+def test_a_spend_whose_answer_was_lost_says_whether_it_was_applied(start_stub, tui, fault, applied):
+    s = start_stub("--quiet")
+    t = tui(s.url, args=["--timeout", "3"], width=140)
+    t.wait_for("Balance 1,250 cheer")
+    s.fault(**fault, path="/api/v1/spend_cheer", count=1)
+    spend_in_tui(t, 7)
+    if applied:
+        screen = t.wait_for("the spend was applied (balance 1,243 = 1,250 − 7)", timeout=15)
+        assert "Balance 1,243 cheer" in screen.splitlines()[0] and "┌─ Done" in screen
+    else:
+        screen = t.wait_for("the spend was not applied (balance 1,250, unchanged)", timeout=15)
+        # "Failed" only now, with the balance just read: the header is the fresh one, not a cached one.
+        assert "Balance 1,250 cheer" in screen.splitlines()[0] and "cached" not in screen.splitlines()[0]
+        assert "┌─ Failed" in screen
+    t.keys("Enter", "4")
+    t.wait_for("3 checks · 0 failed" if applied else "1 check · 0 failed", timeout=10)
+    # Never sent twice: the stand-in's balance says so.
+    assert s.get("/api/v1/balance?user_id=qa-alice").json()["balance"] == (1243 if applied else 1250)
+
+
+def test_checks_tab_lists_a_verified_spend_with_no_false_positive(start_stub, tui):
+    s = start_stub("--quiet")
+    t = tui(s.url, width=140)
+    t.wait_for("Balance 1,250 cheer")
+    spend_in_tui(t, 5)
+    t.wait_for("✔ 3 checks passed")
+    t.keys("Enter", "4")
+    screen = t.wait_for("3 checks · 0 failed")
+    for name in ("spend-balance", "spend-history", "spend-pack-total"):
+        assert name in screen
+    assert "⚠" not in screen.splitlines()[-1]  # no failed check counted

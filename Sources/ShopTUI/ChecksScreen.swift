@@ -1,0 +1,51 @@
+import Foundation
+import ShopAPI
+import ShopViewModels
+import TerminalText
+
+extension Renderer {
+    // MARK: Checks
+
+    /// The Checks tab: every verification of a write (and finding), newest first, and the selected
+    /// one's detail beside the list.
+    static func checks(_ g: inout Grid, _ f: Frame, _ area: Rect, _ layout: inout Layout) {
+        let checks = f.app.checks
+        let listWidth = max(40, area.width * 3 / 5)
+        let list = Rect(x: area.x, y: area.y, width: listWidth, height: area.height)
+        let detail = Rect(x: list.maxX, y: area.y, width: area.width - listWidth, height: area.height)
+        let table = Table(
+            columns: [.init(title: "TIME", width: 8), .init(title: "", width: 1), .init(title: "CHECK", width: 18),
+                      .init(title: "REQUEST", width: max(8, list.width - 32))],
+            count: checks.records.count, selected: checks.selectedIndex
+        ) { i in
+            let r = checks.records[i]
+            let mark = r.outcome == .passed ? ("✔", Style(foreground: .good)) : ("✗", Style(foreground: .danger, bold: true))
+            return [(clock(r.at, f.timeZone), nil), (mark.0, mark.1), (clean(r.name), nil), (clean(r.request), nil)]
+        }
+        let empty = "No checks yet: a spend or a purchase is checked by reading again what it should have changed."
+        layout.rows = table.render(&g, list, empty: (empty, false))
+        guard let r = checks.selected else {
+            Panel.draw(&g, detail, title: "Check", style: .muted, lines: [])
+            return
+        }
+        let width = Panel.inner(detail).width
+        var lines: [(String, Style)] = []
+        lines.append((r.outcome == .passed ? "✔ \(clean(r.name)) passed" : "✗ \(clean(r.name)) failed",
+                      r.outcome == .passed ? Style(foreground: .good, bold: true) : .error))
+        for (label, value) in [("expected", r.expected), ("actual", r.actual)] {
+            for (k, part) in Columns.wrap("\(label) \(clean(value))", to: width).enumerated() { lines.append((k == 0 ? part : "  " + part, .plain)) }
+        }
+        lines.append(("", .plain))
+        for part in Columns.wrap(clean(r.request), to: width) { lines.append((part, .bold)) }
+        lines.append(("request id \(clean(r.requestID ?? "—"))", .plain))
+        lines.append(("at \(date(r.at, f.timeZone))", .plain))
+        Panel.draw(&g, detail, title: "Check", style: .muted, lines: lines)
+    }
+
+    /// `14:03:27` in the display zone.
+    static func clock(_ at: Date, _ zone: TimeZone) -> String {
+        let seconds = Int(at.timeIntervalSince1970.rounded(.down)) + zone.secondsFromGMT(for: at)
+        let day = ((seconds % 86_400) + 86_400) % 86_400
+        return String(format: "%02d:%02d:%02d", day / 3600, day % 3600 / 60, day % 60)
+    }
+}

@@ -1,0 +1,318 @@
+import Foundation
+import ShopAPI
+
+/// One check's result: a write's verification (and, later, a finding of the contract watchdog).
+public struct CheckRecord: Equatable, Sendable {
+    public enum Outcome: Equatable, Sendable { case passed, failed }
+
+    /// The check's name: `spend-balance`, `purchase-balance`, …
+    public var name: String
+    public var outcome: Outcome
+    public var expected: String
+    public var actual: String
+    /// The request it is about: `POST /api/v1/spend_cheer`.
+    public var request: String
+    public var requestID: String?
+    public var at: Date
+
+    public init(name: String, outcome: Outcome, expected: String, actual: String, request: String, requestID: String?, at: Date) {
+        self.name = name
+        self.outcome = outcome
+        self.expected = expected
+        self.actual = actual
+        self.request = request
+        self.requestID = requestID
+        self.at = at
+    }
+
+    /// `✗ spend-balance: expected 1,243, got 1,242` or `✔ spend-balance`.
+    public var line: String {
+        outcome == .passed ? "✔ \(name)" : "✗ \(name): expected \(expected), got \(actual)"
+    }
+}
+
+/// Every check made, newest first (the Checks tab), and the selection.
+public struct ChecksState: Equatable, Sendable {
+    public static let capacity = 500
+
+    public private(set) var records: [CheckRecord] = []
+    public var selectedIndex = 0
+    /// Failed checks so far (the status bar's `⚠ N`), including those no longer kept.
+    public private(set) var failures = 0
+
+    public init() {}
+
+    mutating func add(_ new: [CheckRecord]) {
+        records.insert(contentsOf: new, at: 0)  // a write's checks keep their order, above the older ones
+        failures += new.filter { $0.outcome == .failed }.count
+        if records.count > Self.capacity { records.removeLast(records.count - Self.capacity) }
+        // The selection stays on its record as new ones come in above it.
+        if selectedIndex != 0 { selectedIndex = min(selectedIndex + new.count, records.count - 1) }
+    }
+
+    public var selected: CheckRecord? { records.indices.contains(selectedIndex) ? records[selectedIndex] : nil }
+}
+
+/// A write being verified: what it should have changed, what it answered, and the reads (asked after
+/// it, whatever its answer) that settle what happened.
+public struct Verification: Equatable, Sendable {
+    var kind: ActionKind
+    var at: Date
+    /// What was known before the write was sent.
+    var before: Before
+    /// The write's answer: the balance it said, or its error.
+    var answer: Result<Int, ShopAPIError>
+    /// The reads: any answer to a request asked from these tokens on counts.
+    var readsFrom: Token
+    var historyToken: Token?
+    var balance: Read<Int> = .waiting
+    var history: Read<HistoryFacts> = .waiting
+    var packs: Read<Int?> = .waiting
+
+    struct Before: Equatable, Sendable {
+        var balance: Int?
+        var historyTotal: Int?
+        var packCheer: Int?
+    }
+
+    struct HistoryFacts: Equatable, Sendable {
+        var newest: CheerHistoryEntry?
+        var total: Int
+    }
+
+    enum Read<Value: Equatable & Sendable>: Equatable, Sendable {
+        case waiting
+        case read(Value)
+        /// The read failed: this check cannot tell.
+        case unread(String)
+
+        var isDone: Bool { self != .waiting }
+        var value: Value? { if case let .read(v) = self { return v } else { return nil } }
+    }
+
+    var request: String {
+        switch kind {
+        case .spend: return "POST /api/v1/spend_cheer"
+        case .purchase: return "POST /api/v2/purchase_cheer"
+        }
+    }
+
+    /// Which reads this write needs: a spend changes the balance, the history and the pack's total;
+    /// a purchase the balance only.
+    var isComplete: Bool {
+        switch kind {
+        case .spend: return balance.isDone && history.isDone && packs.isDone
+        case .purchase: return balance.isDone
+        }
+    }
+}
+
+extension ShopUpdate {
+    /// After a write's answer (or its loss): read again what it should have changed.
+    static func beginVerification(_ kind: ActionKind, answer: Result<Int, ShopAPIError>, before: Verification.Before, at: Date,
+                                  _ state: inout AppState) -> [Effect] {
+        let from = state.newToken()
+        var verification = Verification(kind: kind, at: at, before: before, answer: answer, readsFrom: from)
+        var effects = reloadBalance(&state)
+        if case .spend = kind {
+            let token = state.newToken()
+            verification.historyToken = token
+            effects.append(.fetchHistory(token, user: state.context.user, page: 1, perPage: HistoryState.defaultPerPage))
+            effects += reloadPacks(&state)
+            effects += invalidateHistory(&state, merge: false)
+        }
+        state.verification = verification
+        return effects
+    }
+
+    /// A balance answer asked after the write.
+    static func verificationBalance(_ token: Token, _ result: Result<CheerBalance, ShopAPIError>, _ state: inout AppState) {
+        switch result {
+        case let .success(b): verificationBalance(token, .read(b.balance), &state)
+        case let .failure(error): verificationBalance(token, .unread(ErrorText.line(error)), &state)
+        }
+    }
+
+    static func verificationBalance(_ token: Token, _ read: Verification.Read<Int>, _ state: inout AppState) {
+        guard var v = state.verification, token >= v.readsFrom, !v.balance.isDone else { return }
+        v.balance = read
+        state.verification = v
+        concludeVerification(&state)
+    }
+
+    static func verificationPacks(_ token: Token, _ result: Result<AudioPackList, ShopAPIError>, _ state: inout AppState) {
+        guard case let .spend(product, _, _, _)? = state.verification?.kind else { return }
+        switch result {
+        case let .success(list): verificationPacks(token, .read(list.packs.first { $0.identifier == product }?.cheerTotal), &state)
+        case let .failure(error): verificationPacks(token, .unread(ErrorText.line(error)), &state)
+        }
+    }
+
+    static func verificationPacks(_ token: Token, _ read: Verification.Read<Int?>, _ state: inout AppState) {
+        guard var v = state.verification, token >= v.readsFrom, !v.packs.isDone, case .spend = v.kind else { return }
+        v.packs = read
+        state.verification = v
+        concludeVerification(&state)
+    }
+
+    /// The first history page read for the verification (its own request: the cursor may be anywhere).
+    static func verificationHistory(_ result: Result<CheerHistoryPage, ShopAPIError>, _ state: inout AppState) {
+        guard var v = state.verification else { return }
+        switch result {
+        case let .success(page):
+            let newest = page.items.first.flatMap { if case let .entry(e) = $0 { return e } else { return nil } }
+            v.history = .read(.init(newest: newest, total: page.totalCount))
+        case let .failure(error):
+            v.history = .unread(ErrorText.line(error))
+        }
+        v.historyToken = nil
+        state.verification = v
+        concludeVerification(&state)
+    }
+
+    /// A read of the verification was cancelled (superseded): it cannot tell.
+    static func verificationCancelled(_ token: Token, _ state: inout AppState) {
+        guard var v = state.verification else { return }
+        if v.historyToken == token {
+            v.history = .unread("the read was cancelled")
+            v.historyToken = nil
+            state.verification = v
+            concludeVerification(&state)
+        }
+    }
+
+    /// Once every read is back: the checks, the notice, and the dialog's outcome.
+    static func concludeVerification(_ state: inout AppState) {
+        guard let v = state.verification, v.isComplete else { return }
+        state.verification = nil
+        let requestID = v.answer.failureRequestID ?? state.requests.rows.first { "\($0.method) \($0.path)".hasPrefix(v.request) }?.requestID
+        var records: [CheckRecord] = []
+        func check(_ name: String, _ passed: Bool, expected: String, actual: String) {
+            records.append(CheckRecord(name: name, outcome: passed ? .passed : .failed, expected: expected, actual: actual,
+                                       request: v.request, requestID: requestID, at: v.at))
+        }
+        let fresh = v.balance.value
+        let g = Wording.grouped
+        var headline: String
+        var applied: Bool?
+
+        switch v.kind {
+        case let .spend(product, name, amount, comment):
+            let expectedBalance = v.before.balance.map { $0 - amount }
+            switch v.answer {
+            case let .success(answered):
+                if let expectedBalance, let fresh {
+                    check("spend-balance", answered == expectedBalance && fresh == expectedBalance,
+                          expected: "\(g(expectedBalance)) (\(g(v.before.balance ?? 0)) − \(g(amount)))",
+                          actual: answered == fresh ? g(fresh) : "answered \(g(answered)), read \(g(fresh))")
+                }
+                applied = true
+                headline = "Spent \(g(amount)) cheer on \(name). Balance \(g(fresh ?? answered)) cheer."
+            case let .failure(error):
+                if error.category.mayHaveBeenApplied, let before = v.before.balance, let fresh, let expectedBalance {
+                    // No answer to check: the fresh balance must be one of the two outcomes.
+                    check("spend-balance", fresh == expectedBalance || fresh == before,
+                          expected: "\(g(expectedBalance)) (applied: \(g(before)) − \(g(amount))) or \(g(before)) (not applied)", actual: g(fresh))
+                    if fresh == expectedBalance {
+                        applied = true
+                        headline = "\(ErrorText.line(error)) — the spend was applied (balance \(g(fresh)) = \(g(before)) − \(g(amount)))."
+                    } else if fresh == before {
+                        applied = false
+                        headline = "\(ErrorText.line(error)) — the spend was not applied (balance \(g(fresh)), unchanged)."
+                    } else {
+                        headline = "\(ErrorText.line(error)) — the balance is now \(g(fresh)): neither \(g(expectedBalance)) (applied) nor \(g(before)) (not applied)."
+                    }
+                } else if error.category.mayHaveBeenApplied {
+                    headline = "\(ErrorText.line(error)) — whether the spend was applied is not known: the balance could not be read again."
+                } else {
+                    applied = false
+                    headline = explain(error, kind: v.kind)
+                    if let before = v.before.balance, let fresh, (400..<500).contains(error.status ?? 0) {
+                        check("refused-unchanged", fresh == before, expected: "\(g(before)) (unchanged)", actual: g(fresh))
+                    }
+                }
+            }
+            if applied == true {
+                if let facts = v.history.value {
+                    let entry = facts.newest
+                    let sameComment = (comment ?? "").isEmpty || (entry?.comments ?? []).contains { $0.body == comment }
+                    let isThis = entry.map { $0.product == product && $0.amount == amount } == true && sameComment
+                    let describe = entry.map { "\(g($0.amount)) on \($0.product)\(($0.comments ?? []).last?.body.map { " “\($0)”" } ?? "")" } ?? "no entry"
+                    let wanted = "\(g(amount)) on \(product)\(comment.map { " “\($0)”" } ?? "")"
+                    if let total = v.before.historyTotal {
+                        check("spend-history", isThis && facts.total == total + 1,
+                              expected: "newest \(wanted), total \(g(total + 1))", actual: "newest \(describe), total \(g(facts.total))")
+                    } else {
+                        check("spend-history", isThis, expected: "newest \(wanted)", actual: "newest \(describe)")
+                    }
+                }
+                if let beforeCheer = v.before.packCheer, case let .read(after?) = v.packs {
+                    check("spend-pack-total", after == beforeCheer + amount,
+                          expected: "\(g(beforeCheer + amount)) (\(g(beforeCheer)) + \(g(amount)))", actual: g(after))
+                }
+            }
+        case let .purchase(identifier, transactionID):
+            let bundle = identifier.split(separator: ".").last.flatMap { Int($0) }
+            switch v.answer {
+            case let .success(answered):
+                applied = true
+                headline = "Bought \(identifier). Balance \(g(fresh ?? answered)) cheer."
+                if let before = v.before.balance, let bundle, let fresh {
+                    check("purchase-balance", answered == before + bundle && fresh == before + bundle,
+                          expected: "\(g(before + bundle)) (\(g(before)) + \(g(bundle)))",
+                          actual: answered == fresh ? g(fresh) : "answered \(g(answered)), read \(g(fresh))")
+                }
+            case let .failure(error):
+                if error.status == 409 {
+                    applied = false
+                    headline = explain(error, kind: v.kind)
+                    if let before = v.before.balance, let fresh {
+                        check("replay-unchanged", fresh == before, expected: "\(g(before)) (unchanged)", actual: g(fresh))
+                    }
+                } else if error.category.mayHaveBeenApplied, let before = v.before.balance, let fresh {
+                    if let bundle, fresh == before + bundle {
+                        applied = true
+                        headline = "\(ErrorText.line(error)) — the purchase was credited (balance \(g(fresh)) = \(g(before)) + \(g(bundle))); transaction \(transactionID) will not be credited again."
+                        state.lostPurchase = nil
+                    } else if fresh == before {
+                        applied = false
+                        headline = "\(ErrorText.line(error)) — the purchase was not credited (balance \(g(fresh)), unchanged); buy again to retry transaction \(transactionID)."
+                    } else {
+                        headline = "\(ErrorText.line(error)) — the balance is now \(g(fresh)): it does not say whether transaction \(transactionID) was credited."
+                    }
+                } else if error.category.mayHaveBeenApplied {
+                    headline = "\(ErrorText.line(error)) — whether the purchase was credited is not known: the balance could not be read again."
+                } else {
+                    applied = false
+                    headline = explain(error, kind: v.kind)
+                    if let before = v.before.balance, let fresh, (400..<500).contains(error.status ?? 0) {
+                        check("refused-unchanged", fresh == before, expected: "\(g(before)) (unchanged)", actual: g(fresh))
+                    }
+                }
+            }
+        }
+
+        state.checks.add(records)
+        let failed = records.filter { $0.outcome == .failed }
+        let summary = failed.first.map { " " + $0.line + (failed.count > 1 ? " (and \(failed.count - 1) more)" : "") }
+            ?? (records.isEmpty ? "" : " ✔ \(records.count) check\(records.count == 1 ? "" : "s") passed")
+        let text = headline + summary
+        // Good news only when the write went through and every check agrees.
+        let kind: Notice.Kind = applied == true && failed.isEmpty ? .info : .error
+        state.notice = Notice(kind, text, requestID: v.answer.failureRequestID)
+        // The dialog, if it is still open on this write's outcome, says the same.
+        if let action = state.action, action.isShown {
+            switch action.phase {
+            case .succeeded, .failed:
+                state.action = ActionState(phase: applied == true && failed.isEmpty ? .succeeded(text) : .failed(text, requestID: v.answer.failureRequestID))
+            default:
+                break
+            }
+        }
+    }
+}
+
+extension Result where Success == Int, Failure == ShopAPIError {
+    var failureRequestID: String? { if case let .failure(e) = self { return e.requestID } else { return nil } }
+    var isSuccess: Bool { if case .success = self { return true } else { return false } }
+}
