@@ -27,6 +27,8 @@ public struct Exchange: Sendable, Equatable, Identifiable {
     /// Up to `Redactor.previewLimit` bytes of each body, token fields redacted.
     public var requestBodyPreview: String?
     public var responseBodyPreview: String?
+    /// How the response deviates from the contract (the contract watchdog's findings).
+    public var findings: [Finding] = []
 
     public init(
         id: Int, method: String, path: String, startedAt: Date, duration: Duration, status: Int?, failure: ExchangeFailure?,

@@ -296,6 +296,8 @@ public actor ShopClient {
             record.responseBytes = response.body.count
             record.responseHeaders = Redactor.headers(response.headers)
             record.responseBodyPreview = Redactor.bodyPreview(response.body)
+            record.findings = ContractWatchdog.check(method: request.method.rawValue, pathAndQuery: pathAndQuery,
+                                                     status: response.status, headers: response.headers, body: response.body)
             await exchanges.record(record)
             logger.info("\(record.method) \(record.path) \(response.status) \(Self.millis(record.duration))ms \(record.requestID ?? "-")")
             return response

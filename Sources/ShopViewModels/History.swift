@@ -117,18 +117,6 @@ public struct HistoryState: Equatable, Sendable {
         return parts.joined(separator: " · ")
     }
 
-    /// The place on `page` of the first entry dated after the entry before it (the contract orders
-    /// the history newest first; equal dates are in order); entries without a date are skipped.
-    public static func firstOutOfOrder(_ page: CheerHistoryPage) -> Int? {
-        var previous: Date?
-        for (offset, item) in page.items.enumerated() {
-            guard case let .entry(e) = item else { continue }
-            if let previous, e.date > previous { return offset }
-            previous = e.date
-        }
-        return nil
-    }
-
     /// The last page there is (1 when the history is empty).
     var lastPage: Int? { totalPages.map { max(1, $0) } }
 }
@@ -356,10 +344,6 @@ extension ShopUpdate {
             }
             state.history.pages.set(page, .loaded(historyPage, fetchedAt: at, source: .live), current: state.history.page)
             if page == 1 { effects.append(.writeFirstPage(key: state.context.userKey, historyPage, fetchedAt: at)) }
-            if let offset = HistoryState.firstOutOfOrder(historyPage) {
-                // The contract says newest first; going to a date relies on it. Shown, not hidden.
-                state.notice = Notice(.error, "The server's history is not newest first: entry \(Wording.grouped(state.history.firstIndex(ofPage: page) + offset + 1)) is newer than the one above it (page \(Wording.grouped(page)))")
-            }
             if page == state.history.page { reanchor(&state.history) }
             // The history shrank below the cursor: it goes to the new last entry.
             if let count = state.history.count, state.history.cursor >= count {

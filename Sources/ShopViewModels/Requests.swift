@@ -48,6 +48,13 @@ extension ShopUpdate {
 
     static func recordExchange(_ exchange: Exchange, _ state: inout AppState) {
         let selectedID = state.requests.selected?.id
+        // The contract watchdog's findings go to the Checks tab (the data itself showed as usual).
+        if !exchange.findings.isEmpty {
+            state.checks.add(exchange.findings.map {
+                CheckRecord(name: $0.check, outcome: .failed, expected: $0.expected, actual: $0.actual,
+                            request: "\(exchange.method) \(exchange.path)", requestID: exchange.requestID, at: exchange.startedAt)
+            })
+        }
         state.requests.rows.insert(exchange, at: 0)
         if state.requests.rows.count > RequestsState.capacity { state.requests.rows.removeLast() }
         // Keep the same exchange selected while new ones arrive on top (unless the newest was selected).

@@ -26,6 +26,18 @@ public enum FaultKind: String, CaseIterable, Sendable {
     /// Send the head (with the full Content-Length) and the first `keep` body bytes (default: half),
     /// then nothing until the client gives up (or `seconds` pass): a server stalling mid-body.
     case stall
+    /// Answer without an `X-Request-Id` header.
+    case noRequestID = "no_request_id"
+    /// In a cheer_history page, a `total_pages` one more than the paging adds up to.
+    case badPaging = "bad_paging"
+    /// In a cheer_history page, entry `index` (default 1) carries the id of the entry before it.
+    case duplicateEntry = "duplicate_entry"
+    /// In a cheer_history page, entries `index` and `index` + 1 (default 0 and 1) swap places.
+    case outOfOrder = "out_of_order"
+    /// A spend debits one cheer more than asked (and answers the balance it left).
+    case wrongDebit = "wrong_debit"
+    /// A spend records only the first half of its comment.
+    case cutComment = "cut_comment"
 
     /// Faults that decide the whole answer before the shop sees the request.
     public var isTerminal: Bool { [.status, .html, .rateLimit, .reset, .hang].contains(self) }
@@ -160,9 +172,9 @@ public struct FaultSpec: Sendable, Equatable, Encodable {
             try c.encodeIfPresent(keep, forKey: "keep")
             try c.encode(seconds, forKey: "seconds")
         case .contentType: try c.encode(contentType, forKey: "content_type")
-        case .malformedEntry: try c.encodeIfPresent(index, forKey: "index")
+        case .malformedEntry, .duplicateEntry, .outOfOrder: try c.encodeIfPresent(index, forKey: "index")
         case .hang: try c.encode(seconds, forKey: "seconds")
-        case .hostile, .reset: break
+        case .hostile, .reset, .noRequestID, .badPaging, .wrongDebit, .cutComment: break
         }
     }
 }

@@ -85,6 +85,8 @@ public struct HistoryPage: Sendable, Equatable, Encodable {
     public var paging: Paging
     /// The entry at this index goes on the wire as `HostileText.MalformedEntry` (the `malformed_entry` fault).
     public var malformedIndex: Int?
+    /// Added to `total_pages` on the wire (the `bad_paging` fault).
+    public var totalPagesError = 0
 
     public init(entries: [CheerHistoryEntry], paging: Paging, malformedIndex: Int? = nil) {
         self.entries = entries
@@ -109,7 +111,7 @@ public struct HistoryPage: Sendable, Equatable, Encodable {
         }
         try c.encode(paging.page, forKey: .page)
         try c.encode(paging.perPage, forKey: .perPage)
-        try c.encode(paging.totalPages, forKey: .totalPages)
+        try c.encode(paging.totalPages + totalPagesError, forKey: .totalPages)
         try c.encode(paging.totalCount, forKey: .totalCount)
     }
 }

@@ -47,6 +47,20 @@ extension StubService {
                 page = broken
                 context.notes.applied(malformed)
             }
+            if let fault = context.contentFault(.badPaging) {
+                page.totalPagesError = 1
+                context.notes.applied(fault)
+            }
+            if let fault = context.contentFault(.duplicateEntry), page.entries.count >= 2 {
+                let i = min(max(1, fault.spec.index ?? 1), page.entries.count - 1)
+                page.entries[i].id = page.entries[i - 1].id
+                context.notes.applied(fault)
+            }
+            if let fault = context.contentFault(.outOfOrder), page.entries.count >= 2 {
+                let i = min(max(0, fault.spec.index ?? 0), page.entries.count - 2)
+                page.entries.swapAt(i, i + 1)
+                context.notes.applied(fault)
+            }
             return try page.response(from: request, context: context)
         case .purchaseCheer:
             let body = try await request.decode(as: PurchaseBody.self, context: context)
@@ -54,7 +68,17 @@ extension StubService {
             return try BalanceBody(balance: balance).response(from: request, context: context)
         case .spendCheer:
             let body = try await request.decode(as: SpendBody.self, context: context)
-            let balance = try await store.spend(user: Self.actingUser(query), amount: body.amount, product: body.product, comment: body.comment, now: now)
+            var amount = body.amount
+            var comment = body.comment
+            if let fault = context.contentFault(.wrongDebit) {
+                amount += 1
+                context.notes.applied(fault)
+            }
+            if let fault = context.contentFault(.cutComment), let whole = comment, !whole.isEmpty {
+                comment = String(whole.prefix(max(1, whole.count / 2)))
+                context.notes.applied(fault)
+            }
+            let balance = try await store.spend(user: Self.actingUser(query), amount: amount, product: body.product, comment: comment, now: now)
             return try BalanceBody(balance: balance).response(from: request, context: context)
         case .refreshToken:
             let body = try await request.decode(as: RefreshBody.self, context: context)

@@ -22,7 +22,7 @@ struct FaultMiddleware: RouterMiddleware {
     let registry: FaultRegistry
 
     /// Faults any request can get; an operation adds the content faults it supports.
-    static let everywhere: Set<FaultKind> = [.latency, .status, .html, .rateLimit, .reset, .hang, .truncate, .contentType, .stall]
+    static let everywhere: Set<FaultKind> = [.latency, .status, .html, .rateLimit, .reset, .hang, .truncate, .contentType, .stall, .noRequestID]
 
     func handle(_ request: Request, context: StubContext, next: (Request, StubContext) async throws -> Response) async throws -> Response {
         let path = request.uri.path
@@ -57,7 +57,7 @@ struct FaultMiddleware: RouterMiddleware {
         }
 
         var inner = context
-        inner.contentFaults = hits.filter { [.hostile, .malformedEntry].contains($0.spec.kind) }
+        inner.contentFaults = hits.filter { [.hostile, .malformedEntry, .badPaging, .duplicateEntry, .outOfOrder, .wrongDebit, .cutComment].contains($0.spec.kind) }
         var response: Response
         do {
             response = try await next(request, inner)
@@ -66,6 +66,10 @@ struct FaultMiddleware: RouterMiddleware {
         }
         var applied = latencies + context.notes.appliedFaults
 
+        if let drop = hits.first(where: { $0.spec.kind == .noRequestID }) {
+            context.notes.dropRequestID = true
+            applied.append(drop)
+        }
         let byteFaults = hits.filter { [.truncate, .contentType, .stall].contains($0.spec.kind) }
         guard !byteFaults.isEmpty else { return (response, applied) }
         var body = await Self.bytes(of: response.body)

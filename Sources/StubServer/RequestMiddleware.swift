@@ -9,7 +9,7 @@ struct RequestIDMiddleware: RouterMiddleware {
         var context = context
         context.requestID = Self.newRequestID()
         var response = try await next(request, context)
-        response.headers[.requestID] = context.requestID
+        if !context.notes.dropRequestID { response.headers[.requestID] = context.requestID }
         return response
     }
 

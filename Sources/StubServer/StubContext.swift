@@ -39,6 +39,7 @@ final class RequestNotes: Sendable {
     private struct State {
         var applied: [FaultHit] = []
         var abort: String?
+        var dropRequestID = false
     }
 
     private let state = Mutex(State())
@@ -51,6 +52,12 @@ final class RequestNotes: Sendable {
     var abort: String? {
         get { state.withLock { $0.abort } }
         set { state.withLock { $0.abort = newValue } }
+    }
+
+    /// The answer goes out without `X-Request-Id` (the `no_request_id` fault).
+    var dropRequestID: Bool {
+        get { state.withLock { $0.dropRequestID } }
+        set { state.withLock { $0.dropRequestID = newValue } }
     }
 
     /// The status sent, or how the connection ended.

@@ -27,7 +27,8 @@ enum Operation: String, CaseIterable, Sendable {
     /// Faults that rewrite this operation's data (others only make sense where there is such data).
     var contentFaults: Set<FaultKind> {
         switch self {
-        case .getCheerHistory: return [.hostile, .malformedEntry]
+        case .getCheerHistory: return [.hostile, .malformedEntry, .badPaging, .duplicateEntry, .outOfOrder]
+        case .spendCheer: return [.wrongDebit, .cutComment]
         case .listAudioPacks: return [.hostile]
         default: return []
         }

@@ -29,6 +29,7 @@ struct Print: AsyncParsableCommand {
     @Option(help: "With --all: entries on or before this day (YYYY-MM-DD, local time).") var until: String?
     @Option(help: "With --all: entries whose product, creator or comments hold this text (case and accents ignored).") var find: String?
     @Flag(help: "Print the decoded data as JSON (snake_case keys).") var json = false
+    @Flag(help: "Exit 65 when a response deviated from the contract (each deviation is a `warning:` line on stderr either way).") var strict = false
     @OptionGroup var connection: ConnectionOptions
 
     func validate() throws {
@@ -53,25 +54,17 @@ struct Print: AsyncParsableCommand {
         } catch {
             throw fail(error)
         }
-        let user = settings.user
         let output: String
+        var findings = 0
         do {
             output = try await connection.withClient(settings, logger: logger) { client in
-                switch what {
-                case .balance:
-                    return try await balance(client: client, settings: settings, logger: logger)
-                case .packs:
-                    let list = try await client.send(AudioPacks())
-                    return json ? try Output.json(list) : Output.packs(list)
-                case .history where all:
-                    var stream = HistoryStream(user: user, json: json, find: find,
-                                               since: since.flatMap(HistoryStream.dayStart),
-                                               until: until.flatMap(HistoryStream.dayStart).flatMap(HistoryStream.nextDay))
-                    try await stream.run(client)
-                    return ""
-                case .history:
-                    let history = try await client.send(CheerHistory(user: user, page: page, perPage: perPage))
-                    return json ? try Output.json(history) : Output.history(history, user: user)
+                do {
+                    let text = try await produce(client, settings: settings, logger: logger)
+                    findings = reportFindings(await client.exchanges.all())
+                    return text
+                } catch {
+                    findings = reportFindings(await client.exchanges.all())  // the deviations still show
+                    throw error
                 }
             }
         } catch let exit as ExitCode {
@@ -80,6 +73,28 @@ struct Print: AsyncParsableCommand {
             throw fail(error, tokenVariable: settings.tokenEnv)
         }
         if !output.isEmpty { Terminal.out(output) }
+        if strict, findings > 0 { throw ExitCode(ExitStatus.dataError.rawValue) }
+    }
+
+    /// What `what` prints.
+    func produce(_ client: ShopClient, settings: ResolvedSettings, logger: Logger) async throws -> String {
+        let user = settings.user
+        switch what {
+        case .balance:
+            return try await balance(client: client, settings: settings, logger: logger)
+        case .packs:
+            let list = try await client.send(AudioPacks())
+            return json ? try Output.json(list) : Output.packs(list)
+        case .history where all:
+            var stream = HistoryStream(user: user, json: json, find: find,
+                                       since: since.flatMap(HistoryStream.dayStart),
+                                       until: until.flatMap(HistoryStream.dayStart).flatMap(HistoryStream.nextDay))
+            try await stream.run(client)
+            return ""
+        case .history:
+            let history = try await client.send(CheerHistory(user: user, page: page, perPage: perPage))
+            return json ? try Output.json(history) : Output.history(history, user: user)
+        }
     }
 }
 

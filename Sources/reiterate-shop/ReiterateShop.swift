@@ -19,7 +19,7 @@ struct ReiterateShop: AsyncParsableCommand {
             `print` is for scripts and smoke checks.
             """,
         version: ShopClientConfiguration.appVersion,
-        subcommands: [Interactive.self, Print.self, Config.self, Keys.self],
+        subcommands: [Interactive.self, Print.self, Config.self, Keys.self, ContractCommand.self],
         defaultSubcommand: Interactive.self
     )
 }

@@ -342,24 +342,6 @@ import Testing
         #expect(d.state.history.selectedItem == .entry(entry(36)))
     }
 
-    @Test func aPageNotNewestFirstIsFlaggedAndNothingElseIs() {
-        var d = Driver()
-        d.send(.start)
-        var items = (0..<50).map { HistoryItem.entry(entry($0)) }
-        items.swapAt(10, 11)  // entry 12 is newer than entry 11
-        d.apply(.historyLoaded(d.requestID(forPage: 1) ?? Token(-1), page: 1,
-                               .success(CheerHistoryPage(items: items, page: 1, perPage: 50, totalPages: 5, totalCount: 230)), at: t0))
-        #expect(d.state.notice?.kind == .error && d.state.notice?.text.hasPrefix("The server's history is not newest first: entry 12 is newer") == true)
-        #expect(d.state.history.rows.count == 50)  // shown as sent
-        // Equal dates and unreadable entries in between are in order: no notice.
-        var e = Driver()
-        e.send(.start)
-        let same = [HistoryItem.entry(entry(0)), .entry(entry(0)), .unreadable(UnreadableEntry(index: 2, id: nil, reason: "x")), .entry(entry(3))]
-        e.apply(.historyLoaded(e.requestID(forPage: 1) ?? Token(-1), page: 1,
-                               .success(CheerHistoryPage(items: same, page: 1, perPage: 50, totalPages: 1, totalCount: 4)), at: t0))
-        #expect(e.state.notice == nil)
-    }
-
     // MARK: go to
 
     /// A history of `total` entries, entry i fifteen minutes before entry i - 1 (as the stand-in's whale).

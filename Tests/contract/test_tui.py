@@ -496,3 +496,40 @@ def test_checks_tab_lists_a_verified_spend_with_no_false_positive(start_stub, tu
     for name in ("spend-balance", "spend-history", "spend-pack-total"):
         assert name in screen
     assert "⚠" not in screen.splitlines()[-1]  # no failed check counted
+
+
+def test_a_whole_session_without_faults_has_no_finding(start_stub, tui):
+    """Every tab, pages of history, a spend, a purchase and its replay: no false positive."""
+    s = start_stub("--quiet")
+    t = tui(s.url, width=140, height=40)
+    t.wait_for("Balance 1,250 cheer")
+    t.keys("2")
+    t.wait_for("entry 1 of 230")
+    for _ in range(4):
+        t.keys("]")
+    t.wait_for("page 5 of 5")
+    t.keys("G", "g", "3", "j", "1")
+    spend_in_tui(t, 5)
+    t.wait_for("✔ 3 checks passed")
+    t.keys("Enter", "b")
+    t.wait_for("Transaction")
+    deadline = time.monotonic() + 5
+    while not (m := re.search(r"Transaction:\s*\[(\d+)", t.screen())) and time.monotonic() < deadline:
+        time.sleep(0.05)  # the random transaction id fills in
+    assert m, t.screen()
+    tx = m.group(1)
+    t.keys("Enter")
+    t.wait_for("Buy 200 cheer")
+    t.keys("y")
+    t.wait_for("✔ 1 check passed")
+    # The same transaction again: refused with 409, and the balance must not move.
+    t.keys("Enter", "b")
+    t.wait_for("Transaction")
+    t.keys("Tab", *(["BSpace"] * 24), tx, "Enter")
+    assert tx in t.wait_for("┌─ Confirm")
+    t.keys("y")
+    t.wait_for(f"Transaction {tx} was already credited")
+    t.keys("Enter", "4")
+    screen = t.wait_for("5 checks · 0 failed")
+    assert "replay-unchanged" in screen and "purchase-balance" in screen
+    assert "⚠" not in screen  # no finding anywhere: not in the list, not in the status bar

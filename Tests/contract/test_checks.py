@@ -1,0 +1,142 @@
+"""The contract watchdog (issue 12) against the real stand-in: every check fires against its fault,
+none fires without one, and the checks are the contract's (compared with the YAML itself)."""
+import json
+import os
+import subprocess
+import tempfile
+
+import pytest
+import yaml
+
+from conftest import ROOT, SPEC_PATH
+
+SHOP_BIN = os.environ.get("SHOP_BIN", str(ROOT / ".build" / "debug" / "reiterate-shop"))
+
+
+def shop(*args):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("REITERATE_")}
+    env.update(REITERATE_TOKEN="dev-token", XDG_CACHE_HOME=tempfile.mkdtemp(), TZ="UTC")
+    return subprocess.run([SHOP_BIN, *args], capture_output=True, text=True, env=env, timeout=60)
+
+
+# ---------------------------------------------------------------------------------------------------
+# the checks are the contract's
+
+def normalized(schema, components):
+    """A schema of the YAML as the watchdog's table holds it: $refs resolved, `type` a list, and only
+    what is checked (required, properties, items, minimum, minLength, format)."""
+    if "$ref" in schema:
+        return normalized(components[schema["$ref"].split("/")[-1]], components)
+    out = {"type": schema["type"] if isinstance(schema["type"], list) else [schema["type"]]}
+    for key in ("required", "minimum", "minLength", "format"):
+        if key in schema:
+            out[key] = schema[key]
+    if "properties" in schema:
+        out["properties"] = {k: normalized(v, components) for k, v in schema["properties"].items()}
+    if "items" in schema:
+        out["items"] = normalized(schema["items"], components)
+    return out
+
+
+def test_the_watchdogs_table_is_the_contract():
+    spec = yaml.safe_load(SPEC_PATH.read_text())
+    components = spec["components"]["schemas"]
+    expected = []
+    for path, methods in spec["paths"].items():
+        for method, op in methods.items():
+            success = [int(code) for code in op["responses"] if code.isdigit() and 200 <= int(code) < 300]
+            assert len(success) == 1, (path, method)
+            schema = op["responses"][str(success[0])]["content"]["application/json"]["schema"]
+            expected.append({"operationId": op["operationId"], "method": method.upper(), "path": path,
+                             "success": success[0], "response": normalized(schema, components)})
+    r = shop("contract")
+    assert r.returncode == 0, r.stderr
+    table = json.loads(r.stdout)
+    by_id = {op["operationId"]: op for op in table["operations"]}
+    assert sorted(by_id) == sorted(op["operationId"] for op in expected)
+    for op in expected:
+        assert by_id[op["operationId"]] == op, op["operationId"]
+    assert table["error"] == normalized(components["Error"], components)
+
+
+# ---------------------------------------------------------------------------------------------------
+# each check fires against its fault; none without
+
+def warnings(stderr):
+    return [line for line in stderr.splitlines() if line.startswith("warning: ") and "] expected " in line]
+
+
+def test_no_finding_without_a_fault(start_stub):
+    s = start_stub("--quiet", "--whale-history", "1000")
+    for args in (["print", "balance"], ["print", "packs"], ["print", "history"], ["print", "history", "--page", "5"],
+                 ["print", "history", "--all"], ["print", "history", "--user", "qa-whale", "--per-page", "200", "--page", "3"],
+                 ["print", "history", "--user", "qa-empty"]):
+        r = shop(*args, "--base-url", s.url, "--strict")
+        assert r.returncode == 0 and not warnings(r.stderr), (args, r.stderr)
+
+
+@pytest.mark.parametrize("fault,check", [
+    ({"kind": "content_type", "path": "/api/v1/balance"}, "content-type"),
+    ({"kind": "no_request_id", "path": "/api/v1/cheer_history"}, "request-id"),
+    ({"kind": "bad_paging", "path": "/api/v1/cheer_history"}, "paging"),
+    ({"kind": "duplicate_entry", "path": "/api/v1/cheer_history"}, "duplicate"),
+    ({"kind": "out_of_order", "path": "/api/v1/cheer_history"}, "order"),
+    ({"kind": "malformed_entry", "path": "/api/v1/cheer_history"}, "schema"),
+])
+def test_each_check_fires_against_its_fault(start_stub, fault, check):
+    s = start_stub("--quiet")
+    r = s.http.post(s.url + "/_stub/faults", json={**fault, "count": 1}, timeout=5)
+    assert r.status_code == 201, r.text
+    what = "balance" if "balance" in fault["path"] else "history"
+    r = shop("print", what, "--base-url", s.url, "--strict")
+    found = warnings(r.stderr)
+    assert r.returncode == 65 and any(f"[{check}] expected " in line for line in found), (r.returncode, r.stderr)
+    # The data still shows when it can be read (a wrong label or paging hides nothing).
+    if check in ("content-type", "request-id", "paging", "duplicate", "order", "schema"):
+        assert r.stdout.strip(), r.stderr
+    # Without --strict the same run exits 0, with the same warnings.
+    s.http.post(s.url + "/_stub/faults", json={**fault, "count": 1}, timeout=5)
+    r = shop("print", what, "--base-url", s.url)
+    assert warnings(r.stderr) and r.returncode == 0, r.stderr
+
+
+def serve_once(status, headers, body):
+    """A server on 127.0.0.1 answering every GET with `status`, `headers` and `body` (what the
+    stand-in cannot be made to send: a 201, an unreadable Retry-After)."""
+    from http.server import BaseHTTPRequestHandler, HTTPServer
+    import threading
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self):
+            self.send_response(status)
+            for k, v in headers.items():
+                self.send_header(k, v)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *a):
+            pass
+
+    server = HTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
+
+
+def test_a_429_without_a_readable_retry_after_is_a_finding():
+    server = serve_once(429, {"Content-Type": "application/json", "X-Request-Id": "rq-429", "Retry-After": "soon"}, b'{"message":"slow down"}')
+    try:
+        r = shop("print", "balance", "--base-url", f"http://127.0.0.1:{server.server_port}", "--timeout", "3")
+        assert any("[retry-after] expected a Retry-After of seconds or an HTTP date, got “soon”" in line for line in warnings(r.stderr)), r.stderr
+    finally:
+        server.shutdown()
+
+
+def test_a_2xx_other_than_the_declared_one_is_a_finding_and_the_data_shows():
+    server = serve_once(201, {"Content-Type": "application/json", "X-Request-Id": "rq-201"}, b'{"balance":77}')
+    try:
+        r = shop("print", "balance", "--base-url", f"http://127.0.0.1:{server.server_port}", "--strict")
+        assert r.stdout.startswith("77 cheer"), r.stdout + r.stderr
+        assert r.returncode == 65 and any("[status] expected 200, or a 4xx/5xx error, got 201" in line for line in warnings(r.stderr)), r.stderr
+    finally:
+        server.shutdown()
