@@ -136,6 +136,7 @@ extension ShopUpdate {
             return adoptWrittenBalance(balance, at: at, &state)
                 + beginVerification(kind, answer: .success(balance.balance), before: before, at: at, &state)
         case let .failure(error):
+            state.lastWriteError = error
             let text = explain(error, kind: kind)
             state.action = ActionState(phase: .failed(text, requestID: error.requestID))
             state.notice = Notice(.error, text, requestID: error.requestID)
@@ -206,23 +207,35 @@ extension ShopUpdate {
             return []
         case let .confirming(kind, summary):
             guard refuseIfReadOnly(&state, what: "this") else { state.action = nil; return [] }
-            let token = state.newToken()
-            state.action = ActionState(phase: .pending(kind, summary: summary, token: token))
-            var packCheer: Int?
-            if case let .spend(product, _, _, _) = kind { packCheer = state.packs.all.first { $0.identifier == product }?.cheerTotal }
-            state.writeBefore = Verification.Before(balance: state.balance.value, historyTotal: state.history.totalCount, packCheer: packCheer)
-            switch kind {
-            case let .spend(product, _, amount, comment):
-                return [.spend(token, amount: amount, product: product, comment: comment, user: state.context.user)]
-            case let .purchase(identifier, transactionID):
-                return [.purchase(token, identifier: identifier, transactionID: transactionID, user: state.context.user)]
-            }
+            return send(kind, summary: summary, &state)
         case .pending:
             return []  // a second submit while the first is out is refused
         case .succeeded, .failed:
             state.action = nil
             return []
         }
+    }
+
+    /// Sends the write, noting what its verification will compare against.
+    static func send(_ kind: ActionKind, summary: String, backgrounded: Bool = false, _ state: inout AppState) -> [Effect] {
+        let token = state.newToken()
+        state.action = ActionState(phase: .pending(kind, summary: summary, token: token), backgrounded: backgrounded)
+        state.lastWriteError = nil
+        var packCheer: Int?
+        if case let .spend(product, _, _, _) = kind { packCheer = state.packs.all.first { $0.identifier == product }?.cheerTotal }
+        state.writeBefore = Verification.Before(balance: state.balance.value, historyTotal: state.history.totalCount, packCheer: packCheer)
+        switch kind {
+        case let .spend(product, _, amount, comment):
+            return [.spend(token, amount: amount, product: product, comment: comment, user: state.context.user)]
+        case let .purchase(identifier, transactionID):
+            return [.purchase(token, identifier: identifier, transactionID: transactionID, user: state.context.user)]
+        }
+    }
+
+    /// A write a script asked for: refused in a read-only environment and while another is out.
+    static func writeNow(_ kind: ActionKind, _ state: inout AppState) -> [Effect] {
+        guard refuseIfReadOnly(&state, what: "writing"), refuseIfBusy(&state) else { return [] }
+        return send(kind, summary: "", backgrounded: true, &state)
     }
 
     /// 402 and 409 in plain words; a write without a whole answer says it may have been applied.

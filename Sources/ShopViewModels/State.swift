@@ -71,6 +71,8 @@ public struct AppState: Equatable, Sendable {
     public internal(set) var verification: Verification?
     /// What was known when the write in flight was sent (its verification compares against it).
     var writeBefore: Verification.Before?
+    /// The last write's error, when it failed (a script's exit status comes from it).
+    public internal(set) var lastWriteError: ShopAPIError?
     public var screen = ScreenState()
     /// The request for the cache, while it is out.
     var cacheRead: Token?

@@ -16,6 +16,8 @@ public enum Message: Sendable {
     case startWithCache(CachedShop)
     // The front end
     case action(Action)
+    /// A spend or purchase with no dialog (`reiterate-shop spend … --yes`): sent at once, then verified.
+    case write(ActionKind)
     /// A row of the current tab's list picked by a front end (a mouse click).
     case select(Int)
     /// A character typed into the focused text field (the filter or a dialog field).
@@ -93,6 +95,7 @@ public enum ShopUpdate {
         case .packsLoaded: return packsLoaded(message, &state)
         case .historyLoaded: return historyLoaded(message, &state)
         case .actionFinished, .transactionIDMade: return actionMessage(message, &state)
+        case let .write(kind): return writeNow(kind, &state)
         case let .exchangeRecorded(exchange):
             recordExchange(exchange, &state)
             return []

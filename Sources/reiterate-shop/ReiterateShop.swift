@@ -19,7 +19,7 @@ struct ReiterateShop: AsyncParsableCommand {
             `print` is for scripts and smoke checks.
             """,
         version: ShopClientConfiguration.appVersion,
-        subcommands: [Interactive.self, Print.self, Config.self, Keys.self, ContractCommand.self],
+        subcommands: [Interactive.self, Print.self, Spend.self, Buy.self, Config.self, Keys.self, ContractCommand.self],
         defaultSubcommand: Interactive.self
     )
 }
@@ -123,6 +123,7 @@ struct ConnectionOptions: ParsableArguments {
 /// Exit statuses (sysexits.h where one fits).
 enum ExitStatus: Int32 {
     case serverError = 1       // the server answered with an error, or sign-in expired
+    case usage = 64            // EX_USAGE: a command refused as given (spend without --yes)
     case dataError = 65        // EX_DATAERR: the answer could not be read
     case unavailable = 69      // EX_UNAVAILABLE: no answer (refused, DNS, TLS, timeout, offline)
     case software = 70         // EX_SOFTWARE: a failure of this program

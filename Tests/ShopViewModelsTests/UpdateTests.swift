@@ -625,6 +625,17 @@ import Testing
         #expect(d.state.notice?.text == "Bought com.reiterate.cheer.200. Balance 1,450 cheer. ✔ 1 check passed")
     }
 
+    @Test func aScriptsWriteGoesWithoutADialogAndIsRefusedWhenReadOnlyOrBusy() {
+        var d = ready()
+        let kind = ActionKind.spend(product: "com.reiterate.pack.rain", productName: "Rain on a Tin Roof", amount: 5, comment: nil)
+        let sent = d.apply(.write(kind))
+        #expect(sent == [.spend(d.actionToken, amount: 5, product: "com.reiterate.pack.rain", comment: nil, user: "qa-alice")])
+        #expect(d.state.action?.backgrounded == true && d.state.mode == .browse)  // no dialog takes the keys
+        #expect(d.apply(.write(kind)).isEmpty && d.state.notice?.text == "A spend or purchase is still on its way; wait for its answer.")
+        var readOnly = ready(readOnly: true)
+        #expect(readOnly.apply(.write(kind)).isEmpty && readOnly.state.notice?.text == "STAGING is read-only: writing is disabled.")
+    }
+
     @Test func paymentRequiredAndConflictInPlainWords() {
         var d = ready()
         d.send(.beginSpend)

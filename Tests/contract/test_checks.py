@@ -1,6 +1,7 @@
 """The contract watchdog (issue 12) against the real stand-in: every check fires against its fault,
 none fires without one, and the checks are the contract's (compared with the YAML itself)."""
 import json
+import re
 import os
 import subprocess
 import tempfile
@@ -140,3 +141,64 @@ def test_a_2xx_other_than_the_declared_one_is_a_finding_and_the_data_shows():
         assert r.returncode == 65 and any("[status] expected 200, or a 4xx/5xx error, got 201" in line for line in warnings(r.stderr)), r.stderr
     finally:
         server.shutdown()
+
+
+# ---------------------------------------------------------------------------------------------------
+# spend and buy for scripts
+
+def test_spend_and_buy_need_yes_and_a_writable_environment(start_stub, tmp_path):
+    s = start_stub("--quiet")
+    r = shop("spend", "--product", "com.reiterate.pack.rain", "--amount", "5", "--base-url", s.url)
+    assert r.returncode == 64 and "spend changes the balance on LOCAL as qa-alice: add --yes to do it" in r.stderr
+    assert s.get("/api/v1/balance?user_id=qa-alice").json()["balance"] == 1250  # nothing was sent
+    config = tmp_path / "config.toml"
+    config.write_text(f'[environments.prod]\nbase_url = "{s.url}"\nread_only = true\n')
+    env_config = {"XDG_CONFIG_HOME": str(tmp_path)}
+    (tmp_path / "reiterate-shop").mkdir()
+    (tmp_path / "reiterate-shop" / "config.toml").write_text(config.read_text())
+    e = {k: v for k, v in os.environ.items() if not k.startswith("REITERATE_")}
+    e.update(REITERATE_TOKEN="dev-token", XDG_CACHE_HOME=tempfile.mkdtemp(), **env_config)
+    r = subprocess.run([SHOP_BIN, "buy", "--bundle", "com.reiterate.cheer.200", "--yes", "--env", "prod"],
+                       capture_output=True, text=True, env=e, timeout=30)
+    assert r.returncode == 78 and "PROD is read-only: buy is refused" in r.stderr, r.stderr
+
+
+def test_spend_prints_its_verification_and_a_wrong_debit_fails_it(start_stub):
+    s = start_stub("--quiet")
+    r = shop("spend", "--product", "com.reiterate.pack.rain", "--amount", "7", "--comment", "from a script", "--yes", "--base-url", s.url, "--strict")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stdout.startswith("Spent 7 cheer on Rain on a Tin Roof. Balance 1,243 cheer. ✔ 3 checks passed")
+    assert "✔ spend-balance: 1,243" in r.stdout and "✔ spend-history" in r.stdout and "✔ spend-pack-total" in r.stdout
+    assert not warnings(r.stderr), r.stderr
+    # The server debits one more than asked: the check says so, on stdout and as a warning.
+    s.http.post(s.url + "/_stub/faults", json={"kind": "wrong_debit", "path": "/api/v1/spend_cheer", "count": 1}, timeout=5)
+    r = shop("spend", "--product", "com.reiterate.pack.rain", "--amount", "7", "--yes", "--base-url", s.url, "--strict")
+    assert r.returncode == 65, r.stdout + r.stderr
+    assert "✗ spend-balance: expected 1,236 (1,243 − 7), got 1,235" in r.stdout
+    assert any("[spend-balance] expected 1,236 (1,243 − 7), got 1,235" in line for line in warnings(r.stderr)), r.stderr
+    # A cut comment fails spend-history.
+    s.http.post(s.url + "/_stub/faults", json={"kind": "cut_comment", "path": "/api/v1/spend_cheer", "count": 1}, timeout=5)
+    r = shop("spend", "--product", "com.reiterate.pack.rain", "--amount", "1", "--comment", "a whole sentence", "--yes", "--base-url", s.url)
+    assert r.returncode == 0 and "✗ spend-history" in r.stdout, r.stdout
+    assert any("[spend-history]" in line for line in warnings(r.stderr)), r.stderr
+
+
+def test_buy_makes_a_transaction_id_and_its_replay_changes_nothing(start_stub):
+    s = start_stub("--quiet")
+    r = shop("buy", "--bundle", "com.reiterate.cheer.200", "--yes", "--base-url", s.url, "--strict")
+    assert r.returncode == 0, r.stdout + r.stderr
+    m = re.match(r"transaction id (\d+) \(replay it with --transaction-id \1\)", r.stdout)
+    assert m and "✔ purchase-balance: 1,450" in r.stdout, r.stdout
+    r = shop("buy", "--bundle", "com.reiterate.cheer.200", "--transaction-id", m.group(1), "--yes", "--base-url", s.url, "--strict")
+    assert r.returncode == 1 and f"Transaction {m.group(1)} was already credited" in r.stdout and "✔ replay-unchanged: 1,450" in r.stdout, r.stdout + r.stderr
+
+
+def test_a_spend_whose_answer_is_cut_is_settled_not_resent(start_stub):
+    s = start_stub("--quiet")
+    s.http.post(s.url + "/_stub/faults", json={"kind": "truncate", "path": "/api/v1/spend_cheer", "count": 1}, timeout=5)
+    r = shop("spend", "--product", "com.reiterate.pack.rain", "--amount", "7", "--yes", "--base-url", s.url)
+    assert r.returncode == 0 and "the spend was applied (balance 1,243 = 1,250 − 7)" in r.stdout, r.stdout + r.stderr
+    s.http.post(s.url + "/_stub/faults", json={"kind": "reset", "path": "/api/v1/spend_cheer", "count": 1}, timeout=5)
+    r = shop("spend", "--product", "com.reiterate.pack.rain", "--amount", "7", "--yes", "--base-url", s.url)
+    assert r.returncode == 69 and "the spend was not applied (balance 1,243, unchanged)" in r.stdout, r.stdout + r.stderr
+    assert s.get("/api/v1/balance?user_id=qa-alice").json()["balance"] == 1243

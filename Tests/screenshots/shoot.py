@@ -232,6 +232,23 @@ def main():
         o.shoot(out, "offline-cached.png", "reiterate-shop — offline: the cached balance")
         o.keys("q")
         o.close()
+        # The Checks tab: a spend the stand-in debits one cheer too many for.
+        shop2, shop2_url = start_stub("--fault", "wrong_debit,path=/api/v1/spend_cheer,count=1")
+        try:
+            c = Scene(shop2_url, work / "cache-checks", "checks")
+            c.wait("Balance 1,250 cheer")
+            c.wait("46 of 46 packs")
+            c.keys("s")
+            c.keys(*"7", "Tab", *"for the screenshot", settle=0.2)
+            c.keys("Enter")
+            c.keys("y", settle=1.0)
+            c.wait("spend-balance")
+            c.keys("Enter", "4", "j", "k", settle=0.5)
+            c.shoot(out, "checks.png", "reiterate-shop — Checks: every write verified (a wrong debit caught)")
+            c.keys("q")
+            c.close()
+        finally:
+            shop2.terminate()
         # The whole history of a 1,000,000-entry whale: the go-to prompt, then a find in progress.
         whale, whale_url = start_stub("--whale-history", "1000000")
         try:

@@ -1,0 +1,144 @@
+import ArgumentParser
+import Foundation
+import Logging
+import ShopAPI
+import ShopCache
+import ShopSettings
+import ShopViewModels
+import TerminalText
+
+/// `reiterate-shop spend --product ID --amount N [--comment TEXT] --yes`.
+struct Spend: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Spend cheer on an Audio Pack, then check what it changed (balance, history, the pack's total).",
+        discussion: """
+            Refused without --yes, and always in a read-only environment. The verdict and each check go to
+            stdout; a failed check or a contract finding is also a `warning:` line on stderr.
+            Exit status: 0 applied (and, with --strict, every check passed: else 65); 1 refused by the server;
+            69 no answer and not applied; 78 read-only or a bad setting; 64 usage.
+            """
+    )
+
+    @Option(help: "The Audio Pack's identifier (com.reiterate.pack.…).") var product: String
+    @Option(help: "Cheer to spend (1 or more).") var amount: Int
+    @Option(help: "A comment sent with it.") var comment: String?
+    @Flag(help: "Do it (without this flag nothing is sent).") var yes = false
+    @Flag(help: "Exit 65 when a check failed or a response deviated from the contract.") var strict = false
+    @OptionGroup var connection: ConnectionOptions
+
+    func validate() throws {
+        guard amount >= 1 else { throw ValidationError("--amount must be 1 or more") }
+    }
+
+    func run() async throws {
+        try await WriteRun(connection: connection, yes: yes, strict: strict, verb: "spend") { state in
+            let name = state.packs.all.first { $0.identifier == product }?.name ?? product
+            let trimmed = comment?.trimmingCharacters(in: .whitespacesAndNewlines)
+            return .spend(product: product, productName: name, amount: amount, comment: trimmed?.isEmpty == false ? trimmed : nil)
+        }.run()
+    }
+}
+
+/// `reiterate-shop buy --bundle ID [--transaction-id N] --yes`.
+struct Buy: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Credit a cheer bundle bought in the App Store, then check the balance.",
+        discussion: """
+            Without --transaction-id a new one is made and printed, so that a replay can be tried
+            (`--transaction-id N` again: the server must refuse it with 409 and leave the balance).
+            Refused without --yes, and always in a read-only environment. Exit status as for `spend`.
+            """
+    )
+
+    @Option(help: "The bundle's App Store identifier (com.reiterate.cheer.N: N cheer).") var bundle: String
+    @Option(name: .customLong("transaction-id"), help: "The App Store transaction id (a whole number).") var transactionID: UInt64?
+    @Flag(help: "Do it (without this flag nothing is sent).") var yes = false
+    @Flag(help: "Exit 65 when a check failed or a response deviated from the contract.") var strict = false
+    @OptionGroup var connection: ConnectionOptions
+
+    func run() async throws {
+        let transaction = transactionID ?? UInt64.random(in: 1...UInt64.max)
+        if transactionID == nil { Terminal.out("transaction id \(transaction) (replay it with --transaction-id \(transaction))\n") }
+        try await WriteRun(connection: connection, yes: yes, strict: strict, verb: "buy") { _ in
+            .purchase(identifier: bundle, transactionID: transaction)
+        }.run()
+    }
+}
+
+/// What `spend` and `buy` share: settings, the refusals, the write through the view models (the same
+/// update and verification as the TUI's), and the report.
+struct WriteRun {
+    let connection: ConnectionOptions
+    let yes: Bool
+    let strict: Bool
+    let verb: String
+    let kind: @Sendable (AppState) -> ActionKind
+
+    func run() async throws {
+        let settings: ResolvedSettings
+        let logger: Logger
+        do {
+            settings = try connection.settings()
+            logger = try connection.makeLogger(label: "reiterate")
+        } catch {
+            throw fail(error)
+        }
+        let place = "\(settings.environment.uppercased()) as \(settings.user)"
+        guard !settings.readOnly else {
+            throw fail(CLIError(message: "\(settings.environment.uppercased()) is read-only: \(verb) is refused", exitCode: .config))
+        }
+        guard yes else {
+            throw fail(CLIError(message: "\(verb) changes the balance on \(place): add --yes to do it", exitCode: .usage))
+        }
+        var status: Int32 = 0
+        do {
+            status = try await connection.withClient(settings, logger: logger) { client in
+                let context = ShopContext(environment: settings.environment, baseURL: settings.baseURL, user: settings.user, readOnly: settings.readOnly)
+                let cache = CacheStore(directory: connection.resolvedCacheDir, logger: logger)
+                let store = await AppStore(state: AppState(context: context), service: LiveShopService(client: client), cache: cache)
+                // What the checks compare against: the live balance, the history's total, the packs.
+                await store.send(.start)
+                await store.settle()
+                let before = await store.state
+                guard before.balance.source == .live, before.balance.value != nil else {
+                    _ = reportFindings(await client.exchanges.all())
+                    if let error = before.balance.lastError { throw error }
+                    throw CLIError(message: "the balance could not be read before the \(verb)", exitCode: .unavailable)
+                }
+                let checksBefore = before.checks.records.count
+                await store.send(.write(kind(before)))
+                await store.settle()
+                let after = await store.state
+                let findings = reportFindings(await client.exchanges.all())
+                // This write's checks (newest first, a write's own in their order; the reads' findings too).
+                let new = after.checks.records.prefix(after.checks.records.count - checksBefore)
+                let checks = new.filter { !Self.isFinding($0.name) }
+                if let notice = after.notice { Terminal.out(Sanitizer.line(notice.text) + "\n") }
+                for check in checks {
+                    Terminal.out("  " + Sanitizer.line(check.outcome == .passed ? "✔ \(check.name): \(check.actual)" : check.line) + "\n")
+                    if check.outcome == .failed {
+                        let id = check.requestID.map { " (request id \(Sanitizer.line($0)))" } ?? ""
+                        Terminal.err("warning: \(Sanitizer.line(check.request)): [\(check.name)] expected \(Sanitizer.line(check.expected)), got \(Sanitizer.line(check.actual))\(id)\n")
+                    }
+                }
+                let failed = checks.filter { $0.outcome == .failed }.count
+                if let error = after.lastWriteError {
+                    // Refused, or no answer: applied or not is in the verdict above; applied counts as done.
+                    let applied = after.notice?.kind == .info
+                    if !applied { return error.category.mayHaveBeenApplied ? ExitStatus.unavailable.rawValue : ExitStatus.of(error).rawValue }
+                }
+                return strict && (failed > 0 || findings > 0) ? ExitStatus.dataError.rawValue : 0
+            }
+        } catch let exit as ExitCode {
+            throw exit
+        } catch {
+            throw fail(error, tokenVariable: settings.tokenEnv)
+        }
+        if status != 0 { throw ExitCode(status) }
+    }
+
+    /// The watchdog's checks (a write's own are named after it).
+    static func isFinding(_ name: String) -> Bool {
+        ["status", "content-type", "schema", "request-id", "retry-after", "paging", "order", "duplicate"].contains(name)
+    }
+}
