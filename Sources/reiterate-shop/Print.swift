@@ -46,14 +46,7 @@ struct Print: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let settings: ResolvedSettings
-        let logger: Logger
-        do {
-            settings = try connection.settings()
-            logger = try connection.makeLogger(label: "reiterate")
-        } catch {
-            throw fail(error)
-        }
+        let (settings, logger) = try connection.settingsAndLogger()
         let output: String
         var findings = 0
         do {

@@ -75,14 +75,7 @@ struct WriteRun {
     let kind: @Sendable (AppState) -> ActionKind
 
     func run() async throws {
-        let settings: ResolvedSettings
-        let logger: Logger
-        do {
-            settings = try connection.settings()
-            logger = try connection.makeLogger(label: "reiterate")
-        } catch {
-            throw fail(error)
-        }
+        let (settings, logger) = try connection.settingsAndLogger()
         let place = "\(settings.environment.uppercased()) as \(settings.user)"
         guard !settings.readOnly else {
             throw fail(CLIError(message: "\(settings.environment.uppercased()) is read-only: \(verb) is refused", exitCode: .config))
