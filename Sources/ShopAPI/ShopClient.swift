@@ -89,6 +89,8 @@ public actor ShopClient {
     private let random: @Sendable () -> Double
     /// The refresh in flight; every caller that meets a 401 meanwhile waits for this one.
     private var refreshTask: Task<String, any Error>?
+    /// The history pages seen lately, for the watchdog's checks across pages.
+    private var historyMemory = HistoryMemory()
     /// A refresh token the server refused: not sent again (the user must sign in anew).
     private var refusedRefreshToken: String?
     /// How many refresh calls were made (for tests and the inspector).
@@ -297,7 +299,8 @@ public actor ShopClient {
             record.responseHeaders = Redactor.headers(response.headers)
             record.responseBodyPreview = Redactor.bodyPreview(response.body)
             record.findings = ContractWatchdog.check(method: request.method.rawValue, pathAndQuery: pathAndQuery,
-                                                     status: response.status, headers: response.headers, body: response.body)
+                                                     status: response.status, headers: response.headers, body: response.body,
+                                                     memory: &historyMemory)
             await exchanges.record(record)
             logger.info("\(record.method) \(record.path) \(response.status) \(Self.millis(record.duration))ms \(record.requestID ?? "-")")
             return response

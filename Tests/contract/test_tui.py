@@ -464,6 +464,7 @@ def spend_in_tui(t, amount):
     ({"kind": "truncate"}, True),      # the server applied it, then the body was cut
     ({"kind": "reset"}, False),        # refused before the shop saw it
     ({"kind": "html", "status": 502}, False),
+    ({"kind": "hang", "seconds": 30}, False),  # no answer within --timeout 3
 ])
 def test_a_spend_whose_answer_was_lost_says_whether_it_was_applied(start_stub, tui, fault, applied):
     s = start_stub("--quiet")
@@ -533,3 +534,20 @@ def test_a_whole_session_without_faults_has_no_finding(start_stub, tui):
     screen = t.wait_for("5 checks · 0 failed")
     assert "replay-unchanged" in screen and "purchase-balance" in screen
     assert "⚠" not in screen  # no finding anywhere: not in the list, not in the status bar
+
+
+def test_contract_findings_show_in_the_checks_tab_and_mark_their_request(start_stub, tui):
+    s = start_stub("--quiet", "--fault", "bad_paging,path=/api/v1/cheer_history,count=1",
+                   "--fault", "content_type,path=/api/v1/audio_packs,count=1",
+                   "--fault", "no_request_id,path=/api/v1/balance,count=1")
+    t = tui(s.url, width=140, height=40)
+    t.wait_for("Balance 1,250 cheer")
+    t.wait_for("46 of 46 packs")  # the data shows despite the label
+    screen = t.wait_for("⚠ 3")  # the status bar counts the findings
+    t.keys("4")
+    screen = t.wait_for("3 checks · 3 failed")
+    for check in ("paging", "content-type", "request-id"):
+        assert f"✗ {check}" in screen, screen
+    t.keys("3")
+    screen = t.wait_for("⚠ GET /api/v1/cheer_history")
+    assert "⚠ GET /api/v1/audio_packs" in screen
