@@ -537,17 +537,45 @@ def test_a_whole_session_without_faults_has_no_finding(start_stub, tui):
 
 
 def test_contract_findings_show_in_the_checks_tab_and_mark_their_request(start_stub, tui):
+    # Every fault the stand-in can make a response deviate with, each on the first answer it fits.
     s = start_stub("--quiet", "--fault", "bad_paging,path=/api/v1/cheer_history,count=1",
+                   "--fault", "out_of_order,path=/api/v1/cheer_history,count=1",
+                   "--fault", "duplicate_entry,path=/api/v1/cheer_history,index=3,count=1",
+                   "--fault", "malformed_entry,path=/api/v1/cheer_history,index=10,count=1",
                    "--fault", "content_type,path=/api/v1/audio_packs,count=1",
                    "--fault", "no_request_id,path=/api/v1/balance,count=1")
     t = tui(s.url, width=140, height=40)
     t.wait_for("Balance 1,250 cheer")
     t.wait_for("46 of 46 packs")  # the data shows despite the label
-    screen = t.wait_for("⚠ 3")  # the status bar counts the findings
+    screen = t.wait_for("⚠ ")  # the status bar counts the findings
     t.keys("4")
-    screen = t.wait_for("3 checks · 3 failed")
-    for check in ("paging", "content-type", "request-id"):
+    screen = t.wait_for(" failed")
+    for check in ("paging", "order", "duplicate", "schema", "content-type", "request-id"):
         assert f"✗ {check}" in screen, screen
+    assert re.search(r"(\d+) checks · \1 failed", screen), screen  # every one a finding: nothing passed by mistake
+    t.keys("2")
+    assert "unreadable entry" in t.wait_for("entry 1 of 230")  # the malformed entry shows in its place
     t.keys("3")
     screen = t.wait_for("⚠ GET /api/v1/cheer_history")
     assert "⚠ GET /api/v1/audio_packs" in screen
+
+
+def test_status_and_retry_after_findings_in_the_tui(tui):
+    """What the stand-in cannot be made to send: a 201 and a 429 whose Retry-After says "soon"."""
+    from test_checks import serve_once
+    created = serve_once(201, {"Content-Type": "application/json", "X-Request-Id": "rq-201"}, b'{"balance":77}')
+    limited = serve_once(429, {"Content-Type": "application/json", "X-Request-Id": "rq-429", "Retry-After": "soon"},
+                         b'{"message":"slow down"}')
+    try:
+        t = tui(f"http://127.0.0.1:{created.server_port}", width=140, height=40, args=["--timeout", "3"])
+        t.wait_for("Balance 77 cheer")  # the data shows
+        t.keys("4")
+        screen = t.wait_for("✗ status")
+        assert "GET /api/v1/balance" in screen
+        u = tui(f"http://127.0.0.1:{limited.server_port}", width=140, height=40, args=["--timeout", "3"])
+        u.wait_for("429")
+        u.keys("4")
+        u.wait_for("✗ retry-after", timeout=15)
+    finally:
+        created.shutdown()
+        limited.shutdown()
