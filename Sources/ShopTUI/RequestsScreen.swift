@@ -67,6 +67,10 @@ extension Renderer {
         for h in e.requestHeaders { lines.append(("  \(clean(h.name.rawName)): \(clean(h.value))", .plain)) }
         lines.append(("Response headers", .muted))
         for h in e.responseHeaders { lines.append(("  \(clean(h.name.rawName)): \(clean(h.value))", .plain)) }
+        lines.append(("", .plain))
+        lines.append(("As curl (c copies it)", .muted))
+        let command = CurlCommand.make(e, baseURL: f.app.context.baseURL, tokenVariable: f.app.context.tokenVariable)
+        for part in Columns.wrap(clean(command), to: width) { lines.append((part, .plain)) }
         if let body = e.responseBodyPreview ?? e.requestBodyPreview {
             lines.append(("", .plain))
             lines.append((e.responseBodyPreview != nil ? "Response body" : "Request body", .muted))

@@ -8,12 +8,15 @@ public struct ShopContext: Equatable, Sendable {
     public var baseURL: String
     public var user: String
     public var readOnly: Bool
+    /// The environment variable the token comes from (a copied curl command names it, never its value).
+    public var tokenVariable: String
 
-    public init(environment: String, baseURL: String, user: String, readOnly: Bool = false) {
+    public init(environment: String, baseURL: String, user: String, readOnly: Bool = false, tokenVariable: String = "REITERATE_TOKEN") {
         self.environment = environment
         self.baseURL = baseURL
         self.user = user
         self.readOnly = readOnly
+        self.tokenVariable = tokenVariable
     }
 
     var userKey: CacheKey { CacheKey(baseURL: baseURL, user: user) }

@@ -129,6 +129,7 @@ public enum ShopUpdate {
             case .prompt: return promptAction(action, &state)
             case .browse:
                 if action == .refresh { return refresh(&state) }
+                if let effects = evidenceAction(action, &state) { return effects }
                 if action == .spend || action == .buy { return beginAction(action, &state) }
                 switch state.screen.tab {
                 case .shop: return packsAction(action, &state)

@@ -1,5 +1,6 @@
 """End-to-end: the real `reiterate-shop` TUI in tmux against the real stand-in (send-keys, capture-pane)."""
 import ctypes
+import json
 import locale
 import os
 import re
@@ -579,3 +580,59 @@ def test_status_and_retry_after_findings_in_the_tui(tui):
     finally:
         created.shutdown()
         limited.shutdown()
+
+
+# ---------------------------------------------------------------------------------------------------
+# Evidence for a bug report (issue 13): copy as curl, and from an error to its request.
+
+def copied(t):
+    """What the app last put on the clipboard with OSC 52 (tmux keeps it as its newest buffer)."""
+    return tmux("show-buffer", check=False).stdout  # none yet: ""
+
+
+def test_copy_as_curl_reproduces_the_request(start_stub, tui, tmp_path):
+    import subprocess as sp
+    s = start_stub("--quiet")
+    tmux("set-option", "-g", "set-clipboard", "on")
+    t = tui(s.url, width=140, height=40, env={"REITERATE_TOKEN": "dev-token"})
+    t.wait_for("Balance 1,250 cheer")
+    spend_in_tui(t, 3)
+    t.wait_for("✔ 3 checks passed")
+    t.keys("Enter", "3")
+    t.wait_for("POST /api/v1/spend_cheer")
+    # The GET for the balance, and the spend's POST: each copied, then run by a shell.
+    for request in ("GET /api/v1/balance", "POST /api/v1/spend_cheer"):
+        t.keys("g")
+        screen = t.screen()
+        # The list is the left half of the screen (the detail pane is on the right).
+        rows = [line[:70] for line in screen.splitlines()[3:-2] if "/api/v1/" in line[:70]]
+        index = next(i for i, line in enumerate(rows) if request in line)
+        previous = copied(t)
+        t.keys(*(["j"] * index), "c")
+        deadline = time.monotonic() + 5
+        while (command := copied(t)) == previous and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert ("-X POST" in command) == request.startswith("POST"), (request, command)
+        assert command.startswith("curl -sS ") and "dev-token" not in command and '"Authorization: Bearer $REITERATE_TOKEN"' in command, command
+        before = s.get("/api/v1/balance?user_id=qa-alice").json()["balance"]
+        out = sp.run(["bash", "-c", command + " -o " + str(tmp_path / "body") + " -w '%{http_code}'"],
+                     capture_output=True, text=True, env={**os.environ, "REITERATE_TOKEN": "dev-token"}, timeout=10)
+        assert out.stdout == "200", (command, out.stdout, out.stderr)
+        body = (tmp_path / "body").read_text()
+        if request.startswith("GET"):
+            assert json.loads(body) == {"balance": before}
+        else:
+            assert json.loads(body) == {"balance": before - 3}  # the same spend, sent again by hand
+
+
+def test_bang_opens_the_request_behind_the_error(start_stub, tui):
+    s = start_stub("--quiet")
+    t = tui(s.url, width=140)
+    t.wait_for("Balance 1,250 cheer")
+    s.fault(kind="status", status=500, path="/api/v1/balance", count=3)
+    t.keys("r")
+    screen = t.wait_for("HTTP 500")
+    request_id = re.search(r"request id (rq-[0-9a-f]+)", screen).group(1)
+    t.keys("!")
+    screen = t.wait_for("┌─ Request")
+    assert "1 Shop   2 History   3 Requests" in screen and f"request id {request_id}" in screen, screen

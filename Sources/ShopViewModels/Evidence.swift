@@ -1,0 +1,77 @@
+import Foundation
+import ShopAPI
+
+/// A request as one shell command that sends it again: method, URL, headers (secrets left out, the
+/// token as `$REITERATE_TOKEN` — the environment's variable, never its value) and body.
+public enum CurlCommand {
+    public static func make(_ e: Exchange, baseURL: String, tokenVariable: String) -> String {
+        let base = baseURL.hasSuffix("/") ? String(baseURL.dropLast()) : baseURL
+        var parts = ["curl", "-sS"]
+        if e.method != "GET" { parts += ["-X", e.method] }
+        parts.append(quote(base + e.path))
+        var sawAuthorization = false
+        for field in e.requestHeaders {
+            let name = field.name.canonicalName
+            if name == "authorization" {
+                sawAuthorization = true
+                continue
+            }
+            // A header the inspector redacted is a secret: left out, not sent as "<redacted>".
+            if field.value == Redactor.placeholder || ["content-length", "host", "connection"].contains(name) { continue }
+            parts += ["-H", quote("\(field.name.rawName): \(field.value)")]
+        }
+        if sawAuthorization { parts += ["-H", "\"Authorization: Bearer $\(tokenVariable)\""] }
+        if let body = e.requestBodyPreview, e.requestBytes > 0 {
+            parts += ["--data-raw", quote(body)]
+        }
+        return parts.joined(separator: " ")
+    }
+
+    /// A word for a POSIX shell: single quotes, and a quote inside as '\''.
+    static func quote(_ text: String) -> String {
+        "'" + text.replacingOccurrences(of: "'", with: "'\\''") + "'"
+    }
+}
+
+extension ShopUpdate {
+    /// The exchange the user means: the selected request on the Requests tab, the selected check's
+    /// request on the Checks tab, else the one behind the message on screen (or the latest failure).
+    static func exchangeInQuestion(_ state: AppState) -> Exchange? {
+        let rows = state.requests.rows
+        switch state.screen.tab {
+        case .requests: return state.requests.selected
+        case .checks:
+            if let id = state.checks.selected?.requestID, let e = rows.first(where: { $0.requestID == id }) { return e }
+        default: break
+        }
+        if let id = state.notice?.requestID, let e = rows.first(where: { $0.requestID == id }) { return e }
+        if state.notice?.kind == .error { return rows.first { $0.failure != nil || ($0.status ?? 0) >= 400 } }
+        return nil
+    }
+
+    /// `c` and `!`.
+    static func evidenceAction(_ action: Action, _ state: inout AppState) -> [Effect]? {
+        switch action {
+        case .copyCurl:
+            guard let e = exchangeInQuestion(state) else {
+                state.notice = Notice(.info, "No request to copy: select one on the Requests tab, or press c on an error.")
+                return []
+            }
+            let command = CurlCommand.make(e, baseURL: state.context.baseURL, tokenVariable: state.context.tokenVariable)
+            // The notice keeps the request id: `!` next still finds the request.
+            state.notice = Notice(.info, "copied as curl (OSC 52): \(command)", requestID: e.requestID)
+            return [.copy(command)]
+        case .showRequest:
+            guard let e = exchangeInQuestion(state), let index = state.requests.rows.firstIndex(where: { $0.id == e.id }) else {
+                state.notice = Notice(.info, "No request behind this message.")
+                return []
+            }
+            state.screen.tab = .requests
+            state.screen.requestDetailFull = false
+            state.requests.selectedIndex = index
+            return []
+        default:
+            return nil
+        }
+    }
+}
