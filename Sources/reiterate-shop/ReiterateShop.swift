@@ -41,6 +41,9 @@ struct ConnectionOptions: ParsableArguments {
     @Option(name: .customLong("log-file"), help: "Append a request log here (tokens are never logged).")
     var logFile: String?
 
+    @Option(name: .customLong("har"), help: "When the program ends, write every request of the session here as a HAR 1.2 file (mode 0600; no token).")
+    var harFile: String?
+
     @Option(name: .customLong("cache-dir"), help: "Cache directory (default $XDG_CACHE_HOME/reiterate-shop or ~/.cache/reiterate-shop).")
     var cacheDir: String?
 
@@ -118,14 +121,31 @@ struct ConnectionOptions: ParsableArguments {
         } catch let error as TransportError {
             throw CLIError(message: ErrorText.sentence(error), exitCode: .config)
         }
-        let client = ShopClient(configuration: configuration, transport: transport, tokens: tokens, logger: logger)
+        // With --har the log keeps the whole session (up to 10,000 requests), not only the last 100.
+        let log = ExchangeLog(capacity: harFile == nil ? 100 : 10_000)
+        let client = ShopClient(configuration: configuration, transport: transport, tokens: tokens, exchanges: log, logger: logger)
         do {
             let result = try await body(client)
             try? await transport.shutdown()
+            await writeHAR(client, baseURL: settings.baseURL)
             return result
         } catch {
             try? await transport.shutdown()
+            await writeHAR(client, baseURL: settings.baseURL)
             throw error
+        }
+    }
+
+    /// `--har FILE`: the session's requests, whatever the ending (q, an error, SIGTERM, SIGHUP).
+    func writeHAR(_ client: ShopClient, baseURL: String) async {
+        guard let harFile else { return }
+        let exchanges = await client.exchanges.all()
+        do {
+            let data = try HAR.encode(exchanges, baseURL: baseURL, creator: "reiterate-shop", version: ShopClientConfiguration.appVersion)
+            try HAR.write(data, to: harFile)
+            Terminal.err("note: wrote \(exchanges.count) request\(exchanges.count == 1 ? "" : "s") to \(Sanitizer.line(harFile)) (HAR 1.2)\n")
+        } catch {
+            Terminal.err("warning: could not write the HAR file \(Sanitizer.line(harFile)): check that its folder exists and is writable\n")
         }
     }
 }

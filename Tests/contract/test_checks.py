@@ -5,6 +5,7 @@ import re
 import os
 import subprocess
 import tempfile
+from pathlib import Path
 
 import pytest
 import yaml
@@ -202,3 +203,80 @@ def test_a_spend_whose_answer_is_cut_is_settled_not_resent(start_stub):
     r = shop("spend", "--product", "com.reiterate.pack.rain", "--amount", "7", "--yes", "--base-url", s.url)
     assert r.returncode == 69 and "the spend was not applied (balance 1,243, unchanged)" in r.stdout, r.stdout + r.stderr
     assert s.get("/api/v1/balance?user_id=qa-alice").json()["balance"] == 1243
+
+
+# ---------------------------------------------------------------------------------------------------
+# HAR 1.2, read back by a real HAR reader (mitmproxy)
+
+MITMDUMP = str(ROOT / ".venv" / "bin" / "mitmdump")
+
+
+LIST_FLOWS = """
+def response(flow):
+    print("FLOW", flow.request.method, flow.request.pretty_url, flow.response.status_code if flow.response else "-")
+"""
+
+
+def har_requests(path):
+    """What mitmproxy makes of a HAR file: `mitmdump -nr FILE` reads it, and a two-line addon prints
+    each flow's method, full URL and status (mitmdump's own listing shortens long URLs)."""
+    addon = Path(tempfile.mkdtemp()) / "list_flows.py"
+    addon.write_text(LIST_FLOWS)
+    r = subprocess.run([MITMDUMP, "-nr", str(path), "-q", "-s", str(addon)], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    return [line[5:] for line in r.stdout.splitlines() if line.startswith("FLOW ")]
+
+
+def test_print_writes_a_har_that_mitmproxy_reads_without_the_token(start_stub, tmp_path):
+    s = start_stub("--quiet")
+    s.http.post(s.url + "/_stub/faults", json={"kind": "status", "status": 500, "path": "/api/v1/audio_packs", "count": 5}, timeout=5)
+    har = tmp_path / "session.har"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("REITERATE_")}
+    env.update(REITERATE_TOKEN="planted-secret-token-0001", XDG_CACHE_HOME=tempfile.mkdtemp())
+    # The stand-in only knows dev-token: the planted one gets 401, and must not reach the file either.
+    for args in (["print", "history", "--page", "2"], ["print", "packs"], ["print", "balance"]):
+        e = dict(env, REITERATE_TOKEN="dev-token") if args[1] != "balance" else env
+        subprocess.run([SHOP_BIN, *args, "--base-url", s.url, "--har", str(har) + "." + args[1]], env=e, capture_output=True, text=True, timeout=60)
+    history = har_requests(str(har) + ".history")
+    assert len(history) == 1 and history[0].startswith("GET ") and history[0].endswith("/api/v1/cheer_history?user_id=qa-alice&page=2&per_page=50 200"), history
+    packs = har_requests(str(har) + ".packs")
+    assert len(packs) >= 1 and all(line.endswith("/api/v1/audio_packs 500") for line in packs), packs  # the retries of the 500 too
+    balance_file = (tmp_path / "session.har.balance")
+    text = balance_file.read_text()
+    assert "planted-secret-token-0001" not in text and "dev-token" not in text
+    doc = json.loads(text)
+    entry = doc["log"]["entries"][0]
+    assert doc["log"]["version"] == "1.2" and entry["response"]["status"] == 401 and entry["_requestId"].startswith("rq-")
+    assert {"name": "Authorization", "value": "<redacted>"} in entry["request"]["headers"]
+    assert oct(balance_file.stat().st_mode & 0o777) == "0o600"
+    assert har_requests(balance_file)
+
+
+def test_the_tui_writes_its_session_as_har_on_quit(start_stub, tmp_path):
+    s = start_stub("--quiet")
+    har = tmp_path / "tui.har"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("REITERATE_")}
+    env.update(REITERATE_TOKEN="dev-token", XDG_CACHE_HOME=tempfile.mkdtemp(), TERM="xterm-256color", LANG="C.UTF-8", TZ="UTC")
+    socket = f"har-{os.getpid()}"
+    cmd = f"{SHOP_BIN} --base-url {s.url} --har {har}"
+    subprocess.run(["tmux", "-L", socket, "new-session", "-d", "-x", "120", "-y", "40", cmd], env=env, check=True)
+    try:
+        import time
+        def screen():
+            return subprocess.run(["tmux", "-L", socket, "capture-pane", "-p"], capture_output=True, text=True).stdout
+        deadline = time.monotonic() + 15
+        while "46 of 46 packs" not in screen() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        for keys in (["2"], ["]"], ["3"], ["q"]):
+            subprocess.run(["tmux", "-L", socket, "send-keys", *keys])
+            time.sleep(0.4)
+        deadline = time.monotonic() + 10
+        while not har.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+    finally:
+        subprocess.run(["tmux", "-L", socket, "kill-server"], capture_output=True)
+    lines = har_requests(har)
+    paths = " ".join(lines)
+    for p in ("/api/v1/balance", "/api/v1/audio_packs", "/api/v1/cheer_history?user_id=qa-alice&page=1", "page=2"):
+        assert p in paths, lines
+    assert "dev-token" not in har.read_text()

@@ -1,0 +1,124 @@
+import Foundation
+import HTTPTypes
+
+/// The session's exchanges as a HAR 1.2 file (http://www.softwareishard.com/blog/har-12-spec/), for
+/// a proxy or browser devtools to open. Headers and bodies are the inspector's: redacted the same
+/// way (no token, no cookie). Each entry keeps its `X-Request-Id` and, as `_findings`, what the
+/// contract watchdog found.
+public enum HAR {
+    struct Document: Encodable {
+        var log: Log
+    }
+
+    struct Log: Encodable {
+        var version = "1.2"
+        var creator: Creator
+        var entries: [Entry]
+    }
+
+    struct Creator: Encodable {
+        var name: String
+        var version: String
+    }
+
+    struct NameValue: Encodable {
+        var name: String
+        var value: String
+    }
+
+    struct Entry: Encodable {
+        var startedDateTime: String
+        var time: Double
+        var request: Request
+        var response: Response
+        var cache = Cache()
+        var timings: Timings
+        var _requestId: String?
+        var _findings: [Finding]?
+        var _error: String?
+    }
+
+    struct Request: Encodable {
+        var method: String
+        var url: String
+        var httpVersion = "HTTP/1.1"
+        var cookies: [NameValue] = []
+        var headers: [NameValue]
+        var queryString: [NameValue]
+        var postData: PostData?
+        var headersSize = -1
+        var bodySize: Int
+    }
+
+    struct PostData: Encodable {
+        var mimeType: String
+        var text: String
+    }
+
+    struct Response: Encodable {
+        var status: Int
+        var statusText: String
+        var httpVersion = "HTTP/1.1"
+        var cookies: [NameValue] = []
+        var headers: [NameValue]
+        var content: Content
+        var redirectURL = ""
+        var headersSize = -1
+        var bodySize: Int
+    }
+
+    struct Content: Encodable {
+        var size: Int
+        var mimeType: String
+        var text: String?
+    }
+
+    struct Cache: Encodable {}
+
+    struct Timings: Encodable {
+        var send: Double = 0
+        var wait: Double
+        var receive: Double = 0
+    }
+
+    /// The HAR document for `exchanges` (oldest first in the file), requests sent to `baseURL`.
+    public static func encode(_ exchanges: [Exchange], baseURL: String, creator: String, version: String) throws -> Data {
+        let base = baseURL.hasSuffix("/") ? String(baseURL.dropLast()) : baseURL
+        let entries = exchanges.sorted { $0.id < $1.id }.map { e -> Entry in
+            let ms = Double(e.duration.components.seconds) * 1000 + Double(e.duration.components.attoseconds) / 1e15
+            let (_, query) = ContractWatchdog.split(e.path)
+            let requestType = e.requestHeaders[.contentType] ?? "application/json"
+            let responseType = e.responseHeaders[.contentType] ?? ""
+            let status = e.status ?? 0
+            return Entry(
+                startedDateTime: ISO8601.format(e.startedAt), time: ms,
+                request: Request(method: e.method, url: base + e.path, headers: pairs(e.requestHeaders),
+                                 queryString: query.sorted { $0.key < $1.key }.map { NameValue(name: $0.key, value: $0.value) },
+                                 postData: e.requestBodyPreview.map { PostData(mimeType: requestType, text: $0) }, bodySize: e.requestBytes),
+                response: Response(status: status, statusText: e.status.map { HTTPResponse.Status(code: $0).reasonPhrase } ?? "",
+                                   headers: pairs(e.responseHeaders),
+                                   content: Content(size: e.responseBytes, mimeType: responseType, text: e.responseBodyPreview), bodySize: e.responseBytes),
+                timings: Timings(wait: ms),
+                _requestId: e.requestID, _findings: e.findings.isEmpty ? nil : e.findings,
+                _error: e.failure.map { _ in "no complete answer: see the request in the app" })
+        }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        return try encoder.encode(Document(log: Log(creator: Creator(name: creator, version: version), entries: entries)))
+    }
+
+    static func pairs(_ fields: HTTPFields) -> [NameValue] { fields.map { NameValue(name: $0.name.rawName, value: $0.value) } }
+
+    /// Writes `data` to `path` atomically (a temporary file beside it, renamed), mode 0600.
+    public static func write(_ data: Data, to path: String) throws {
+        let url = URL(fileURLWithPath: path)
+        let temporary = url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).\(getpid()).tmp")
+        guard FileManager.default.createFile(atPath: temporary.path, contents: data, attributes: [.posixPermissions: 0o600]) else {
+            throw CocoaError(.fileWriteUnknown)
+        }
+        guard rename(temporary.path, url.path) == 0 else {
+            unlink(temporary.path)
+            throw CocoaError(.fileWriteUnknown)
+        }
+    }
+}
