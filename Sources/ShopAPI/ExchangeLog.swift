@@ -29,6 +29,8 @@ public struct Exchange: Sendable, Equatable, Identifiable {
     public var responseBodyPreview: String?
     /// How the response deviates from the contract (the contract watchdog's findings).
     public var findings: [Finding] = []
+    /// Sent, with no answer yet (a hanging write shows while it hangs).
+    public var isPending = false
 
     public init(
         id: Int, method: String, path: String, startedAt: Date, duration: Duration, status: Int?, failure: ExchangeFailure?,
@@ -77,6 +79,23 @@ public actor ExchangeLog {
         if entries.count > capacity { entries.removeFirst(entries.count - capacity) }
         for observer in observers.values { observer.yield(e) }
         return e
+    }
+
+    /// A request on its way: numbered, stored and told as pending before its answer comes.
+    @discardableResult
+    public func begin(_ exchange: Exchange) -> Exchange {
+        var e = exchange
+        e.isPending = true
+        return record(e)
+    }
+
+    /// The answer (or failure) of an exchange begun before: it takes the pending one's place.
+    public func finish(_ exchange: Exchange) {
+        var e = exchange
+        e.isPending = false
+        guard let index = entries.lastIndex(where: { $0.id == e.id }) else { return }  // dropped by capacity meanwhile
+        entries[index] = e
+        for observer in observers.values { observer.yield(e) }
     }
 
     /// Every exchange recorded from now on, as it happens.

@@ -100,7 +100,7 @@ public enum HAR {
                                    content: Content(size: e.responseBytes, mimeType: responseType, text: e.responseBodyPreview), bodySize: e.responseBytes),
                 timings: Timings(wait: ms),
                 _requestId: e.requestID, _findings: e.findings.isEmpty ? nil : e.findings,
-                _error: e.failure.map { _ in "no complete answer: see the request in the app" })
+                _error: e.isPending ? "no answer yet when the session ended" : e.failure.map { _ in "no complete answer: see the request in the app" })
         }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]

@@ -290,6 +290,7 @@ public actor ShopClient {
             requestHeaders: Redactor.headers(request.headers), responseHeaders: [:],
             requestBodyPreview: request.body.flatMap(Redactor.bodyPreview), responseBodyPreview: nil
         )
+        record = await exchanges.begin(record)
         do {
             let response = try await transport.send(request)
             record.duration = .now - clockStart
@@ -301,7 +302,7 @@ public actor ShopClient {
             record.findings = ContractWatchdog.check(method: request.method.rawValue, pathAndQuery: pathAndQuery,
                                                      status: response.status, headers: response.headers, body: response.body,
                                                      memory: &historyMemory)
-            await exchanges.record(record)
+            await exchanges.finish(record)
             logger.info("\(record.method) \(record.path) \(response.status) \(Self.millis(record.duration))ms \(record.requestID ?? "-")")
             return response
         } catch {
@@ -310,7 +311,7 @@ public actor ShopClient {
             record.failure = failure.map(ExchangeFailure.transport) ?? .cancelled
             record.requestID = failure?.requestID
             record.status = failure?.status
-            await exchanges.record(record)
+            await exchanges.finish(record)
             logger.info("\(record.method) \(record.path) failed after \(Self.millis(record.duration))ms: \(failure.map(Self.logText) ?? "cancelled")")
             if let failure { throw failure }
             throw error

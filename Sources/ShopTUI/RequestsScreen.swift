@@ -24,10 +24,15 @@ extension Renderer {
             count: requests.rows.count, selected: requests.selectedIndex
         ) { i in
             let e = requests.rows[i]
+            let mark = e.requestID.map { flagged.contains($0) } == true ? "⚠ " : ""
+            let request = (mark + "\(e.method) \(clean(e.path))", mark.isEmpty ? nil : Style(foreground: .warning))
+            if e.isPending {
+                // Sent, no answer yet: how long it has been waiting (it moves with the spinner's timer).
+                return [request, ("…", .muted), (Self.elapsed(since: e.startedAt, now: f.now), Style(foreground: .warning))]
+            }
             let status = e.failure == nil ? e.status.map(String.init) ?? "ERR" : "ERR"
             let statusStyle = (e.status ?? 500) >= 400 || e.failure != nil ? Style(foreground: .danger) : Style(foreground: .good)
-            let mark = e.requestID.map { flagged.contains($0) } == true ? "⚠ " : ""
-            return [(mark + "\(e.method) \(clean(e.path))", mark.isEmpty ? nil : Style(foreground: .warning)), (status, statusStyle), ("\(Int(e.duration / .milliseconds(1))) ms", nil)]
+            return [request, (status, statusStyle), ("\(Int(e.duration / .milliseconds(1))) ms", nil)]
         }
         layout.rows = table.render(&g, list, empty: ("No requests yet.", false))
         _ = requestDetail(&g, f, detail)
@@ -51,13 +56,18 @@ extension Renderer {
         return max(0, lines.count - inner.height)
     }
 
+    /// `2.4 s` since `start`.
+    static func elapsed(since start: Date, now: Date) -> String {
+        String(format: "%.1f s", max(0, now.timeIntervalSince(start)))
+    }
+
     /// The body area under the header and tabs, above the message and hint lines.
     static func body(_ f: Frame) -> Rect { Rect(x: 0, y: 2, width: f.width, height: f.height - 4) }
 
     static func requestDetailLines(_ e: Exchange, _ f: Frame, width: Int) -> [(String, Style)] {
         var lines: [(String, Style)] = []
         for line in Columns.wrap("\(e.method) \(clean(e.path))", to: width) { lines.append((line, .bold)) }
-        var outcome = e.status.map { "status \($0)" } ?? "failed"
+        var outcome = e.isPending ? "pending: \(elapsed(since: e.startedAt, now: f.now)) so far" : e.status.map { "status \($0)" } ?? "failed"
         if let failure = e.failure { outcome += (e.status == nil ? ": " : ", then ") + clean(ErrorText.sentence(failure)) }
         lines.append(("\(outcome) · \(Int(e.duration / .milliseconds(1))) ms · \(Wording.grouped(e.responseBytes)) B · attempt \(e.attempt)", .plain))
         lines.append(("at \(date(e.startedAt, f.timeZone))", .plain))

@@ -47,14 +47,14 @@ extension ShopUpdate {
     }
 
     static func recordExchange(_ exchange: Exchange, _ state: inout AppState) {
-        let selectedID = state.requests.selected?.id
-        // The contract watchdog's findings go to the Checks tab (the data itself showed as usual).
-        if !exchange.findings.isEmpty {
-            state.checks.add(exchange.findings.map {
-                CheckRecord(name: $0.check, outcome: .failed, expected: $0.expected, actual: $0.actual,
-                            request: "\(exchange.method) \(exchange.path)", requestID: exchange.requestID, at: exchange.startedAt)
-            })
+        // The answer of a request shown as pending takes its place.
+        if let index = state.requests.rows.firstIndex(where: { $0.id == exchange.id }) {
+            state.requests.rows[index] = exchange
+            addFindings(exchange, &state)
+            return
         }
+        let selectedID = state.requests.selected?.id
+        addFindings(exchange, &state)
         state.requests.rows.insert(exchange, at: 0)
         if state.requests.rows.count > RequestsState.capacity { state.requests.rows.removeLast() }
         // Keep the same exchange selected while new ones arrive on top (unless the newest was selected).
@@ -63,5 +63,14 @@ extension ShopUpdate {
         {
             state.requests.selectedIndex = index
         }
+    }
+
+    /// The contract watchdog's findings go to the Checks tab (the data itself showed as usual).
+    static func addFindings(_ exchange: Exchange, _ state: inout AppState) {
+        guard !exchange.findings.isEmpty else { return }
+        state.checks.add(exchange.findings.map {
+            CheckRecord(name: $0.check, outcome: .failed, expected: $0.expected, actual: $0.actual,
+                        request: "\(exchange.method) \(exchange.path)", requestID: exchange.requestID, at: exchange.startedAt)
+        })
     }
 }

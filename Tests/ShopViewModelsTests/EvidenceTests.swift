@@ -36,3 +36,27 @@ import Testing
         #expect(d.state.screen.tab == .requests && d.state.requests.selected?.requestID == "rq-500")
     }
 }
+
+@Suite struct PendingRequestTests {
+    @Test func aPendingRequestIsShownThenTakesItsAnswer() async {
+        let log = ExchangeLog()
+        let begun = await log.begin(Exchange(id: 0, method: "POST", path: "/api/v1/spend_cheer", startedAt: t0, duration: .zero, status: nil,
+                                             failure: nil, requestID: nil, attempt: 1, requestBytes: 10, responseBytes: 0,
+                                             requestHeaders: [:], responseHeaders: [:], requestBodyPreview: nil, responseBodyPreview: nil))
+        #expect(begun.isPending && begun.id == 1)
+        var done = begun
+        done.status = 200
+        await log.finish(done)
+        let all = await log.all()
+        #expect(all.count == 1 && all[0].status == 200 && !all[0].isPending)
+        // The view model shows the pending row, then the answer in its place.
+        var d = Driver()
+        d.apply(.exchangeRecorded(begun))
+        #expect(d.state.requests.rows.map(\.isPending) == [true])
+        var finished = begun
+        finished.isPending = false
+        finished.status = 200
+        d.apply(.exchangeRecorded(finished))
+        #expect(d.state.requests.rows.count == 1 && d.state.requests.rows[0].status == 200 && !d.state.requests.rows[0].isPending)
+    }
+}

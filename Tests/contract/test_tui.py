@@ -636,3 +636,21 @@ def test_bang_opens_the_request_behind_the_error(start_stub, tui):
     t.keys("!")
     screen = t.wait_for("┌─ Request")
     assert "1 Shop   2 History   3 Requests" in screen and f"request id {request_id}" in screen, screen
+
+
+def test_a_hanging_write_shows_as_pending_with_its_time(start_stub, tui):
+    s = start_stub("--quiet")
+    t = tui(s.url, width=140, args=["--timeout", "8"])
+    t.wait_for("Balance 1,250 cheer")
+    s.fault(kind="hang", path="/api/v1/spend_cheer", seconds=30, count=1)
+    spend_in_tui(t, 3)
+    t.wait_for("┌─ Sending")
+    t.keys("Escape", "3")  # put the dialog away, look at the requests
+    screen = t.wait_for("POST /api/v1/spend_cheer")
+    row = next(line for line in screen.splitlines() if "POST /api/v1/spend_cheer" in line)
+    assert "…" in row and re.search(r"\d+\.\d s", row), row
+    time.sleep(1.2)
+    later = next(line for line in t.screen().splitlines() if "POST /api/v1/spend_cheer" in line)
+    assert later != row  # the time moves while it hangs
+    # When the client gives up, the row takes its outcome.
+    screen = t.wait_for("ERR", timeout=15)
