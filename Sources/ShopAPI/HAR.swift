@@ -108,17 +108,4 @@ public enum HAR {
     }
 
     static func pairs(_ fields: HTTPFields) -> [NameValue] { fields.map { NameValue(name: $0.name.rawName, value: $0.value) } }
-
-    /// Writes `data` to `path` atomically (a temporary file beside it, renamed), mode 0600.
-    public static func write(_ data: Data, to path: String) throws {
-        let url = URL(fileURLWithPath: path)
-        let temporary = url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).\(getpid()).tmp")
-        guard FileManager.default.createFile(atPath: temporary.path, contents: data, attributes: [.posixPermissions: 0o600]) else {
-            throw CocoaError(.fileWriteUnknown)
-        }
-        guard rename(temporary.path, url.path) == 0 else {
-            unlink(temporary.path)
-            throw CocoaError(.fileWriteUnknown)
-        }
-    }
 }

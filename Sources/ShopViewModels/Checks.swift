@@ -14,8 +14,11 @@ public struct CheckRecord: Equatable, Sendable {
     public var request: String
     public var requestID: String?
     public var at: Date
+    /// A contract watchdog's finding on a response (else a write's verification).
+    public var isFinding: Bool
 
-    public init(name: String, outcome: Outcome, expected: String, actual: String, request: String, requestID: String?, at: Date) {
+    public init(name: String, outcome: Outcome, expected: String, actual: String, request: String, requestID: String?, at: Date,
+                isFinding: Bool = false) {
         self.name = name
         self.outcome = outcome
         self.expected = expected
@@ -23,6 +26,7 @@ public struct CheckRecord: Equatable, Sendable {
         self.request = request
         self.requestID = requestID
         self.at = at
+        self.isFinding = isFinding
     }
 
     /// `✗ spend-balance: expected 1,243, got 1,242` or `✔ spend-balance`.

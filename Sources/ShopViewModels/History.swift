@@ -305,11 +305,6 @@ extension ShopUpdate {
         return effects
     }
 
-    /// Selects the entry at `index` (a click on a row).
-    static func selectHistoryRow(_ index: Int, _ state: inout AppState) -> [Effect] {
-        moveCursor(to: index, &state)
-    }
-
     // MARK: pages
 
     /// The cached first page: shown at once, replaced by the live answer.

@@ -70,7 +70,8 @@ extension ShopUpdate {
         guard !exchange.findings.isEmpty else { return }
         state.checks.add(exchange.findings.map {
             CheckRecord(name: $0.check, outcome: .failed, expected: $0.expected, actual: $0.actual,
-                        request: "\(exchange.method) \(exchange.path)", requestID: exchange.requestID, at: exchange.startedAt)
+                        request: "\(exchange.method) \(exchange.path)", requestID: exchange.requestID, at: exchange.startedAt,
+                        isFinding: true)
         })
     }
 }

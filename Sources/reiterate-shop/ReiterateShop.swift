@@ -142,7 +142,9 @@ struct ConnectionOptions: ParsableArguments {
         let exchanges = await client.exchanges.all()
         do {
             let data = try HAR.encode(exchanges, baseURL: baseURL, creator: "reiterate-shop", version: ShopClientConfiguration.appVersion)
-            try HAR.write(data, to: harFile)
+            // The cache's crash-safe writer: a 0600 temporary file beside it, renamed over it.
+            let folder = URL(fileURLWithPath: harFile).deletingLastPathComponent().path
+            try AtomicFile.write(data, to: harFile, directory: folder)
             Terminal.err("note: wrote \(exchanges.count) request\(exchanges.count == 1 ? "" : "s") to \(Sanitizer.line(harFile)) (HAR 1.2)\n")
         } catch {
             Terminal.err("warning: could not write the HAR file \(Sanitizer.line(harFile)): check that its folder exists and is writable\n")

@@ -105,7 +105,7 @@ struct WriteRun {
                 let findings = reportFindings(await client.exchanges.all())
                 // This write's checks (newest first, a write's own in their order; the reads' findings too).
                 let new = after.checks.records.prefix(after.checks.records.count - checksBefore)
-                let checks = new.filter { !Self.isFinding($0.name) }
+                let checks = new.filter { !$0.isFinding }
                 if let notice = after.notice { Terminal.out(Sanitizer.line(notice.text) + "\n") }
                 for check in checks {
                     Terminal.out("  " + Sanitizer.line(check.outcome == .passed ? "✔ \(check.name): \(check.actual)" : check.line) + "\n")
@@ -128,10 +128,5 @@ struct WriteRun {
             throw fail(error, tokenVariable: settings.tokenEnv)
         }
         if status != 0 { throw ExitCode(status) }
-    }
-
-    /// The watchdog's checks (a write's own are named after it).
-    static func isFinding(_ name: String) -> Bool {
-        ["status", "content-type", "schema", "request-id", "retry-after", "paging", "order", "duplicate"].contains(name)
     }
 }
