@@ -71,9 +71,24 @@ class TUI:
         while time.monotonic() < deadline:
             screen = self.screen()
             if text in screen:
-                return screen
+                return self.settled(screen, text)
             time.sleep(0.05)
         raise AssertionError(f"{text!r} never appeared; the screen:\n{self.screen()}")
+
+    def settled(self, screen, text=None, limit=1.5):
+        """The screen once the frame being drawn is complete. A frame reaches tmux in several
+        writes, so the text waited for can show while the rest of its frame is still the old one:
+        wait until two captures 50 ms apart agree (a turning spinner ends the wait at `limit`)."""
+        deadline = time.monotonic() + limit
+        while time.monotonic() < deadline:
+            time.sleep(0.05)
+            again = self.screen()
+            if again == screen:
+                return screen
+            if text is not None and text not in again:
+                return screen  # the text was passing: report the screen that had it
+            screen = again
+        return screen
 
     def info(self, fmt):
         return tmux("display", "-p", "-t", self.name, fmt).stdout.strip()
@@ -610,7 +625,7 @@ def test_copy_as_curl_reproduces_the_request(start_stub, tui, tmp_path):
     # The GET for the balance, and the spend's POST: each copied, then run by a shell.
     for request in ("GET /api/v1/balance", "POST /api/v1/spend_cheer"):
         t.keys("g")
-        screen = t.screen()
+        screen = t.settled(t.screen())
         # The list is the left half of the screen (the detail pane is on the right).
         rows = [line[:70] for line in screen.splitlines()[3:-2] if "/api/v1/" in line[:70]]
         index = next(i for i, line in enumerate(rows) if request in line)
