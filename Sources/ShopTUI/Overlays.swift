@@ -20,10 +20,13 @@ extension Renderer {
         let columns = max(1, (bindings.count + rows - 1) / rows)
         let perColumn = (bindings.count + columns - 1) / columns
         let columnWidth = (rect.width - 4) / columns
-        let keysW = min(bindings.map { DisplayWidth.of($0.keys.map(\.display).joined(separator: " ")) }.max() ?? 1, columnWidth * 2 / 3)
+        // Each column's keys as wide as its widest (the keys matter more than their words when space is short).
+        let keyWidths = bindings.map { DisplayWidth.of($0.keys.map(\.display).joined(separator: " ")) }
         for (i, b) in bindings.enumerated() {
             let column = i / perColumn, row = i % perColumn
             guard row < rows else { continue }
+            let inColumn = keyWidths[(column * perColumn)..<min(bindings.count, (column + 1) * perColumn)]
+            let keysW = max(1, min(inColumn.max() ?? 1, max(columnWidth - 4, columnWidth / 2)))
             let x = rect.x + 2 + column * columnWidth
             g.putFitted(b.keys.map(\.display).joined(separator: " "), x: x, y: rect.y + 1 + row, width: keysW, style: .bold)
             g.put(b.help + b.scope, x: x + keysW + 1, y: rect.y + 1 + row, maxWidth: columnWidth - keysW - 2)

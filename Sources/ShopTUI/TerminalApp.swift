@@ -30,6 +30,8 @@ public final class TerminalApp {
     public private(set) var exitStatus: Int32?
     /// Where the last frame put its tabs and rows (mouse clicks are resolved against it).
     private var layout = Layout()
+    /// The last frame drawn (a bug report quotes it as text).
+    private var lastGrid: Grid?
     /// When the timer should fire next (nil: nothing on screen moves; no wake-ups).
     public private(set) var nextWake: Duration?
 
@@ -49,6 +51,7 @@ public final class TerminalApp {
         backend.start()
         store.onChange = { [weak self] _ in self?.scheduleRender() }
         store.onFrontEnd = { [weak self] effect in self?.carryOut(effect) }
+        store.screenText = { [weak self] in self?.lastGrid?.text }
         let (width, height) = backend.size
         store.send(.resize(width: width, height: height))
         store.send(cached.map { .startWithCache($0) } ?? .start)
@@ -83,6 +86,7 @@ public final class TerminalApp {
     public func stop() {
         store.onChange = nil
         store.onFrontEnd = nil
+        store.screenText = nil
         store.stop()
         backend.stop()
     }
@@ -159,7 +163,15 @@ public final class TerminalApp {
         guard state.mode == .browse else { return [] }
         switch button {
         case .press:
-            if let tab = layout.tab(x: x, y: y) { return [.action(tab == .shop ? .shop : tab == .history ? .history : .requests)] }
+            if let tab = layout.tab(x: x, y: y) {
+                let action: Action = switch tab {
+                case .shop: .shop
+                case .history: .history
+                case .requests: .requests
+                case .checks: .checks
+                }
+                return [.action(action)]
+            }
             if let index = layout.row(x: x, y: y) { return [.select(index)] }
             return []
         case .wheelUp: return Array(repeating: .action(.up), count: 3)
@@ -228,6 +240,7 @@ public final class TerminalApp {
         let frame = Frame(app: store.state, keymap: keymap, width: width, height: height, now: clock())
         let drawn = Renderer.draw(frame)
         layout = drawn.layout
+        lastGrid = drawn.grid
         backend.draw(drawn.grid)
         // A scroll past the end of the request detail comes back to it (so k scrolls at once after G).
         if let limit = drawn.layout.detailMaxScroll, store.state.screen.detailScroll > limit { store.send(.detailMaxScroll(limit)) }

@@ -1,6 +1,7 @@
 import Foundation
 import ShopAPI
 import ShopCache
+import TerminalText
 
 /// Owns the state on the main actor. Messages go in through `send`; the pure update function changes
 /// the state and answers effects; the store runs them — in the order and grouping they carry — and
@@ -13,6 +14,10 @@ public final class AppStore {
     public var onChange: ((AppState) -> Void)?
     /// Effects only a front end can carry out.
     public var onFrontEnd: ((Effect) -> Void)?
+    /// The screen as text, as last drawn (a bug report quotes it); set by a front end.
+    public var screenText: (() -> String?)?
+    /// Where bug reports and HAR files go.
+    public var evidence = EvidenceFiles()
 
     private let service: any ShopService
     private let cache: CacheStore?
@@ -85,6 +90,14 @@ public final class AppStore {
             if let task = requests.removeValue(forKey: token) { task.cancel() } else { cancelledEarly.insert(token) }
         case .quit, .copy:
             onFrontEnd?(effect)
+        case let .writeReport(draft):
+            // The screen now, before anything else is drawn: what the user saw when pressing R.
+            let screen = screenText?()
+            let id = UUID()
+            running[id] = Task {
+                await self.writeReport(draft, screen: screen)
+                self.running[id] = nil
+            }
         case .fetchBalance(let token, _), .fetchPacks(let token), .fetchHistory(let token, _, _, _),
              .spend(let token, _, _, _, _), .purchase(let token, _, _, _):
             // Registered at once, so a cancellation in the same turn finds it.
@@ -115,12 +128,12 @@ public final class AppStore {
             await withTaskGroup(of: Void.self) { group in
                 for part in parts {
                     switch part {
-                    case .cancel, .quit, .copy: launch(part)
+                    case .cancel, .quit, .copy, .writeReport: launch(part)
                     default: group.addTask { await self.run(part) }
                     }
                 }
             }
-        case .cancel, .quit, .copy:
+        case .cancel, .quit, .copy, .writeReport:
             launch(effect)
         case .fetchBalance(let token, _), .fetchPacks(let token), .fetchHistory(let token, _, _, _),
              .spend(let token, _, _, _, _), .purchase(let token, _, _, _):
@@ -191,10 +204,82 @@ public final class AppStore {
             await cache?.write(value, kind: "history-page1", key: key, fetchedAt: fetchedAt)
         case .makeTransactionID:
             send(.transactionIDMade(UInt64.random(in: 1...UInt64.max)))
+        case .writeHAR:
+            await writeHAR()
         default:
             break
         }
     }
+
+    // MARK: Evidence (R and e)
+
+    private func writeReport(_ draft: BugReport, screen: String?) async {
+        let at = now()
+        let text = draft.markdown(at: at, version: evidence.version, screen: screen)
+        guard let folder = evidence.reportsDirectory else {
+            return send(.evidenceWritten(.report, .failure(EvidenceError("No folder for bug reports: set XDG_STATE_HOME or HOME."))))
+        }
+        let result = await Self.writeNew(Data(text.utf8), folder: folder, stem: BugReport.fileStem(at: at), suffix: ".md")
+        send(.evidenceWritten(.report, result.mapError { _ in EvidenceError("The bug report could not be written: check that \(Self.shown(folder)) is a writable folder.") }))
+    }
+
+    private func writeHAR() async {
+        let exchanges = await service.recordedExchanges()
+        let data: Data
+        do {
+            data = try HAR.encode(exchanges, baseURL: state.context.baseURL, creator: "reiterate-shop", version: evidence.version)
+        } catch {
+            return send(.evidenceWritten(.har(count: exchanges.count), .failure(EvidenceError("The HAR file could not be made from this session's requests."))))
+        }
+        let result: Result<String, EvidenceError>
+        if let file = evidence.harFile {
+            let folder = URL(fileURLWithPath: file).deletingLastPathComponent().path
+            result = await Self.write(data, to: file, folder: folder)
+                .mapError { _ in EvidenceError("The HAR file could not be written: check that \(Self.shown(folder)) is a writable folder.") }
+        } else if let folder = evidence.harDirectory {
+            let stem = "session-" + BugReport.fileStem(at: now()).dropFirst("report-".count)
+            result = await Self.writeNew(data, folder: folder, stem: stem, suffix: ".har")
+                .mapError { _ in EvidenceError("The HAR file could not be written: check that \(Self.shown(folder)) is a writable folder.") }
+        } else {
+            result = .failure(EvidenceError("No folder for the HAR file: give --har FILE, or set XDG_STATE_HOME or HOME."))
+        }
+        send(.evidenceWritten(.har(count: exchanges.count), result))
+    }
+
+    /// Writes `data` as a new file `stem.suffix` (or `stem-2.suffix`, …) in `folder`, 0600, atomically.
+    /// The name is claimed with O_EXCL first, so two reports in the same second never share a file.
+    private static func writeNew(_ data: Data, folder: String, stem: String, suffix: String) async -> Result<String, EvidenceError> {
+        let claimed: String? = await Task.detached {
+            guard (try? AtomicFile.ensureDirectory(folder)) != nil else { return nil }
+            for n in 1...1000 {
+                let path = n == 1 ? "\(folder)/\(stem)\(suffix)" : "\(folder)/\(stem)-\(n)\(suffix)"
+                let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
+                if fd >= 0 {
+                    close(fd)
+                    return path
+                }
+                if errno != EEXIST { return nil }
+            }
+            return nil
+        }.value
+        guard let path = claimed else { return .failure(EvidenceError("cannot create a file in \(folder)")) }
+        return await write(data, to: path, folder: folder)
+    }
+
+    /// The cache's crash-safe writer, off the main actor.
+    private static func write(_ data: Data, to path: String, folder: String) async -> Result<String, EvidenceError> {
+        await Task.detached {
+            do {
+                try AtomicFile.write(data, to: path, directory: folder)
+                return .success(path)
+            } catch {
+                return .failure(EvidenceError("cannot write \(path)"))
+            }
+        }.value
+    }
+
+    /// A path for a message line.
+    private static func shown(_ path: String) -> String { Sanitizer.line(path) }
 
     /// The call's result, or nil when it was cancelled (a cancelled request's answer reaches nobody).
     private static func attempt<T: Sendable>(_ call: @Sendable () async throws -> T) async -> Result<T, ShopAPIError>? {

@@ -61,6 +61,10 @@ extension ShopUpdate {
             // The notice keeps the request id: `!` next still finds the request.
             state.notice = Notice(.info, "copied as curl (OSC 52): \(command)", requestID: e.requestID)
             return [.copy(command)]
+        case .bugReport:
+            return draftReport(&state)
+        case .writeHAR:
+            return [.writeHAR]
         case .showRequest:
             guard let e = exchangeInQuestion(state), let index = state.requests.rows.firstIndex(where: { $0.id == e.id }) else {
                 state.notice = Notice(.info, "No request behind this message.")

@@ -115,7 +115,7 @@ public enum Action: String, Sendable, Hashable, CaseIterable {
     case refresh, spend, buy, filter, sort, toggle
     case goTo = "go_to", find, nextMatch = "next_match", previousMatch = "previous_match"
     case runPrompt = "run_prompt", cancelPrompt = "cancel_prompt"
-    case copyID = "copy_id", copyCurl = "copy_curl", showRequest = "show_request"
+    case copyID = "copy_id", copyCurl = "copy_curl", showRequest = "show_request", bugReport = "bug_report", writeHAR = "write_har"
     case keepFilter = "keep_filter", clearFilter = "clear_filter"
     case deleteChar = "delete_char", nextField = "next_field", submit, confirm, cancel
     case putAway = "put_away", dismiss
@@ -220,6 +220,9 @@ public struct Keymap: Sendable, Equatable {
         Binding(.copyID, [.char("y")], "copy the request id (OSC 52)", tabs: [.requests], hint: "copy id"),
         Binding(.copyCurl, [.char("c")], "copy the request as curl (the selected one, or the one behind the error)", hint: "curl"),
         Binding(.showRequest, [.char("!")], "show the request behind the error (or the selected check)", hint: "its request"),
+        Binding(.bugReport, [.char("R")], "bug report (Markdown) on the selected request or check, else the latest error",
+                modes: [.browse, .outcome], hint: "report"),
+        Binding(.writeHAR, [.char("e")], "save the session's requests as a HAR file"),
         // Typing a filter.
         Binding(.keepFilter, [.enter], "keep the filter", modes: [.filter], hint: "keep"),
         Binding(.clearFilter, [.escape], "clear the filter", modes: [.filter], hint: "clear"),

@@ -9,6 +9,8 @@ public protocol ShopService: Sendable {
     func purchase(identifier: String, transactionID: UInt64, user: String) async throws -> CheerBalance
     /// Exchanges recorded from now on (the request inspector).
     func exchangeUpdates() async -> AsyncStream<Exchange>
+    /// Every exchange the session's log still holds, oldest first (a HAR file of them).
+    func recordedExchanges() async -> [Exchange]
 }
 
 /// The real REST core behind `ShopService`.
@@ -29,4 +31,5 @@ public struct LiveShopService: ShopService {
         try await client.send(PurchaseCheer(identifier: identifier, transactionID: transactionID, user: user))
     }
     public func exchangeUpdates() async -> AsyncStream<Exchange> { await client.exchanges.updates() }
+    public func recordedExchanges() async -> [Exchange] { await client.exchanges.all() }
 }

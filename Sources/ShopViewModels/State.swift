@@ -77,6 +77,10 @@ public struct AppState: Equatable, Sendable {
     /// The last write's error, when it failed (a script's exit status comes from it).
     public internal(set) var lastWriteError: ShopAPIError?
     public var screen = ScreenState()
+    /// What the user did, in words (a bug report's steps).
+    public internal(set) var steps = StepLog()
+    /// The latest error shown (a bug report is about it once the message line has moved on).
+    public internal(set) var lastError: Notice?
     /// The request for the cache, while it is out.
     var cacheRead: Token?
     private var lastToken = 0

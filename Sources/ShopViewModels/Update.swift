@@ -40,6 +40,8 @@ public enum Message: Sendable {
     case cancelled(Token)
     /// The front end's own news (for example "copied").
     case notify(String)
+    /// A bug report or HAR file was written (its path), or could not be.
+    case evidenceWritten(EvidenceKind, Result<String, EvidenceError>)
 }
 
 /// Work the update function asks for, as data; the store runs it and feeds results back as messages.
@@ -65,6 +67,10 @@ public indirect enum Effect: Equatable, Sendable {
     case quit(status: Int32)
     /// Put this text on the clipboard (OSC 52).
     case copy(String)
+    /// Write this bug report, with the screen as text, under the reports folder (`R`).
+    case writeReport(BugReport)
+    /// Write every request of the session as a HAR file (`e`).
+    case writeHAR
 
     /// This effect and those inside it, in order.
     public var flattened: [Effect] {
@@ -81,6 +87,13 @@ public indirect enum Effect: Equatable, Sendable {
 /// this routes a message to the first part that takes it.
 public enum ShopUpdate {
     public static func update(_ state: inout AppState, _ message: Message) -> [Effect] {
+        let before = state
+        let effects = route(&state, message)
+        noteSteps(message, before: before, &state)
+        return effects
+    }
+
+    static func route(_ state: inout AppState, _ message: Message) -> [Effect] {
         switch message {
         case .start: return session(.start, &state)
         case .startBalance: return session(.startBalance, &state)
@@ -90,6 +103,8 @@ public enum ShopUpdate {
         case let .notify(text):
             state.notice = Notice(.info, text)
             return []
+        case let .evidenceWritten(what, result):
+            return evidenceWritten(what, result, &state)
         case .cacheLoaded: return cacheLoaded(message, &state)
         case .balanceLoaded: return balanceLoaded(message, &state)
         case .packsLoaded: return packsLoaded(message, &state)
@@ -123,6 +138,7 @@ public enum ShopUpdate {
             // Every action is enabled in some mode; the parts below check they are in it.
             if let effects = screen(message, &state) { return effects }
             switch state.mode {
+            case .outcome where action == .bugReport: return draftReport(&state)  // R on the failure shown
             case .form, .confirm, .sending, .outcome: return dialogAction(action, &state)
             case .filter: return filterAction(action, &state)
             case .help: return []

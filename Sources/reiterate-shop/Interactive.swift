@@ -49,6 +49,12 @@ struct Interactive: AsyncParsableCommand {
             let cache = CacheStore(directory: connection.resolvedCacheDir, logger: logger)
             status = try await connection.withClient(settings, logger: logger) { client in
                 let store = await AppStore(state: AppState(context: context), service: LiveShopService(client: client), cache: cache)
+                // R and e: reports under $XDG_STATE_HOME/reiterate-shop/reports, HAR files at --har or beside them.
+                let state = EvidenceFiles.stateDirectory(environment: ProcessInfo.processInfo.environment)
+                await MainActor.run {
+                    store.evidence = EvidenceFiles(reportsDirectory: state.map { $0 + "/reports" }, harFile: connection.harFile,
+                                                   harDirectory: state.map { $0 + "/har" })
+                }
                 // The cache is read here, before curses starts: the first frame shows it at once.
                 let cached = await store.cachedShopNow()
                 let backend = await CursesTerminal(mouse: mouse)

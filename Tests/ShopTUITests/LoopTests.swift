@@ -18,6 +18,7 @@ actor FixtureShop: ShopService {
     func spend(amount: Int, product: String, comment: String?, user: String) async throws -> CheerBalance { CheerBalance(balance: 1250 - amount) }
     func purchase(identifier: String, transactionID: UInt64, user: String) async throws -> CheerBalance { CheerBalance(balance: 1450) }
     func exchangeUpdates() async -> AsyncStream<Exchange> { AsyncStream { $0.finish() } }
+    func recordedExchanges() async -> [Exchange] { [] }
 }
 
 /// The whole front end with no terminal: keys into the backend, the real event loop, the real store

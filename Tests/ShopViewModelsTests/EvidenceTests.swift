@@ -60,3 +60,107 @@ import Testing
         #expect(d.state.requests.rows.count == 1 && d.state.requests.rows[0].status == 200 && !d.state.requests.rows[0].isPending)
     }
 }
+
+@Suite struct BugReportTests {
+    func ready() -> Driver {
+        var d = Driver()
+        d.send(.start)
+        d.apply(.packsLoaded(d.packsToken, .success(samplePacks), at: t0))
+        d.apply(.balanceLoaded(d.balanceToken, .success(CheerBalance(balance: 1250)), at: t0))
+        d.loadPage(1)
+        return d
+    }
+
+    /// A spend answered with a gateway's 500, recorded as the REST core records it.
+    func failedSpend(_ d: inout Driver) {
+        d.send(.beginSpend)
+        d.send(.editSpend(amount: "25", comment: "for the `rain`"))
+        d.send(.submitAction)
+        d.send(.submitAction)
+        var e = EvidenceTests().exchange(method: "POST", path: "/api/v1/spend_cheer",
+                                         headers: [("Authorization", "Bearer s3cr3t"), ("Content-Type", "application/json")],
+                                         body: #"{"amount":25,"comment":"for the `rain`","product":"com.reiterate.pack.rain","user_id":"qa-alice"}"#)
+        e.status = 500
+        e.requestID = "rq-500"
+        e.responseHeaders = HTTPFields(pairs: [("Content-Type", "text/html"), ("X-Request-Id", "rq-500")])
+        e.responseBodyPreview = "<html>```\u{1B}]52;c;ZXZpbA==\u{07}bad gateway</html>"
+        e.responseBytes = 60
+        e.findings = [Finding(check: "request-id", expected: "an X-Request-Id", actual: "none")]  // as if; a check to report on
+        d.apply(.exchangeRecorded(e))
+        d.apply(.actionFinished(d.actionToken, .failure(.notJSON(status: 500, contentType: "text/html", requestID: "rq-500", endpoint: "POST /api/v1/spend_cheer")), at: t0))
+    }
+
+    @Test func stepsSayWhatTheUserDidInWordsAndMovesMakeOneStep() {
+        var d = ready()
+        d.send(.moveHistorySelection(3))
+        d.send(.moveHistorySelection(60))  // across a page: still one step, where the cursor ended
+        d.send(.goTo("p3"))
+        d.send(.setPackFilter("rain"))
+        failedSpend(&d)
+        #expect(d.state.steps.steps == [
+            "started reiterate-shop as qa-alice on STAGING (http://shop.test)",
+            "opened the History tab",
+            "went to entry 64 of 230 · page 2 of 5",
+            "asked to go to “p3” (:)",
+            "went to entry 101 of 230 · page 3 of 5",
+            "opened the Shop tab",
+            "filtered the packs by “rain”",
+            "spent 25 cheer on “Rain on a Tin Roof” with the comment “for the `rain`”",
+            "→ the app showed: " + (d.state.lastError?.text ?? "?"),
+        ])
+        #expect(d.state.lastError?.requestID == "rq-500")
+        // The verification's reads settle it: the same failure in other words replaces its step.
+        ActionTransitions().answerReads(&d, balance: 1250)
+        #expect(d.state.steps.steps.count == 9 && d.state.steps.steps.last?.contains("not applied") == true, "\(d.state.steps.steps)")
+    }
+
+    @Test func aReportOnTheLatestErrorCarriesItsRequestCurlStepsAndChecks() throws {
+        var d = ready()
+        failedSpend(&d)
+        d.apply(.notify("copied"))  // the error line has moved on: R still reports the latest error
+        let effects = d.apply(.action(.bugReport))
+        guard case let .writeReport(report)? = effects.first else { Issue.record("\(effects)"); return }
+        #expect(report.title == d.state.lastError?.text && report.exchange?.requestID == "rq-500")
+        let md = report.markdown(at: t0, version: "9.9", screen: "Balance 1,250 cheer\n ✗ HTTP 500")
+        #expect(md.hasPrefix("# POST /api/v1/spend_cheer: HTTP 500 Internal Server Error with a non-JSON body (text/html)"))
+        for part in ["- **Environment:** STAGING", "- **User:** `qa-alice`", "- **App:** reiterate-shop 9.9", "- **Time (UTC):** 2026-",
+                     "1. started reiterate-shop as qa-alice", "spent 25 cheer on “Rain on a Tin Roof”",
+                     "- **Request:** `POST /api/v1/spend_cheer`", "- **Status:** 500 Internal Server Error", "- **Request id:** `rq-500`",
+                     "curl -sS -X POST 'http://shop.test/api/v1/spend_cheer'", #""Authorization: Bearer $REITERATE_TOKEN""#,
+                     "X-Request-Id: rq-500", "## Checks", "## The screen", "Balance 1,250 cheer"] {
+            #expect(md.contains(part), "\(part) missing from\n\(md)")
+        }
+        #expect(!md.contains("s3cr3t") && !md.contains("\u{1B}") && !md.contains("\u{07}"))
+        // The body's ``` cannot close its fence: the fence around it is longer.
+        #expect(md.contains("````http\nHTTP 500"))
+    }
+
+    @Test func aReportOnACheckOrARequestAndNothingToReport() {
+        var d = ready()
+        #expect(d.apply(.action(.bugReport)).isEmpty && d.state.notice?.text.hasPrefix("Nothing to report") == true)
+        failedSpend(&d)
+        d.send(.cancelAction)  // the failure's dialog closed
+        d.send(.selectRequest(index: 0))
+        guard case let .writeReport(onRequest)? = d.apply(.action(.bugReport)).first else { Issue.record("no report"); return }
+        #expect(onRequest.title == "POST /api/v1/spend_cheer → HTTP 500 Internal Server Error" && onRequest.exchange?.requestID == "rq-500")
+        d.apply(.action(.checks))
+        guard let record = d.state.checks.selected else { Issue.record("no check"); return }
+        guard case let .writeReport(onCheck)? = d.apply(.action(.bugReport)).first else { Issue.record("no report"); return }
+        #expect(onCheck.checks.first == record && onCheck.title.contains("[\(record.name)]"))
+    }
+
+    @Test func writtenReportsAndHARFilesGiveTheirPathAndCopyIt() {
+        var d = ready()
+        let out = d.apply(.evidenceWritten(.report, .success("/s/reports/report-x.md")))
+        #expect(out == [.copy("/s/reports/report-x.md")] && d.state.notice?.text == "bug report written (path copied): /s/reports/report-x.md")
+        #expect(d.apply(.action(.writeHAR)) == [.writeHAR])
+        d.apply(.evidenceWritten(.har(count: 1), .failure(EvidenceError("The HAR file could not be written: check that /x is a writable folder."))))
+        #expect(d.state.notice?.kind == .error && d.state.notice?.text.hasPrefix("The HAR file could not be written") == true)
+    }
+
+    @Test func theStateFolderFollowsXDG() {
+        #expect(EvidenceFiles.stateDirectory(environment: ["XDG_STATE_HOME": "/x/state", "HOME": "/home/q"]) == "/x/state/reiterate-shop")
+        #expect(EvidenceFiles.stateDirectory(environment: ["XDG_STATE_HOME": "relative", "HOME": "/home/q"]) == "/home/q/.local/state/reiterate-shop")
+        #expect(EvidenceFiles.stateDirectory(environment: [:]) == nil)
+    }
+}

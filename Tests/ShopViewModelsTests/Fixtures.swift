@@ -264,6 +264,10 @@ actor FakeShop: ShopService {
     }
 
     nonisolated func exchangeUpdates() async -> AsyncStream<Exchange> { exchanges }
+    /// What a HAR file of the session holds (set by a test).
+    var recorded: [Exchange] = []
+    func set(recorded: [Exchange]) { self.recorded = recorded }
+    func recordedExchanges() async -> [Exchange] { recorded }
 }
 
 func exchange(_ id: Int, status: Int = 200) -> Exchange {

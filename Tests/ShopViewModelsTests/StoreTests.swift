@@ -144,4 +144,57 @@ import Testing
         #expect(await eventually { store.state.requests.rows.map(\.id) == [2, 1] })
         store.stop()
     }
+
+    @Test func rWritesTheReportWithTheScreenAsDrawnAndEWritesTheSessionAsHAR() async throws {
+        let dir = tempDir()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let fake = FakeShop()
+        let e = Exchange(id: 1, method: "GET", path: "/api/v1/balance?user_id=qa-alice", startedAt: t0, duration: .milliseconds(3), status: 500,
+                         failure: nil, requestID: "rq-9", attempt: 1, requestBytes: 0, responseBytes: 2, requestHeaders: [:],
+                         responseHeaders: [:], requestBodyPreview: nil, responseBodyPreview: "{}")
+        await fake.set(recorded: [e])
+        await fake.set(balanceError: .http(status: 500, message: "boom", code: nil, requestID: "rq-9", endpoint: "GET /api/v1/balance", retryAfter: nil))
+        let store = makeStore(fake)
+        store.evidence = EvidenceFiles(reportsDirectory: dir + "/reports", harDirectory: dir + "/har", version: "1.2.3")
+        var copied: [String] = []
+        store.onFrontEnd = { if case let .copy(text) = $0 { copied.append(text) } }
+        store.screenText = { "Balance 1,250 cheer · HTTP 500" }
+        store.perform(.start)
+        await store.settle()
+        store.send(.exchangeRecorded(e))
+        store.send(.action(.bugReport))
+        store.send(.action(.bugReport))  // the same second: a second file, not one over the first
+        await store.settle()
+        let first = dir + "/reports/report-2026-11-21T222640Z.md", second = dir + "/reports/report-2026-11-21T222640Z-2.md"
+        #expect(copied.prefix(2) == [first, second][...] || Set(copied) == [first, second], "\(copied)")
+        let text = try String(contentsOfFile: first, encoding: .utf8)
+        #expect(text.hasPrefix("# GET /api/v1/balance: HTTP 500 Internal Server Error: boom (request id rq-9)") && text.contains("Balance 1,250 cheer · HTTP 500")
+                && text.contains("reiterate-shop 1.2.3") && text.contains("- **Request id:** `rq-9`"), "\(text)")
+        let mode = try FileManager.default.attributesOfItem(atPath: first)[.posixPermissions] as? Int
+        #expect(mode == 0o600)
+        store.send(.action(.writeHAR))
+        await store.settle()
+        let har = dir + "/har/session-2026-11-21T222640Z.har"
+        #expect(store.state.notice?.text == "HAR of 1 request written (path copied): \(har)" && copied.last == har)
+        let json = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: har))) as? [String: Any]
+        let entries = (json?["log"] as? [String: Any])?["entries"] as? [[String: Any]]
+        #expect(entries?.count == 1 && entries?.first?["_requestId"] as? String == "rq-9")
+    }
+
+    @Test func aReportThatCannotBeWrittenSaysSoInOneLine() async throws {
+        let dir = tempDir()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        #expect(FileManager.default.createFile(atPath: dir, contents: Data()))  // a file where the folder should be
+        let fake = FakeShop()
+        await fake.set(balanceError: .http(status: 500, message: "boom", code: nil, requestID: "rq-9", endpoint: "GET /api/v1/balance", retryAfter: nil))
+        let store = makeStore(fake)
+        store.evidence = EvidenceFiles(reportsDirectory: dir + "/reports")
+        store.perform(.start)
+        await store.settle()
+        store.send(.action(.bugReport))
+        await store.settle()
+        #expect(store.state.notice == Notice(.error, "The bug report could not be written: check that \(dir)/reports is a writable folder."))
+        #expect(store.state.balance.value == nil || store.state.balance.value == 1250)  // nothing else changed
+    }
+
 }

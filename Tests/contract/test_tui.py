@@ -41,7 +41,8 @@ class TUI:
     def __init__(self, name, url, cache_dir, width=100, height=30, env=None, args=()):
         self.name = name
         self.status_file = cache_dir.parent / f"{name}.status"
-        variables = {"REITERATE_TOKEN": "dev-token", "TZ": "UTC", "TERM": "xterm-256color", "LANG": "C.UTF-8", **(env or {})}
+        variables = {"REITERATE_TOKEN": "dev-token", "TZ": "UTC", "TERM": "xterm-256color", "LANG": "C.UTF-8",
+                     "XDG_STATE_HOME": str(cache_dir.parent / "state"), **(env or {})}
         assignments = " ".join(f"{k}={shlex.quote(v)}" for k, v in variables.items())
         # The shell records the app's exit status (tmux reaps lazily; its pane_dead_status can lag).
         extra = " ".join(shlex.quote(a) for a in args)
@@ -647,17 +648,58 @@ def test_copy_as_curl_reproduces_the_request(start_stub, tui, tmp_path):
             assert json.loads(body) == {"balance": before - 3}  # the same spend, sent again by hand
 
 
+def balance_500(s, t):
+    """A refresh the stand-in answers with 500 (every retry): the error's request id."""
+    s.fault(kind="status", status=500, path="/api/v1/balance", count=3)
+    t.keys("r")
+    screen = t.wait_for("HTTP 500")
+    return re.search(r"request id (rq-[0-9a-f]+)", screen).group(1)
+
+
 def test_bang_opens_the_request_behind_the_error(start_stub, tui):
     s = start_stub("--quiet")
     t = tui(s.url, width=140)
     t.wait_for("Balance 1,250 cheer")
-    s.fault(kind="status", status=500, path="/api/v1/balance", count=3)
-    t.keys("r")
-    screen = t.wait_for("HTTP 500")
-    request_id = re.search(r"request id (rq-[0-9a-f]+)", screen).group(1)
+    request_id = balance_500(s, t)
     t.keys("!")
     screen = t.wait_for("┌─ Request")
     assert "1 Shop   2 History   3 Requests" in screen and f"request id {request_id}" in screen, screen
+
+
+def test_bug_report_for_an_injected_500_has_its_request_id_curl_and_steps(start_stub, tui, tmp_path):
+    s = start_stub("--quiet")
+    tmux("set-option", "-g", "set-clipboard", "on")
+    t = tui(s.url, width=140, height=40)
+    t.wait_for("Balance 1,250 cheer")
+    t.keys("2")
+    t.wait_for("entry 1 of 230 · page 1 of 5")
+    t.keys("]")
+    t.wait_for("entry 51 of 230 · page 2 of 5")
+    request_id = balance_500(s, t)
+    t.keys("R")
+    screen = t.wait_for("bug report written (path copied): /")
+    reports = tmp_path / "state" / "reiterate-shop" / "reports"
+    [report] = list(reports.iterdir())
+    assert copied(t) == str(report)
+    assert oct(report.stat().st_mode & 0o777) == "0o600" and oct(reports.stat().st_mode & 0o777) == "0o700"
+    text = report.read_text()
+    assert text.startswith("# GET /api/v1/balance: HTTP 500"), text
+    assert f"- **Request id:** `{request_id}`" in text, text
+    assert f"curl -sS '{s.url}/api/v1/balance?user_id=qa-alice' -H" in text and '"Authorization: Bearer $REITERATE_TOKEN"' in text, text
+    steps = text.split("## Steps")[1].split("##")[0]
+    for step in ("started reiterate-shop as qa-alice on LOCAL", "opened the History tab", "went to entry 51 of 230 · page 2 of 5",
+                 "refreshed (r)", "→ the app showed: GET /api/v1/balance: HTTP 500"):
+        assert step in steps, steps
+    assert "## The screen" in text and "2 History" in text.split("## The screen")[1]  # the screen as it was
+    assert "dev-token" not in text
+    # e: the session as HAR, read back by mitmproxy.
+    from test_checks import har_requests
+    t.keys("e")
+    screen = t.wait_for("written (path copied): /")
+    [har] = list((tmp_path / "state" / "reiterate-shop" / "har").iterdir())
+    flows = har_requests(har)
+    assert any(f.endswith("/api/v1/balance?user_id=qa-alice 500") for f in flows) and any("page=2" in f for f in flows), flows
+    assert "dev-token" not in har.read_text()
 
 
 def test_a_hanging_write_shows_as_pending_with_its_time(start_stub, tui):

@@ -160,10 +160,11 @@ def render(ansi, out_path, title):
 
 
 class Scene:
-    def __init__(self, url, cache_dir, name, user="qa-alice"):
+    def __init__(self, url, cache_dir, name, user="qa-alice", command=None):
         self.name = name
-        env = f"REITERATE_TOKEN=dev-token TZ=UTC TERM=xterm-256color LANG=C.UTF-8"
-        cmd = f"env {env} {shlex.quote(SHOP)} --base-url {url} --user {user} --cache-dir {shlex.quote(str(cache_dir))}"
+        state = shlex.quote(str(cache_dir.parent / "state"))
+        env = f"REITERATE_TOKEN=dev-token TZ=UTC TERM=xterm-256color LANG=C.UTF-8 XDG_STATE_HOME={state}"
+        cmd = command or f"env {env} {shlex.quote(SHOP)} --base-url {url} --user {user} --cache-dir {shlex.quote(str(cache_dir))}"
         tmux("new-session", "-d", "-s", name, "-x", str(WIDTH), "-y", str(HEIGHT), cmd)
         tmux("resize-window", "-t", name, "-x", str(WIDTH), "-y", str(HEIGHT))
 
@@ -173,7 +174,7 @@ class Scene:
             if text in tmux("capture-pane", "-p", "-t", self.name).stdout:
                 return
             time.sleep(0.05)
-        sys.exit(f"{self.name}: {text!r} never appeared")
+        sys.exit(f"{self.name}: {text!r} never appeared\n" + tmux("capture-pane", "-p", "-t", self.name).stdout)
 
     def keys(self, *keys, settle=0.4):
         for k in keys:
@@ -249,6 +250,31 @@ def main():
             c.close()
         finally:
             shop2.terminate()
+        # A bug report: a spend the stand-in answers with a 500, R on the failure, then the file itself.
+        broken, broken_url = start_stub("--fault", "status,status=500,path=/api/v1/spend_cheer,count=1")
+        try:
+            b = Scene(broken_url, work / "cache-report", "report")
+            b.wait("Balance 1,250 cheer")
+            b.wait("46 of 46 packs")
+            b.keys("2", "]", settle=0.6)
+            b.keys("1", "j", "s")
+            b.keys(*"25", "Tab", *"for the bug report", settle=0.2)
+            b.keys("Enter")
+            b.keys("y", settle=1.0)
+            b.wait("HTTP 500")
+            b.keys("R", settle=0.6)
+            b.wait("bug report written")
+            b.shoot(out, "bug-report.png", "reiterate-shop — R: a bug report written for a failed spend")
+            b.keys("Enter", "q")
+            b.close()
+            [report] = list((work / "state" / "reiterate-shop" / "reports").iterdir())
+            v = Scene(broken_url, work / "cache-report", "report-file", command=f"env LANG=C.UTF-8 less -S {shlex.quote(str(report))}")
+            v.wait("## Steps")
+            v.shoot(out, "bug-report-file.png", "the bug report (Markdown): environment, steps, the failing exchange, curl")
+            v.keys("q")
+            v.close()
+        finally:
+            broken.terminate()
         # The whole history of a 1,000,000-entry whale: the go-to prompt, then a find in progress.
         whale, whale_url = start_stub("--whale-history", "1000000")
         try:

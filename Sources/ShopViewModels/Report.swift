@@ -1,0 +1,337 @@
+import Foundation
+import ShopAPI
+import TerminalText
+
+/// What the user did, in words: the steps of a bug report ("opened History", "went to entry 57 of
+/// 230 · page 2 of 5", "spent 25 cheer on …"). The last `capacity`, oldest first. Moving through a
+/// list makes one step that follows the cursor, not one step per key.
+public struct StepLog: Equatable, Sendable {
+    public static let capacity = 30
+    public private(set) var steps: [String] = []
+    /// The kind of the last step, when a later step of the same kind replaces it (a cursor moving).
+    private var lastKind: String?
+
+    public init() {}
+
+    mutating func add(_ text: String, replacing kind: String? = nil) {
+        if let kind, kind == lastKind, !steps.isEmpty {
+            steps[steps.count - 1] = text
+        } else {
+            steps.append(text)
+            if steps.count > Self.capacity { steps.removeFirst(steps.count - Self.capacity) }
+        }
+        lastKind = kind
+    }
+}
+
+extension ShopUpdate {
+    /// Notes the steps a message made, from what it changed (one place, whatever part handled it).
+    static func noteSteps(_ message: Message, before: AppState, _ state: inout AppState) {
+        var log = state.steps
+        defer { state.steps = log }
+        switch message {
+        case .start, .startWithCache:
+            log.add("started reiterate-shop as \(state.context.user) on \(state.context.environment.uppercased()) (\(state.context.baseURL))")
+        case let .action(action):
+            noteAction(action, before: before, state, &log)
+        case .select:
+            noteMoves(before: before, state, &log)
+        case .historyLoaded where before.history.dateSearch != nil && state.history.dateSearch == nil:
+            noteMoves(before: before, state, &log)  // a date search landed
+        default:
+            break
+        }
+        if !before.isWriting, case let .pending(kind, _, _)? = state.action?.phase {
+            log.add(describe(kind))
+        }
+        if let notice = state.notice, notice.kind == .error, notice != before.notice {
+            // The same failure told again in other words (its verification settled) replaces its step.
+            log.add("→ the app showed: \(notice.text)", replacing: notice.requestID.map { "error \($0)" })
+            state.lastError = notice
+        }
+    }
+
+    private static func noteAction(_ action: Action, before: AppState, _ state: AppState, _ log: inout StepLog) {
+        if state.screen.tab != before.screen.tab {
+            log.add("opened the \(state.screen.tab.title) tab")
+            return
+        }
+        switch action {
+        case .refresh where before.mode == .browse:
+            log.add("refreshed (r)")
+        case .runPrompt:
+            guard let prompt = before.screen.prompt, state.screen.prompt == nil else { break }
+            let text = Sanitizer.line(prompt.text)
+            log.add(prompt.kind == .goTo ? "asked to go to “\(text)” (:)" : "searched the history for “\(text)” (/)")
+            noteMoves(before: before, state, &log)
+        case .keepFilter:
+            log.add(state.packs.filter.isEmpty ? "cleared the pack filter" : "filtered the packs by “\(Sanitizer.line(state.packs.filter))”")
+        case .clearFilter:
+            if !before.packs.filter.isEmpty { log.add("cleared the pack filter") }
+        case .sort:
+            log.add("sorted the packs by \(state.packs.sort.rawValue)")
+        case .toggle where state.screen.tab == .history && state.history.expanded != before.history.expanded:
+            let opened = state.history.expanded.count > before.history.expanded.count
+            let entry = "entry \(Wording.grouped(state.history.cursor + 1))"
+            log.add(opened ? "opened the comments of \(entry) (Enter)" : "closed the comments of \(entry)")
+        case .putAway:
+            log.add("put the dialog away while it was sending (Esc)")
+        case .cancel where before.action != nil && state.action == nil:
+            log.add("cancelled the dialog")
+        default:
+            noteMoves(before: before, state, &log)
+        }
+    }
+
+    /// The cursor of the History tab (or the selected pack) after a move: one step that follows it.
+    private static func noteMoves(before: AppState, _ state: AppState, _ log: inout StepLog) {
+        switch state.screen.tab {
+        case .history where state.history.cursor != before.history.cursor:
+            log.add("went to \(state.history.positionText)", replacing: "history-move")
+        case .shop where state.packs.selected != before.packs.selected:
+            if let pack = state.packs.selected { log.add("selected the pack “\(Sanitizer.line(pack.name))”", replacing: "pack-move") }
+        default:
+            break
+        }
+    }
+
+    static func describe(_ kind: ActionKind) -> String {
+        switch kind {
+        case let .spend(_, name, amount, comment):
+            let with = comment.map { " with the comment “\(Sanitizer.line($0))”" } ?? " with no comment"
+            return "spent \(Wording.grouped(amount)) cheer on “\(Sanitizer.line(name))”\(with)"
+        case let .purchase(identifier, transactionID):
+            return "bought \(Sanitizer.line(identifier)) with transaction id \(transactionID)"
+        }
+    }
+}
+
+/// A bug report, as the update function drafts it: what it is about and what led there. The store
+/// adds the time, the app's version and the screen as text when it writes the Markdown file.
+public struct BugReport: Equatable, Sendable {
+    public var title: String
+    public var context: ShopContext
+    public var steps: [String]
+    /// The failing exchange (nil when the error had no request behind it).
+    public var exchange: Exchange?
+    public var curl: String?
+    /// The findings and verifications about that exchange (or the check the report is on).
+    public var checks: [CheckRecord]
+    public var width: Int
+    public var height: Int
+
+    /// The body characters quoted from each side of the exchange.
+    public static let bodyExcerpt = 4_000
+
+    /// The report as Markdown. Everything from the server is sanitized (no escape sequence or
+    /// control character reaches whoever `cat`s the file) and fenced so that it cannot close its fence.
+    public func markdown(at time: Date, version: String, screen: String?) -> String {
+        var out = "# \(Sanitizer.line(title))\n\n"
+        out += "- **Environment:** \(context.environment.uppercased())\n"
+        out += "- **Base URL:** \(Self.code(context.baseURL))\n"
+        out += "- **User:** \(Self.code(context.user))\n"
+        out += "- **App:** reiterate-shop \(version)\n"
+        out += "- **Time (UTC):** \(Self.utc(time))\n"
+        out += "- **Terminal:** \(width)×\(height)\n\n"
+        out += "## Steps\n\n"
+        if steps.isEmpty { out += "(none recorded)\n" }
+        for (i, step) in steps.enumerated() { out += "\(i + 1). \(Sanitizer.line(step))\n" }
+        out += "\n"
+        if let e = exchange {
+            out += exchangeSection(e)
+        } else {
+            out += "## The failing exchange\n\nNo request is behind this report (the failure came before one was sent).\n\n"
+        }
+        out += "## Checks\n\n"
+        if checks.isEmpty { out += "No finding and no verification involve this request.\n" }
+        for c in checks {
+            let verdict = c.outcome == .passed ? "✔ passed" : "✗ failed"
+            let kind = c.isFinding ? "finding" : "verification"
+            out += "- \(verdict) \(Self.code(c.name)) (\(kind), \(Self.utc(c.at))) on \(Self.code(c.request))"
+            if let id = c.requestID { out += ", request id \(Self.code(id))" }
+            out += ": expected \(Sanitizer.line(c.expected)), got \(Sanitizer.line(c.actual))\n"
+        }
+        out += "\n## The screen\n\n"
+        out += screen.map { Self.fence($0, info: "text") } ?? "(not available)\n"
+        return out
+    }
+
+    private func exchangeSection(_ e: Exchange) -> String {
+        var out = "## The failing exchange\n\n"
+        out += "- **Request:** \(Self.code("\(e.method) \(e.path)"))\n"
+        if e.isPending {
+            out += "- **Answer:** none yet (still waiting when the report was written)\n"
+        } else if let status = e.status {
+            out += "- **Status:** \(status) \(ErrorText.reasonPhrase(status))\n"
+        } else if let failure = e.failure {
+            out += "- **Answer:** none: \(ErrorText.sentence(failure))\n"
+        }
+        out += "- **Request id:** \(e.requestID.map(Self.code) ?? "none (no X-Request-Id)")\n"
+        let ms = Double(e.duration.components.seconds) * 1000 + Double(e.duration.components.attoseconds) / 1e15
+        out += "- **Sent:** \(Self.utc(e.startedAt)), took \(Int(ms.rounded())) ms, attempt \(e.attempt)\n\n"
+        if let curl { out += "Reproduce it (the token comes from the environment, never from this file):\n\n" + Self.fence(curl, info: "sh") + "\n" }
+        var request = "\(e.method) \(e.path)\n"
+        for field in e.requestHeaders { request += "\(field.name.rawName): \(field.value)\n" }
+        out += "### Request\n\n" + Self.fence(request + Self.body(e.requestBodyPreview, bytes: e.requestBytes), info: "http") + "\n"
+        if let status = e.status {
+            var response = "HTTP \(status) \(ErrorText.reasonPhrase(status))\n"
+            for field in e.responseHeaders { response += "\(field.name.rawName): \(field.value)\n" }
+            out += "### Response\n\n" + Self.fence(response + Self.body(e.responseBodyPreview, bytes: e.responseBytes), info: "http") + "\n"
+        }
+        return out
+    }
+
+    /// A blank line and the body's first `bodyExcerpt` characters, saying how much was left out.
+    private static func body(_ preview: String?, bytes: Int) -> String {
+        guard let preview, !preview.isEmpty else { return "" }
+        var text = "\n" + String(preview.prefix(bodyExcerpt))
+        if preview.count > bodyExcerpt || bytes > preview.utf8.count {
+            text += "\n… (an excerpt: the body is \(Wording.grouped(bytes)) bytes)"
+        }
+        return text + "\n"
+    }
+
+    /// A fenced block whose fence is longer than any run of backticks inside it.
+    static func fence(_ text: String, info: String) -> String {
+        let clean = Sanitizer.sanitize(text, keepNewlines: true)
+        let fence = String(repeating: "`", count: max(3, longestBacktickRun(clean) + 1))
+        let body = clean.hasSuffix("\n") ? clean : clean + "\n"
+        return "\(fence)\(info)\n\(body)\(fence)\n"
+    }
+
+    /// Inline code that its content cannot end early.
+    static func code(_ text: String) -> String {
+        let clean = Sanitizer.line(text)
+        let ticks = String(repeating: "`", count: longestBacktickRun(clean) + 1)
+        let pad = clean.hasPrefix("`") || clean.hasSuffix("`") ? " " : ""
+        return "\(ticks)\(pad)\(clean)\(pad)\(ticks)"
+    }
+
+    private static func longestBacktickRun(_ text: String) -> Int {
+        var longest = 0, run = 0
+        for c in text.utf8 {
+            run = c == UInt8(ascii: "`") ? run + 1 : 0
+            longest = max(longest, run)
+        }
+        return longest
+    }
+
+    static func utc(_ date: Date) -> String {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "UTC") ?? .current
+        let c = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second], from: date)
+        func two(_ n: Int?) -> String { String(format: "%02d", n ?? 0) }
+        return "\(c.year ?? 0)-\(two(c.month))-\(two(c.day)) \(two(c.hour)):\(two(c.minute)):\(two(c.second))Z"
+    }
+
+    /// `report-2026-11-23T140509Z.md`: sorts by time; the store adds `-2`, `-3` to a name taken.
+    public static func fileStem(at date: Date) -> String {
+        let t = utc(date)  // 2026-11-23 14:05:09Z
+        return "report-" + t.replacingOccurrences(of: " ", with: "T").replacingOccurrences(of: ":", with: "")
+    }
+}
+
+extension ShopUpdate {
+    /// `R`: a bug report on the selected request (Requests tab), the selected check (Checks tab), or
+    /// the latest error. Drafted here; the store writes it (with the screen) and answers its path.
+    static func draftReport(_ state: inout AppState) -> [Effect] {
+        var title: String
+        var exchange: Exchange?
+        var checks: [CheckRecord] = []
+        switch state.screen.tab {
+        case .requests:
+            guard let e = state.requests.selected else { return nothingToReport(&state) }
+            exchange = e
+            if let failure = e.failure {
+                title = "\(e.method) \(e.path): \(ErrorText.sentence(failure))"
+            } else if let status = e.status, status >= 400 {
+                title = "\(e.method) \(e.path) → HTTP \(status) \(ErrorText.reasonPhrase(status))"
+            } else if let finding = e.findings.first {
+                title = "\(e.method) \(e.path): [\(finding.check)] expected \(finding.expected), got \(finding.actual)"
+            } else if e.isPending {
+                title = "\(e.method) \(e.path): no answer yet after \(Int(e.duration.components.seconds)) s"
+            } else {
+                title = "\(e.method) \(e.path) → \(e.status.map { "HTTP \($0) \(ErrorText.reasonPhrase($0))" } ?? "no answer")"
+            }
+        case .checks:
+            guard let record = state.checks.selected else { return nothingToReport(&state) }
+            title = "\(record.request): [\(record.name)] expected \(record.expected), got \(record.actual)"
+            if record.outcome == .passed { title = "\(record.request): [\(record.name)] passed" }
+            checks = [record]
+            exchange = exchangeInQuestion(state)
+        default:
+            guard let error = state.notice?.kind == .error ? state.notice : state.lastError else { return nothingToReport(&state) }
+            title = error.text
+            if let id = error.requestID {
+                exchange = state.requests.rows.first { $0.requestID == id }
+            } else {
+                exchange = state.requests.rows.first { $0.failure != nil || ($0.status ?? 0) >= 400 }
+            }
+        }
+        if let id = exchange?.requestID {
+            for c in state.checks.records where c.requestID == id && !checks.contains(c) { checks.append(c) }
+        }
+        let curl = exchange.map { CurlCommand.make($0, baseURL: state.context.baseURL, tokenVariable: state.context.tokenVariable) }
+        return [.writeReport(BugReport(title: title, context: state.context, steps: state.steps.steps, exchange: exchange, curl: curl,
+                                       checks: checks, width: state.screen.width, height: state.screen.height))]
+    }
+
+    private static func nothingToReport(_ state: inout AppState) -> [Effect] {
+        state.notice = Notice(.info, "Nothing to report: select a request (3) or a check (4), or press R on an error.")
+        return []
+    }
+
+    /// The file the store wrote (or could not write) for `R` or `e`.
+    static func evidenceWritten(_ what: EvidenceKind, _ result: Result<String, EvidenceError>, _ state: inout AppState) -> [Effect] {
+        switch result {
+        case let .success(path):
+            switch what {
+            case .report: state.notice = Notice(.info, "bug report written (path copied): \(path)")
+            case let .har(count):
+                state.notice = Notice(.info, "HAR of \(Wording.grouped(count)) request\(count == 1 ? "" : "s") written (path copied): \(path)")
+            }
+            return [.copy(path)]
+        case let .failure(error):
+            state.notice = Notice(.error, error.message)
+            return []
+        }
+    }
+}
+
+/// What `R` and `e` write.
+public enum EvidenceKind: Equatable, Sendable {
+    case report
+    /// A HAR file of `count` requests.
+    case har(count: Int)
+}
+
+/// Why a report or HAR file could not be written: one plain line.
+public struct EvidenceError: Error, Equatable, Sendable {
+    public var message: String
+    public init(_ message: String) { self.message = message }
+}
+
+/// Where `R` and `e` write: set by the program (`$XDG_STATE_HOME/reiterate-shop/…`, `--har FILE`).
+public struct EvidenceFiles: Sendable, Equatable {
+    /// Bug reports go here (created 0700; each file 0600).
+    public var reportsDirectory: String?
+    /// `--har FILE`: `e` writes it there (and the program again when it ends).
+    public var harFile: String?
+    /// Without `--har`, `e` writes `session-<time>.har` here.
+    public var harDirectory: String?
+    public var version: String
+
+    public init(reportsDirectory: String? = nil, harFile: String? = nil, harDirectory: String? = nil, version: String = ShopClientConfiguration.appVersion) {
+        self.reportsDirectory = reportsDirectory
+        self.harFile = harFile
+        self.harDirectory = harDirectory
+        self.version = version
+    }
+
+    /// `$XDG_STATE_HOME/reiterate-shop` (default `~/.local/state/reiterate-shop`); nil with neither set.
+    public static func stateDirectory(environment: [String: String]) -> String? {
+        if let xdg = environment["XDG_STATE_HOME"], xdg.hasPrefix("/") { return xdg + "/reiterate-shop" }
+        guard let home = environment["HOME"], !home.isEmpty else { return nil }
+        return home + "/.local/state/reiterate-shop"
+    }
+}
