@@ -134,6 +134,11 @@ actor FixtureShop: ShopService {
         backend.mouse(.wheelUp, x: 10, y: 10)
         app.pump()
         #expect(store.state.history.selectedIndex == 4)
+        // Every tab title is a target, the fourth too (it once opened Requests).
+        let checksX = try #require(screen.row(1).range(of: "4 Checks").map { screen.row(1).distance(from: screen.row(1).startIndex, to: $0.lowerBound) })
+        backend.mouse(.press, x: checksX + 2, y: 1)
+        app.pump()
+        #expect(store.state.screen.tab == .checks)
         // With a dialog open, the mouse does nothing.
         backend.press(.char("1"), .char("s"))
         app.pump()
