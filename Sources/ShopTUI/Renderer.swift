@@ -197,7 +197,13 @@ public enum Renderer {
             return
         }
         guard let notice = f.app.notice else { return }
-        let mark = notice.kind == .error ? "✖ " : "✔ "
+        let mark: String, style: Style
+        switch notice.kind {
+        case .error: (mark, style) = ("✖ ", .error)
+        case .info: (mark, style) = ("✔ ", Style(foreground: .good))
+        case .pending: (mark, style) = ("… ", Style(foreground: .accent))
+        case .recovered: (mark, style) = ("↺ ", .muted)
+        }
         var text = clean(notice.text)
         var suffix = ""
         if let id = notice.requestID {
@@ -207,8 +213,21 @@ public enum Renderer {
             suffix = marker
         }
         let room = f.width - 2 - DisplayWidth.of(suffix)
-        g.put(Columns.truncate(mark + text, to: max(1, room)) + suffix, x: 1, y: y, maxWidth: f.width - 2,
-              style: notice.kind == .error ? .error : Style(foreground: .good))
+        g.put(shortened(mark + text, to: max(1, room)) + suffix, x: 1, y: y, maxWidth: f.width - 2,
+              style: style)
+    }
+
+    /// A message line within `room`: a verdict after " — " (what was settled, what to do) stays whole
+    /// and the failure before it is cut; else the line is shortened in the middle, so that what
+    /// failed (the head) and how it ended (the tail) both stay.
+    static func shortened(_ text: String, to room: Int) -> String {
+        if DisplayWidth.of(text) <= room { return text }
+        if let dash = text.range(of: " — ") {
+            let verdict = String(text[dash.lowerBound...])
+            let headRoom = room - DisplayWidth.of(verdict)
+            if headRoom >= 24 { return Columns.truncate(String(text[..<dash.lowerBound]), to: headRoom) + verdict }
+        }
+        return Columns.truncateMiddle(text, to: room)
     }
 
     /// `searching “rain” ▕████░░░░▏ page 37 of 500 · 2 matches · Esc stops`, or the date search's step.

@@ -1,5 +1,6 @@
 import Foundation
 import ShopAPI
+import TerminalText
 
 public enum ActionKind: Equatable, Sendable {
     case spend(product: String, productName: String, amount: Int, comment: String?)
@@ -75,7 +76,7 @@ extension ShopUpdate {
         case (.form, .deleteChar): editField(&state) { if !$0.isEmpty { $0.removeLast() } }
         case (.sending, .putAway):
             state.action?.backgrounded = true
-            state.notice = Notice(.info, "Still sending; the answer will show here.")
+            state.notice = Notice(.pending, "Still sending; the answer will show here.")
         default: break
         }
         return []
@@ -245,8 +246,9 @@ extension ShopUpdate {
         }
         switch (error.status, kind) {
         case (402, let .spend(_, _, amount, _)):
-            let said = error.serverMessage.map { " The server says: \($0)." } ?? ""
-            return "Not enough cheer to spend \(Wording.grouped(amount)); nothing was spent.\(said) Refreshing the balance."
+            // Our words once, the server's quoted (whether anything was spent, the reads say next).
+            let said = error.serverMessage.map { ": “\(Sanitizer.line($0))”" } ?? ""
+            return "\(error.endpoint ?? "POST \(SpendCheer.endpoint.path)"): not enough cheer to spend \(Wording.grouped(amount)) — HTTP 402\(said)."
         case (409, let .purchase(_, transactionID)):
             return "Transaction \(transactionID) was already credited; nothing changed."
         default:

@@ -115,7 +115,7 @@ extension ShopUpdate {
                 // Keep what we had: a cached value survives every fault, marked with the reason.
                 state.balance.source = .cached(reason: ErrorText.staleReason(error))
             }
-            state.notice = .error(error)
+            state.notice = .error(error, state.context)
             return []
         }
     }

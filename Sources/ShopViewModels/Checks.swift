@@ -233,6 +233,8 @@ extension ShopUpdate {
                     headline = explain(error, kind: v.kind)
                     if let before = v.before.balance, let fresh, (400..<500).contains(error.status ?? 0) {
                         check("refused-unchanged", fresh == before, expected: "\(g(before)) (unchanged)", actual: g(fresh))
+                        // Said once, and only as read: the balance after the refusal.
+                        if fresh == before { headline += " Nothing was spent (balance \(g(fresh)), unchanged)." }
                     }
                 }
             }

@@ -91,6 +91,12 @@ public enum ErrorText {
         }
     }
 
+    /// What to do when the server refused the token (empty otherwise).
+    public static func signInAdvice(_ error: ShopAPIError, tokenVariable: String) -> String {
+        guard error.status == 401 || error.category == .signIn else { return "" }
+        return " — set \(tokenVariable) to a valid token or configure refresh_token_env"
+    }
+
     /// Why a value shown is not live: a word or two (`offline`), and the longer form.
     public static func staleReason(_ error: ShopAPIError) -> StaleReason {
         let brief: String
@@ -103,8 +109,8 @@ public enum ErrorText {
         case .cutShort: (brief, detail) = ("offline", "connection lost")
         case .offline: (brief, detail) = ("offline", "network unreachable")
         case .network: (brief, detail) = ("offline", "network error")
-        case let .httpStatus(status): (brief, detail) = ("server error", "HTTP \(status)")
-        case .notJSON: (brief, detail) = ("server error", "HTTP \(error.status.map(String.init) ?? "?"), not JSON")
+        case let .httpStatus(status): (brief, detail) = (statusWord(status), "HTTP \(status)")
+        case .notJSON: (brief, detail) = (statusWord(error.status ?? 500), "HTTP \(error.status.map(String.init) ?? "?"), not JSON")
         case .undecodable: (brief, detail) = ("unreadable response", "")
         case .signIn: (brief, detail) = ("sign-in expired", "")
         case .cancelled: (brief, detail) = ("cancelled", "")
@@ -112,6 +118,18 @@ public enum ErrorText {
         case .internalFailure: (brief, detail) = ("internal error", "")
         }
         return StaleReason(brief: brief, full: detail.isEmpty ? brief : "\(brief): \(detail)")
+    }
+
+    /// A failed status in a word or two for the header: only a 5xx is the server's error.
+    static func statusWord(_ status: Int) -> String {
+        switch status {
+        case 401: return "sign-in refused"
+        case 403: return "forbidden"
+        case 404: return "not found"
+        case 429: return "rate limited"
+        case 400..<500: return "client error"
+        default: return "server error"
+        }
     }
 
     /// `… (request id rq-1)` when there is one.

@@ -360,7 +360,7 @@ extension ShopUpdate {
                 state.history.dateSearch = nil
                 state.notice = Notice(.error, "Go to stopped: " + ErrorText.line(error), requestID: error.requestID)
             } else if page == state.history.page {
-                state.notice = .error(error)
+                state.notice = .error(error, state.context)
             }
             return []
         }

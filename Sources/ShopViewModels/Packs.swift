@@ -131,7 +131,7 @@ extension ShopUpdate {
             } else {
                 state.packs.source = .cached(reason: ErrorText.staleReason(error))
             }
-            state.notice = .error(error)
+            state.notice = .error(error, state.context)
             return []
         }
     }

@@ -25,18 +25,41 @@ public struct ShopContext: Equatable, Sendable {
 
 /// A one-line message for the status bar.
 public struct Notice: Equatable, Sendable {
-    public enum Kind: Equatable, Sendable { case info, error }
+    public enum Kind: Equatable, Sendable {
+        /// Done, or news (`✔`).
+        case info
+        case error
+        /// Under way, nothing known yet (no success tick).
+        case pending
+        /// A request that had failed answers again (the error it replaced, in muted words).
+        case recovered
+    }
     public var kind: Kind
     public var text: String
     public var requestID: String?
+    /// The operation a failure is about (`GET /api/v1/balance`): its next success clears the line.
+    public var endpoint: String?
 
-    public init(_ kind: Kind, _ text: String, requestID: String? = nil) {
+    public init(_ kind: Kind, _ text: String, requestID: String? = nil, endpoint: String? = nil) {
         self.kind = kind
         self.text = text
         self.requestID = requestID
+        self.endpoint = endpoint
     }
 
-    static func error(_ error: ShopAPIError) -> Notice { Notice(.error, ErrorText.line(error), requestID: error.requestID) }
+    /// A failure in one line, with what to do when the token was refused.
+    static func error(_ error: ShopAPIError, _ context: ShopContext) -> Notice {
+        Notice(.error, ErrorText.line(error) + ErrorText.signInAdvice(error, tokenVariable: context.tokenVariable),
+               requestID: error.requestID, endpoint: error.endpoint)
+    }
+}
+
+extension ShopUpdate {
+    /// `endpoint` answered: an error line about it is replaced by a muted "recovered" line.
+    static func recovered(_ endpoint: EndpointDescription, _ state: inout AppState) {
+        guard let notice = state.notice, notice.kind == .error, notice.endpoint == endpoint.description else { return }
+        state.notice = Notice(.recovered, "recovered: \(endpoint) answers again (it had failed)")
+    }
 }
 
 /// Where shown data comes from.

@@ -73,6 +73,34 @@ public enum Columns {
         return result
     }
 
+    /// `text` within `width` columns, shortened in the middle: its head and its end (`tail` of the
+    /// room) stay, so a line keeps both what it is about and how it ended. The cut falls between
+    /// words when a word boundary is near (within a third of the end, a fifth of the head).
+    public static func truncateMiddle(_ text: String, to width: Int, tail: Double = 0.3, ellipsis: Character = "…") -> String {
+        guard width > 0 else { return "" }
+        if DisplayWidth.of(text) <= width { return text }
+        let room = width - DisplayWidth.of(ellipsis)
+        var end = ""
+        var used = 0
+        for character in text.reversed() {
+            let w = DisplayWidth.of(character)
+            if used + w > Int(Double(room) * tail) { break }
+            end.insert(character, at: end.startIndex)
+            used += w
+        }
+        // Snapped to a word boundary only when the cut falls inside a word.
+        let cutInsideEnd = end.first != " " && text.dropLast(end.count).last.map { $0 != " " } == true
+        if cutInsideEnd, let space = end.firstIndex(of: " "), end.distance(from: end.startIndex, to: space) <= end.count / 3 {
+            end = String(end[space...])  // starts at a word (after the space it keeps)
+        }
+        var head = String(truncate(text, to: room - DisplayWidth.of(end) + 1, ellipsis: ellipsis).dropLast())
+        let cutInsideHead = head.last != " " && text.dropFirst(head.count).first.map { $0 != " " } == true
+        if cutInsideHead, let space = head.lastIndex(of: " "), head.distance(from: space, to: head.endIndex) <= head.count / 5 {
+            head = String(head[...space])
+        }
+        return head + String(ellipsis) + end
+    }
+
     /// `text` truncated and padded with spaces to exactly `width` columns.
     public static func fit(_ text: String, to width: Int, alignRight: Bool = false) -> String {
         let cut = truncate(text, to: width)
@@ -80,8 +108,10 @@ public enum Columns {
         return alignRight ? pad + cut : cut + pad
     }
 
-    /// Word-wraps one line of sanitized text to `width` columns; words longer than a line are broken
-    /// between grapheme clusters.
+    /// Word-wraps one line of sanitized text to `width` columns. A word longer than a line (a URL, a
+    /// query string) is broken after a delimiter (`&`, `?`, `/`, `,`, `;`, then `=`, `-`, `.`, `:`) when
+    /// one fits, so `per_page=50` stays whole; else between grapheme clusters. Such a word starts on
+    /// the current line when a piece of it fits there.
     public static func wrap(_ text: String, to width: Int) -> [String] {
         guard width > 0 else { return [] }
         var lines: [String] = []
@@ -96,25 +126,18 @@ public enum Columns {
                 continue
             }
             if currentWidth > 0 {
+                // A word that is broken anyway starts here if a piece of it ends at a delimiter in the room left.
+                if wordWidth > width, let (piece, rest) = piece(of: word, room: width - currentWidth - 1, delimitedOnly: true) {
+                    current += " " + piece
+                    word = rest
+                    wordWidth -= DisplayWidth.of(piece)
+                }
                 lines.append(current)
                 current = ""
                 currentWidth = 0
             }
             while wordWidth > width {
-                var piece = ""
-                var pieceWidth = 0
-                var rest = word
-                for character in word {
-                    let w = DisplayWidth.of(character)
-                    if pieceWidth + w > width { break }
-                    piece.append(character)
-                    pieceWidth += w
-                    rest = rest.dropFirst()
-                }
-                if piece.isEmpty {  // a single cluster wider than the line
-                    piece = String(rest.prefix(1))
-                    rest = rest.dropFirst()
-                }
+                let (piece, rest) = piece(of: word, room: width, delimitedOnly: false) ?? (String(word.prefix(1)), word.dropFirst())
                 lines.append(piece)
                 word = rest
                 wordWidth -= DisplayWidth.of(piece)
@@ -124,5 +147,26 @@ public enum Columns {
         }
         if currentWidth > 0 || lines.isEmpty { lines.append(current) }
         return lines
+    }
+
+    /// The longest head of `word` within `room` columns that ends after a delimiter (the strongest
+    /// first); without one, the longest that fits (nil with `delimitedOnly`, or when nothing fits).
+    private static func piece(of word: Substring, room: Int, delimitedOnly: Bool) -> (String, Substring)? {
+        guard room > 0 else { return nil }
+        var fits = word.startIndex
+        var used = 0
+        var strong: String.Index?, weak: String.Index?
+        for index in word.indices {
+            let c = word[index]
+            used += DisplayWidth.of(c)
+            if used > room { break }
+            fits = word.index(after: index)
+            if "&?/,;".contains(c) { strong = fits } else if "=-.:".contains(c) { weak = fits }
+        }
+        // A break very early in the line wastes it: only after a quarter of the room.
+        let minimum = word.index(word.startIndex, offsetBy: min(word.count, max(1, room / 4)))
+        let cut = [strong, weak].compactMap { $0 }.first { $0 >= minimum } ?? (delimitedOnly ? nil : fits)
+        guard let cut, cut > word.startIndex else { return nil }
+        return (String(word[..<cut]), word[cut...])
     }
 }

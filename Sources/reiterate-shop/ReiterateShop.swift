@@ -185,10 +185,7 @@ func fail(_ error: any Error, tokenVariable: String? = nil) -> ExitCode {
     switch error {
     case let error as ShopAPIError:
         var text = ErrorText.line(error)
-        if error.status == 401 {
-            let variable = tokenVariable ?? "REITERATE_TOKEN"
-            if ProcessInfo.processInfo.environment[variable, default: ""].isEmpty { text += " — set \(variable)" }
-        }
+        text += ErrorText.signInAdvice(error, tokenVariable: tokenVariable ?? "REITERATE_TOKEN")
         line = text
         status = .of(error)
     case let error as CLIError:

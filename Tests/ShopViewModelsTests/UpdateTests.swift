@@ -470,6 +470,47 @@ import Testing
     }
 }
 
+@Suite struct FaultMatrixFindings {
+    @Test func anErrorLineTurnsIntoARecoveredLineWhenItsRequestAnswersAgain() {
+        var d = Driver()
+        d.send(.start)
+        let failure = ShopAPIError.http(status: 500, message: "boom", code: nil, requestID: "rq-5", endpoint: "GET /api/v1/balance", retryAfter: nil)
+        d.apply(.balanceLoaded(d.balanceToken, .failure(failure), at: t0))
+        #expect(d.state.notice?.kind == .error && d.state.notice?.endpoint == "GET /api/v1/balance")
+        d.apply(.packsLoaded(d.packsToken, .success(samplePacks), at: t0))  // another operation: the line stays
+        #expect(d.state.notice?.kind == .error)
+        d.send(.refresh)
+        d.apply(.balanceLoaded(d.balanceToken, .success(CheerBalance(balance: 1250)), at: t0))
+        #expect(d.state.notice == Notice(.recovered, "recovered: GET /api/v1/balance answers again (it had failed)"))
+    }
+
+    @Test func clientErrorsAreNotServerErrorsAndARefusedTokenSaysWhatToDo() {
+        func header(_ status: Int) -> String {
+            ErrorText.staleReason(.http(status: status, message: nil, code: nil, requestID: nil, endpoint: "GET /x", retryAfter: nil)).brief
+        }
+        #expect([400, 401, 403, 404, 409, 429, 500, 503].map(header)
+                == ["client error", "sign-in refused", "forbidden", "not found", "client error", "rate limited", "server error", "server error"])
+        var context = alice
+        context.tokenVariable = "STAGING_TOKEN"
+        let refused = Notice.error(.http(status: 401, message: "unknown access token", code: nil, requestID: "rq-1", endpoint: "GET /x", retryAfter: nil), context)
+        #expect(refused.text.hasSuffix("— set STAGING_TOKEN to a valid token or configure refresh_token_env"))
+        #expect(!Notice.error(http(500, "x"), context).text.contains("STAGING_TOKEN"))
+    }
+
+    @Test func aPutAwaySendIsPendingNotDoneAndTheNextFormStartsInItsFirstField() {
+        var d = ActionTransitions().ready()
+        d.send(.beginSpend)
+        d.send(.editSpend(amount: "3", comment: "x"))  // the cursor is left in the comment field
+        d.send(.submitAction)
+        d.send(.submitAction)
+        d.apply(.action(.putAway))
+        #expect(d.state.notice?.kind == .pending)
+        d.apply(.actionFinished(d.actionToken, .success(CheerBalance(balance: 1247)), at: t0))
+        d.send(.beginSpend)
+        #expect(d.state.screen.dialogField == 0)
+    }
+}
+
 @Suite struct ActionTransitions {
     func ready(readOnly: Bool = false) -> Driver {
         var context = alice
@@ -644,7 +685,7 @@ import Testing
         d.send(.submitAction)
         guard case .pending(.spend(_, _, 10, nil), _, _) = d.state.action?.phase else { Issue.record("not sent"); return }
         let refused = d.apply(.actionFinished(d.actionToken, .failure(http(402, "insufficient_balance", "balance 5 is less than 10")), at: t0))
-        #expect(d.state.action?.phase == .failed("Not enough cheer to spend 10; nothing was spent. The server says: balance 5 is less than 10. Refreshing the balance.", requestID: "rq-1"))
+        #expect(d.state.action?.phase == .failed("POST /x: not enough cheer to spend 10 — HTTP 402: “balance 5 is less than 10”.", requestID: "rq-1"))
         #expect(refused.contains(.fetchBalance(d.balanceToken, user: "qa-alice")))  // our balance was out of date
         #expect(!refused.contains { if case .spend = $0 { return true } else { return false } })
         d.send(.submitAction)  // closes the outcome

@@ -104,6 +104,18 @@ import Testing
     @Test func wrapKeepsWordsAndBreaksLongOnes() {
         #expect(Columns.wrap("the quick brown fox", to: 10) == ["the quick", "brown fox"])
         #expect(Columns.wrap("Supercalifragilistic", to: 8) == ["Supercal", "ifragili", "stic"])
+        #expect(Columns.truncateMiddle("GET /x: HTTP 503: very long message here — it may have been applied", to: 30)
+                == "GET /x: HTTP 503: … applied")
+        #expect(Columns.truncateMiddle("GET /api/v1/balance: connection refused by 127.0.0.1 — is the server running?", to: 60)
+                == "GET /api/v1/balance: connection refused by … server running?")
+        #expect(Columns.truncateMiddle("東京東京東京東京", to: 7) == "東京東…" && Columns.truncateMiddle("short", to: 9) == "short")
+        let long = "✖ GET /api/v1/balance: HTTP 503 Service Unavailable: " + String(repeating: "x", count: 300) + " the end [injected_fault]"
+        #expect(Columns.truncateMiddle(long, to: 45) == "✖ GET /api/v1/balance: HTTP 503…jected_fault]")
+        // A URL breaks after its delimiters, never inside `per_page=50`, and starts on the line it follows.
+        #expect(Columns.wrap("GET /api/v1/cheer_history?user_id=qa-alice&page=1&per_page=50", to: 46)
+                == ["GET /api/v1/cheer_history?user_id=qa-alice&", "page=1&per_page=50"])
+        #expect(Columns.wrap("'http://127.0.0.1:42323/api/v1/cheer_history?user_id=qa-alice&page=1&per_page=50'", to: 36)
+                == ["'http://127.0.0.1:42323/api/v1/", "cheer_history?user_id=qa-alice&", "page=1&per_page=50'"])
         #expect(Columns.wrap("東京東京東京", to: 5) == ["東京", "東京", "東京"])
         #expect(Columns.wrap("", to: 5) == [""])
         for line in Columns.wrap("ありがとう！毎晩聴いています。 and some English words", to: 7) {

@@ -718,3 +718,106 @@ def test_a_hanging_write_shows_as_pending_with_its_time(start_stub, tui):
     assert later != row  # the time moves while it hangs
     # When the client gives up, the row takes its outcome.
     screen = t.wait_for("ERR", timeout=15)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Issue 14's fault matrix: the rough edges it found, each pinned here.
+
+def opened(start_stub, tui, **kw):
+    """A fresh stand-in and the app on it, once the balance shows."""
+    s = start_stub("--quiet")
+    t = tui(s.url, **kw)
+    t.wait_for("Balance 1,250 cheer")
+    return s, t
+
+
+def test_after_a_put_away_spend_the_next_spend_starts_in_the_amount_field(start_stub, tui):
+    s, t = opened(start_stub, tui, width=120)
+    s.fault(kind="latency", ms=1500, path="/api/v1/spend_cheer", count=1)
+    t.keys("1")
+    t.wait_for("46 of 46 packs")
+    t.keys("g", "s")
+    t.wait_for("Spend cheer")
+    t.keys("3", "Tab", "x")  # the cursor was in the comment field when the dialog went
+    t.keys("Enter")
+    t.wait_for("Spend 3 cheer on")
+    t.keys("y")
+    t.wait_for("┌─ Sending")
+    t.keys("Escape")
+    screen = t.wait_for("Still sending")
+    notice = screen.splitlines()[-2]
+    assert "✔" not in notice and "still sending" in notice.lower(), notice  # no success tick while nothing is known
+    t.wait_for("3 checks passed", timeout=15)
+    t.keys("s")
+    t.wait_for("Spend cheer")
+    t.keys("7")
+    screen = t.wait_for("Amount")
+    amount = next(line for line in screen.splitlines() if "Amount" in line)
+    comment = next(line for line in screen.splitlines() if "Comment" in line)
+    assert "7" in amount and "7" not in comment, screen
+
+
+def test_an_error_line_clears_when_the_same_request_later_succeeds(start_stub, tui):
+    s, t = opened(start_stub, tui, width=140)
+    s.fault(kind="status", status=500, path="/api/v1/balance", count=3)
+    t.keys("r")
+    t.wait_for("✖ GET /api/v1/balance: HTTP 500")
+    t.keys("r")
+    screen = t.wait_for("recovered")
+    assert "✖" not in screen and "server error" not in screen.splitlines()[0], screen
+
+
+@pytest.mark.parametrize("status,word", [(400, "client error"), (401, "sign-in refused"), (403, "forbidden"), (404, "not found")])
+def test_client_errors_are_not_called_server_errors(start_stub, tui, status, word):
+    s, t = opened(start_stub, tui, width=140)
+    s.fault(kind="status", status=status, path="/api/v1/balance", count=1)
+    t.keys("r")
+    header = t.wait_for(f"HTTP {status}").splitlines()[0]
+    assert word in header and "server error" not in header, header
+
+
+def test_a_revoked_token_says_what_to_do(start_stub, tui):
+    s = start_stub("--quiet")
+    t = tui(s.url, width=200, env={"REITERATE_TOKEN": "revoked-token"})
+    screen = t.wait_for("HTTP 401")
+    line = next(l for l in screen.splitlines() if "HTTP 401" in l and "✖" in l)
+    assert "REITERATE_TOKEN" in line and "refresh" in line, line
+
+
+def test_a_402_names_its_request_once(start_stub, tui):
+    s, t = opened(start_stub, tui, width=200)
+    s.fault(kind="status", status=402, path="/api/v1/spend_cheer", count=1)
+    spend_in_tui(t, 5)
+    screen = t.wait_for("┌─ Failed")
+    t.keys("Enter")
+    line = t.wait_for("✖ ").splitlines()[-2]
+    assert "POST /api/v1/spend_cheer" in line and "request id rq-" in line, line
+    assert "nothing was spent" in line.lower() and line.lower().count("enough") <= 1, line
+
+
+def test_a_long_error_line_keeps_its_request_id_and_its_end(start_stub, tui):
+    s, t = opened(start_stub, tui, width=80)
+    s.fault(kind="status", status=503, path="/api/v1/balance", count=3, message="x" * 300 + " the end")
+    t.keys("r")
+    line = t.wait_for("HTTP 503").splitlines()[-2]
+    assert line.lstrip().startswith("✖ GET /api/v1/balance: HTTP 503") and "…" in line and line.rstrip().split(" (request id")[0].endswith("_fault]"), line
+    assert re.search(r"\(request id rq-[0-9a-f]+\)\s*$", line), line
+
+
+@pytest.mark.parametrize("width", [80, 100])
+def test_the_request_detail_wraps_at_url_delimiters(start_stub, tui, width):
+    s = start_stub("--quiet")
+    t = tui(s.url, width=width)
+    t.wait_for("Balance 1,250 cheer")
+    t.keys("2")
+    t.wait_for("entry 1 of 230")
+    t.keys("3")
+    t.wait_for("GET /api/v1/cheer_hist")
+    t.keys("g")  # the newest request: the history page
+    screen = t.wait_for("┌─ Request")
+    pane = [line.split("│")[1].strip() for line in screen.splitlines() if line.count("│") >= 2]
+    url_lines = [line for line in pane if re.search(r"[?&]|cheer_history|^'?http", line)]
+    assert sum("per_page=50" in line for line in pane) == 2, pane  # whole, in the request line and in the curl command
+    for line in url_lines:  # a URL broken over lines breaks after a delimiter
+        if not line.endswith("'") and not line.endswith("50") and " " not in line.split("/")[-1]:
+            assert line[-1] in "&?/,;=-.:", (line, pane)
