@@ -9,7 +9,7 @@ STUB := .build/debug/reiterate-stub
 SHOP := .build/debug/reiterate-shop
 export API_SPEC ?= $(abspath ../shared/api/reiterate-api.yaml)
 
-.PHONY: all deps build test test-swift test-contract venv run stub bench release screenshots clean
+.PHONY: all deps build test test-swift test-contract venv run run-tls certs stub bench release screenshots clean
 
 all: build
 
@@ -75,6 +75,23 @@ run: build
 	url=$$(awk '/listening on/ {print $$4}' "$$out"); \
 	test -n "$$url" || { echo "error: reiterate-stub did not start" >&2; exit 1; }; \
 	REITERATE_TOKEN=$${REITERATE_TOKEN:-dev-token} $(SHOP) --base-url "$$url" --user qa-alice --cache-dir "$(CURDIR)/.build/demo-cache"
+
+## A throwaway CA and server certificates (openssl) in .build/certs: ca.pem, right/wrong/expired .pem/.key.
+certs: deps
+	@bash Tests/tls/make-certs.sh .build/certs
+
+## The demo over HTTPS: the stand-in serves .build/certs/right.pem; the app trusts the throwaway CA
+## through `ca_file` in a demo config (the `demo-tls` environment).
+run-tls: build certs
+	@out=$$(mktemp); \
+	$(STUB) --port 0 --quiet --tls-cert .build/certs/right.pem --tls-key .build/certs/right.key > "$$out" & stub=$$!; \
+	trap 'kill $$stub 2>/dev/null; wait $$stub 2>/dev/null; rm -f "$$out"' EXIT INT TERM HUP; \
+	for i in $$(seq 200); do grep -q "listening on" "$$out" && break; sleep 0.05; done; \
+	url=$$(awk '/listening on/ {print $$4}' "$$out"); \
+	test -n "$$url" || { echo "error: reiterate-stub did not start" >&2; exit 1; }; \
+	mkdir -p .build/demo-tls/reiterate-shop; \
+	printf '[environments.demo-tls]\nbase_url = "%s"\nca_file = "%s"\n' "$$url" "$(CURDIR)/.build/certs/ca.pem" > .build/demo-tls/reiterate-shop/config.toml; \
+	XDG_CONFIG_HOME="$(CURDIR)/.build/demo-tls" REITERATE_TOKEN=$${REITERATE_TOKEN:-dev-token} $(SHOP) --env demo-tls --user qa-alice --cache-dir "$(CURDIR)/.build/demo-cache"
 
 ## The stand-in alone, in the foreground, on http://127.0.0.1:$(PORT).
 stub: build

@@ -113,6 +113,8 @@ let package = Package(
             dependencies: [
                 "StubCore",
                 .product(name: "Hummingbird", package: "hummingbird"),
+                // HTTPS for the TLS tests and demo (NIOSSL is already built for the client).
+                .product(name: "HummingbirdTLS", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict

@@ -26,7 +26,7 @@ public final class RunningStub: Sendable {
         let recorder = RequestRecorder()
         let service = StubService(settings: settings, recorder: recorder)
         let (ports, continuation) = AsyncStream<Int>.makeStream()
-        let app = StubApplication.make(settings: settings, service: service) { port in continuation.yield(port) }
+        let app = try StubApplication.make(settings: settings, service: service) { port in continuation.yield(port) }
         let task = Task { try await app.run() }
         var iterator = ports.makeAsyncIterator()
         guard let port = await iterator.next() else {
@@ -34,7 +34,7 @@ public final class RunningStub: Sendable {
             throw CancellationError()
         }
         continuation.finish()
-        return RunningStub(url: StubApplication.url(host: "127.0.0.1", port: port), port: port, service: service, recorder: recorder, task: task)
+        return RunningStub(url: StubApplication.url(host: "127.0.0.1", port: port, tls: settings.tls != nil), port: port, service: service, recorder: recorder, task: task)
     }
 
     /// Stops the server (graceful: finishes requests in flight).

@@ -10,13 +10,17 @@ public struct StubSettings: Sendable {
     public var faults: [FaultSpec]
     /// Print one line per request on stderr.
     public var requestLog: Bool
+    /// Serve HTTPS with this certificate chain and key (PEM files); plain HTTP without.
+    public var tls: (certificate: String, key: String)?
 
-    public init(host: String = "127.0.0.1", port: Int = 8080, shop: ShopConfig = ShopConfig(), faults: [FaultSpec] = [], requestLog: Bool = true) {
+    public init(host: String = "127.0.0.1", port: Int = 8080, shop: ShopConfig = ShopConfig(), faults: [FaultSpec] = [], requestLog: Bool = true,
+                tls: (certificate: String, key: String)? = nil) {
         self.host = host
         self.port = port
         self.shop = shop
         self.faults = faults
         self.requestLog = requestLog
+        self.tls = tls
     }
 }
 

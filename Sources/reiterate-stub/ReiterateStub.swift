@@ -35,6 +35,9 @@ struct ReiterateStub: AsyncParsableCommand {
     @Option(name: .customLong("whale-history"), help: "Number of history entries of qa-whale.") var whaleHistory = SeedData.defaultWhaleHistory
     @Option(name: .customLong("fault"), help: "A fault to inject from the start (repeatable).") var faultSpecs: [String] = []
     @Flag(name: .customLong("quiet"), help: "No request log on stderr.") var quiet = false
+    @Option(name: .customLong("tls-cert"), help: "Serve HTTPS with this certificate chain (PEM); needs --tls-key. `make certs` makes a throwaway CA and one.")
+    var tlsCert: String?
+    @Option(name: .customLong("tls-key"), help: "The private key (PEM) of --tls-cert.") var tlsKey: String?
 
     func validate() throws {
         guard (0...65_535).contains(port) else { throw ValidationError("--port must be 0...65535") }
@@ -44,6 +47,7 @@ struct ReiterateStub: AsyncParsableCommand {
         if let tokenTTL, !(tokenTTL.isFinite && tokenTTL > 0 && tokenTTL <= 315_360_000) {
             throw ValidationError("--token-ttl must be a number of seconds, more than 0 and at most 10 years")
         }
+        if (tlsCert == nil) != (tlsKey == nil) { throw ValidationError("--tls-cert and --tls-key go together") }
         for spec in faultSpecs {
             do { _ = try FaultSpec.parse(spec) } catch { throw ValidationError("--fault: \(error)") }
         }
@@ -54,14 +58,23 @@ struct ReiterateStub: AsyncParsableCommand {
             host: host, port: port,
             shop: ShopConfig(seed: seed, whaleHistory: whaleHistory, accessToken: token, refreshToken: refreshToken, tokenTTL: tokenTTL),
             faults: try faultSpecs.map(FaultSpec.parse),
-            requestLog: !quiet
+            requestLog: !quiet,
+            tls: tlsCert.flatMap { cert in tlsKey.map { (certificate: cert, key: $0) } }
         )
         let signalSources = Self.stopOnSignals()
         defer { signalSources.forEach { $0.cancel() } }
         let host = self.host
-        let app = StubApplication.make(settings: settings) { port in
+        let tls = settings.tls != nil
+        if let files = settings.tls {
+            do {
+                _ = try StubApplication.tlsConfiguration(certificate: files.certificate, key: files.key)
+            } catch {
+                throw ValidationError("--tls-cert/--tls-key: the certificate or the key could not be read as PEM")
+            }
+        }
+        let app = try StubApplication.make(settings: settings) { port in
             // Unbuffered: scripts wait for this exact first line.
-            FileHandle.standardOutput.write(Data("reiterate-stub listening on \(StubApplication.url(host: host, port: port))\n".utf8))
+            FileHandle.standardOutput.write(Data("reiterate-stub listening on \(StubApplication.url(host: host, port: port, tls: tls))\n".utf8))
         }
         try await app.run()
     }

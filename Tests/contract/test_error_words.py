@@ -1,14 +1,13 @@
 """Every failure a user can meet is one line of plain words: no library's type names, error numbers,
 file paths or enum dumps, on stderr (`print`) or on screen (the TUI, in test_tui.py). The request id
 is there whenever a response head came, even when its body never finished."""
-import http.server
+import json
 import re
-import ssl
 import subprocess
-import threading
 
 import pytest
 
+from conftest import ROOT
 from test_cli import shop
 
 # Words and shapes that belong to libraries, never to a user: type and module names, source files,
@@ -61,52 +60,22 @@ def test_a_body_cut_mid_stream_says_so_and_keeps_the_request_id(stub):
 
 @pytest.fixture(scope="module")
 def certificates(tmp_path_factory):
-    """A throwaway CA, and two server certificates it signs: one for 127.0.0.1, one for another name."""
+    """A throwaway CA and the server certificates it signs (`make certs` makes the same with openssl):
+    right (127.0.0.1), wrong (another host name), expired (one day in 2024)."""
     d = tmp_path_factory.mktemp("tls")
-
-    def run(*args):
-        subprocess.run(["openssl", *args], check=True, capture_output=True, cwd=d)
-
-    run("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out", "ca.pem", "-days", "2",
-        "-subj", "/CN=reiterate test CA")
-    for name, san in [("right", "IP:127.0.0.1"), ("wrong", "DNS:other.invalid")]:
-        run("req", "-newkey", "rsa:2048", "-nodes", "-keyout", f"{name}.key", "-out", f"{name}.csr", "-subj", "/CN=server")
-        (d / f"{name}.ext").write_text(f"subjectAltName={san}\n")
-        run("x509", "-req", "-in", f"{name}.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial",
-            "-out", f"{name}.pem", "-days", "2", "-extfile", f"{name}.ext")
+    subprocess.run(["bash", str(ROOT / "Tests" / "tls" / "make-certs.sh"), str(d)], check=True, capture_output=True)
     return d
 
 
-class Balance(http.server.BaseHTTPRequestHandler):
-    def do_GET(self):
-        body = b'{"balance": 5}'
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("X-Request-Id", "rq-tls")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args):
-        pass
-
-
 @pytest.fixture
-def tls_server(certificates):
-    servers = []
-
+def tls_server(certificates, start_stub):
+    """The stand-in itself over HTTPS (`--tls-cert`/`--tls-key`), with the named certificate."""
     def start(name):
-        server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Balance)
-        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-        context.load_cert_chain(certificates / f"{name}.pem", certificates / f"{name}.key")
-        server.socket = context.wrap_socket(server.socket, server_side=True)
-        threading.Thread(target=server.serve_forever, daemon=True).start()
-        servers.append(server)
-        return f"https://127.0.0.1:{server.server_address[1]}"
+        s = start_stub("--quiet", "--tls-cert", str(certificates / f"{name}.pem"), "--tls-key", str(certificates / f"{name}.key"))
+        assert s.url.startswith("https://127.0.0.1:"), s.url
+        return s.url
 
-    yield start
-    for s in servers:
-        s.shutdown()
+    return start
 
 
 def with_ca(tmp_path, certificates, url):
@@ -130,7 +99,7 @@ def test_a_trusted_ca_through_ca_file_works(tls_server, certificates, tmp_path):
     url = tls_server("right")
     r = shop("print", "balance", "--env", "tls", "--timeout", "3", env=with_ca(tmp_path, certificates, url))
     assert r.returncode == 0, r.stderr
-    assert r.stdout == "5 cheer  (qa-alice)\n"
+    assert r.stdout == "1,250 cheer  (qa-alice)\n"
 
 
 def test_a_certificate_for_another_host_name(tls_server, certificates, tmp_path):
@@ -138,3 +107,19 @@ def test_a_certificate_for_another_host_name(tls_server, certificates, tmp_path)
     r = shop("print", "balance", "--env", "tls", "--timeout", "3", env=with_ca(tmp_path, certificates, url))
     assert r.returncode == 69
     assert r.stderr == "error: GET /api/v1/balance: TLS error: the server's certificate is for another host name\n"
+
+
+def test_an_expired_certificate_says_so(tls_server, certificates, tmp_path):
+    url = tls_server("expired")
+    r = shop("print", "balance", "--env", "tls", "--timeout", "3", env=with_ca(tmp_path, certificates, url))
+    assert r.returncode == 69
+    # BoringSSL reports a chain checked against ca_file only as "verify failed": the line names both causes.
+    assert r.stderr == "error: GET /api/v1/balance: TLS error: the server's certificate is not signed by the CA in ca_file, or it has expired\n"
+    check_line(r.stderr)
+
+
+def test_make_certs_gives_a_ca_the_stand_in_and_curl_agree_on(tls_server, certificates):
+    url = tls_server("right")
+    r = subprocess.run(["curl", "-sS", "--cacert", str(certificates / "ca.pem"), "-H", "Authorization: Bearer dev-token",
+                        url + "/api/v1/balance?user_id=qa-alice"], capture_output=True, text=True, timeout=10)
+    assert r.returncode == 0 and json.loads(r.stdout) == {"balance": 1250}, r.stderr
