@@ -16,11 +16,27 @@ public final class AsyncHTTPTransport: HTTPTransport {
         /// A PEM bundle to trust for TLS (staging's private CA), on top of nothing else.
         public var caFile: String?
         public var maxResponseBytes: Int
+        /// An HTTP proxy (HTTPS goes through it with CONNECT); credentials as Basic proxy authorization.
+        public var proxy: Proxy?
 
-        public init(connectTimeout: Duration = .seconds(3), caFile: String? = nil, maxResponseBytes: Int = 32 << 20) {
+        public struct Proxy: Sendable {
+            public var host: String
+            public var port: Int
+            public var username: String?
+            public var password: String?
+            public init(host: String, port: Int, username: String? = nil, password: String? = nil) {
+                self.host = host
+                self.port = port
+                self.username = username
+                self.password = password
+            }
+        }
+
+        public init(connectTimeout: Duration = .seconds(3), caFile: String? = nil, maxResponseBytes: Int = 32 << 20, proxy: Proxy? = nil) {
             self.connectTimeout = connectTimeout
             self.caFile = caFile
             self.maxResponseBytes = maxResponseBytes
+            self.proxy = proxy
         }
     }
 
@@ -47,6 +63,10 @@ public final class AsyncHTTPTransport: HTTPTransport {
             var tls = TLSConfiguration.makeClientConfiguration()
             tls.trustRoots = .file(caFile)
             config.tlsConfiguration = tls
+        }
+        if let proxy = configuration.proxy {
+            let authorization = proxy.username.map { HTTPClient.Authorization.basic(username: $0, password: proxy.password ?? "") }
+            config.proxy = .server(host: proxy.host, port: proxy.port, authorization: authorization)
         }
         clientConfiguration = config
         maxResponseBytes = configuration.maxResponseBytes

@@ -14,9 +14,11 @@ public struct EnvironmentConfig: Sendable, Equatable {
     public var timeout: Double?
     /// The users this environment offers to switch between (`users = ["qa-alice", "qa-whale"]`).
     public var users: [String]?
+    /// `proxy = "http://host:port"` (`""`: no proxy, whatever the environment variables say).
+    public var proxy: String?
 
     public init(name: String, baseURL: String? = nil, user: String? = nil, readOnly: Bool? = nil, tokenEnv: String? = nil,
-                refreshTokenEnv: String? = nil, caFile: String? = nil, timeout: Double? = nil, users: [String]? = nil) {
+                refreshTokenEnv: String? = nil, caFile: String? = nil, timeout: Double? = nil, users: [String]? = nil, proxy: String? = nil) {
         self.name = name
         self.baseURL = baseURL
         self.user = user
@@ -26,6 +28,7 @@ public struct EnvironmentConfig: Sendable, Equatable {
         self.caFile = caFile
         self.timeout = timeout
         self.users = users
+        self.proxy = proxy
     }
 
     /// The stand-in on its default port.
@@ -83,7 +86,7 @@ public struct ConfigFile: Sendable, Equatable {
     /// `mouse = false` turns mouse reporting off (so the terminal's own text selection works).
     public var mouse: Bool?
 
-    public static let keys = ["base_url", "user", "read_only", "token_env", "refresh_token_env", "ca_file", "timeout", "users"]
+    public static let keys = ["base_url", "user", "read_only", "token_env", "refresh_token_env", "ca_file", "timeout", "users", "proxy"]
 
     public static func defaultPath(environment: [String: String]) -> String {
         if let xdg = environment["XDG_CONFIG_HOME"], xdg.hasPrefix("/") { return xdg + "/reiterate-shop/config.toml" }
@@ -130,6 +133,8 @@ public struct ResolvedSettings: Sendable, Equatable {
     public var timeout: Double
     /// The environment's `users` list; empty when it has none.
     public var users: [String]
+    /// The HTTP proxy requests go through (nil: direct); `sources["proxy"]` says why.
+    public var proxy: ProxySetting?
     /// Where each value came from (`flag`, `environment variable X`, `config file`, `default`).
     public var sources: [String: String]
 
@@ -191,14 +196,23 @@ public struct ResolvedSettings: Sendable, Equatable {
             readOnly = guessEnvironment(baseURL) == "production"
             sources["read_only"] = "default for a \(guessEnvironment(baseURL)) URL"
         }
+        let proxy: ProxySetting?
+        switch ProxyResolution.resolve(baseURL: baseURL, configured: chosen?.proxy, environment: environment) {
+        case let .success(outcome):
+            proxy = outcome.proxy
+            sources["proxy"] = outcome.source
+        case let .failure(problem):
+            throw ConfigError(path: problem.variable == nil ? config?.path ?? "config" : "environment", key: "proxy", message: problem.message)
+        }
         return ResolvedSettings(environment: envName, baseURL: baseURL, user: user, readOnly: readOnly, tokenEnv: tokenEnv,
-                                refreshTokenEnv: refreshTokenEnv, caFile: caFile, timeout: timeout, users: users, sources: sources)
+                                refreshTokenEnv: refreshTokenEnv, caFile: caFile, timeout: timeout, users: users, proxy: proxy, sources: sources)
     }
 
     static func merge(_ top: EnvironmentConfig, over base: EnvironmentConfig) -> EnvironmentConfig {
         EnvironmentConfig(name: top.name, baseURL: top.baseURL ?? base.baseURL, user: top.user ?? base.user, readOnly: top.readOnly ?? base.readOnly,
                           tokenEnv: top.tokenEnv ?? base.tokenEnv, refreshTokenEnv: top.refreshTokenEnv ?? base.refreshTokenEnv,
-                          caFile: top.caFile ?? base.caFile, timeout: top.timeout ?? base.timeout, users: top.users ?? base.users)
+                          caFile: top.caFile ?? base.caFile, timeout: top.timeout ?? base.timeout, users: top.users ?? base.users,
+                          proxy: top.proxy ?? base.proxy)
     }
 
     public static func guessEnvironment(_ baseURL: String) -> String {

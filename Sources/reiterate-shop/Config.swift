@@ -52,6 +52,8 @@ struct Config: AsyncParsableCommand {
                     out += "  ca_file    \(Sanitizer.line(ca)) (\(FileManager.default.isReadableFile(atPath: ca) ? "readable" : "MISSING or unreadable"))\n"
                 }
                 out += "  timeout    \(s.timeout) s\n"
+                // The proxy in effect, credentials masked (`***@`), and why.
+                out += "  proxy      \(s.proxy.map { Sanitizer.line($0.shown) } ?? "none")   (\(Sanitizer.line(s.sources["proxy"] ?? "")))\n"
             }
             Terminal.out(out)
         }

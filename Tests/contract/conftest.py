@@ -14,6 +14,11 @@ STUB_BIN = Path(os.environ.get("STUB_BIN", ROOT / ".build" / "debug" / "reiterat
 SPEC_PATH = Path(os.environ.get("API_SPEC", ROOT.parent / "shared" / "api" / "reiterate-api.yaml"))
 TOKEN = "dev-token"
 
+# The machine's own proxy settings would route the tests' requests elsewhere: the proxy tests set theirs.
+for _name in list(os.environ):
+    if _name.lower() in ("http_proxy", "https_proxy", "all_proxy", "no_proxy"):
+        del os.environ[_name]
+
 
 class Stub:
     """One running stand-in: its URL, an HTTP session, and its stderr request log."""
