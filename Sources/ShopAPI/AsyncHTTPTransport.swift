@@ -19,18 +19,7 @@ public final class AsyncHTTPTransport: HTTPTransport {
         /// An HTTP proxy (HTTPS goes through it with CONNECT); credentials as Basic proxy authorization.
         public var proxy: Proxy?
 
-        public struct Proxy: Sendable {
-            public var host: String
-            public var port: Int
-            public var username: String?
-            public var password: String?
-            public init(host: String, port: Int, username: String? = nil, password: String? = nil) {
-                self.host = host
-                self.port = port
-                self.username = username
-                self.password = password
-            }
-        }
+        public typealias Proxy = (host: String, port: Int, username: String?, password: String?)
 
         public init(connectTimeout: Duration = .seconds(3), caFile: String? = nil, maxResponseBytes: Int = 32 << 20, proxy: Proxy? = nil) {
             self.connectTimeout = connectTimeout

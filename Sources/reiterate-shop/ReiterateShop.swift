@@ -117,7 +117,7 @@ struct ConnectionOptions: ParsableArguments {
         let configuration = ShopClientConfiguration(baseURL: settings.baseURL, requestTimeout: .milliseconds(Int(settings.timeout * 1000)))
         let transport: AsyncHTTPTransport
         do {
-            let proxy = settings.proxy.map { AsyncHTTPTransport.Configuration.Proxy(host: $0.host, port: $0.port, username: $0.username, password: $0.password) }
+            let proxy = settings.proxy.map { (host: $0.host, port: $0.port, username: $0.username, password: $0.password) }
             transport = try AsyncHTTPTransport(configuration: .init(connectTimeout: .milliseconds(Int(min(settings.timeout, 3) * 1000)), caFile: settings.caFile,
                                                                     proxy: proxy))
         } catch let error as TransportError {
