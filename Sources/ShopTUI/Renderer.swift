@@ -179,8 +179,15 @@ public enum Renderer {
     static func messageLine(_ g: inout Grid, _ f: Frame) {
         let y = f.height - 2
         if let prompt = f.ui.prompt {
-            let x = g.put(prompt.kind == .goTo ? "go to: " : "find: ", x: 1, y: y, style: .bold)
-            let hint = prompt.kind == .goTo ? "   an entry (4512), a page (p91) or a date (2026-10-01)" : "   in products, creators and comments"
+            let label: String, hint: String
+            switch prompt.kind {
+            case .goTo: (label, hint) = ("go to: ", "   an entry (4512), a page (p91) or a date (2026-10-01)")
+            case .find: (label, hint) = ("find: ", "   in products, creators and comments")
+            case .user:
+                let others = f.app.context.users.filter { $0 != f.app.context.user }.map(clean)
+                (label, hint) = ("user: ", others.isEmpty ? "   any user id" : "   Tab: " + others.joined(separator: ", ") + " · or any user id")
+            }
+            let x = g.put(label, x: 1, y: y, style: .bold)
             let typed = clean(prompt.text) + "▏"
             let used = g.put(typed, x: 1 + x, y: y, maxWidth: f.width - 3 - x)
             if prompt.text.isEmpty { g.put(hint, x: 1 + x + used, y: y, maxWidth: max(0, f.width - 3 - x - used), style: .muted) }

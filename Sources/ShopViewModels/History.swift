@@ -491,6 +491,8 @@ extension ShopUpdate {
         let text = prompt.text.trimmingCharacters(in: .whitespaces)
         guard !text.isEmpty else { return [] }
         switch prompt.kind {
+        case .user:
+            return switchUser(to: text, &state)
         case .find:
             return startFind(text, &state)
         case .goTo:

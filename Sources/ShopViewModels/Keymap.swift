@@ -119,6 +119,7 @@ public enum Action: String, Sendable, Hashable, CaseIterable {
     case keepFilter = "keep_filter", clearFilter = "clear_filter"
     case deleteChar = "delete_char", nextField = "next_field", submit, confirm, cancel
     case putAway = "put_away", dismiss
+    case switchUser = "switch_user"
 }
 
 /// One key binding: an action, its keys, its help, and when it is enabled. The same table resolves
@@ -217,9 +218,10 @@ public struct Keymap: Sendable, Equatable {
         Binding(.refresh, [.char("r")], "refresh", hint: "refresh"),
         Binding(.spend, [.char("s")], "spend cheer on the selected pack", tabs: [.shop], hint: "spend", writes: true),
         Binding(.buy, [.char("b")], "buy cheer", hint: "buy", writes: true),
+        Binding(.switchUser, [.char("u")], "switch user: the environment's users (Tab) or any id", hint: "user"),
         Binding(.copyID, [.char("y")], "copy the request id (OSC 52)", tabs: [.requests], hint: "copy id"),
         Binding(.copyCurl, [.char("c")], "copy the request as curl (the selected one, or the one behind the error)", hint: "curl"),
-        Binding(.showRequest, [.char("!")], "show the request behind the error (or the selected check)", hint: "its request"),
+        Binding(.showRequest, [.char("!")], "show the request behind the error (or the selected check)"),
         Binding(.bugReport, [.char("R")], "bug report (Markdown) on the selected request or check, else the latest error",
                 modes: [.browse, .outcome], hint: "report"),
         Binding(.writeHAR, [.char("e")], "save the session's requests as a HAR file"),
@@ -232,6 +234,7 @@ public struct Keymap: Sendable, Equatable {
         // The go-to and find prompt.
         Binding(.runPrompt, [.enter], "go / find", modes: [.prompt], hint: "go"),
         Binding(.cancelPrompt, [.escape], "cancel", modes: [.prompt], hint: "cancel"),
+        Binding(.nextField, [.tab], "the next of the environment's users (user prompt)", modes: [.prompt]),
         // The spend and buy dialog.
         Binding(.submit, [.enter], "check the form and ask to confirm", modes: [.form], hint: "continue"),
         Binding(.nextField, [.tab, .backTab, .down, .up], "the other field", modes: [.form], hint: "next field"),

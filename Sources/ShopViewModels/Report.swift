@@ -62,7 +62,13 @@ extension ShopUpdate {
         case .runPrompt:
             guard let prompt = before.screen.prompt, state.screen.prompt == nil else { break }
             let text = Sanitizer.line(prompt.text)
-            log.add(prompt.kind == .goTo ? "asked to go to “\(text)” (:)" : "searched the history for “\(text)” (/)")
+            switch prompt.kind {
+            case .goTo: log.add("asked to go to “\(text)” (:)")
+            case .find: log.add("searched the history for “\(text)” (/)")
+            case .user:
+                if state.context.user != before.context.user { log.add("switched to user \(state.context.user) (u)") }
+                return  // the cursor is the other user's: not a move
+            }
             noteMoves(before: before, state, &log)
         case .keepFilter:
             log.add(state.packs.filter.isEmpty ? "cleared the pack filter" : "filtered the packs by “\(Sanitizer.line(state.packs.filter))”")

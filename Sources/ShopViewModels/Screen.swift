@@ -119,7 +119,7 @@ extension ShopUpdate {
 
 /// The one-line prompt of `:` (go to) and `/` (find) on the History tab.
 public struct PromptState: Equatable, Sendable {
-    public enum Kind: Equatable, Sendable { case goTo, find }
+    public enum Kind: Equatable, Sendable { case goTo, find, user }
     public var kind: Kind
     public var text: String
 
@@ -133,6 +133,9 @@ extension ShopUpdate {
     static func promptAction(_ action: Action, _ state: inout AppState) -> [Effect] {
         switch action {
         case .runPrompt: return runPrompt(&state)
+        case .nextField:
+            completeUser(&state)
+            return []
         case .cancelPrompt:
             state.screen.prompt = nil
             return []

@@ -10,13 +10,17 @@ public struct ShopContext: Equatable, Sendable {
     public var readOnly: Bool
     /// The environment variable the token comes from (a copied curl command names it, never its value).
     public var tokenVariable: String
+    /// The users `u` offers (the environment's `users = [...]`).
+    public var users: [String]
 
-    public init(environment: String, baseURL: String, user: String, readOnly: Bool = false, tokenVariable: String = "REITERATE_TOKEN") {
+    public init(environment: String, baseURL: String, user: String, readOnly: Bool = false, tokenVariable: String = "REITERATE_TOKEN",
+                users: [String] = []) {
         self.environment = environment
         self.baseURL = baseURL
         self.user = user
         self.readOnly = readOnly
         self.tokenVariable = tokenVariable
+        self.users = users
     }
 
     var userKey: CacheKey { CacheKey(baseURL: baseURL, user: user) }
@@ -104,6 +108,8 @@ public struct AppState: Equatable, Sendable {
     public internal(set) var steps = StepLog()
     /// The latest error shown (a bug report is about it once the message line has moved on).
     public internal(set) var lastError: Notice?
+    /// Where each user looked at before was (`u` switches; switching back returns there).
+    public internal(set) var userPlaces: [String: UserPlace] = [:]
     /// The request for the cache, while it is out.
     var cacheRead: Token?
     private var lastToken = 0

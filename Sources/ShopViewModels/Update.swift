@@ -153,6 +153,7 @@ public enum ShopUpdate {
             case .browse:
                 if action == .refresh { return refresh(&state) }
                 if let effects = evidenceAction(action, &state) { return effects }
+                if action == .switchUser { return beginUserSwitch(&state) }
                 if action == .spend || action == .buy { return beginAction(action, &state) }
                 switch state.screen.tab {
                 case .shop: return packsAction(action, &state)

@@ -946,3 +946,73 @@ import Testing
         #expect(d.state.history.rows.count == 50)
     }
 }
+
+@Suite struct UserSwitchTests {
+    func ready() -> Driver {
+        var context = alice
+        context.users = ["qa-alice", "qa-whale", "qa-bob"]
+        var d = Driver(context)
+        d.send(.start)
+        d.apply(.packsLoaded(d.packsToken, .success(samplePacks), at: t0))
+        d.apply(.balanceLoaded(d.balanceToken, .success(CheerBalance(balance: 1250)), at: t0))
+        d.loadPage(1)
+        return d
+    }
+
+    mutating func switchTo(_ d: inout Driver, tabs: Int = 0, typed: String = "") -> [Effect] {
+        var out = d.apply(.action(.switchUser))
+        for _ in 0..<tabs { out += d.apply(.action(.nextField)) }
+        for c in typed { out += d.apply(.text(c)) }
+        return out + d.apply(.action(.runPrompt))
+    }
+
+    @Test mutating func uSwitchesWithTheCachedBalanceFirstAndSwitchingBackKeepsThePlace() {
+        var d = ready()
+        d.send(.moveHistorySelection(57))
+        d.loadPage(2)
+        #expect(d.state.history.cursor == 57)
+        let balanceBefore = d.balanceToken
+        // Tab goes through the environment's users, skipping the one looked at.
+        d.apply(.action(.switchUser))
+        d.apply(.action(.nextField))
+        #expect(d.state.screen.prompt?.text == "qa-whale")
+        d.apply(.action(.nextField))
+        #expect(d.state.screen.prompt?.text == "qa-bob")
+        d.apply(.action(.nextField))
+        let out = d.apply(.action(.runPrompt))
+        #expect(d.state.context.user == "qa-whale" && d.state.balance.value == nil && d.state.history.cursor == 0)
+        // The cache is read first (the header shows its balance at once), then the live reads go out for qa-whale.
+        let reads = out.compactMap { if case let .readCache(_, key, _) = $0 { return key } else { return nil } }
+        let firstFetch = out.firstIndex { if case .fetchBalance = $0 { return true } else { return false } }
+        let firstRead = out.firstIndex { if case .readCache = $0 { return true } else { return false } }
+        #expect(reads == [CacheKey(baseURL: alice.baseURL, user: "qa-whale")] && firstRead ?? 99 < firstFetch ?? 0, "\(out)")
+        #expect(d.effects.contains(.fetchBalance(d.balanceToken, user: "qa-whale")) && d.balanceToken != balanceBefore)
+        d.apply(.cacheLoaded(d.cacheToken, balance: CacheEntry(value: CheerBalance(balance: 1_000_000), fetchedAt: t0), packs: nil, firstPage: nil))
+        #expect(d.state.balance.value == 1_000_000)
+        // Back to qa-alice: where she was, her own cache key.
+        _ = switchTo(&d, typed: "qa-alice")
+        #expect(d.state.context.user == "qa-alice" && d.state.history.cursor == 57 && d.state.notice?.text == "Back to qa-alice, where you were.")
+        #expect(d.state.steps.steps.suffix(2) == ["switched to user qa-whale (u)", "switched to user qa-alice (u)"])
+    }
+
+    @Test mutating func anAnswerForTheUserLeftNeverReachesTheNewOne() {
+        var d = ready()
+        d.send(.refresh)
+        let aliceToken = d.balanceToken
+        let out = switchTo(&d, typed: "qa-whale")
+        #expect(out.contains(.cancel(aliceToken)))
+        d.apply(.balanceLoaded(aliceToken, .success(CheerBalance(balance: 1250)), at: t0))  // late
+        #expect(d.state.balance.value == nil)
+    }
+
+    @Test mutating func noSwitchWhileAWriteIsOut() {
+        var d = ActionTransitions().ready()
+        d.send(.beginSpend)
+        d.send(.editSpend(amount: "3", comment: ""))
+        d.send(.submitAction)
+        d.send(.submitAction)
+        d.apply(.action(.putAway))
+        d.apply(.action(.switchUser))
+        #expect(d.state.screen.prompt == nil && d.state.notice?.text == "A spend or purchase is still on its way; wait for its answer.")
+    }
+}

@@ -830,3 +830,29 @@ def test_the_header_says_tls_error_not_offline(start_stub, tui, tmp_path):
     t = tui(s.url, width=140)  # no ca_file: the throwaway CA is not trusted
     screen = t.wait_for("TLS error")
     assert "offline" not in screen.splitlines()[0] and "set ca_file" in screen, screen
+
+
+def test_u_switches_users_each_with_their_own_balance_and_place(start_stub, tui, tmp_path):
+    s = start_stub("--quiet")
+    config = tmp_path / "config" / "reiterate-shop"
+    config.mkdir(parents=True)
+    (config / "config.toml").write_text(f'[environments.qa]\nbase_url = "{s.url}"\nuser = "qa-alice"\nusers = ["qa-alice", "qa-whale"]\n')
+    whale = s.get("/api/v1/balance?user_id=qa-whale").json()["balance"]
+    whale_total = s.get("/api/v1/cheer_history?user_id=qa-whale&page=1&per_page=1").json()["total_count"]
+    t = tui(s.url, width=140, env={"XDG_CONFIG_HOME": str(tmp_path / "config")}, args=["--env", "qa"])
+    t.wait_for("Balance 1,250 cheer")
+    t.keys("2")
+    t.wait_for("entry 1 of 230")
+    t.keys("j", "j", "j")
+    t.wait_for("entry 4 of 230")
+    t.keys("u")
+    t.wait_for("Tab: qa-whale")
+    t.keys("Tab")
+    t.wait_for("user: qa-whale")
+    t.keys("Enter")
+    screen = t.wait_for(f"Balance {whale:,} cheer")
+    assert "qa-whale" in screen.splitlines()[0] and "qa-alice" not in screen.splitlines()[0], screen
+    t.wait_for(f"entry 1 of {whale_total:,}")
+    t.keys("u", *"qa-alice", "Enter")
+    screen = t.wait_for("entry 4 of 230")
+    assert "qa-alice" in screen.splitlines()[0] and "Balance 1,250 cheer" in screen.splitlines()[0], screen
