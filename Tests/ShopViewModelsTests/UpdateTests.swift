@@ -512,9 +512,10 @@ import Testing
 }
 
 @Suite struct ActionTransitions {
-    func ready(readOnly: Bool = false) -> Driver {
+    func ready(readOnly: Bool = false, users: [String] = []) -> Driver {
         var context = alice
         context.readOnly = readOnly
+        context.users = users
         var d = Driver(context)
         d.send(.start)
         d.apply(.packsLoaded(d.packsToken, .success(samplePacks), at: t0))
@@ -948,16 +949,7 @@ import Testing
 }
 
 @Suite struct UserSwitchTests {
-    func ready() -> Driver {
-        var context = alice
-        context.users = ["qa-alice", "qa-whale", "qa-bob"]
-        var d = Driver(context)
-        d.send(.start)
-        d.apply(.packsLoaded(d.packsToken, .success(samplePacks), at: t0))
-        d.apply(.balanceLoaded(d.balanceToken, .success(CheerBalance(balance: 1250)), at: t0))
-        d.loadPage(1)
-        return d
-    }
+    func ready() -> Driver { ActionTransitions().ready(users: ["qa-alice", "qa-whale", "qa-bob"]) }
 
     mutating func switchTo(_ d: inout Driver, tabs: Int = 0, typed: String = "") -> [Effect] {
         var out = d.apply(.action(.switchUser))
