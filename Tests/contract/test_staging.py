@@ -1,5 +1,6 @@
 """Staging as it is: HTTP proxies (mitmproxy from PyPI as a real forward proxy, plain and TLS)."""
 import os
+import re
 import socket
 import subprocess
 import time
@@ -15,6 +16,7 @@ MITMDUMP = str(ROOT / ".venv" / "bin" / "mitmdump")
 
 LOG_FLOWS = """
 import os
+import re
 
 def response(flow):
     with open(os.environ["FLOW_LOG"], "a") as log:
@@ -127,3 +129,32 @@ def test_config_check_shows_the_proxy_from_the_environment_and_refuses_a_bad_one
     assert "proxy      http://127.0.0.1:3128   (environment variable HTTP_PROXY)" in r.stdout, r.stdout
     r = shop("print", "balance", "--base-url", stub.url, env={"HTTP_PROXY": "socks5://user:hunter2@127.0.0.1:1080"})
     assert r.returncode != 0 and "HTTP_PROXY is not an http://host:port proxy" in r.stderr and "hunter2" not in r.stderr, r.stderr
+
+
+# ---------------------------------------------------------------------------------------------------
+# An outside conformance check: schemathesis (PyPI) against the stand-in, with the contract.
+
+SCHEMATHESIS = str(ROOT / ".venv" / "bin" / "schemathesis")
+SPEC = os.environ.get("API_SPEC", str(ROOT.parent / "shared" / "api" / "reiterate-api.yaml"))
+
+
+def schemathesis_run(url):
+    """Every check schemathesis has, a fixed seed (the same cases each run), the server's own rules
+    configured in Tests/contract/schemathesis.toml."""
+    return subprocess.run([SCHEMATHESIS, "--config-file", str(ROOT / "Tests" / "contract" / "schemathesis.toml"), "run", SPEC,
+                           "--url", url, "-H", "Authorization: Bearer dev-token", "--checks", "all",
+                           "--max-examples", "25", "--seed", "1", "--no-color"],
+                          capture_output=True, text=True, timeout=600)
+
+
+def test_schemathesis_finds_every_response_conformant_and_no_5xx(start_stub):
+    r = schemathesis_run(start_stub("--quiet").url)
+    assert r.returncode == 0, r.stdout[-4000:] + r.stderr[-2000:]
+    assert re.search(r"\d+ generated, \d+ passed", r.stdout), r.stdout[-2000:]
+
+
+def test_schemathesis_catches_a_stand_in_that_deviates(start_stub):
+    # The check can fail: a stand-in whose pack list is served as text/plain, and whose balance errs.
+    s = start_stub("--quiet", "--fault", "content_type,path=/api/v1/audio_packs", "--fault", "status,status=500,path=/api/v1/balance")
+    r = schemathesis_run(s.url)
+    assert r.returncode != 0 and "Server error" in r.stdout and "Content-Type" in r.stdout, r.stdout[-4000:]
