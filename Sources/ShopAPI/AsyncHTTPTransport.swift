@@ -36,6 +36,8 @@ public final class AsyncHTTPTransport: HTTPTransport {
     private let clientConfiguration: HTTPClient.Configuration
     private let maxResponseBytes: Int
     private let hasCAFile: Bool
+    /// `host:port` of the proxy in use (its failures are named as the proxy's, not the server's).
+    private let proxyAddress: String?
 
     public init(configuration: Configuration = Configuration()) throws {
         var config = HTTPClient.Configuration()
@@ -58,6 +60,7 @@ public final class AsyncHTTPTransport: HTTPTransport {
             config.proxy = .server(host: proxy.host, port: proxy.port, authorization: authorization)
         }
         clientConfiguration = config
+        proxyAddress = configuration.proxy.map { "\($0.host.contains(":") ? "[\($0.host)]" : $0.host):\($0.port)" }
         maxResponseBytes = configuration.maxResponseBytes
         hasCAFile = configuration.caFile != nil
     }
@@ -112,10 +115,26 @@ public final class AsyncHTTPTransport: HTTPTransport {
                 }
                 return response
             } catch {
-                let mapped = Self.map(error, host: host, head: head.value)
+                var mapped = Self.map(error, host: host, head: head.value)
+                if let proxy = proxyAddress, let failure = Self.proxyFailure(error, mapped: mapped) {
+                    mapped = TransportError.proxy(address: proxy, problem: failure)
+                }
                 if hasCAFile, case TransportError.tls(.untrusted)? = mapped as? TransportError { throw TransportError.tls(.untrustedByCAFile) }
                 throw mapped
             }
+        }
+    }
+
+    /// With a proxy in use: a failure to connect is the proxy's (the app connects only to it), and so
+    /// are a 407 and a refused CONNECT.
+    static func proxyFailure(_ error: any Error, mapped: any Error) -> TransportError.ProxyFailure? {
+        if let error = error as? HTTPClientError {
+            if error == .proxyAuthenticationRequired { return .credentials }
+            if error == .invalidProxyResponse { return .refusedTunnel }
+        }
+        switch mapped as? TransportError {
+        case .connectionRefused?, .connectTimeout?, .dns?: return .unreachable
+        default: return nil
         }
     }
 

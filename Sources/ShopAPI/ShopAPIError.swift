@@ -63,7 +63,7 @@ public enum ShopAPIError: Error, Sendable, Equatable {
             case let .tls(problem): return .tls(problem)
             case .connectTimeout, .timeout: return .timeout
             case .cutShort: return .cutShort
-            case .responseTooLarge, .invalidURL, .invalidHeader, .other: return .network
+            case .responseTooLarge, .invalidURL, .invalidHeader, .other, .proxy: return .network
             }
         case let .http(status, _, _, _, _, _): return .httpStatus(status)
         case .notJSON: return .notJSON

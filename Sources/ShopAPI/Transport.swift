@@ -100,13 +100,19 @@ public enum TransportError: Error, Sendable, Equatable {
     case invalidURL
     /// A request header holds characters HTTP does not allow.
     case invalidHeader
+    /// The HTTP proxy (`host:port`, never its credentials) failed the request: it refused or dropped
+    /// the connection, wanted other credentials (407), or answered CONNECT with an error.
+    case proxy(address: String, problem: ProxyFailure)
     /// Anything else; `detail` is a library's own words, for the log file only (never shown).
     case other(detail: String)
+
+    public enum ProxyFailure: Sendable, Equatable { case unreachable, credentials, refusedTunnel }
 
     /// Worth another try for an idempotent request: the request never reached the application.
     public var isConnectionFailure: Bool {
         switch self {
         case .connectionRefused, .connectTimeout, .offline, .dns: return true
+        case .proxy(_, .unreachable): return true
         case .cutShort(let status, _): return status == nil
         default: return false
         }

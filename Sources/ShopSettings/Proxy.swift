@@ -75,34 +75,38 @@ public enum ProxyResolution {
         return .success(Outcome(proxy: nil, source: "none"))
     }
 
-    /// curl's `NO_PROXY`: comma-separated names; `*` alone matches every host; a name matches itself
-    /// and its subdomains (a leading dot is optional); an IPv4 address may carry a /prefix (CIDR);
-    /// a `:port` after a name is ignored.
-    public static func bypasses(host: String, noProxy: String) -> Bool {
-        let host = host.hasPrefix("[") ? String(host.dropFirst().dropLast()) : host
+    /// curl's `NO_PROXY`: comma-separated names; `*` as the whole value matches every host; a name
+    /// matches itself and its subdomains (a leading or trailing dot is ignored); an IP address matches
+    /// only itself, or a range written as CIDR (IPv4); a `:port` after a name is ignored.
+    public static func bypasses(host rawHost: String, noProxy: String) -> Bool {
+        if noProxy.trimmingCharacters(in: .whitespaces) == "*" { return true }
+        var host = rawHost.hasPrefix("[") ? String(rawHost.dropFirst().dropLast()) : rawHost
+        while host.hasSuffix(".") { host.removeLast() }
+        let hostIsIP = ipv4(host) != nil || host.contains(":")
         for raw in noProxy.split(separator: ",") {
             var entry = raw.trimmingCharacters(in: .whitespaces).lowercased()
-            if entry == "*" { return true }
             if entry.hasPrefix("[") { entry = String(entry.dropFirst().prefix { $0 != "]" }) }
             else if entry.filter({ $0 == ":" }).count == 1 { entry = String(entry.prefix { $0 != ":" }) }
-            if entry.hasPrefix(".") { entry.removeFirst() }
+            while entry.hasPrefix(".") { entry.removeFirst() }
+            while entry.hasSuffix(".") { entry.removeLast() }
             guard !entry.isEmpty else { continue }
             if let slash = entry.firstIndex(of: "/") {
                 if let bits = Int(entry[entry.index(after: slash)...]), inIPv4(host, network: String(entry[..<slash]), bits: bits) { return true }
                 continue
             }
-            if host == entry || host.hasSuffix("." + entry) { return true }
+            if host == entry || (!hostIsIP && host.hasSuffix("." + entry)) { return true }
         }
         return false
     }
 
+    private static func ipv4(_ s: String) -> UInt32? {
+        let parts = s.split(separator: ".", omittingEmptySubsequences: false).map { UInt32($0) }
+        guard parts.count == 4, parts.allSatisfy({ ($0 ?? 256) < 256 }) else { return nil }
+        return parts.reduce(0) { $0 << 8 | ($1 ?? 0) }
+    }
+
     private static func inIPv4(_ host: String, network: String, bits: Int) -> Bool {
-        func value(_ s: String) -> UInt32? {
-            let parts = s.split(separator: ".").compactMap { UInt32($0) }
-            guard parts.count == 4, parts.allSatisfy({ $0 < 256 }) else { return nil }
-            return parts.reduce(0) { $0 << 8 | $1 }
-        }
-        guard let h = value(host), let n = value(network), (0...32).contains(bits) else { return false }
+        guard let h = ipv4(host), let n = ipv4(network), (0...32).contains(bits) else { return false }
         let mask: UInt32 = bits == 0 ? 0 : ~UInt32(0) << (32 - bits)
         return h & mask == n & mask
     }

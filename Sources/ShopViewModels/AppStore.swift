@@ -231,15 +231,20 @@ public final class AppStore {
         } catch {
             return send(.evidenceWritten(.har(count: exchanges.count), .failure(EvidenceError("The HAR file could not be made from this session's requests."))))
         }
-        let result: Result<String, EvidenceError>
+        // A snapshot of its own (never the --har file, which the program writes when it ends: two
+        // writers renaming over one file could leave the older snapshot last).
+        let time = BugReport.fileStem(at: now()).dropFirst("report-".count)
+        let place: (folder: String, stem: String)?
         if let file = evidence.harFile {
-            let folder = URL(fileURLWithPath: file).deletingLastPathComponent().path
-            result = await Self.write(data, to: file, folder: folder)
-                .mapError { _ in EvidenceError("The HAR file could not be written: check that \(Self.shown(folder)) is a writable folder.") }
-        } else if let folder = evidence.harDirectory {
-            let stem = "session-" + BugReport.fileStem(at: now()).dropFirst("report-".count)
-            result = await Self.writeNew(data, folder: folder, stem: stem, suffix: ".har")
-                .mapError { _ in EvidenceError("The HAR file could not be written: check that \(Self.shown(folder)) is a writable folder.") }
+            let url = URL(fileURLWithPath: file)
+            place = (url.deletingLastPathComponent().path, url.deletingPathExtension().lastPathComponent + "-" + time)
+        } else {
+            place = evidence.harDirectory.map { ($0, "session-" + time) }
+        }
+        let result: Result<String, EvidenceError>
+        if let place {
+            result = await Self.writeNew(data, folder: place.folder, stem: place.stem, suffix: ".har")
+                .mapError { _ in EvidenceError("The HAR file could not be written: check that \(Self.shown(place.folder)) is a writable folder.") }
         } else {
             result = .failure(EvidenceError("No folder for the HAR file: give --har FILE, or set XDG_STATE_HOME or HOME."))
         }
@@ -263,7 +268,9 @@ public final class AppStore {
             return nil
         }.value
         guard let path = claimed else { return .failure(EvidenceError("cannot create a file in \(folder)")) }
-        return await write(data, to: path, folder: folder)
+        let result = await write(data, to: path, folder: folder)
+        if case .failure = result { unlink(path) }  // no empty file left behind
+        return result
     }
 
     /// The cache's crash-safe writer, off the main actor.

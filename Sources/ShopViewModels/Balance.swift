@@ -108,6 +108,7 @@ extension ShopUpdate {
             state.balance.fetchedAt = at
             state.balance.source = .live
             state.balance.lastError = nil
+            recovered(Balance.endpoint, &state)  // the answer waited for, not a stale one
             return [.writeBalance(key: state.context.userKey, balance, fetchedAt: at)]
         case let .failure(error):
             state.balance.lastError = error

@@ -69,6 +69,13 @@ public enum ErrorText {
         case .invalidURL: return "the request's address is not a valid URL"
         case .invalidHeader: return "a request header holds characters HTTP does not allow"
         case .other: return "the request failed for an unexpected network reason"
+        case let .proxy(address, problem):
+            let proxy = "the proxy \(Sanitizer.line(address))"
+            switch problem {
+            case .unreachable: return "\(proxy) could not be reached — is it running? (the proxy comes from HTTPS_PROXY/HTTP_PROXY or the config)"
+            case .credentials: return "\(proxy) wants other credentials (HTTP 407): check the user and password in its URL"
+            case .refusedTunnel: return "\(proxy) refused to open a tunnel to the server"
+            }
         }
     }
 

@@ -332,6 +332,8 @@ extension ShopUpdate {
         guard case let .loading(pending, stale) = state.history.pages[page], pending == token else { return [] }
         switch result {
         case let .success(historyPage):
+            // Only the page under the cursor clears its error line (a read-ahead page is another matter).
+            if page == state.history.page { recovered(CheerHistory.endpoint, &state) }
             var effects: [Effect] = []
             if state.history.totalsToken.map({ token >= $0 }) ?? true {
                 state.history.totalsToken = token

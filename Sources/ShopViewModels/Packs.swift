@@ -118,6 +118,7 @@ extension ShopUpdate {
         defer { verificationPacks(token, result, &state) }
         switch result {
         case let .success(list):
+            recovered(AudioPacks.endpoint, &state)
             state.packs.all = list.packs
             state.packs.unreadable = list.unreadable
             state.packs.status = .loaded

@@ -132,7 +132,7 @@ public struct BugReport: Equatable, Sendable {
     /// The report as Markdown. Everything from the server is sanitized (no escape sequence or
     /// control character reaches whoever `cat`s the file) and fenced so that it cannot close its fence.
     public func markdown(at time: Date, version: String, screen: String?) -> String {
-        var out = "# \(Sanitizer.line(title))\n\n"
+        var out = "# \(Self.text(title))\n\n"
         out += "- **Environment:** \(context.environment.uppercased())\n"
         out += "- **Base URL:** \(Self.code(context.baseURL))\n"
         out += "- **User:** \(Self.code(context.user))\n"
@@ -141,7 +141,7 @@ public struct BugReport: Equatable, Sendable {
         out += "- **Terminal:** \(width)×\(height)\n\n"
         out += "## Steps\n\n"
         if steps.isEmpty { out += "(none recorded)\n" }
-        for (i, step) in steps.enumerated() { out += "\(i + 1). \(Sanitizer.line(step))\n" }
+        for (i, step) in steps.enumerated() { out += "\(i + 1). \(Self.text(step))\n" }
         out += "\n"
         if let e = exchange {
             out += exchangeSection(e)
@@ -155,7 +155,7 @@ public struct BugReport: Equatable, Sendable {
             let kind = c.isFinding ? "finding" : "verification"
             out += "- \(verdict) \(Self.code(c.name)) (\(kind), \(Self.utc(c.at))) on \(Self.code(c.request))"
             if let id = c.requestID { out += ", request id \(Self.code(id))" }
-            out += ": expected \(Sanitizer.line(c.expected)), got \(Sanitizer.line(c.actual))\n"
+            out += ": expected \(Self.text(c.expected)), got \(Self.text(c.actual))\n"
         }
         out += "\n## The screen\n\n"
         out += screen.map { Self.fence($0, info: "text") } ?? "(not available)\n"
@@ -195,6 +195,18 @@ public struct BugReport: Equatable, Sendable {
             text += "\n… (an excerpt: the body is \(Wording.grouped(bytes)) bytes)"
         }
         return text + "\n"
+    }
+
+    /// Text (server words among it) as Markdown that renders as typed: no control character, and
+    /// the characters Markdown or HTML would act on inside a line escaped (`<!--` cannot hide the
+    /// rest, `![x](…)` loads nothing; `_` inside words is left, as CommonMark leaves it).
+    static func text(_ raw: String) -> String {
+        var out = ""
+        for c in Sanitizer.line(raw) {
+            if "\\`*[]<>".contains(c) { out.append("\\") }
+            out.append(c)
+        }
+        return out
     }
 
     /// A fenced block whose fence is longer than any run of backticks inside it.
@@ -268,10 +280,14 @@ extension ShopUpdate {
         default:
             guard let error = state.notice?.kind == .error ? state.notice : state.lastError else { return nothingToReport(&state) }
             title = error.text
+            // The error's own request: by its request id, else the newest failed one of its operation;
+            // an error the app raised itself (a typo in go to) has none.
             if let id = error.requestID {
                 exchange = state.requests.rows.first { $0.requestID == id }
-            } else {
-                exchange = state.requests.rows.first { $0.failure != nil || ($0.status ?? 0) >= 400 }
+            } else if let endpoint = error.endpoint {
+                exchange = state.requests.rows.first {
+                    "\($0.method) \($0.path.prefix { $0 != "?" })" == endpoint && ($0.failure != nil || ($0.status ?? 0) >= 400)
+                }
             }
         }
         if let id = exchange?.requestID {
@@ -321,7 +337,7 @@ public struct EvidenceError: Error, Equatable, Sendable {
 public struct EvidenceFiles: Sendable, Equatable {
     /// Bug reports go here (created 0700; each file 0600).
     public var reportsDirectory: String?
-    /// `--har FILE`: `e` writes it there (and the program again when it ends).
+    /// `--har FILE`: the program writes it when it ends; `e` writes a snapshot beside it (`FILE-<time>.har`).
     public var harFile: String?
     /// Without `--har`, `e` writes `session-<time>.har` here.
     public var harDirectory: String?

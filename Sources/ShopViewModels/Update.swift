@@ -89,13 +89,6 @@ public enum ShopUpdate {
     public static func update(_ state: inout AppState, _ message: Message) -> [Effect] {
         let before = state
         let effects = route(&state, message)
-        // An operation that failed and answers again clears its error line.
-        switch message {
-        case .balanceLoaded(_, .success, _): recovered(Balance.endpoint, &state)
-        case .packsLoaded(_, .success, _): recovered(AudioPacks.endpoint, &state)
-        case .historyLoaded(_, _, .success, _): recovered(CheerHistory.endpoint, &state)
-        default: break
-        }
         noteSteps(message, before: before, &state)
         return effects
     }

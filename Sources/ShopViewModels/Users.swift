@@ -8,7 +8,6 @@ public struct UserPlace: Equatable, Sendable {
     public var expanded: Set<String>
     public var totalCount: Int?
     public var totalPages: Int?
-    public var tab: Tab
     var lostPurchase: LostPurchase?
 }
 
@@ -56,10 +55,11 @@ extension ShopUpdate {
         effects += tokens.map { .cancel($0) }
         let old = state.context.user
         state.userPlaces[old] = UserPlace(cursor: state.history.cursor, expanded: state.history.expanded, totalCount: state.history.totalCount,
-                                          totalPages: state.history.totalPages, tab: state.screen.tab, lostPurchase: state.lostPurchase)
+                                          totalPages: state.history.totalPages, lostPurchase: state.lostPurchase)
         state.context.user = user
         state.balance = BalanceState()
         state.lastWriteError = nil
+        state.lastError = nil  // a bug report after the switch is not about the user left
         var history = HistoryState(perPage: state.history.perPage, capacity: state.history.pages.capacity)
         let place = state.userPlaces[user]
         if let place {

@@ -25,6 +25,9 @@ import Testing
         #expect(ProxyResolution.bypasses(host: "example.com", noProxy: " .example.com "))
         #expect(!ProxyResolution.bypasses(host: "badexample.com", noProxy: "example.com"))
         #expect(ProxyResolution.bypasses(host: "anything", noProxy: "*"))
+        #expect(!ProxyResolution.bypasses(host: "anything", noProxy: "localhost,*"))  // * counts only alone
+        #expect(!ProxyResolution.bypasses(host: "10.0.0.1", noProxy: "0.0.1"))  // an address is no domain
+        #expect(ProxyResolution.bypasses(host: "staging.example.com.", noProxy: "example.com."))
         #expect(ProxyResolution.bypasses(host: "10.1.2.3", noProxy: "localhost,10.0.0.0/8"))
         #expect(!ProxyResolution.bypasses(host: "11.1.2.3", noProxy: "10.0.0.0/8"))
         #expect(ProxyResolution.bypasses(host: "staging.local", noProxy: "staging.local:8443"))

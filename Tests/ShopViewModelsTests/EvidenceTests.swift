@@ -164,3 +164,44 @@ import Testing
         #expect(EvidenceFiles.stateDirectory(environment: [:]) == nil)
     }
 }
+
+@Suite struct ReviewFindings {
+    @Test func aReadAheadPageDoesNotClearTheErrorOfThePageOnScreen() {
+        var d = BugReportTests().ready()
+        d.send(.moveHistorySelection(47))  // near page 2: its read-ahead is out
+        d.send(.refresh)
+        guard let page1 = d.requestID(forPage: 1), let page2 = d.requestID(forPage: 2) else { Issue.record("no reload"); return }
+        let failure = ShopAPIError.http(status: 500, message: "boom", code: nil, requestID: "rq-h", endpoint: "GET /api/v1/cheer_history", retryAfter: nil)
+        d.apply(.historyLoaded(page1, page: 1, .failure(failure), at: t0))
+        #expect(d.state.notice?.kind == .error)
+        d.apply(.historyLoaded(page2, page: 2, .success(historyPage(2, total: 230)), at: t0))
+        #expect(d.state.notice?.kind == .error)  // still failing where the cursor is
+    }
+
+    @Test func afterASwitchAReportIsNotAboutTheUserLeft() {
+        var d = ActionTransitions().ready(users: ["qa-alice", "qa-whale"])
+        d.apply(.balanceLoaded(d.balanceToken, .failure(http(500, "x")), at: t0))
+        d.send(.refresh)
+        d.apply(.action(.switchUser))
+        for c in "qa-whale" { d.apply(.text(c)) }
+        d.apply(.action(.runPrompt))
+        #expect(d.state.lastError == nil)
+        #expect(d.apply(.action(.bugReport)).isEmpty && d.state.notice?.text.hasPrefix("Nothing to report") == true)
+    }
+
+    @Test func anErrorTheAppRaisedItselfHasNoExchangeAndServerTextCannotShapeTheMarkdown() {
+        var d = BugReportTests().ready()
+        var e = EvidenceTests().exchange(method: "GET", path: "/api/v1/balance?user_id=qa-alice", headers: [], body: nil)
+        e.status = 500
+        d.apply(.exchangeRecorded(e))
+        d.send(.goTo("nonsense"))
+        guard case let .writeReport(report)? = d.apply(.action(.bugReport)).first else { Issue.record("no report"); return }
+        #expect(report.exchange == nil && report.title.hasPrefix("Go to takes"))
+        var hostile = report
+        hostile.title = "boom <!-- ![x](https://evil.invalid/p) *"
+        hostile.steps = ["→ the app showed: [link](https://evil.invalid) `x`"]
+        let md = hostile.markdown(at: t0, version: "1", screen: nil)
+        #expect(md.hasPrefix(#"# boom \<!-- !\[x\](https://evil.invalid/p) \*"#))
+        #expect(md.contains(#"1. → the app showed: \[link\](https://evil.invalid) \`x\`"#) && !md.replacingOccurrences(of: "\\<", with: "").contains("<!--"))
+    }
+}

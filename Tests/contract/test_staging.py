@@ -43,13 +43,13 @@ def mitm(tmp_path, certificates):
     answers goes to a log, one line each: method, URL, status."""
     procs = []
 
-    def start():
+    def start(*extra):
         port = free_port()
         confdir, log, addon = tmp_path / "mitm", tmp_path / "flows.log", tmp_path / "log_flows.py"
         addon.write_text(LOG_FLOWS)
         log.write_text("")
         proc = subprocess.Popen([MITMDUMP, "--listen-host", "127.0.0.1", "--listen-port", str(port), "-q", "-s", str(addon),
-                                 "--set", f"confdir={confdir}", "--set", f"ssl_verify_upstream_trusted_ca={certificates / 'ca.pem'}"],
+                                 "--set", f"confdir={confdir}", "--set", f"ssl_verify_upstream_trusted_ca={certificates / 'ca.pem'}", *extra],
                                 env={**os.environ, "FLOW_LOG": str(log)}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         procs.append(proc)
         deadline = time.monotonic() + 60
@@ -111,17 +111,29 @@ def test_no_proxy_and_an_empty_config_proxy_go_direct(stub, mitm, tmp_path):
 
 
 def test_a_config_proxy_with_credentials_never_shows_them(stub, mitm, tmp_path):
-    m = mitm()
+    m = mitm("--set", "proxyauth=qa:s3cr3t-pass")  # the proxy refuses requests without these credentials
     env = config(tmp_path, f'[environments.viaproxy]\nbase_url = "{stub.url}"\nproxy = "http://qa:s3cr3t-pass@127.0.0.1:{m.port}"\n')
     log = tmp_path / "app.log"
     r = shop("print", "balance", "--env", "viaproxy", "--log-file", str(log), env={**env, "HTTP_PROXY": "http://127.0.0.1:9"})
     assert r.returncode == 0 and "cheer" in r.stdout, r.stderr  # the config's proxy wins over the variable
     assert any("/api/v1/balance" in f for f in m.flows()), m.flows()
+    assert "s3cr3t-pass" not in r.stdout + r.stderr
+    wrong = config(tmp_path / "wrong", f'[environments.viaproxy]\nbase_url = "{stub.url}"\nproxy = "http://qa:wr0ng-pw@127.0.0.1:{m.port}"\n')
+    r = shop("print", "balance", "--env", "viaproxy", env=wrong)
+    assert r.returncode == 69 and "wr0ng-pw" not in r.stderr, r.stderr  # refused by the proxy, password not echoed
+    assert f"the proxy 127.0.0.1:{m.port} wants other credentials (HTTP 407)" in r.stderr, r.stderr
     r = shop("config", "check", env=env)
     line = next(l for l in r.stdout.splitlines() if l.strip().startswith("proxy") and "127.0.0.1" in l)
     assert f"http://***@127.0.0.1:{m.port}" in line and "(config file)" in line, r.stdout
     for text in (r.stdout, r.stderr, log.read_text() if log.exists() else ""):
         assert "s3cr3t-pass" not in text
+
+
+def test_a_proxy_that_is_not_there_is_named_as_the_proxy(stub):
+    port = free_port()  # nothing listens there
+    r = shop("print", "balance", "--base-url", stub.url, "--timeout", "3", env={"HTTP_PROXY": f"http://127.0.0.1:{port}"})
+    assert r.returncode == 69, r.stderr
+    assert f"the proxy 127.0.0.1:{port} could not be reached" in r.stderr and "is the server running" not in r.stderr, r.stderr
 
 
 def test_config_check_shows_the_proxy_from_the_environment_and_refuses_a_bad_one(stub):

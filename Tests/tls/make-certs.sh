@@ -9,7 +9,12 @@ set -euo pipefail
 dir=${1:?usage: make-certs.sh DIR}
 mkdir -p "$dir"
 cd "$dir"
-[ -s ca.pem ] && [ -s right.pem ] && [ -s wrong.pem ] && [ -s expired.pem ] && exit 0
+# A set made before is kept while the CA and the server certificates have a day left (they last 30).
+if [ -s ca.pem ] && [ -s right.pem ] && [ -s wrong.pem ] && [ -s expired.pem ] \
+   && openssl x509 -checkend 86400 -noout -in ca.pem >/dev/null && openssl x509 -checkend 86400 -noout -in right.pem >/dev/null; then
+  exit 0
+fi
+rm -rf ca-db ./*.pem ./*.key ./*.csr ./*.ext ca.srl ca.cnf
 
 ssl() { openssl "$@" 2>/dev/null; }
 ssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.pem -days 30 -subj "/CN=reiterate throwaway CA"
