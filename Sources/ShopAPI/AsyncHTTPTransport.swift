@@ -119,7 +119,15 @@ public final class AsyncHTTPTransport: HTTPTransport {
                 if let proxy = proxyAddress, let failure = Self.proxyFailure(error, mapped: mapped) {
                     mapped = TransportError.proxy(address: proxy, problem: failure)
                 }
-                if hasCAFile, case TransportError.tls(.untrusted)? = mapped as? TransportError { throw TransportError.tls(.untrustedByCAFile) }
+                if case TransportError.tls(.untrusted)? = mapped as? TransportError {
+                    // "Verify failed" says not why: an out-of-date certificate is told apart by its dates.
+                    if proxyAddress == nil, let port = url.port ?? (url.scheme == "https" ? 443 : nil),
+                       await CertificateProbe.isOutOfDate(host: host, port: port) == true
+                    {
+                        throw TransportError.tls(.expired)
+                    }
+                    if hasCAFile { throw TransportError.tls(.untrustedByCAFile) }
+                }
                 throw mapped
             }
         }
