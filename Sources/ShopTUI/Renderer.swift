@@ -190,7 +190,8 @@ public enum Renderer {
             let x = g.put(label, x: 1, y: y, style: .bold)
             let typed = clean(prompt.text) + "▏"
             let used = g.put(typed, x: 1 + x, y: y, maxWidth: f.width - 3 - x)
-            if prompt.text.isEmpty { g.put(hint, x: 1 + x + used, y: y, maxWidth: max(0, f.width - 3 - x - used), style: .muted) }
+            // The user prompt keeps its list in sight (Tab goes through it).
+            if prompt.text.isEmpty || prompt.kind == .user { g.put(hint, x: 1 + x + used, y: y, maxWidth: max(0, f.width - 3 - x - used), style: .muted) }
             return
         }
         if f.ui.tab == .history, let progress = searchProgress(f) {

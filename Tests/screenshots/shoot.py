@@ -160,10 +160,10 @@ def render(ansi, out_path, title):
 
 
 class Scene:
-    def __init__(self, url, cache_dir, name, user="qa-alice", command=None):
+    def __init__(self, url, cache_dir, name, user="qa-alice", command=None, extra=""):
         self.name = name
         state = shlex.quote(str(cache_dir.parent / "state"))
-        env = f"REITERATE_TOKEN=dev-token TZ=UTC TERM=xterm-256color LANG=C.UTF-8 XDG_STATE_HOME={state}"
+        env = f"REITERATE_TOKEN=dev-token TZ=UTC TERM=xterm-256color LANG=C.UTF-8 XDG_STATE_HOME={state} {extra}"
         cmd = command or f"env {env} {shlex.quote(SHOP)} --base-url {url} --user {user} --cache-dir {shlex.quote(str(cache_dir))}"
         tmux("new-session", "-d", "-s", name, "-x", str(WIDTH), "-y", str(HEIGHT), cmd)
         tmux("resize-window", "-t", name, "-x", str(WIDTH), "-y", str(HEIGHT))
@@ -223,6 +223,17 @@ def main():
         s.shoot(out, "spend-confirm.png", "reiterate-shop — Spend cheer: confirmation")
         s.keys("Escape", "q")
         s.close()
+        # Switching users (u): the environment's users on Tab.
+        config = work / "config" / "reiterate-shop"
+        config.mkdir(parents=True)
+        (config / "config.toml").write_text(f'default_environment = "staging-like"\n[environments.staging-like]\nbase_url = "{url}"\nusers = ["qa-alice", "qa-whale", "qa-bob"]\n')
+        u = Scene(url, work / "cache-users", "users", extra=f"XDG_CONFIG_HOME={shlex.quote(str(work / 'config'))}")
+        u.wait("Balance 1,250 cheer")
+        u.keys("2", settle=0.6)
+        u.keys("u", "Tab", settle=0.4)
+        u.shoot(out, "users.png", "reiterate-shop — u: switch user (the environment's users on Tab, or any id)")
+        u.keys("Escape", "q")
+        u.close()
         # Offline: the stand-in goes away, `r` shows the cached balance marked with its age.
         o = Scene(url, work / "cache", "offline")
         o.wait("Balance 1,250 cheer")
