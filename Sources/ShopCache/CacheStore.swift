@@ -46,9 +46,17 @@ public struct CacheEntry<Value: Sendable>: Sendable {
 public enum CacheLocation {
     public static func directory(explicit: String?, environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
         if let explicit, !explicit.isEmpty { return explicit }
-        if let xdg = environment["XDG_CACHE_HOME"], xdg.hasPrefix("/") { return xdg + "/reiterate-shop" }
+        return AppDirectory.path("XDG_CACHE_HOME", default: ".cache", environment: environment)
+    }
+}
+
+/// The app's folder of one XDG kind: `$VARIABLE/reiterate-shop` when the variable holds an absolute
+/// path (the spec says to ignore a relative one), else `~/<default>/reiterate-shop`.
+public enum AppDirectory {
+    public static func path(_ variable: String, default relative: String, environment: [String: String]) -> String {
+        if let xdg = environment[variable], xdg.hasPrefix("/") { return xdg + "/reiterate-shop" }
         let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
-        return home + "/.cache/reiterate-shop"
+        return "\(home)/\(relative)/reiterate-shop"
     }
 }
 

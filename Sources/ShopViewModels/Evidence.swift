@@ -35,7 +35,7 @@ public enum CurlCommand {
 
 extension ShopUpdate {
     /// The exchange the user means: the selected request on the Requests tab, the selected check's
-    /// request on the Checks tab, else the one behind the message on screen (or the latest failure).
+    /// request on the Checks tab, else the one behind the message on screen.
     static func exchangeInQuestion(_ state: AppState) -> Exchange? {
         let rows = state.requests.rows
         switch state.screen.tab {
@@ -44,9 +44,17 @@ extension ShopUpdate {
             if let id = state.checks.selected?.requestID, let e = rows.first(where: { $0.requestID == id }) { return e }
         default: break
         }
-        if let id = state.notice?.requestID, let e = rows.first(where: { $0.requestID == id }) { return e }
-        if state.notice?.kind == .error { return rows.first { $0.failure != nil || ($0.status ?? 0) >= 400 } }
-        return nil
+        return state.notice.flatMap { exchange(behind: $0, in: rows) }
+    }
+
+    /// The request a message is about: by its request id, else the newest failed one of its operation
+    /// (a refused connection has no request id). A message the app made itself (a typo in go to) has none.
+    static func exchange(behind notice: Notice, in rows: [Exchange]) -> Exchange? {
+        if let id = notice.requestID { return rows.first { $0.requestID == id } }
+        guard let endpoint = notice.endpoint else { return nil }
+        return rows.first {
+            "\($0.method) \($0.path.prefix { $0 != "?" })" == endpoint && ($0.failure != nil || ($0.status ?? 0) >= 400)
+        }
     }
 
     /// `c` and `!`.

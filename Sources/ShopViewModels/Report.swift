@@ -1,5 +1,6 @@
 import Foundation
 import ShopAPI
+import ShopCache
 import TerminalText
 
 /// What the user did, in words: the steps of a bug report ("opened History", "went to entry 57 of
@@ -280,15 +281,7 @@ extension ShopUpdate {
         default:
             guard let error = state.notice?.kind == .error ? state.notice : state.lastError else { return nothingToReport(&state) }
             title = error.text
-            // The error's own request: by its request id, else the newest failed one of its operation;
-            // an error the app raised itself (a typo in go to) has none.
-            if let id = error.requestID {
-                exchange = state.requests.rows.first { $0.requestID == id }
-            } else if let endpoint = error.endpoint {
-                exchange = state.requests.rows.first {
-                    "\($0.method) \($0.path.prefix { $0 != "?" })" == endpoint && ($0.failure != nil || ($0.status ?? 0) >= 400)
-                }
-            }
+            exchange = Self.exchange(behind: error, in: state.requests.rows)
         }
         if let id = exchange?.requestID {
             for c in state.checks.records where c.requestID == id && !checks.contains(c) { checks.append(c) }
@@ -350,10 +343,8 @@ public struct EvidenceFiles: Sendable, Equatable {
         self.version = version
     }
 
-    /// `$XDG_STATE_HOME/reiterate-shop` (default `~/.local/state/reiterate-shop`); nil with neither set.
-    public static func stateDirectory(environment: [String: String]) -> String? {
-        if let xdg = environment["XDG_STATE_HOME"], xdg.hasPrefix("/") { return xdg + "/reiterate-shop" }
-        guard let home = environment["HOME"], !home.isEmpty else { return nil }
-        return home + "/.local/state/reiterate-shop"
+    /// `$XDG_STATE_HOME/reiterate-shop` (default `~/.local/state/reiterate-shop`), as the cache finds its own.
+    public static func stateDirectory(environment: [String: String]) -> String {
+        AppDirectory.path("XDG_STATE_HOME", default: ".local/state", environment: environment)
     }
 }

@@ -52,8 +52,7 @@ struct Interactive: AsyncParsableCommand {
                 // R and e: reports under $XDG_STATE_HOME/reiterate-shop/reports, HAR files at --har or beside them.
                 let state = EvidenceFiles.stateDirectory(environment: ProcessInfo.processInfo.environment)
                 await MainActor.run {
-                    store.evidence = EvidenceFiles(reportsDirectory: state.map { $0 + "/reports" }, harFile: connection.harFile,
-                                                   harDirectory: state.map { $0 + "/har" })
+                    store.evidence = EvidenceFiles(reportsDirectory: state + "/reports", harFile: connection.harFile, harDirectory: state + "/har")
                 }
                 // The cache is read here, before curses starts: the first frame shows it at once.
                 let cached = await store.cachedShopNow()

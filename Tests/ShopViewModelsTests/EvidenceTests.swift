@@ -161,7 +161,7 @@ import Testing
     @Test func theStateFolderFollowsXDG() {
         #expect(EvidenceFiles.stateDirectory(environment: ["XDG_STATE_HOME": "/x/state", "HOME": "/home/q"]) == "/x/state/reiterate-shop")
         #expect(EvidenceFiles.stateDirectory(environment: ["XDG_STATE_HOME": "relative", "HOME": "/home/q"]) == "/home/q/.local/state/reiterate-shop")
-        #expect(EvidenceFiles.stateDirectory(environment: [:]) == nil)
+        #expect(EvidenceFiles.stateDirectory(environment: [:]) == NSHomeDirectory() + "/.local/state/reiterate-shop")
     }
 }
 

@@ -103,6 +103,15 @@ def stub(shared_stub):
     shared_stub.reset()
 
 
+@pytest.fixture(scope="session")
+def certificates(tmp_path_factory):
+    """A throwaway CA and the server certificates it signs, from the script `make certs` runs:
+    right (127.0.0.1), wrong (another host name), expired (one day in 2024)."""
+    d = tmp_path_factory.mktemp("tls")
+    subprocess.run(["bash", str(ROOT / "Tests" / "tls" / "make-certs.sh"), str(d)], check=True, capture_output=True)
+    return d
+
+
 @pytest.fixture
 def start_stub():
     """Starts extra stand-ins with their own flags; stops them after the test."""

@@ -7,7 +7,6 @@ import subprocess
 
 import pytest
 
-from conftest import ROOT
 from test_cli import shop
 
 # Words and shapes that belong to libraries, never to a user: type and module names, source files,
@@ -56,15 +55,6 @@ def test_a_body_cut_mid_stream_says_so_and_keeps_the_request_id(stub):
     assert r.returncode == 69
     assert re.fullmatch(r"error: GET /api/v1/balance: the connection closed before the answer was complete "
                         r"\(request id rq-[0-9a-f]+\)\n", r.stderr), r.stderr
-
-
-@pytest.fixture(scope="module")
-def certificates(tmp_path_factory):
-    """A throwaway CA and the server certificates it signs (`make certs` makes the same with openssl):
-    right (127.0.0.1), wrong (another host name), expired (one day in 2024)."""
-    d = tmp_path_factory.mktemp("tls")
-    subprocess.run(["bash", str(ROOT / "Tests" / "tls" / "make-certs.sh"), str(d)], check=True, capture_output=True)
-    return d
 
 
 @pytest.fixture

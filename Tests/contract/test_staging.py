@@ -4,7 +4,6 @@ import re
 import socket
 import subprocess
 import time
-from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
@@ -28,13 +27,6 @@ def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
-
-
-@pytest.fixture(scope="module")
-def certificates(tmp_path_factory):
-    d = tmp_path_factory.mktemp("tls")
-    subprocess.run(["bash", str(ROOT / "Tests" / "tls" / "make-certs.sh"), str(d)], check=True, capture_output=True)
-    return d
 
 
 @pytest.fixture

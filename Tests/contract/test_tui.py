@@ -823,10 +823,8 @@ def test_the_request_detail_wraps_at_url_delimiters(start_stub, tui, width):
             assert line[-1] in "&?/,;=-.:", (line, pane)
 
 
-def test_the_header_says_tls_error_not_offline(start_stub, tui, tmp_path):
-    certs = tmp_path / "certs"
-    subprocess.run(["bash", str(ROOT / "Tests" / "tls" / "make-certs.sh"), str(certs)], check=True, capture_output=True)
-    s = start_stub("--quiet", "--tls-cert", str(certs / "right.pem"), "--tls-key", str(certs / "right.key"))
+def test_the_header_says_tls_error_not_offline(start_stub, tui, certificates):
+    s = start_stub("--quiet", "--tls-cert", str(certificates / "right.pem"), "--tls-key", str(certificates / "right.key"))
     t = tui(s.url, width=140)  # no ca_file: the throwaway CA is not trusted
     screen = t.wait_for("TLS error")
     assert "offline" not in screen.splitlines()[0] and "set ca_file" in screen, screen

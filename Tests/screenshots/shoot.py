@@ -182,6 +182,13 @@ class Scene:
             time.sleep(0.05)
         time.sleep(settle)
 
+    def spend(self, amount, comment):
+        """`s` on the selected pack, the amount, the comment, Enter, then `y` to send it."""
+        self.keys("s")
+        self.keys(*amount, "Tab", *comment, settle=0.2)
+        self.keys("Enter")
+        self.keys("y", settle=1.0)
+
     def shoot(self, out_dir, file, title):
         ansi = tmux("capture-pane", "-e", "-p", "-N", "-t", self.name).stdout
         render(ansi, out_dir / file, title)
@@ -250,10 +257,7 @@ def main():
             c = Scene(shop2_url, work / "cache-checks", "checks")
             c.wait("Balance 1,250 cheer")
             c.wait("46 of 46 packs")
-            c.keys("s")
-            c.keys(*"7", "Tab", *"for the screenshot", settle=0.2)
-            c.keys("Enter")
-            c.keys("y", settle=1.0)
+            c.spend("7", "for the screenshot")
             c.wait("spend-balance")
             c.keys("Enter", "4", "j", "k", settle=0.5)
             c.shoot(out, "checks.png", "reiterate-shop — Checks: every write verified (a wrong debit caught)")
@@ -268,10 +272,8 @@ def main():
             b.wait("Balance 1,250 cheer")
             b.wait("46 of 46 packs")
             b.keys("2", "]", settle=0.6)
-            b.keys("1", "j", "s")
-            b.keys(*"25", "Tab", *"for the bug report", settle=0.2)
-            b.keys("Enter")
-            b.keys("y", settle=1.0)
+            b.keys("1", "j")
+            b.spend("25", "for the bug report")
             b.wait("HTTP 500")
             b.keys("R", settle=0.6)
             b.wait("bug report written")
