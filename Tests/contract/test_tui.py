@@ -812,10 +812,18 @@ def test_the_request_detail_wraps_at_url_delimiters(start_stub, tui, width):
     t.keys("2")
     t.wait_for("entry 1 of 230")
     t.keys("3")
-    t.wait_for("GET /api/v1/cheer_hist")
-    t.keys("g")  # the newest request: the history page
-    screen = t.wait_for("┌─ Request")
-    pane = [line.split("│")[1].strip() for line in screen.splitlines() if line.count("│") >= 2]
+    screen = t.wait_for("GET /api/v1/cheer_hist")
+    # The history page's row (which request is newest depends on which answer came last).
+    rows = [line.split("│")[0] for line in screen.splitlines()[3:-2] if "GET /api/v1/" in line.split("│")[0]]
+    index = next(i for i, row in enumerate(rows) if "cheer_hist" in row)
+    t.keys("g", *(["j"] * index))
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        screen = t.settled(t.screen())
+        pane = [line.split("│")[1].strip() for line in screen.splitlines() if line.count("│") >= 2]
+        if any("cheer_history" in line for line in pane[:3]):
+            break
+        time.sleep(0.05)
     url_lines = [line for line in pane if re.search(r"[?&]|cheer_history|^'?http", line)]
     assert sum("per_page=50" in line for line in pane) == 2, pane  # whole, in the request line and in the curl command
     for line in url_lines:  # a URL broken over lines breaks after a delimiter
