@@ -35,9 +35,9 @@ let package = Package(
         .library(name: "StubServer", targets: ["StubServer"]),
     ],
     dependencies: [
-        // Server framework for the staging stand-in (README: "Dependencies").
+        // Server framework for the staging stand-in (docs/dependencies.md).
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1", traits: []),
-        // HTTP transport of the REST core: ~0 CPU while waiting, real cancellation (README).
+        // HTTP transport of the REST core: ~0 CPU while waiting, real cancellation (docs/dependencies.md, docs/benchmarks.md).
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0", traits: []),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
@@ -46,8 +46,12 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
         // Header fields (`HTTPFields`) for the REST core; already in the tree through Hummingbird.
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
-        // config.toml: any valid TOML (arrays for `users`, `[keys]`); README "Dependencies".
+        // config.toml: any valid TOML (arrays for `users`, `[keys]`); docs/dependencies.md.
         .package(url: "https://github.com/LebJe/TOMLKit.git", from: "0.6.0"),
+        // The contract read from its OpenAPI document (the watchdog's schemas, statuses, media types),
+        // so a newer contract needs no rebuild (`--contract`); docs/dependencies.md.
+        .package(url: "https://github.com/mattpolzin/OpenAPIKit.git", from: "6.4.0", traits: []),
+        .package(url: "https://github.com/jpsim/Yams.git", from: "6.2.2"),
     ],
     targets: [
         // Client side.
@@ -64,6 +68,8 @@ let package = Package(
                 .product(name: "NIOTLS", package: "swift-nio"),  // the handshake event (CertificateProbe)
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "OpenAPIKit", package: "OpenAPIKit"),
+                .product(name: "Yams", package: "Yams"),
             ],
             swiftSettings: strict
         ),

@@ -7,7 +7,7 @@ import NIOPosix
 import NIOSSL
 import Synchronization
 
-/// `HTTPTransport` on async-http-client: event-driven (no CPU while waiting — see README),
+/// `HTTPTransport` on async-http-client: event-driven (no CPU while waiting — see docs/benchmarks.md),
 /// cancellation that closes the connection, per-request deadlines and a connect timeout.
 /// Call `shutdown()` before dropping it.
 public final class AsyncHTTPTransport: HTTPTransport {

@@ -1,12 +1,15 @@
 import Foundation
 
-/// Where an endpoint lives: its method and its versioned path `/api/v{N}/{name}`.
+/// Where an endpoint lives: the contract's operation it is, its method and its versioned path
+/// `/api/v{N}/{name}` — written here once (a test holds them to the document).
 public struct EndpointDescription: Sendable, Hashable, CustomStringConvertible {
+    public let operation: OperationID
     public let method: RequestMethod
     public let name: String
     public let version: Int
 
-    public init(_ method: RequestMethod, _ name: String, version: Int = 1) {
+    public init(_ operation: OperationID, _ method: RequestMethod, _ name: String, version: Int = 1) {
+        self.operation = operation
         self.method = method
         self.name = name
         self.version = version
@@ -106,14 +109,14 @@ extension JSONBodyEndpoint {
 /// `GET /api/v1/audio_packs` — every pack on sale, in shop order.
 public struct AudioPacks: Endpoint {
     public typealias Response = AudioPackList
-    public static let endpoint = EndpointDescription(.get, "audio_packs")
+    public static let endpoint = EndpointDescription(.listAudioPacks, .get, "audio_packs")
     public init() {}
 }
 
 /// `GET /api/v1/balance?user_id=` — the user's cheer balance.
 public struct Balance: Endpoint {
     public typealias Response = CheerBalance
-    public static let endpoint = EndpointDescription(.get, "balance")
+    public static let endpoint = EndpointDescription(.getBalance, .get, "balance")
     public var user: String
     public init(user: String) { self.user = user }
     public var query: [(name: String, value: String)] { [("user_id", user)] }
@@ -122,7 +125,7 @@ public struct Balance: Endpoint {
 /// `GET /api/v1/cheer_history?user_id=&page=&per_page=` — one page, newest first.
 public struct CheerHistory: Endpoint {
     public typealias Response = CheerHistoryPage
-    public static let endpoint = EndpointDescription(.get, "cheer_history")
+    public static let endpoint = EndpointDescription(.getCheerHistory, .get, "cheer_history")
     public static let maxPerPage = 200
     public var user: String
     public var page: Int
@@ -142,7 +145,7 @@ public struct CheerHistory: Endpoint {
 /// `POST /api/v2/purchase_cheer` — credit cheer bought in the App Store. Never retried by the client.
 public struct PurchaseCheer: JSONBodyEndpoint {
     public typealias Response = CheerBalance
-    public static let endpoint = EndpointDescription(.post, "purchase_cheer", version: 2)
+    public static let endpoint = EndpointDescription(.purchaseCheer, .post, "purchase_cheer", version: 2)
     public var identifier: String
     public var transactionID: UInt64
     /// Not in the contract (the token names the user in production); sent as `user_id` in the query
@@ -162,7 +165,7 @@ public struct PurchaseCheer: JSONBodyEndpoint {
 /// `POST /api/v1/spend_cheer` — cheer for a pack, optionally with a comment. Never retried by the client.
 public struct SpendCheer: JSONBodyEndpoint {
     public typealias Response = CheerBalance
-    public static let endpoint = EndpointDescription(.post, "spend_cheer")
+    public static let endpoint = EndpointDescription(.spendCheer, .post, "spend_cheer")
     public var amount: Int
     public var product: String
     public var comment: String?
@@ -183,7 +186,7 @@ public struct SpendCheer: JSONBodyEndpoint {
 /// `POST /api/v1/auth/refresh` — a refresh token for a new access token (sent without `Authorization`).
 public struct RefreshToken: JSONBodyEndpoint {
     public typealias Response = TokenGrant
-    public static let endpoint = EndpointDescription(.post, "auth/refresh")
+    public static let endpoint = EndpointDescription(.refreshToken, .post, "auth/refresh")
     public static var requiresAuth: Bool { false }
     public var refreshToken: String
 

@@ -89,8 +89,11 @@ public actor ShopClient {
     private let random: @Sendable () -> Double
     /// The refresh in flight; every caller that meets a 401 meanwhile waits for this one.
     private var refreshTask: Task<String, any Error>?
-    /// The history pages seen lately, for the watchdog's checks across pages.
-    private var historyMemory = HistoryMemory()
+    /// Checks every response against the contract, and against what earlier ones showed. Made on the
+    /// first answer from `contract`, which reads its document in the background from the start (the
+    /// first frame and the first request do not wait for it).
+    private var watchdog: ContractWatchdog?
+    private let contract: Task<Contract, Never>
     /// A refresh token the server refused: not sent again (the user must sign in anew).
     private var refusedRefreshToken: String?
     /// How many refresh calls were made (for tests and the inspector).
@@ -103,8 +106,10 @@ public actor ShopClient {
         exchanges: ExchangeLog = ExchangeLog(),
         logger: Logger = Logger(label: "reiterate.api", factory: { _ in SwiftLogNoOpLogHandler() }),
         sleeper: Sleeper = .live,
-        random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }
+        random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) },
+        contract: Contract? = nil
     ) {
+        self.contract = contract.map { given in Task { given } } ?? Task.detached(priority: .utility) { Contract.bundled }
         self.configuration = configuration
         self.transport = transport
         self.tokens = tokens
@@ -180,7 +185,7 @@ public actor ShopClient {
 
             let response: TransportResponse
             do {
-                response = try await exchange(request, pathAndQuery: pathAndQuery, attempt: attempt)
+                response = try await exchange(request, operation: description.operation, pathAndQuery: pathAndQuery, attempt: attempt)
             } catch let error as TransportError {
                 if description.method == .get, error.isConnectionFailure,
                    let wait = configuration.retry.delay(afterAttempt: attempt, retryAfter: nil, elapsed: .now - started, random: random())
@@ -280,7 +285,7 @@ public actor ShopClient {
     }
 
     /// One HTTP exchange through the transport, recorded in the exchange log and the log file.
-    private func exchange(_ request: TransportRequest, pathAndQuery: String, attempt: Int) async throws -> TransportResponse {
+    private func exchange(_ request: TransportRequest, operation: OperationID, pathAndQuery: String, attempt: Int) async throws -> TransportResponse {
         let startedAt = Date()
         let clockStart = ContinuousClock.now
         var record = Exchange(
@@ -299,9 +304,12 @@ public actor ShopClient {
             record.responseBytes = response.body.count
             record.responseHeaders = Redactor.headers(response.headers)
             record.responseBodyPreview = Redactor.bodyPreview(response.body)
-            record.findings = ContractWatchdog.check(method: request.method.rawValue, pathAndQuery: pathAndQuery,
-                                                     status: response.status, headers: response.headers, body: response.body,
-                                                     memory: &historyMemory)
+            if watchdog == nil {
+                let read = await contract.value
+                if watchdog == nil { watchdog = ContractWatchdog(contract: read) }  // another answer may have made it meanwhile
+            }
+            record.findings = watchdog?.check(ObservedExchange(operation: operation, pathAndQuery: pathAndQuery, requestBody: request.body,
+                                                             status: response.status, headers: response.headers, body: response.body)) ?? []
             await exchanges.finish(record)
             logger.info("\(record.method) \(record.path) \(response.status) \(Self.millis(record.duration))ms \(record.requestID ?? "-")")
             return response

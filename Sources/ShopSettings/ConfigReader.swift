@@ -185,6 +185,7 @@ private struct Reader {
                 }
                 if key == "token_env" { env.tokenEnv = variable } else { env.refreshTokenEnv = variable }
             case "ca_file": env.caFile = try string()
+            case "contract": env.contract = try string()
             case "proxy":
                 guard let proxy = value.string else { throw error(at: at, key: key, "expected a string in quotes, not \(Self.kind(value))") }
                 guard proxy.trimmingCharacters(in: .whitespaces).isEmpty || ProxySetting.parse(proxy) != nil else {

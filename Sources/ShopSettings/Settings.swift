@@ -16,9 +16,13 @@ public struct EnvironmentConfig: Sendable, Equatable {
     public var users: [String]?
     /// `proxy = "http://host:port"` (`""`: no proxy, whatever the environment variables say).
     public var proxy: String?
+    /// `contract = "path"`: the OpenAPI document responses are checked against (another version than
+    /// the built-in one).
+    public var contract: String?
 
     public init(name: String, baseURL: String? = nil, user: String? = nil, readOnly: Bool? = nil, tokenEnv: String? = nil,
-                refreshTokenEnv: String? = nil, caFile: String? = nil, timeout: Double? = nil, users: [String]? = nil, proxy: String? = nil) {
+                refreshTokenEnv: String? = nil, caFile: String? = nil, timeout: Double? = nil, users: [String]? = nil, proxy: String? = nil,
+                contract: String? = nil) {
         self.name = name
         self.baseURL = baseURL
         self.user = user
@@ -29,6 +33,7 @@ public struct EnvironmentConfig: Sendable, Equatable {
         self.timeout = timeout
         self.users = users
         self.proxy = proxy
+        self.contract = contract
     }
 
     /// The stand-in on its default port.
@@ -71,6 +76,7 @@ public struct ConfigError: Error, Sendable, Equatable, CustomStringConvertible {
 /// ca_file = "/etc/ssl/staging-ca.pem"
 /// timeout = 15
 /// users = ["qa-alice", "qa-whale"]
+/// contract = "/path/to/reiterate-api.yaml"   # optional: another version of the contract
 ///
 /// [keys]                               # optional: action = "key" or ["key", ...]
 /// quit = ["x", "ctrl-q"]
@@ -86,7 +92,7 @@ public struct ConfigFile: Sendable, Equatable {
     /// `mouse = false` turns mouse reporting off (so the terminal's own text selection works).
     public var mouse: Bool?
 
-    public static let keys = ["base_url", "user", "read_only", "token_env", "refresh_token_env", "ca_file", "timeout", "users", "proxy"]
+    public static let keys = ["base_url", "user", "read_only", "token_env", "refresh_token_env", "ca_file", "timeout", "users", "proxy", "contract"]
 
     public static func defaultPath(environment: [String: String]) -> String {
         if let xdg = environment["XDG_CONFIG_HOME"], xdg.hasPrefix("/") { return xdg + "/reiterate-shop/config.toml" }
@@ -135,6 +141,8 @@ public struct ResolvedSettings: Sendable, Equatable {
     public var users: [String]
     /// The HTTP proxy requests go through (nil: direct); `sources["proxy"]` says why.
     public var proxy: ProxySetting?
+    /// The OpenAPI document to check responses against (nil: the built-in copy).
+    public var contract: String?
     /// Where each value came from (`flag`, `environment variable X`, `config file`, `default`).
     public var sources: [String: String]
 
@@ -144,7 +152,9 @@ public struct ResolvedSettings: Sendable, Equatable {
         public var user: String?
         public var readOnly: Bool
         public var timeout: Double?
-        public init(env: String? = nil, baseURL: String? = nil, user: String? = nil, readOnly: Bool = false, timeout: Double? = nil) {
+        public var contract: String?
+        public init(env: String? = nil, baseURL: String? = nil, user: String? = nil, readOnly: Bool = false, timeout: Double? = nil, contract: String? = nil) {
+            self.contract = contract
             self.env = env
             self.baseURL = baseURL
             self.user = user
@@ -182,6 +192,7 @@ public struct ResolvedSettings: Sendable, Equatable {
         let refreshTokenEnv = pick("refresh_token_env", nil, nil, chosen?.refreshTokenEnv, "REITERATE_REFRESH_TOKEN") { $0 }
         let caFile: String? = pick("ca_file", nil, nil, chosen?.caFile.map { Optional($0) }, nil) { $0 }
         let users = pick("users", nil, nil, chosen?.users, []) { _ in nil }
+        let contract: String? = pick("contract", flags.contract.map { Optional($0) }, nil, chosen?.contract.map { Optional($0) }, nil) { $0 }
         // An environment is named by --env, else guessed from the URL: loopback is local, a staging
         // host is staging, anything else is production-like — read-only unless its config says not.
         let envName = chosen?.name ?? guessEnvironment(baseURL)
@@ -205,14 +216,14 @@ public struct ResolvedSettings: Sendable, Equatable {
             throw ConfigError(path: problem.variable == nil ? config?.path ?? "config" : "environment", key: "proxy", message: problem.message)
         }
         return ResolvedSettings(environment: envName, baseURL: baseURL, user: user, readOnly: readOnly, tokenEnv: tokenEnv,
-                                refreshTokenEnv: refreshTokenEnv, caFile: caFile, timeout: timeout, users: users, proxy: proxy, sources: sources)
+                                refreshTokenEnv: refreshTokenEnv, caFile: caFile, timeout: timeout, users: users, proxy: proxy, contract: contract, sources: sources)
     }
 
     static func merge(_ top: EnvironmentConfig, over base: EnvironmentConfig) -> EnvironmentConfig {
         EnvironmentConfig(name: top.name, baseURL: top.baseURL ?? base.baseURL, user: top.user ?? base.user, readOnly: top.readOnly ?? base.readOnly,
                           tokenEnv: top.tokenEnv ?? base.tokenEnv, refreshTokenEnv: top.refreshTokenEnv ?? base.refreshTokenEnv,
                           caFile: top.caFile ?? base.caFile, timeout: top.timeout ?? base.timeout, users: top.users ?? base.users,
-                          proxy: top.proxy ?? base.proxy)
+                          proxy: top.proxy ?? base.proxy, contract: top.contract ?? base.contract)
     }
 
     public static func guessEnvironment(_ baseURL: String) -> String {

@@ -22,7 +22,9 @@ public protocol TerminalBackend: AnyObject {
 }
 
 /// A terminal in memory: what was drawn, how many cells each frame wrote, what was copied; input is
-/// queued by the test.
+/// queued by the test. Like a real terminal it keeps what it was sent: each frame changes only the
+/// cells of its diff against the one before, so `text` is what a person would see, and a diff that
+/// missed a change shows as a wrong screen.
 @MainActor
 public final class TestBackend: TerminalBackend {
     public private(set) var width: Int
@@ -35,6 +37,8 @@ public final class TestBackend: TerminalBackend {
     public private(set) var clipboard: [String] = []
     public private(set) var started = false
     private var input: [TerminalInput] = []
+    /// The terminal's cells as text, written only by the runs of each frame's diff.
+    private var shown: [String] = []
 
     public init(width: Int = 100, height: Int = 30) {
         self.width = width
@@ -49,6 +53,10 @@ public final class TestBackend: TerminalBackend {
 
     public func draw(_ grid: Grid) {
         let runs = grid.diff(from: screen)
+        if screen == nil { shown = Array(repeating: " ", count: grid.width * grid.height) }
+        for run in runs {
+            for x in run.x..<(run.x + run.count) { shown[run.y * grid.width + x] = grid.text(at: x, run.y) }
+        }
         cellsWritten.append(runs.reduce(0) { $0 + $1.count })
         screen = grid
         frames += 1
@@ -75,6 +83,14 @@ public final class TestBackend: TerminalBackend {
         input.append(.resize)
     }
 
-    /// The screen as text (empty before the first frame).
-    public var text: String { screen?.text ?? "" }
+    /// The screen as text, as the terminal shows it (empty before the first frame): rows joined by
+    /// newlines, trailing spaces trimmed, as `Grid.text`.
+    public var text: String {
+        guard let screen else { return "" }
+        return (0..<screen.height).map { y in
+            var line = shown[(y * screen.width)..<((y + 1) * screen.width)].joined()
+            while line.last == " " { line.removeLast() }
+            return line
+        }.joined(separator: "\n")
+    }
 }

@@ -90,7 +90,7 @@ public final class CursesTerminal: TerminalBackend {
                 let start = x
                 wide.removeAll(keepingCapacity: true)
                 while x < end, grid[x, run.y].style == style || grid[x, run.y].width == 0 {
-                    grid[x, run.y].glyph.append(to: &wide)
+                    grid.appendScalars(at: run.y * grid.width + x, to: &wide)
                     x += 1
                 }
                 wide.append(0)

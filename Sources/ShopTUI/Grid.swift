@@ -1,4 +1,3 @@
-import Synchronization
 import TerminalText
 
 /// Semantic colours; a backend maps them to what the terminal has (or to none: NO_COLOR).
@@ -46,7 +45,9 @@ public struct Style: Sendable, Equatable, Hashable {
 }
 
 /// What a cell shows, without a heap string: a Unicode scalar inline, or — for a cluster of several
-/// scalars (é as e + ◌́, an emoji with a modifier) — a number in the shared `Glyphs` table.
+/// scalars (é as e + ◌́, an emoji with a modifier) — a number in its grid's `Clusters` table. The
+/// number means something only in the grid the cell belongs to: cells move between grids through
+/// `Grid.copy`, which carries the cluster's text along.
 public struct Glyph: Sendable, Equatable, Hashable {
     let raw: UInt32
     static let clusterBit: UInt32 = 1 << 31
@@ -57,82 +58,45 @@ public struct Glyph: Sendable, Equatable, Hashable {
 
     init(raw: UInt32) { self.raw = raw }
 
-    init(_ character: Character) {
-        let scalars = character.unicodeScalars
-        if scalars.count == 1, let only = scalars.first {
-            raw = only.value
-        } else {
-            raw = Glyphs.shared.intern(String(character)) | Self.clusterBit
-        }
-    }
-
-    /// The text of the cell ("" for a continuation).
-    public var text: String {
-        if raw == 0 { return "" }
-        if raw & Self.clusterBit != 0 { return Glyphs.shared.string(raw & ~Self.clusterBit) }
-        return Unicode.Scalar(raw).map { String(Character($0)) } ?? "\u{FFFD}"
-    }
-
-    /// Appends the cell's scalars to `out` (the backend's wide string), without making a `String`.
-    func append(to out: inout [UInt32]) {
-        if raw == 0 { return }
-        if raw & Self.clusterBit != 0 {
-            out.append(contentsOf: Glyphs.shared.string(raw & ~Self.clusterBit).unicodeScalars.map(\.value))
-        } else {
-            out.append(raw)
-        }
-    }
+    var isCluster: Bool { raw & Self.clusterBit != 0 }
+    var clusterNumber: Int { Int(raw & ~Self.clusterBit) }
 }
 
-/// Grapheme clusters seen on screen, numbered once. Bounded: past `capacity` distinct clusters a new
-/// one shows as U+FFFD (hostile text cannot grow it without limit).
-final class Glyphs: Sendable {
-    static let shared = Glyphs()
-    static let capacity = 1 << 16
+/// The grapheme clusters of one grid, numbered in the order they were first put. It belongs to its
+/// grid (no table is shared between sessions or outlives the grids that use it), and stays bounded:
+/// once it holds more numbers than twice the grid's cells, the grid renumbers the clusters its cells
+/// still show and drops the rest (`Grid.reclaimClusters`). A cluster is never replaced by another
+/// character for want of room.
+struct Clusters: Sendable {
+    private(set) var strings: [String] = []
+    private var numbers: [String: UInt32] = [:]
 
-    private struct Table {
-        var strings: [String] = []
-        var numbers: [String: UInt32] = [:]
+    var count: Int { strings.count }
+
+    mutating func number(of cluster: String) -> UInt32 {
+        if let n = numbers[cluster] { return n }
+        let n = UInt32(strings.count)
+        strings.append(cluster)
+        numbers[cluster] = n
+        return n
     }
 
-    private let table = Mutex(Table())
-
-    func intern(_ cluster: String) -> UInt32 {
-        table.withLock { t in
-            if let n = t.numbers[cluster] { return n }
-            guard t.strings.count < Self.capacity else { return UInt32.max & ~Glyph.clusterBit }
-            let n = UInt32(t.strings.count)
-            t.strings.append(cluster)
-            t.numbers[cluster] = n
-            return n
-        }
-    }
-
-    func string(_ number: UInt32) -> String {
-        table.withLock { t in Int(number) < t.strings.count ? t.strings[Int(number)] : "\u{FFFD}" }
-    }
+    func string(_ number: Int) -> String { strings[number] }
 }
 
 /// One terminal cell: a glyph, its display width (computed once, when text is put) and its style.
-/// The cell after a wide character is a continuation (width 0) that a backend skips. 8 bytes.
+/// The cell after a wide character is a continuation (width 0) that a backend skips. 8 bytes. Its
+/// text is read through its grid (`Grid.text(at:_:)`), which holds the clusters.
 public struct Cell: Sendable, Equatable {
     public var glyph: Glyph
     public var width: UInt8
     public var style: Style
-
-    public init(_ character: Character, width: Int, style: Style = .plain) {
-        glyph = Glyph(character)
-        self.width = UInt8(width)
-        self.style = style
-    }
 
     init(glyph: Glyph, width: UInt8, style: Style) {
         self.glyph = glyph
         self.width = width
         self.style = style
     }
-
-    public var text: String { glyph.text }
 
     public static let blank = Cell(glyph: .space, width: 1, style: .plain)
     static func blank(_ style: Style) -> Cell { Cell(glyph: .space, width: 1, style: style) }
@@ -168,6 +132,8 @@ public struct Grid: Sendable, Equatable {
     public let width: Int
     public let height: Int
     public private(set) var cells: [Cell]
+    /// The text of the cells that show a cluster of several scalars.
+    private(set) var clusters = Clusters()
 
     public init(width: Int, height: Int) {
         self.width = max(0, width)
@@ -180,6 +146,57 @@ public struct Grid: Sendable, Equatable {
     public subscript(x: Int, y: Int) -> Cell {
         get { cells[y * width + x] }
         set { cells[y * width + x] = newValue }
+    }
+
+    /// Two grids are equal when they show the same: same size, and cell by cell the same text,
+    /// width and style (whatever numbers their clusters have in each grid).
+    public static func == (a: Grid, b: Grid) -> Bool {
+        a.width == b.width && a.height == b.height && b.diff(from: a).isEmpty
+    }
+
+    /// The text of the cell at (x, y) ("" for the right half of a wide character).
+    public func text(at x: Int, _ y: Int) -> String { text(of: cells[y * width + x]) }
+
+    func text(of cell: Cell) -> String {
+        let raw = cell.glyph.raw
+        if raw == 0 { return "" }
+        if cell.glyph.isCluster { return clusters.string(cell.glyph.clusterNumber) }
+        return Unicode.Scalar(raw).map { String(Character($0)) } ?? "\u{FFFD}"
+    }
+
+    /// Appends the scalars of the cell at `index` to `out` (a backend's wide string), without making a
+    /// `String` for a single scalar.
+    func appendScalars(at index: Int, to out: inout [UInt32]) {
+        let glyph = cells[index].glyph
+        if glyph.raw == 0 { return }
+        if glyph.isCluster {
+            out.append(contentsOf: clusters.string(glyph.clusterNumber).unicodeScalars.map(\.value))
+        } else {
+            out.append(glyph.raw)
+        }
+    }
+
+    /// The glyph of `character` in this grid: its scalar, or its number in `clusters`.
+    private mutating func glyph(_ character: Character) -> Glyph {
+        let scalars = character.unicodeScalars
+        if scalars.count == 1, let only = scalars.first { return Glyph(raw: only.value) }
+        return cluster(String(character))
+    }
+
+    private mutating func cluster(_ text: String) -> Glyph {
+        if clusters.count >= 2 * cells.count + 64 { reclaimClusters() }
+        return Glyph(raw: clusters.number(of: text) | Glyph.clusterBit)
+    }
+
+    /// Renumbers the clusters the cells still show and forgets the others. Called when the table has
+    /// grown past twice the cells (text put over text many times), so it costs nothing per put.
+    mutating func reclaimClusters() {
+        var kept = Clusters()
+        for i in cells.indices where cells[i].glyph.isCluster {
+            let number = kept.number(of: clusters.string(cells[i].glyph.clusterNumber))
+            cells[i].glyph = Glyph(raw: number | Glyph.clusterBit)
+        }
+        clusters = kept
     }
 
     /// Fills `rect` with blanks of `style`; a wide character cut by its edge is blanked whole.
@@ -195,16 +212,19 @@ public struct Grid: Sendable, Equatable {
         }
     }
 
-    /// Copies cells laid out before (by `put` into a one-row grid) to (x, y), clipped to the grid;
-    /// `style` replaces theirs (a selected row). The cells must not start or end inside a wide character.
-    public mutating func copy(_ row: [Cell], x: Int, y: Int, style: Style? = nil) {
-        guard y >= 0, y < height, x >= 0, x < width else { return }
-        var n = min(row.count, width - x)
-        if n < row.count, n > 0, row[n].width == 0 { n -= 1 }  // never leave half a wide character
+    /// Copies the first `count` cells of `row`'s first line (laid out before by `put` into a one-row
+    /// grid) to (x, y), clipped to the grid, with their clusters; `style` replaces theirs (a selected
+    /// row). The cells must not start or end inside a wide character.
+    public mutating func copy(_ row: Grid, count: Int, x: Int, y: Int, style: Style? = nil) {
+        guard y >= 0, y < height, x >= 0, x < width, row.height > 0 else { return }
+        let available = min(count, row.width)
+        var n = min(available, width - x)
+        if n < available, n > 0, row.cells[n].width == 0 { n -= 1 }  // never leave half a wide character
         let base = y * width + x
         for i in 0..<n {
-            var cell = row[i]
+            var cell = row.cells[i]
             if let style { cell.style = style }
+            if cell.glyph.isCluster { cell.glyph = cluster(row.clusters.string(cell.glyph.clusterNumber)) }
             cells[base + i] = cell
         }
     }
@@ -250,7 +270,7 @@ public struct Grid: Sendable, Equatable {
             let w = DisplayWidth.of(character)
             if w == 0 { continue }
             if used + w > limit { break }
-            if column >= 0 { set(Cell(character, width: w, style: style), x: column, y: y, width: w) }
+            if column >= 0 { set(Cell(glyph: glyph(character), width: UInt8(w), style: style), x: column, y: y, width: w) }
             column += w
             used += w
         }
@@ -302,11 +322,11 @@ public struct Grid: Sendable, Equatable {
                     let row = y * width
                     var x = 0
                     while x < width {
-                        guard new[row + x] != old[row + x] else { x += 1; continue }
+                        guard differs(new[row + x], old[row + x], previous) else { x += 1; continue }
                         var start = x
                         if new[row + start].width == 0, start > 0 { start -= 1 }  // include the wide character
                         var end = x + 1
-                        while end < width, new[row + end] != old[row + end] { end += 1 }
+                        while end < width, differs(new[row + end], old[row + end], previous) { end += 1 }
                         if new[row + end - 1].width == 2, end < width { end += 1 }
                         if let last = runs.last, last.y == y, last.x + last.count >= start {
                             runs[runs.count - 1].count = end - last.x
@@ -321,6 +341,16 @@ public struct Grid: Sendable, Equatable {
         return runs
     }
 
+    /// Whether a cell of this grid shows something other than a cell of `previous`: two clusters
+    /// compare by their text, since each grid numbers its own.
+    @inline(__always)
+    private func differs(_ new: Cell, _ old: Cell, _ previous: Grid) -> Bool {
+        if new.glyph.isCluster, old.glyph.isCluster, new.width == old.width, new.style == old.style {
+            return clusters.string(new.glyph.clusterNumber) != previous.clusters.string(old.glyph.clusterNumber)
+        }
+        return new != old
+    }
+
     /// The rows as plain text (continuations skipped, trailing spaces trimmed): what a snapshot stores.
     public var text: String {
         (0..<height).map { y in
@@ -333,7 +363,7 @@ public struct Grid: Sendable, Equatable {
     /// One row as text, untrimmed.
     public func row(_ y: Int) -> String {
         var line = ""
-        for x in 0..<width where self[x, y].width > 0 { line += self[x, y].text }
+        for x in 0..<width where self[x, y].width > 0 { line += text(at: x, y) }
         return line
     }
 }

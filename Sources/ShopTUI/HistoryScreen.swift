@@ -8,8 +8,10 @@ import TerminalText
 /// the entry, the width, whether its comments are open, its product's name and the time zone, so a
 /// frame that moves the selection lays out nothing again. Keys compare the whole entry (a changed
 /// entry is laid out anew); bounded (256 entries: more than two 400×100 screens), emptied when full.
-final class HistoryLayoutCache: Sendable {
-    static let shared = HistoryLayoutCache()
+/// One belongs to a session (`TerminalApp`) and reaches the renderer through its `Frame`: a memo of a
+/// pure function, shared by no one else.
+public final class HistoryLayoutCache: Sendable {
+    public init() {}
 
     struct Key: Hashable {
         var item: HistoryItem
@@ -42,15 +44,16 @@ final class HistoryLayoutCache: Sendable {
         var text: String
         var style: Style
         var isRow: Bool
-        /// The text as cells, measured once: a frame copies them instead of putting the text again.
-        var cells: [Cell] = []
+        /// The text as cells, measured once (a one-row grid, and the columns used): a frame copies
+        /// them instead of putting the text again.
+        var cells: (row: Grid, used: Int)?
 
         /// The line with its cells laid out `width` columns wide.
         func measured(width: Int) -> Line {
             var row = Grid(width: max(0, width), height: 1)
             let used = row.put(text, x: 0, y: 0, maxWidth: width, style: style)
             var line = self
-            line.cells = Array(row.cells.prefix(used))
+            line.cells = (row, used)
             return line
         }
     }
@@ -69,7 +72,7 @@ final class HistoryLayoutCache: Sendable {
 }
 
 extension Renderer {
-    typealias HistoryLine = (text: String, style: Style, item: Int, cells: [Cell]?)
+    typealias HistoryLine = (text: String, style: Style, item: Int, cells: (row: Grid, used: Int)?)
 
     /// The History tab: the whole history as one list, one line per entry and its comments under it
     /// when they are open; a place whose page has not come yet shows as loading. Only the entries
@@ -109,7 +112,7 @@ extension Renderer {
                 var product = ""
                 if case let .entry(e) = item { product = names[e.product] ?? e.product }
                 let key = HistoryLayoutCache.Key(item: item, width: area.width, expanded: history.isExpanded(item), product: product, zone: zone)
-                let laid = HistoryLayoutCache.shared.lines(key) {
+                let laid = f.layouts.lines(key) {
                     entryLines(item, expanded: key.expanded, product: product, f: f, widths: (dateW, creatorW, productW, amountW, commentsW), area: area)
                         .map { $0.measured(width: area.width - 2) }
                 }
@@ -133,7 +136,7 @@ extension Renderer {
             below += lines(index)
             index += 1
         }
-        let needAbove = max(rows / 2, rows - min(below.count, rows))
+        let needAbove = Viewport.rowsAbove(rows: rows, below: below.count)
         var above: [HistoryLine] = []
         index = selected - 1
         while index >= 0, above.count < needAbove {
@@ -145,7 +148,7 @@ extension Renderer {
         for (i, line) in shown.enumerated() {
             if line.style == .selected { g.fill(Rect(x: 0, y: y + i, width: area.width, height: 1), style: .selected) }
             if let cells = line.cells {
-                g.copy(cells, x: 1, y: y + i, style: line.style == .selected ? .selected : nil)
+                g.copy(cells.row, count: cells.used, x: 1, y: y + i, style: line.style == .selected ? .selected : nil)
             } else {
                 g.put(line.text, x: 1, y: y + i, maxWidth: area.width - 2, style: line.style)
             }

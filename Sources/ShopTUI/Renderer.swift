@@ -12,10 +12,14 @@ public struct Frame: Sendable {
     public var height: Int
     public var now: Date
     public var timeZone: TimeZone
+    /// The session's laid-out history lines (a memo: the grid is the same with a new, empty one).
+    public var layouts: HistoryLayoutCache
 
     /// The model's screen size, unless `width`/`height` are given.
-    public init(app: AppState, keymap: Keymap = .standard, width: Int? = nil, height: Int? = nil, now: Date, timeZone: TimeZone = .current) {
+    public init(app: AppState, keymap: Keymap = .standard, width: Int? = nil, height: Int? = nil, now: Date, timeZone: TimeZone = .current,
+                layouts: HistoryLayoutCache = HistoryLayoutCache()) {
         self.app = app
+        self.layouts = layouts
         self.keymap = keymap
         self.width = width ?? app.screen.width
         self.height = height ?? app.screen.height

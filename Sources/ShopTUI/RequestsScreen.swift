@@ -62,7 +62,7 @@ extension Renderer {
     }
 
     /// The body area under the header and tabs, above the message and hint lines.
-    static func body(_ f: Frame) -> Rect { Rect(x: 0, y: 2, width: f.width, height: f.height - 4) }
+    static func body(_ f: Frame) -> Rect { Rect(x: 0, y: Viewport.bodyTop, width: f.width, height: Viewport.bodyHeight(screenHeight: f.height)) }
 
     static func requestDetailLines(_ e: Exchange, _ f: Frame, width: Int) -> [(String, Style)] {
         var lines: [(String, Style)] = []

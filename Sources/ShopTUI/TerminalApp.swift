@@ -32,6 +32,8 @@ public final class TerminalApp {
     private var layout = Layout()
     /// The last frame drawn (a bug report quotes it as text).
     private var lastGrid: Grid?
+    /// This session's laid-out history lines, kept between frames.
+    private let layouts = HistoryLayoutCache()
     /// When the timer should fire next (nil: nothing on screen moves; no wake-ups).
     public private(set) var nextWake: Duration?
 
@@ -237,7 +239,7 @@ public final class TerminalApp {
         pendingRender = false
         guard exitStatus == nil else { return }
         let (width, height) = backend.size
-        let frame = Frame(app: store.state, keymap: keymap, width: width, height: height, now: clock())
+        let frame = Frame(app: store.state, keymap: keymap, width: width, height: height, now: clock(), layouts: layouts)
         let drawn = Renderer.draw(frame)
         layout = drawn.layout
         lastGrid = drawn.grid

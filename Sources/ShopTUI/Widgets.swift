@@ -37,11 +37,6 @@ struct Table {
     /// Row `i`'s cells (sanitized text) and, per cell, a style of its own (nil: the row's style).
     var cells: (Int) -> [(String, Style?)]
 
-    /// The first row to show so that `selected` stays visible (kept near the middle).
-    static func offset(selected: Int, count: Int, visible: Int) -> Int {
-        min(max(0, selected - visible / 2), max(0, count - visible))
-    }
-
     /// Draws the column titles on the area's first line and the rows below — or, with no rows,
     /// `empty` wrapped under the titles (muted, or in the error style when it is an error). Answers
     /// where each row drawn went (for mouse clicks).
@@ -56,9 +51,10 @@ struct Table {
         }
         let rows = area.height - 1
         guard rows > 0, count > 0 else { return [] }
-        let start = Self.offset(selected: selected ?? 0, count: count, visible: rows)
+        let viewport = Viewport.centred(selected: selected ?? 0, count: count, rows: rows)
+        let start = viewport.offset
         var hits: [RowHit] = []
-        for index in start..<min(count, start + rows) {
+        for index in viewport.range(count: count) {
             let y = area.y + 1 + index - start
             let isSelected = index == selected
             let rowStyle: Style = isSelected ? .selected : .plain

@@ -291,9 +291,8 @@ extension ShopUpdate {
     static func loadVisiblePages(_ state: inout AppState) -> [Effect] {
         let h = state.history
         guard let count = h.count, count > 0 else { return loadHistoryPage(h.page, &state) }
-        let rows = state.screen.pageSize
-        let low = max(0, min(h.cursor - rows / 2, count - rows))
-        let high = min(count - 1, max(h.cursor + rows / 2, rows - 1))
+        let shown = Viewport.centred(selected: h.cursor, count: count, rows: state.screen.pageSize).range(count: count)
+        let low = shown.lowerBound, high = max(low, shown.upperBound - 1)
         var wanted: [Int] = []
         for page in [h.locate(low).page, h.locate(high).page] where !wanted.contains(page) && page != h.page { wanted.append(page) }
         let edge = h.travel > 0 ? min(count - 1, high + HistoryState.prefetchDistance) : max(0, low - HistoryState.prefetchDistance)

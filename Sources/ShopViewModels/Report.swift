@@ -266,7 +266,7 @@ extension ShopUpdate {
             } else if let status = e.status, status >= 400 {
                 title = "\(e.method) \(e.path) → HTTP \(status) \(ErrorText.reasonPhrase(status))"
             } else if let finding = e.findings.first {
-                title = "\(e.method) \(e.path): [\(finding.check)] expected \(finding.expected), got \(finding.actual)"
+                title = "\(e.method) \(e.path): [\(finding.check.rawValue)] expected \(finding.expected), got \(finding.actual)"
             } else if e.isPending {
                 title = "\(e.method) \(e.path): no answer yet after \(Int(e.duration.components.seconds)) s"
             } else {

@@ -69,7 +69,7 @@ extension ShopUpdate {
     static func addFindings(_ exchange: Exchange, _ state: inout AppState) {
         guard !exchange.findings.isEmpty else { return }
         state.checks.add(exchange.findings.map {
-            CheckRecord(name: $0.check, outcome: .failed, expected: $0.expected, actual: $0.actual,
+            CheckRecord(name: $0.check.rawValue, outcome: .failed, expected: $0.expected, actual: $0.actual,
                         request: "\(exchange.method) \(exchange.path)", requestID: exchange.requestID, at: exchange.startedAt,
                         isFinding: true)
         })

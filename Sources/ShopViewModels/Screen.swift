@@ -56,10 +56,38 @@ public struct ScreenState: Equatable, Sendable {
 
     public init() {}
 
-    /// Rows a list shows at this height: the screen less header, tabs, column titles, message and hint lines.
-    public static func listRows(height: Int) -> Int { max(1, height - 6) }
-    /// How far PgDn/PgUp move.
-    public var pageSize: Int { Self.listRows(height: height) }
+    /// How far PgDn/PgUp move: the rows a list shows.
+    public var pageSize: Int { Viewport.listRows(height: height) }
+}
+
+/// Which rows of a list are on screen. Computed here, once, for the update (how far PgDn moves, which
+/// history pages to load) and for the renderer (which rows to draw) alike.
+public struct Viewport: Sendable, Equatable {
+    /// The first row shown.
+    public var offset: Int
+    /// How many rows the list area holds.
+    public var rows: Int
+
+    /// The screen's lines above the body (header, tabs) and the body's height: the screen less those
+    /// and the message and hint lines under it.
+    public static let bodyTop = 2
+    public static func bodyHeight(screenHeight: Int) -> Int { screenHeight - 4 }
+    /// Rows a list shows at this height: the body less its column titles.
+    public static func listRows(height: Int) -> Int { max(1, bodyHeight(screenHeight: height) - 1) }
+
+    /// Rows to show above the selected one when `below` rows (the selected one first) remain to the
+    /// end: half the screen, or more at the end so that the last screenful fills.
+    public static func rowsAbove(rows: Int, below: Int) -> Int { max(rows / 2, rows - min(below, rows)) }
+
+    /// The rows of a list of `count` that keep `selected` near the middle (at the ends, the first or
+    /// last screenful shows).
+    public static func centred(selected: Int, count: Int, rows: Int) -> Viewport {
+        let selected = min(max(0, selected), max(0, count - 1))
+        return Viewport(offset: selected - min(selected, rowsAbove(rows: rows, below: count - selected)), rows: rows)
+    }
+
+    /// The rows shown, as indexes into a list of `count`.
+    public func range(count: Int) -> Range<Int> { min(offset, count)..<min(count, offset + rows) }
 }
 
 extension ShopUpdate {

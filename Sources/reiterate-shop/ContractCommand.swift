@@ -3,23 +3,36 @@ import Foundation
 import ShopAPI
 import TerminalText
 
-/// `reiterate-shop contract`: the contract as the watchdog knows it, as JSON — what a test compares
-/// with `../shared/api/reiterate-api.yaml`, so the checks and the contract cannot drift apart.
+/// `reiterate-shop contract`: the contract as the watchdog reads it from its document (the built-in
+/// copy, or `--contract FILE`), as JSON — what a test compares with the YAML as Python reads it.
 struct ContractCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "contract",
         abstract: "Print the operations and schemas the contract watchdog checks responses against (JSON)."
     )
 
+    @Option(name: .long, help: ArgumentHelp("Read another version of the OpenAPI document instead of the built-in one.", valueName: "file"))
+    var contract: String?
+
     struct Dump: Encodable {
+        var source: String
         var operations: [ContractOperation]
-        var error: ContractSchema
+        var error: ContractSchema?
     }
 
     func run() throws {
+        var loaded = Contract.bundled
+        if let contract {
+            do {
+                loaded = try ContractDocument.load(file: contract)
+            } catch {
+                Terminal.err("error: \(Sanitizer.line(error.description))\n")
+                throw ExitCode(ExitStatus.config.rawValue)
+            }
+        }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        let data = try encoder.encode(Dump(operations: Contract.operations, error: Contract.error))
+        let data = try encoder.encode(Dump(source: loaded.source, operations: loaded.operations, error: loaded.error))
         Terminal.out(String(decoding: data, as: UTF8.self) + "\n")
     }
 }

@@ -44,6 +44,9 @@ struct ConnectionOptions: ParsableArguments {
     @Option(name: .customLong("har"), help: "When the program ends, write every request of the session here as a HAR 1.2 file (mode 0600; no token).")
     var harFile: String?
 
+    @Option(name: .customLong("contract"), help: "Check responses against this OpenAPI document instead of the built-in contract (or `contract = \"path\"` per environment).")
+    var contract: String?
+
     @Option(name: .customLong("cache-dir"), help: "Cache directory (default $XDG_CACHE_HOME/reiterate-shop or ~/.cache/reiterate-shop).")
     var cacheDir: String?
 
@@ -72,7 +75,8 @@ struct ConnectionOptions: ParsableArguments {
     func settings(config: ConfigFile?, readOnlyFlag: Bool = false) throws -> ResolvedSettings {
         do {
             return try ResolvedSettings.resolve(
-                flags: .init(env: envName, baseURL: baseURL, user: user, readOnly: readOnlyFlag, timeout: timeout), environment: environment, config: config)
+                flags: .init(env: envName, baseURL: baseURL, user: user, readOnly: readOnlyFlag, timeout: timeout, contract: contract),
+                environment: environment, config: config)
         } catch {
             throw CLIError(message: error.description, exitCode: .config)
         }
@@ -112,7 +116,19 @@ struct ConnectionOptions: ParsableArguments {
         }
     }
 
+    /// The contract of `settings`: the document it names, read now (a setting error when it cannot be
+    /// used), or nil for the built-in copy (which the client reads in the background).
+    func contract(_ settings: ResolvedSettings) throws -> Contract? {
+        guard let file = settings.contract else { return nil }
+        do {
+            return try ContractDocument.load(file: file)
+        } catch {
+            throw CLIError(message: error.description, exitCode: .config)
+        }
+    }
+
     func withClient<T: Sendable>(_ settings: ResolvedSettings, logger: Logger, _ body: (ShopClient) async throws -> T) async throws -> T {
+        let contract = try contract(settings)
         let tokens = TokenStore(accessToken: try token(settings.tokenEnv), refreshToken: try token(settings.refreshTokenEnv))
         let configuration = ShopClientConfiguration(baseURL: settings.baseURL, requestTimeout: .milliseconds(Int(settings.timeout * 1000)))
         let transport: AsyncHTTPTransport
@@ -125,7 +141,7 @@ struct ConnectionOptions: ParsableArguments {
         }
         // With --har the log keeps the whole session (up to 10,000 requests), not only the last 100.
         let log = ExchangeLog(capacity: harFile == nil ? 100 : 10_000)
-        let client = ShopClient(configuration: configuration, transport: transport, tokens: tokens, exchanges: log, logger: logger)
+        let client = ShopClient(configuration: configuration, transport: transport, tokens: tokens, exchanges: log, logger: logger, contract: contract)
         do {
             let result = try await body(client)
             try? await transport.shutdown()

@@ -11,38 +11,38 @@ import Testing
         return Array(#"{"history":[\#(entries.joined(separator: ","))],"page":\#(number),"per_page":\#(perPage),"total_pages":\#((total + perPage - 1) / perPage),"total_count":\#(total)}"#.utf8)
     }
 
-    func check(_ body: [UInt8], page: Int, memory: inout HistoryMemory) -> [String] {
-        ContractWatchdog.check(method: "GET", pathAndQuery: "/api/v1/cheer_history?user_id=qa-alice&page=\(page)&per_page=3",
-                               status: 200, headers: ok, body: body, memory: &memory).map(\.check)
+    func check(_ body: [UInt8], page: Int, watchdog: inout ContractWatchdog) -> [ContractCheck] {
+        watchdog.check(ObservedExchange(operation: .getCheerHistory, pathAndQuery: "/api/v1/cheer_history?user_id=qa-alice&page=\(page)&per_page=3",
+                                        status: 200, headers: ok, body: body)).map(\.check)
     }
 
     @Test func neighbouringPagesAreComparedForOrderAndDuplicates() {
-        var memory = HistoryMemory()
-        #expect(check(page(1, ids: ["a", "b", "c"], dates: ["2026-11-06T00:00:00Z", "2026-11-05T00:00:00Z", "2026-11-04T00:00:00Z"]), page: 1, memory: &memory).isEmpty)
-        #expect(check(page(2, ids: ["d", "e", "f"], dates: ["2026-11-03T00:00:00Z", "2026-11-02T00:00:00Z", "2026-11-01T00:00:00Z"]), page: 2, memory: &memory).isEmpty)
+        var memory = ContractWatchdog()
+        #expect(check(page(1, ids: ["a", "b", "c"], dates: ["2026-11-06T00:00:00Z", "2026-11-05T00:00:00Z", "2026-11-04T00:00:00Z"]), page: 1, watchdog: &memory).isEmpty)
+        #expect(check(page(2, ids: ["d", "e", "f"], dates: ["2026-11-03T00:00:00Z", "2026-11-02T00:00:00Z", "2026-11-01T00:00:00Z"]), page: 2, watchdog: &memory).isEmpty)
         // Page 2 again, now starting with an entry newer than page 1's last, and one of page 1's ids.
-        let again = check(page(2, ids: ["c", "e", "f"], dates: ["2026-11-04T12:00:00Z", "2026-11-02T00:00:00Z", "2026-11-01T00:00:00Z"]), page: 2, memory: &memory)
-        #expect(again == ["order", "duplicate"])
+        let again = check(page(2, ids: ["c", "e", "f"], dates: ["2026-11-04T12:00:00Z", "2026-11-02T00:00:00Z", "2026-11-01T00:00:00Z"]), page: 2, watchdog: &memory)
+        #expect(again == [.order, .duplicate])
     }
 
     @Test func aChangedTotalIsNoDeviation() {
         // One entry came in at the top: every boundary moved by one, and the total says so.
-        var memory = HistoryMemory()
-        _ = check(page(1, ids: ["a", "b", "c"], dates: ["2026-11-06T00:00:00Z", "2026-11-05T00:00:00Z", "2026-11-04T00:00:00Z"]), page: 1, memory: &memory)
-        let shifted = check(page(2, ids: ["c", "d", "e"], dates: ["2026-11-04T00:00:00Z", "2026-11-03T00:00:00Z", "2026-11-02T00:00:00Z"], total: 7), page: 2, memory: &memory)
+        var memory = ContractWatchdog()
+        _ = check(page(1, ids: ["a", "b", "c"], dates: ["2026-11-06T00:00:00Z", "2026-11-05T00:00:00Z", "2026-11-04T00:00:00Z"]), page: 1, watchdog: &memory)
+        let shifted = check(page(2, ids: ["c", "d", "e"], dates: ["2026-11-04T00:00:00Z", "2026-11-03T00:00:00Z", "2026-11-02T00:00:00Z"], total: 7), page: 2, watchdog: &memory)
         #expect(shifted.isEmpty)
     }
 
     @Test func schemaTypesAreExactAndOptionalOrUnknownKeysPass() {
-        var memory = HistoryMemory()
+        var memory = ContractWatchdog()
         let fine = Array(#"{"history":[{"creator":"c","amount":5,"product":"p","date":"2026-11-06T00:00:00.123+01:00","comments":null,"extra":{"x":1}}],"future_field":true}"#.utf8)
-        #expect(check(fine, page: 1, memory: &memory).isEmpty)
+        #expect(check(fine, page: 1, watchdog: &memory).isEmpty)
         let wrong = Array(#"{"history":[{"creator":"c","amount":"5","product":true,"date":"yesterday"}]}"#.utf8)
-        let findings = ContractWatchdog.check(method: "GET", pathAndQuery: "/api/v1/cheer_history?user_id=qa-alice", status: 200, headers: ok, body: wrong)
-        #expect(findings.map(\.check) == ["schema", "schema", "schema"])
+        let findings = ContractWatchdog.check(ObservedExchange(operation: .getCheerHistory, pathAndQuery: "/api/v1/cheer_history?user_id=qa-alice", status: 200, headers: ok, body: wrong))
+        #expect(findings.map(\.check) == [.schema, .schema, .schema])
         #expect(Set(findings.map(\.expected)) == ["history[0].amount: integer", "history[0].product: string", "history[0].date: an ISO 8601 date-time"])
         let negative = Array(#"{"packs":[{"identifier":"i","name":"n","price_cents":-1}]}"#.utf8)
-        #expect(ContractWatchdog.check(method: "GET", pathAndQuery: "/api/v1/audio_packs", status: 200, headers: ok, body: negative).map(\.expected)
+        #expect(ContractWatchdog.check(ObservedExchange(operation: .listAudioPacks, pathAndQuery: "/api/v1/audio_packs", status: 200, headers: ok, body: negative)).map(\.expected)
             == ["packs[0].price_cents ≥ 0"])
     }
 
@@ -50,5 +50,43 @@ import Testing
         #expect(JSONValue.parse(Array(#"[1, 1.0, true, "1", null, {"a":"\"q\""}]"#.utf8))
             == .array([.int(1), .double(1.0), .bool(true), .string("1"), .null, .object(["a": .string("\"q\"")])]))
         #expect(JSONValue.parse(Array(#"{"a":1"#.utf8)) == nil && JSONValue.parse(Array("[1] x".utf8)) == nil)
+    }
+
+    // MARK: the rules the contract states in words
+
+    func write(_ op: OperationID, request: String, status: Int, answer: String, id: String, _ watchdog: inout ContractWatchdog) -> [Finding] {
+        var headers = ok
+        headers[.requestID] = id
+        return watchdog.check(ObservedExchange(operation: op, pathAndQuery: "/api/v1/x", requestBody: Array(request.utf8), status: status, headers: headers, body: Array(answer.utf8)))
+    }
+
+    @Test func aTransactionCreditedTwiceIsAFindingNamingTheFirstAnswer() {
+        var w = ContractWatchdog()
+        let buy = #"{"identifier":"com.reiterate.cheer.200","transaction_id":42}"#
+        #expect(write(.purchaseCheer, request: buy, status: 200, answer: #"{"balance":200}"#, id: "rq-first", &w).isEmpty)
+        // The contract's own answer to a second call: 409, no finding.
+        #expect(write(.purchaseCheer, request: buy, status: 409, answer: #"{"message":"duplicate","code":"duplicate_transaction"}"#, id: "rq-409", &w).isEmpty)
+        // Another transaction: no finding.
+        #expect(write(.purchaseCheer, request: #"{"identifier":"com.reiterate.cheer.50","transaction_id":43}"#, status: 200, answer: #"{"balance":250}"#, id: "rq-2", &w).isEmpty)
+        let again = write(.purchaseCheer, request: buy, status: 200, answer: #"{"balance":450}"#, id: "rq-again", &w)
+        #expect(again.map(\.check) == [.creditedOnce] && again.first?.expected.contains("rq-first") == true)
+    }
+
+    @Test func aSpendAcceptedOnTooLowABalanceIsAFinding() {
+        var w = ContractWatchdog()
+        let spend = #"{"amount":7,"product":"p"}"#
+        #expect(write(.spendCheer, request: spend, status: 200, answer: #"{"balance":0}"#, id: "rq-1", &w).isEmpty)  // may reach 0
+        #expect(write(.spendCheer, request: spend, status: 402, answer: #"{"message":"too low"}"#, id: "rq-2", &w).isEmpty)
+        let accepted = write(.spendCheer, request: spend, status: 200, answer: #"{"balance":-5}"#, id: "rq-3", &w)
+        #expect(accepted.map(\.line) == ["[spend-refused] expected 402 when the balance is too low (nothing spent), got accepted, leaving a balance of -5"])
+    }
+
+    @Test func statusesAreTheDocumentsOwn() {
+        func status(_ op: OperationID, _ code: Int) -> [ContractCheck] {
+            ContractWatchdog.check(ObservedExchange(operation: op, pathAndQuery: "/", status: code, headers: ok, body: Array(#"{"message":"m"}"#.utf8))).map(\.check)
+        }
+        #expect(status(.spendCheer, 402).isEmpty && status(.purchaseCheer, 409).isEmpty && status(.getBalance, 503).isEmpty)
+        // A status the document does not declare has no schema to hold its body to: the status is the finding.
+        #expect(status(.getBalance, 201) == [.status] && status(.getBalance, 302) == [.status])
     }
 }

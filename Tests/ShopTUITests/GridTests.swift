@@ -12,7 +12,7 @@ import Testing
         var g = Grid(width: 30, height: 1)
         let used = g.put("ab é́ Z̵̡ 日本 👩‍👩‍👧 e", x: 0, y: 0)
         #expect(g.row(0).hasPrefix("ab é́ Z̵̡ 日本 "))
-        #expect(g[3, 0].text == "é́" && g[3, 0].width == 1)
+        #expect(g.text(at: 3, 0) == "é́" && g[3, 0].width == 1)
         #expect(g[7, 0].width == 2 && g[8, 0].width == 0)  // 日 and its continuation
         #expect(used == DisplayWidthProbe.columns(g))
     }
@@ -54,7 +54,7 @@ import Testing
         var c = a
         c.put("x", x: 3, y: 0)  // over the right half of 日: the left half is blanked, the run starts there
         let runs = c.diff(from: a)
-        #expect(runs == [Run(y: 0, x: 2, count: 2)] && c[2, 0].text == " " && c[3, 0].text == "x")
+        #expect(runs == [Run(y: 0, x: 2, count: 2)] && c.text(at: 2, 0) == " " && c.text(at: 3, 0) == "x")
     }
 }
 
@@ -62,7 +62,7 @@ enum DisplayWidthProbe {
     /// Columns the row's non-blank cells reach.
     static func columns(_ g: Grid) -> Int {
         var last = 0
-        for x in 0..<g.width where g[x, 0].text != " " && g[x, 0].width > 0 { last = x + Int(g[x, 0].width) }
+        for x in 0..<g.width where g.text(at: x, 0) != " " && g[x, 0].width > 0 { last = x + Int(g[x, 0].width) }
         return last
     }
 }

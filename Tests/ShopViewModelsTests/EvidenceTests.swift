@@ -85,7 +85,7 @@ import Testing
         e.responseHeaders = HTTPFields(pairs: [("Content-Type", "text/html"), ("X-Request-Id", "rq-500")])
         e.responseBodyPreview = "<html>```\u{1B}]52;c;ZXZpbA==\u{07}bad gateway</html>"
         e.responseBytes = 60
-        e.findings = [Finding(check: "request-id", expected: "an X-Request-Id", actual: "none")]  // as if; a check to report on
+        e.findings = [Finding(check: .requestID, expected: "an X-Request-Id", actual: "none")]  // as if; a check to report on
         d.apply(.exchangeRecorded(e))
         d.apply(.actionFinished(d.actionToken, .failure(.notJSON(status: 500, contentType: "text/html", requestID: "rq-500", endpoint: "POST /api/v1/spend_cheer")), at: t0))
     }

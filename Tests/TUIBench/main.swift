@@ -32,13 +32,14 @@ func loadedHistory(width: Int, height: Int) -> AppState {
 
 for (width, height) in sizes {
     var state = loadedHistory(width: width, height: height)
-    var previous = Renderer.render(Frame(app: state, now: now, timeZone: TimeZone(identifier: "UTC") ?? .current))
+    let layouts = HistoryLayoutCache()  // the session's, as TerminalApp keeps it
+    var previous = Renderer.render(Frame(app: state, now: now, timeZone: TimeZone(identifier: "UTC") ?? .current, layouts: layouts))
     var times: [Double] = []
     var changed = 0
     for i in 0..<(samples + 200) {
         _ = ShopUpdate.update(&state, .action(i % 40 < 20 ? .down : .up))
         let start = ContinuousClock.now
-        let grid = Renderer.render(Frame(app: state, now: now, timeZone: TimeZone(identifier: "UTC") ?? .current))
+        let grid = Renderer.render(Frame(app: state, now: now, timeZone: TimeZone(identifier: "UTC") ?? .current, layouts: layouts))
         let runs = grid.diff(from: previous)
         let elapsed = ContinuousClock.now - start
         if i >= 200 {

@@ -25,14 +25,16 @@ def shop(*args):
 # the checks are the contract's
 
 def normalized(schema, components):
-    """A schema of the YAML as the watchdog's table holds it: $refs resolved, `type` a list, and only
-    what is checked (required, properties, items, minimum, minLength, format)."""
+    """A schema of the YAML as the watchdog reads it from the document: $refs resolved, `type` a list,
+    and only what is checked (required, properties, items, minimum, maximum, minLength, maxLength, format)."""
     if "$ref" in schema:
         return normalized(components[schema["$ref"].split("/")[-1]], components)
     out = {"type": schema["type"] if isinstance(schema["type"], list) else [schema["type"]]}
-    for key in ("required", "minimum", "minLength", "format"):
+    for key in ("minimum", "maximum", "minLength", "maxLength", "format"):
         if key in schema:
             out[key] = schema[key]
+    if schema.get("required"):
+        out["required"] = sorted(schema["required"])
     if "properties" in schema:
         out["properties"] = {k: normalized(v, components) for k, v in schema["properties"].items()}
     if "items" in schema:
@@ -40,25 +42,77 @@ def normalized(schema, components):
     return out
 
 
-def test_the_watchdogs_table_is_the_contract():
+def response(entry, spec):
+    """One declared response as the watchdog reads it: its media types and its JSON body's schema."""
+    if "$ref" in entry:
+        entry = spec["components"]["responses"][entry["$ref"].split("/")[-1]]
+    content = entry.get("content", {})
+    out = {"contentTypes": list(content)}
+    if "application/json" in content and "schema" in content["application/json"]:
+        out["schema"] = normalized(content["application/json"]["schema"], spec["components"]["schemas"])
+    return out
+
+
+def test_the_watchdog_reads_the_contract_from_its_document():
+    """OpenAPIKit's reading (`reiterate-shop contract`) against PyYAML's: same operations, statuses,
+    media types and schemas."""
     spec = yaml.safe_load(SPEC_PATH.read_text())
     components = spec["components"]["schemas"]
-    expected = []
-    for path, methods in spec["paths"].items():
-        for method, op in methods.items():
-            success = [int(code) for code in op["responses"] if code.isdigit() and 200 <= int(code) < 300]
-            assert len(success) == 1, (path, method)
-            schema = op["responses"][str(success[0])]["content"]["application/json"]["schema"]
-            expected.append({"operationId": op["operationId"], "method": method.upper(), "path": path,
-                             "success": success[0], "response": normalized(schema, components)})
     r = shop("contract")
     assert r.returncode == 0, r.stderr
     table = json.loads(r.stdout)
+    assert table["source"] == "built in"
     by_id = {op["operationId"]: op for op in table["operations"]}
-    assert sorted(by_id) == sorted(op["operationId"] for op in expected)
-    for op in expected:
-        assert by_id[op["operationId"]] == op, op["operationId"]
+    expected_ids = []
+    for path, methods in spec["paths"].items():
+        for method, op in methods.items():
+            expected_ids.append(op["operationId"])
+            got = by_id[op["operationId"]]
+            assert (got["method"], got["path"]) == (method.upper(), path)
+            declared = {str(code): response(entry, spec) for code, entry in op["responses"].items()}
+            assert {r["status"]: {k: v for k, v in r.items() if k != "status"} for r in got["responses"]} == declared, op["operationId"]
+    assert sorted(by_id) == sorted(expected_ids)
     assert table["error"] == normalized(components["Error"], components)
+
+
+def test_another_contract_is_read_without_a_rebuild(start_stub, tmp_path):
+    """`--contract FILE`: a copy of the contract that declares `balance` a string makes `print balance`
+    against the stand-in (which sends an integer) warn `[schema]` about `balance`; the built-in one does not."""
+    s = start_stub("--quiet")
+    text = SPEC_PATH.read_text()
+    old = "balance: { type: integer, description: Cheer units; may be 0. }"
+    assert old in text
+    changed = tmp_path / "reiterate-api.yaml"
+    changed.write_text(text.replace(old, "balance: { type: string }"))
+    r = shop("print", "balance", "--base-url", s.url)
+    assert r.returncode == 0 and not warnings(r.stderr), r.stderr
+    r = shop("print", "balance", "--base-url", s.url, "--contract", str(changed))
+    found = warnings(r.stderr)
+    assert r.returncode == 0 and "1,250" in r.stdout, (r.stdout, r.stderr)
+    assert any("[schema] expected balance: string, got integer 1250" in line for line in found), r.stderr
+    assert all("request id rq-" in line for line in found), found
+    r = shop("print", "balance", "--base-url", s.url, "--contract", str(changed), "--strict")
+    assert r.returncode == 65, r.stderr
+    # The same from the config file, per environment.
+    home = tmp_path / "config"
+    (home / "reiterate-shop").mkdir(parents=True)
+    (home / "reiterate-shop" / "config.toml").write_text(
+        f'[environments.next]\nbase_url = "{s.url}"\ncontract = "{changed}"\n')
+    env = {k: v for k, v in os.environ.items() if not k.startswith("REITERATE_")}
+    env.update(REITERATE_TOKEN="dev-token", XDG_CACHE_HOME=tempfile.mkdtemp(), XDG_CONFIG_HOME=str(home), TZ="UTC")
+    r = subprocess.run([SHOP_BIN, "print", "balance", "--env", "next"], capture_output=True, text=True, env=env, timeout=60)
+    assert any("[schema] expected balance: string" in line for line in warnings(r.stderr)), r.stderr
+
+
+def test_a_contract_that_cannot_be_read_is_one_line_and_no_request(start_stub, tmp_path):
+    s = start_stub("--quiet")
+    broken = tmp_path / "broken.yaml"
+    broken.write_text("openapi: 3.1.0\ninfo: [\n")
+    for path in (str(broken), str(tmp_path / "missing.yaml")):
+        r = shop("print", "balance", "--base-url", s.url, "--contract", path)
+        lines = r.stderr.strip().splitlines()
+        assert r.returncode == 78 and len(lines) == 1 and lines[0].startswith("error: ") and path in lines[0], r.stderr
+        assert "Error" not in lines[0] and "Swift" not in lines[0], lines[0]
 
 
 # ---------------------------------------------------------------------------------------------------

@@ -1,0 +1,100 @@
+import Foundation
+
+/// The operations of the contract, by their `operationId`: each endpoint type names its own once
+/// (`EndpointDescription.operation`), and the watchdog finds the document's operation by it.
+public enum OperationID: String, Sendable, Codable, CaseIterable {
+    case listAudioPacks, getBalance, getCheerHistory, purchaseCheer, spendCheer, refreshToken
+}
+
+/// A JSON schema as the document gives it (references resolved), reduced to what the watchdog
+/// checks: types (`null` among them when nullable), required fields, properties, items, bounds,
+/// lengths and formats. Printed by `reiterate-shop contract`.
+public final class ContractSchema: Sendable, Codable {
+    public let type: [String]
+    public let required: [String]?
+    public let properties: [String: ContractSchema]?
+    public let items: ContractSchema?
+    public let minimum: Double?
+    public let maximum: Double?
+    public let minLength: Int?
+    public let maxLength: Int?
+    public let format: String?
+
+    init(_ type: [String], required: [String]? = nil, properties: [String: ContractSchema]? = nil, items: ContractSchema? = nil,
+         minimum: Double? = nil, maximum: Double? = nil, minLength: Int? = nil, maxLength: Int? = nil, format: String? = nil) {
+        self.type = type
+        self.required = required
+        self.properties = properties
+        self.items = items
+        self.minimum = minimum
+        self.maximum = maximum
+        self.minLength = minLength
+        self.maxLength = maxLength
+        self.format = format
+    }
+}
+
+/// The answers an operation declares for one status (`200`, `402`, `4XX`, or `default`: any other).
+public struct ContractResponse: Sendable, Codable {
+    /// As the document writes it: a code (`200`), a range (`4XX`) or `default`.
+    public let status: String
+    /// The media types of its body (`application/json`); empty when it declares no body.
+    public let contentTypes: [String]
+    /// The JSON body's schema.
+    public let schema: ContractSchema?
+}
+
+/// One operation of the document: where it is, what it may answer, and the rules its words state.
+public struct ContractOperation: Sendable, Codable {
+    public let operationId: String
+    public let method: String
+    public let path: String
+    public let responses: [ContractResponse]
+
+    /// The 2xx codes it declares (the contract declares one per operation).
+    public var successes: [Int] { responses.compactMap { Int($0.status) }.filter { (200..<300).contains($0) } }
+
+    /// What answers `status`: its own code, else its range (`4XX`), else `default` for an error (the
+    /// document's conventions: errors are 4xx/5xx; a `default` does not make a 3xx or a 201 right).
+    public func response(for status: Int) -> ContractResponse? {
+        if let own = responses.first(where: { $0.status == String(status) }) { return own }
+        if let range = responses.first(where: { $0.status == "\(status / 100)XX" }) { return range }
+        guard (400..<600).contains(status) else { return nil }
+        return responses.first { $0.status == "default" }
+    }
+
+    /// Whether the document allows `status`: a declared one, or any 4xx/5xx where `default` is declared.
+    public func declares(_ status: Int) -> Bool { response(for: status) != nil }
+}
+
+/// The contract the watchdog checks against, read from an OpenAPI document (`ContractDocument`):
+/// the built-in copy of `reiterate-api.yaml`, or another version given with `--contract`.
+public struct Contract: Sendable {
+    public let operations: [ContractOperation]
+    /// The document's `Error` schema (`components/schemas/Error`), if it has one.
+    public let error: ContractSchema?
+    /// Where it came from: "built in" or the file's path (shown by `config check` and `contract`).
+    public let source: String
+
+    public init(operations: [ContractOperation], error: ContractSchema?, source: String) {
+        self.operations = operations
+        self.error = error
+        self.source = source
+    }
+
+    public func operation(_ id: OperationID) -> ContractOperation? {
+        operations.first { $0.operationId == id.rawValue }
+    }
+
+    /// The contract built into the binary: the copy of `reiterate-api.yaml` in `BundledContract.swift`
+    /// (a test keeps it equal to the shared file). Read once, on first use.
+    public static let bundled: Contract = {
+        do {
+            return try ContractDocument.read(BundledContract.yaml, source: "built in")
+        } catch {
+            // The copy is tested to read; should a library change break that, no check is better
+            // than a crash: the operations are empty and every response passes unchecked.
+            return Contract(operations: [], error: nil, source: "built in (unreadable: \(error))")
+        }
+    }()
+}

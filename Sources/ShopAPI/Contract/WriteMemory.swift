@@ -1,0 +1,31 @@
+/// The rules the contract states in words about writes, checked on each answer a client sees —
+/// whoever sent the write (this tool, a script, the phone through the same client).
+struct WriteMemory: Sendable {
+    static let capacity = 4_096
+    /// Transactions credited (2xx) in this session, with the request id of the answer, oldest first.
+    private var credited: [UInt64: String] = [:]
+    private var order: [UInt64] = []
+
+    /// "A transaction is credited once: a second call with the same transaction_id answers 409 and
+    /// changes nothing." A second 2xx for one transaction is a finding.
+    mutating func credited(request: JSONValue?, requestID: String?) -> [Finding] {
+        guard case let .object(fields)? = request, case let .int(raw)? = fields["transaction_id"], raw >= 0 else { return [] }
+        let id = UInt64(raw)
+        if let first = credited[id] {
+            return [Finding(check: .creditedOnce, expected: "409 for transaction \(id), credited before (request id \(first))",
+                            actual: "credited again")]
+        }
+        credited[id] = requestID ?? "none"
+        order.append(id)
+        if order.count > Self.capacity { credited[order.removeFirst()] = nil }
+        return []
+    }
+
+    /// "402 when the balance is too low; nothing is spent then." A spend answered 2xx whose new
+    /// balance is below zero was accepted on a balance too low.
+    static func spendAccepted(_ answer: JSONValue) -> [Finding] {
+        guard case let .object(fields) = answer, case let .int(balance)? = fields["balance"], balance < 0 else { return [] }
+        return [Finding(check: .spendRefused, expected: "402 when the balance is too low (nothing spent)",
+                        actual: "accepted, leaving a balance of \(balance)")]
+    }
+}

@@ -1,0 +1,75 @@
+import Foundation
+import HTTPTypes
+@testable import ShopAPI
+import Testing
+
+/// The contract is read from its document (OpenAPIKit), not copied by hand.
+@Suite struct ContractDocumentTests {
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    static var sharedSpec: String {
+        ProcessInfo.processInfo.environment["API_SPEC"] ?? root.deletingLastPathComponent().appendingPathComponent("shared/api/reiterate-api.yaml").path
+    }
+
+    @Test func theBuiltInCopyIsTheSharedDocument() throws {
+        let shared = try String(contentsOfFile: Self.sharedSpec, encoding: .utf8)
+        // The generated string holds the file without its last newline.
+        #expect(BundledContract.yaml + "\n" == shared, "run `make contract` to copy ../shared/api/reiterate-api.yaml in")
+    }
+
+    @Test func theBuiltInContractReadsWithEveryOperation() {
+        let contract = Contract.bundled
+        #expect(contract.source == "built in")
+        #expect(Set(contract.operations.map(\.operationId)) == Set(OperationID.allCases.map(\.rawValue)))
+        #expect(contract.error?.required == ["message"])
+    }
+
+    /// Each endpoint names its operation once; its method and path are the document's.
+    @Test func everyEndpointIsWhereTheDocumentPutsIt() {
+        let endpoints: [EndpointDescription] = [AudioPacks.endpoint, Balance.endpoint, CheerHistory.endpoint, PurchaseCheer.endpoint,
+                                                SpendCheer.endpoint, RefreshToken.endpoint]
+        #expect(Set(endpoints.map(\.operation)) == Set(OperationID.allCases))
+        for endpoint in endpoints {
+            let operation = Contract.bundled.operation(endpoint.operation)
+            #expect(operation?.method == endpoint.method.rawValue && operation?.path == endpoint.path, "\(endpoint.operation)")
+        }
+    }
+
+    @Test func schemasKeepWhatTheDocumentSays() throws {
+        let history = try #require(Contract.bundled.operation(.getCheerHistory)?.response(for: 200)?.schema)
+        let entry = try #require(history.properties?["history"]?.items)
+        #expect(entry.required == ["amount", "creator", "date", "product"])
+        #expect(entry.properties?["date"]?.format == "date-time")
+        #expect(entry.properties?["comments"]?.type == ["array", "null"])
+        #expect(entry.properties?["comments"]?.items?.properties?["signature"]?.type == ["string", "null"])
+        #expect(history.properties?["page"]?.minimum == 1)
+        // `default` answers errors only; 402 is spendCheer's own.
+        let spend = try #require(Contract.bundled.operation(.spendCheer))
+        #expect(spend.declares(402) && spend.declares(500) && !spend.declares(201) && !spend.declares(304))
+    }
+
+    @Test func anotherVersionOfTheDocumentChangesTheChecksWithoutARebuild() throws {
+        let changed = BundledContract.yaml.replacingOccurrences(of: "balance: { type: integer, description: Cheer units; may be 0. }",
+                                                                with: "balance: { type: string, maximum: 10 }")
+        #expect(changed != BundledContract.yaml)
+        let contract = try ContractDocument.read(changed, source: "test")
+        var watchdog = ContractWatchdog(contract: contract)
+        let findings = watchdog.check(ObservedExchange(operation: .getBalance, pathAndQuery: "/api/v1/balance?user_id=qa-alice", status: 200,
+                                                       headers: [.contentType: "application/json", .requestID: "rq-1"], body: Array(#"{"balance":1250}"#.utf8)))
+        #expect(findings.map(\.line) == ["[schema] expected balance: string, got integer 1250"])
+    }
+
+    @Test func aDocumentThatCannotBeUsedSaysWhyInOneLine() {
+        for (text, words) in [("openapi: 3.1.0\ninfo: [", "is not an OpenAPI 3.1 document"),
+                              ("openapi: 3.1.0\ninfo: {title: t, version: '1'}\npaths:\n  /x:\n    get:\n      responses:\n        '200': { $ref: '#/components/responses/Nope' }\n",
+                               "reference that does not resolve")] {
+            #expect(throws: ContractDocument.LoadError.self) { try ContractDocument.read(text, source: "bad.yaml") }
+            do {
+                _ = try ContractDocument.read(text, source: "bad.yaml")
+            } catch {
+                #expect(error.description.contains(words) && !error.description.contains("\n"), "\(error.description)")
+                #expect(!error.description.contains("Error") && !error.description.contains("Swift."), "\(error.description)")
+            }
+        }
+        #expect(throws: ContractDocument.LoadError.self) { try ContractDocument.load(file: "/nonexistent/contract.yaml") }
+    }
+}
