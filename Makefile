@@ -9,7 +9,7 @@ STUB := .build/debug/reiterate-stub
 SHOP := .build/debug/reiterate-shop
 export API_SPEC ?= $(abspath ../shared/api/reiterate-api.yaml)
 
-.PHONY: all deps build test test-swift test-contract venv run run-tls certs stub bench release screenshots clean
+.PHONY: all deps build test test-swift test-contract test-fuzz-corpus venv run run-tls certs stub bench release screenshots fuzz contract clean
 
 all: build
 
@@ -24,9 +24,11 @@ build: deps
 	@if grep -E '^$(CURDIR)/(Sources|Tests)/.*warning:' .build/build.log; then \
 	  echo "error: compiler warnings in our sources (zero allowed)" >&2; exit 1; fi
 
-## Everything CI runs: Swift unit tests, then the contract and HTTP tests against the real binary.
+## Everything CI runs: Swift unit tests, the fuzz corpus replayed, then the contract and HTTP tests
+## against the real binary.
 test: build venv
 	$(SWIFT) test --skip-build
+	@$(MAKE) --no-print-directory test-fuzz-corpus
 	@test -f "$(API_SPEC)" || { echo "error: API contract not found at $(API_SPEC) (../shared beside the repo)" >&2; exit 1; }
 	STUB_BIN=$(abspath $(STUB)) $(VENV)/bin/python -m pytest -q -p no:cacheprovider Tests/contract
 
@@ -54,6 +56,35 @@ release: deps
 
 test-swift: build
 	$(SWIFT) test --skip-build
+
+## The fuzz targets built as plain programs (no libFuzzer) replay the seeds and every crash `make fuzz`
+## ever found (kept in Tests/Fuzz/corpus): each is a regression test.
+test-fuzz-corpus:
+	@for t in $(FUZZ_TARGETS); do printf '%s: ' $$t; .build/debug/$$t Tests/Fuzz/corpus/$$t; done
+
+## libFuzzer (-sanitize=fuzzer) on the JSON tokenizer and what reads it, the text sanitizer and display
+## width, and the config reader: FUZZ_TIME seconds each (default 600). New inputs go to
+## .build-fuzz/corpus, crashes to .build-fuzz/crashes (copy one into Tests/Fuzz/corpus/TARGET to keep
+## it as a test). Not part of `make test`. gold cannot link these targets here (an internal error), so
+## clang is pointed at the toolchain's lld under gold's name.
+FUZZ_TIME ?= 600
+FUZZ_TARGETS ?= fuzz-json fuzz-text fuzz-config
+fuzz: deps
+	@mkdir -p .build-fuzz/linker .build-fuzz/crashes
+	@printf '#!/bin/sh\nexec %s "$$@"\n' "$$(dirname "$$(readlink -f "$$(command -v swiftc)")")/ld.lld" > .build-fuzz/linker/ld.gold
+	@chmod +x .build-fuzz/linker/ld.gold
+	for t in $(FUZZ_TARGETS); do \
+	  PATH="$(CURDIR)/.build-fuzz/linker:$$PATH" $(SWIFT) build -c release --scratch-path .build-fuzz --product $$t -Xswiftc -sanitize=fuzzer -Xswiftc -DFUZZING; done
+	@for t in $(FUZZ_TARGETS); do \
+	  mkdir -p .build-fuzz/corpus/$$t; echo "== $$t, $(FUZZ_TIME) s"; \
+	  SWIFT_BACKTRACE=enable=no .build-fuzz/release/$$t -max_total_time=$(FUZZ_TIME) -print_final_stats=1 \
+	    -artifact_prefix=.build-fuzz/crashes/$$t- .build-fuzz/corpus/$$t Tests/Fuzz/corpus/$$t > .build-fuzz/$$t.log 2>&1 \
+	    || { tail -n 30 .build-fuzz/$$t.log; echo "fuzz: $$t crashed: see .build-fuzz/crashes/"; exit 1; }; \
+	  grep -E '^#[0-9]+ +DONE|stat::number_of_executed_units|stat::peak_rss_mb' .build-fuzz/$$t.log; done
+
+## Copies ../shared/api/reiterate-api.yaml into the binary's built-in contract (BundledContract.swift).
+contract:
+	@bash scripts/bundle-contract.sh "$(API_SPEC)"
 
 test-contract: build venv
 	STUB_BIN=$(abspath $(STUB)) $(VENV)/bin/python -m pytest -q -p no:cacheprovider Tests/contract

@@ -56,10 +56,13 @@ let package = Package(
     targets: [
         // Client side.
         .target(name: "TerminalText", swiftSettings: strict),
+        // The one JSON scanner (bytes → tokens with ranges) and what reads it: the exact value tree,
+        // the redactor's rewrite, the pretty-printer, the surrogate repair. A leaf, so `make fuzz` builds it alone.
+        .target(name: "JSONTokens", swiftSettings: strict),
         .target(
             name: "ShopAPI",
             dependencies: [
-                "TerminalText",
+                "TerminalText", "JSONTokens",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -92,7 +95,7 @@ let package = Package(
         .target(
             name: "ShopViewModels",
             dependencies: [
-                "ShopAPI", "ShopCache", "TerminalText",
+                "ShopAPI", "ShopCache", "TerminalText", "JSONTokens",
                 // Standard HTTP reason phrases for error lines.
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
@@ -138,6 +141,7 @@ let package = Package(
 
         .testTarget(name: "StubCoreTests", dependencies: ["StubCore"], swiftSettings: strict),
         .testTarget(name: "TerminalTextTests", dependencies: ["TerminalText"], swiftSettings: strict),
+        .testTarget(name: "JSONTokensTests", dependencies: ["JSONTokens"], swiftSettings: strict),
         .testTarget(name: "ShopCacheTests", dependencies: ["ShopCache"], swiftSettings: strict),
         .testTarget(name: "ShopSettingsTests", dependencies: ["ShopSettings"], swiftSettings: strict),
         .testTarget(
@@ -149,6 +153,12 @@ let package = Package(
         .executableTarget(name: "tui-bench", dependencies: ["ShopTUI", "ShopViewModels", "ShopAPI"], path: "Tests/TUIBench", swiftSettings: strict),
         // Writes cache entries in a loop until killed: the crash-safety test SIGKILLs it mid-write.
         .executableTarget(name: "cache-write-probe", dependencies: ["ShopCache"], path: "Tests/CacheWriteProbe", swiftSettings: strict),
+        // `make fuzz`: libFuzzer targets (built with -sanitize=fuzzer -D FUZZING); without them, programs
+        // that replay the inputs they are given (`make test` replays Tests/Fuzz/corpus).
+        .target(name: "FuzzReplay", path: "Tests/Fuzz/FuzzReplay", swiftSettings: strict),
+        .executableTarget(name: "fuzz-json", dependencies: ["JSONTokens", "FuzzReplay"], path: "Tests/Fuzz/fuzz-json", swiftSettings: strict),
+        .executableTarget(name: "fuzz-text", dependencies: ["TerminalText", "FuzzReplay"], path: "Tests/Fuzz/fuzz-text", swiftSettings: strict),
+        .executableTarget(name: "fuzz-config", dependencies: ["ShopSettings", "FuzzReplay"], path: "Tests/Fuzz/fuzz-config", swiftSettings: strict),
         .testTarget(
             name: "ShopAPITests",
             dependencies: [

@@ -1,4 +1,5 @@
 import Foundation
+import JSONTokens
 
 /// Where an endpoint lives: the contract's operation it is, its method and its versioned path
 /// `/api/v{N}/{name}` — written here once (a test holds them to the document).
@@ -50,46 +51,11 @@ extension Endpoint where Response: Decodable {
 /// Repairs JSON that other decoders accept but Foundation's rejects as a whole.
 public enum JSONRepair {
     /// `\uD800`–`\uDFFF` escapes that do not form a surrogate pair become `\uFFFD`, so one bad string
-    /// costs one field (shown as �), not the whole page. Bytes are returned unchanged when there is none.
+    /// costs one field (shown as �), not the whole page. Bytes are returned unchanged when there is none
+    /// (a body with no backslash is not even tokenized).
     public static func replacingLoneSurrogates(_ bytes: [UInt8]) -> [UInt8] {
-        func surrogate(at i: Int) -> UInt16? {
-            guard i + 5 < bytes.count, bytes[i] == UInt8(ascii: "\\"), bytes[i + 1] == UInt8(ascii: "u") else { return nil }
-            guard let v = UInt16(String(decoding: bytes[(i + 2)...(i + 5)], as: UTF8.self), radix: 16), (0xD800...0xDFFF).contains(v) else { return nil }
-            return v
-        }
-        var out: [UInt8]?
-        var i = 0
-        var inString = false
-        while i < bytes.count {
-            let b = bytes[i]
-            if !inString {
-                if b == UInt8(ascii: "\"") { inString = true }
-                out?.append(b)
-                i += 1
-                continue
-            }
-            if b == UInt8(ascii: "\"") {
-                inString = false
-            } else if b == UInt8(ascii: "\\") {
-                if let high = surrogate(at: i) {
-                    if high < 0xDC00, let low = surrogate(at: i + 6), low >= 0xDC00 {
-                        out?.append(contentsOf: bytes[i..<(i + 12)])  // a proper pair
-                        i += 12
-                        continue
-                    }
-                    if out == nil { out = Array(bytes[..<i]) }
-                    out?.append(contentsOf: Array("\\ufffd".utf8))
-                    i += 6
-                    continue
-                }
-                out?.append(contentsOf: bytes[i..<min(i + 2, bytes.count)])
-                i += 2
-                continue
-            }
-            out?.append(b)
-            i += 1
-        }
-        return out ?? bytes
+        guard bytes.contains(UInt8(ascii: "\\")) else { return bytes }
+        return JSONText.replacingLoneSurrogates(bytes, tokens: JSONTokenizer.tokens(bytes))
     }
 }
 

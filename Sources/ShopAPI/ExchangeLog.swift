@@ -1,5 +1,6 @@
 import Foundation
 import HTTPTypes
+import JSONTokens
 
 /// Why an exchange has no whole answer.
 public enum ExchangeFailure: Sendable, Equatable {
@@ -153,66 +154,18 @@ public enum Redactor {
         return String(path[..<q]) + "?" + query.joined(separator: "&")
     }
 
-    /// The first 64 KiB of a body as text, with the string value of every token-like JSON key redacted.
-    /// Works on invalid or cut JSON too: it scans tokens rather than parsing.
-    public static func bodyPreview(_ body: [UInt8]) -> String? {
+    /// The first 16 KiB of a body as text, with the string value of every token-like JSON key redacted.
+    /// Works on invalid or cut JSON too: it reads tokens rather than parsing. `tokens` are the whole
+    /// body's, when the caller has them already (the answer is tokenized once).
+    public static func bodyPreview(_ body: [UInt8], tokens: [JSONToken]? = nil) -> String? {
         guard !body.isEmpty else { return nil }
         // Only what is shown is redacted. A secret cut by the limit is still replaced: an unterminated
         // string after a secret key is replaced to its end.
-        let shown = body.count > previewLimit ? Array(body.prefix(previewLimit)) : body
-        var text = String(decoding: jsonSecrets(shown), as: UTF8.self)
-        if body.count > previewLimit { text += "\n… (\(body.count - previewLimit) more bytes)" }
+        let cut = body.count > previewLimit
+        let shown = cut ? Array(body.prefix(previewLimit)) : body
+        let shownTokens = cut || tokens == nil ? JSONTokenizer.tokens(shown) : tokens ?? []
+        var text = String(decoding: JSONText.replacingValues(shown, tokens: shownTokens, placeholder: placeholder, isSecret: isSecretName), as: UTF8.self)
+        if cut { text += "\n… (\(body.count - previewLimit) more bytes)" }
         return text
-    }
-
-    /// Replaces the string value after any `"…token…":` key with the placeholder.
-    static func jsonSecrets(_ bytes: [UInt8]) -> [UInt8] {
-        var out: [UInt8] = []
-        out.reserveCapacity(bytes.count)
-        var i = 0
-        var lastString: (start: Int, end: Int)?
-        while i < bytes.count {
-            let c = bytes[i]
-            if c == UInt8(ascii: "\"") {
-                let end = stringEnd(bytes, from: i)
-                out.append(contentsOf: bytes[i..<end])
-                lastString = (i, end)
-                i = end
-                continue
-            }
-            if c == UInt8(ascii: ":"), let key = lastString {
-                out.append(c)
-                i += 1
-                while i < bytes.count, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[i]) {
-                    out.append(bytes[i])
-                    i += 1
-                }
-                let name = String(decoding: bytes[(key.start + 1)..<max(key.start + 1, key.end - 1)], as: UTF8.self)
-                if isSecretName(name), i < bytes.count, bytes[i] == UInt8(ascii: "\"") {
-                    out.append(contentsOf: Array("\"\(placeholder)\"".utf8))
-                    i = stringEnd(bytes, from: i)
-                }
-                lastString = nil
-                continue
-            }
-            if ![0x20, 0x09, 0x0A, 0x0D].contains(c) { lastString = nil }
-            out.append(c)
-            i += 1
-        }
-        return out
-    }
-
-    /// Index after the JSON string starting at `start` (a quote), or the end of a cut body.
-    static func stringEnd(_ b: [UInt8], from start: Int) -> Int {
-        var i = start + 1
-        while i < b.count {
-            if b[i] == UInt8(ascii: "\\") {
-                i += 2
-                continue
-            }
-            if b[i] == UInt8(ascii: "\"") { return i + 1 }
-            i += 1
-        }
-        return b.count
     }
 }

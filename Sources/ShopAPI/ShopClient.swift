@@ -1,4 +1,5 @@
 import Foundation
+import JSONTokens
 import HTTPTypes
 import Logging
 import Synchronization
@@ -293,7 +294,7 @@ public actor ShopClient {
             duration: .zero, status: nil, failure: nil, requestID: nil, attempt: attempt,
             requestBytes: request.body?.count ?? 0, responseBytes: 0,
             requestHeaders: Redactor.headers(request.headers), responseHeaders: [:],
-            requestBodyPreview: request.body.flatMap(Redactor.bodyPreview), responseBodyPreview: nil
+            requestBodyPreview: request.body.flatMap { Redactor.bodyPreview($0) }, responseBodyPreview: nil
         )
         record = await exchanges.begin(record)
         do {
@@ -303,13 +304,16 @@ public actor ShopClient {
             record.requestID = response.headers[.requestID]
             record.responseBytes = response.body.count
             record.responseHeaders = Redactor.headers(response.headers)
-            record.responseBodyPreview = Redactor.bodyPreview(response.body)
+            // The answer is tokenized once, for its redacted preview and the watchdog alike.
+            let tokens = JSONTokenizer.tokens(response.body)
+            record.responseBodyPreview = Redactor.bodyPreview(response.body, tokens: tokens)
             if watchdog == nil {
                 let read = await contract.value
                 if watchdog == nil { watchdog = ContractWatchdog(contract: read) }  // another answer may have made it meanwhile
             }
             record.findings = watchdog?.check(ObservedExchange(operation: operation, pathAndQuery: pathAndQuery, requestBody: request.body,
-                                                             status: response.status, headers: response.headers, body: response.body)) ?? []
+                                                             status: response.status, headers: response.headers, body: response.body,
+                                                             tokens: tokens)) ?? []
             await exchanges.finish(record)
             logger.info("\(record.method) \(record.path) \(response.status) \(Self.millis(record.duration))ms \(record.requestID ?? "-")")
             return response

@@ -1,3 +1,4 @@
+import JSONTokens
 import Foundation
 
 /// Small wording helpers shared by every front end.
@@ -52,45 +53,7 @@ public enum Wording {
 /// as far as it goes (it never throws: the inspector shows whatever came).
 public enum JSONPretty {
     public static func format(_ text: String, indent: String = "  ") -> String {
-        var out = ""
-        var depth = 0
-        var inString = false
-        var escaped = false
-        var pendingNewline = false
-        func newline() { out += "\n" + String(repeating: indent, count: max(depth, 0)) }
-        for ch in text {
-            if inString {
-                out.append(ch)
-                if escaped { escaped = false } else if ch == "\\" { escaped = true } else if ch == "\"" { inString = false }
-                continue
-            }
-            if pendingNewline, ch != "}", ch != "]" {
-                newline()
-            }
-            pendingNewline = false
-            switch ch {
-            case "\"":
-                inString = true
-                out.append(ch)
-            case "{", "[":
-                out.append(ch)
-                depth += 1
-                pendingNewline = true
-            case "}", "]":
-                depth -= 1
-                if let last = out.last, last != "{" && last != "[" { newline() }
-                out.append(ch)
-            case ",":
-                out.append(ch)
-                newline()
-            case ":":
-                out += ": "
-            case " ", "\n", "\r", "\t":
-                continue
-            default:
-                out.append(ch)
-            }
-        }
-        return out
+        let bytes = Array(text.utf8)
+        return JSONText.pretty(bytes, tokens: JSONTokenizer.tokens(bytes), indent: indent)
     }
 }

@@ -115,9 +115,11 @@ import Testing
 
     @Test func expiredTokenIsRenewedOnceAndTheCallResent() async throws {
         var settings = StubSettings(requestLog: false)
-        settings.shop.tokenTTL = 0.3
+        // Long enough that the renewed token outlives a resend on a loaded machine (0.3 s did not, in
+        // a debug build with the whole suite running beside it).
+        settings.shop.tokenTTL = 1.5
         try await withHarness(settings) { h in
-            try await Task.sleep(for: .milliseconds(400))
+            try await Task.sleep(for: .milliseconds(1_600))
             #expect(try await h.client.send(AudioPacks()).packs.count == 46)
             #expect(await h.stub.recorder.all().map(\.outcome) == ["401", "200", "200"])
             #expect(await h.stub.recorder.all().map(\.path) == ["/api/v1/audio_packs", "/api/v1/auth/refresh", "/api/v1/audio_packs"])

@@ -1,3 +1,4 @@
+import JSONTokens
 import Foundation
 import HTTPTypes
 
@@ -10,8 +11,12 @@ public struct ObservedExchange: Sendable {
     public var status: Int
     public var headers: HTTPFields
     public var body: [UInt8]
+    /// The body's tokens, when the caller tokenized it already (an answer is read once).
+    public var tokens: [JSONToken]?
 
-    public init(operation: OperationID, pathAndQuery: String, requestBody: [UInt8]? = nil, status: Int, headers: HTTPFields, body: [UInt8]) {
+    public init(operation: OperationID, pathAndQuery: String, requestBody: [UInt8]? = nil, status: Int, headers: HTTPFields, body: [UInt8],
+                tokens: [JSONToken]? = nil) {
+        self.tokens = tokens
         self.operation = operation
         self.pathAndQuery = pathAndQuery
         self.requestBody = requestBody
@@ -58,7 +63,7 @@ public struct ContractWatchdog: Sendable {
             if (200..<300).contains(status), status != 204, !(declared?.contentTypes.isEmpty ?? false) { add(.contentType, "a JSON body", "an empty body") }
             return findings
         }
-        let json = JSONValue.parse(e.body)
+        let json = JSONValue.parse(e.body, tokens: e.tokens ?? JSONTokenizer.tokens(e.body))
         let contentType = e.headers[.contentType]
         let labelledJSON = contentType.map(ShopClient.isJSON) ?? false
         if json != nil, !labelledJSON {

@@ -1,3 +1,4 @@
+import JSONTokens
 import Foundation
 
 /// What the history pages seen lately showed, to compare neighbours: the newest and oldest date and

@@ -1,3 +1,4 @@
+import JSONTokens
 /// A JSON value against a `ContractSchema`: types (null where nullable), required fields, bounds,
 /// lengths and date-times; unknown keys and absent optional fields pass, as the contract says.
 enum SchemaCheck {

@@ -1,3 +1,4 @@
+import JSONTokens
 /// The rules the contract states in words about writes, checked on each answer a client sees —
 /// whoever sent the write (this tool, a script, the phone through the same client).
 struct WriteMemory: Sendable {
