@@ -110,6 +110,7 @@ let package = Package(
                 "ShopCache",
                 "ShopAPI",
                 "TerminalText",
+                "JSONTokens",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],

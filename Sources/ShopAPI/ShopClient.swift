@@ -357,11 +357,7 @@ public actor ShopClient {
     static func retryAfter(_ value: String?, now: Date) -> Int? {
         guard let text = value?.trimmingCharacters(in: .whitespaces), !text.isEmpty else { return nil }
         if text.utf8.allSatisfy({ (0x30...0x39).contains($0) }) { return Int(text) ?? Int.max }
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "GMT")
-        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
-        guard let date = formatter.date(from: text) else { return nil }
+        guard let date = HTTPDate.parse(text) else { return nil }
         return max(0, Int(date.timeIntervalSince(now).rounded(.up)))
     }
 

@@ -174,10 +174,11 @@ extension Renderer {
                            widths: (date: Int, creator: Int, product: Int, amount: Int, comments: Int), area: Rect) -> [HistoryLayoutCache.Line] {
         switch item {
         case let .entry(e):
-            var line = Columns.fit(date(e.date, f.timeZone), to: widths.date) + " "
-            line += Columns.fit(clean(e.creator), to: widths.creator) + " "
-            line += Columns.fit(clean(product), to: widths.product) + " "
-            line += Columns.fit(Wording.grouped(e.amount), to: widths.amount, alignRight: true) + " "
+            let cells = HistoryColumns.cells(e, product: product, zone: f.timeZone)
+            var line = ""
+            for (cell, (width, right)) in zip(cells, [(widths.date, false), (widths.creator, false), (widths.product, false), (widths.amount, true)]) {
+                line += Columns.fit(cell, to: width, alignRight: right) + " "
+            }
             line += Columns.fit(e.comments.map { $0.isEmpty ? "–" : "\($0.count) ▸" } ?? "–", to: widths.comments, alignRight: true)
             var out = [HistoryLayoutCache.Line(text: line, style: .plain, isRow: true)]
             guard expanded else { return out }

@@ -262,15 +262,8 @@ public enum Renderer {
             : "\(seconds / 60):\(String(format: "%02d", seconds % 60))"
     }
 
-    /// `2026-11-21 21:20` in `zone` (proleptic Gregorian, by arithmetic: a history screen formats
-    /// dozens of dates a frame, and `Calendar` costs microseconds each).
+    /// `2026-11-21 21:20` (or the day alone) in `zone`.
     static func date(_ date: Date, _ zone: TimeZone, withTime: Bool = true) -> String {
-        let local = Int((date.timeIntervalSince1970 + Double(zone.secondsFromGMT(for: date))).rounded(.down))
-        let days = local >= 0 ? local / 86_400 : (local - 86_399) / 86_400
-        let seconds = local - days * 86_400
-        let (year, month, day) = ISO8601.civilFromDays(days)
-        func two(_ n: Int) -> String { n < 10 ? "0\(n)" : "\(n)" }
-        let text = "\(year)-\(two(month))-\(two(day))"
-        return withTime ? text + " \(two(seconds / 3600)):\(two(seconds % 3600 / 60))" : text
+        withTime ? DateText.minute(date, zone) : DateText.day(date, zone)
     }
 }

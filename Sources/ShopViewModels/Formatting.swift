@@ -1,3 +1,5 @@
+import TerminalText
+import ShopAPI
 import JSONTokens
 import Foundation
 
@@ -55,5 +57,55 @@ public enum JSONPretty {
     public static func format(_ text: String, indent: String = "  ") -> String {
         let bytes = Array(text.utf8)
         return JSONText.pretty(bytes, tokens: JSONTokenizer.tokens(bytes), indent: indent)
+    }
+}
+
+/// Dates as every front end writes them (the TUI's tables, `print`'s text, the bug report), by
+/// arithmetic on the proleptic Gregorian calendar: a history screen formats dozens a frame and
+/// `print history --all` one a row, where a `DateFormatter` or `Calendar` costs microseconds each.
+public enum DateText {
+    /// `2026-11-21 21:20` in `zone`.
+    public static func minute(_ date: Date, _ zone: TimeZone) -> String {
+        let (day, seconds) = local(date, zone)
+        return day + " \(two(seconds / 3600)):\(two(seconds % 3600 / 60))"
+    }
+
+    /// `2026-11-21` in `zone`.
+    public static func day(_ date: Date, _ zone: TimeZone) -> String { local(date, zone).day }
+
+    /// `2026-11-23 14:05:09Z`.
+    public static func utcSeconds(_ date: Date) -> String {
+        let (day, seconds) = local(date, TimeZone(secondsFromGMT: 0) ?? .current)
+        return day + " \(two(seconds / 3600)):\(two(seconds % 3600 / 60)):\(two(seconds % 60))Z"
+    }
+
+    /// The start of the day `year-month-day` in `zone` and of the day after; nil when there is no such
+    /// day (2026-02-30).
+    public static func dayBounds(year: Int, month: Int, day: Int, zone: TimeZone) -> (start: Date, next: Date)? {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = zone
+        guard let start = calendar.date(from: DateComponents(year: year, month: month, day: day)),
+              calendar.component(.day, from: start) == day,
+              let next = calendar.date(byAdding: .day, value: 1, to: start) else { return nil }
+        return (start, next)
+    }
+
+    static func local(_ date: Date, _ zone: TimeZone) -> (day: String, seconds: Int) {
+        let local = Int((date.timeIntervalSince1970 + Double(zone.secondsFromGMT(for: date))).rounded(.down))
+        let days = local >= 0 ? local / 86_400 : (local - 86_399) / 86_400
+        let (year, month, day) = ISO8601.civilFromDays(days)
+        return ("\(year)-\(two(month))-\(two(day))", local - days * 86_400)
+    }
+
+    static func two(_ n: Int) -> String { n < 10 ? "0\(n)" : "\(n)" }
+}
+
+/// The cells of a history entry's row, the same in the TUI's list and `print`'s tables: the date (to
+/// the minute, in `zone`), who, the product (its name when known), the amount.
+public enum HistoryColumns {
+    public static let titles = ["DATE", "CREATOR", "PRODUCT", "AMOUNT", "COMMENTS"]
+
+    public static func cells(_ e: CheerHistoryEntry, product: String? = nil, zone: TimeZone) -> [String] {
+        [DateText.minute(e.date, zone), Sanitizer.line(e.creator), Sanitizer.line(product ?? e.product), Wording.grouped(e.amount)]
     }
 }

@@ -518,12 +518,7 @@ extension ShopUpdate {
             if p > last { state.notice = Notice(.info, "There \(last == 1 ? "is" : "are") \(Wording.grouped(last)) page\(last == 1 ? "" : "s"); went to the last") }
             return moveCursor(to: h.firstIndex(ofPage: min(p, last)), &state)
         case let .day(y, m, d):
-            var calendar = Calendar(identifier: .gregorian)
-            calendar.timeZone = state.screen.timeZone
-            guard let start = calendar.date(from: DateComponents(year: y, month: m, day: d)),
-                  calendar.component(.day, from: start) == d,
-                  let next = calendar.date(byAdding: .day, value: 1, to: start)
-            else {
+            guard let next = DateText.dayBounds(year: y, month: m, day: d, zone: state.screen.timeZone)?.next else {
                 state.notice = Notice(.error, "“\(typed)” is not a date")
                 return []
             }

@@ -235,13 +235,7 @@ public struct BugReport: Equatable, Sendable {
         return longest
     }
 
-    static func utc(_ date: Date) -> String {
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = TimeZone(identifier: "UTC") ?? .current
-        let c = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second], from: date)
-        func two(_ n: Int?) -> String { String(format: "%02d", n ?? 0) }
-        return "\(c.year ?? 0)-\(two(c.month))-\(two(c.day)) \(two(c.hour)):\(two(c.minute)):\(two(c.second))Z"
-    }
+    static func utc(_ date: Date) -> String { DateText.utcSeconds(date) }
 
     /// `report-2026-11-23T140509Z.md`: sorts by time; the store adds `-2`, `-3` to a name taken.
     public static func fileStem(at date: Date) -> String {

@@ -137,10 +137,12 @@ public enum Columns {
                 currentWidth = 0
             }
             while wordWidth > width {
-                let (piece, rest) = piece(of: word, room: width, delimitedOnly: false) ?? (String(word.prefix(1)), word.dropFirst())
+                // A cluster wider than the whole line (a space carrying a wide mark, at width 1 or 2)
+                // cannot be shown: it is cut to `…`, as `truncate` cuts, so no line is ever wider.
+                let (piece, rest) = piece(of: word, room: width, delimitedOnly: false) ?? (truncate(String(word.prefix(1)), to: width), word.dropFirst())
                 lines.append(piece)
+                wordWidth -= DisplayWidth.of(String(word[..<rest.startIndex]))
                 word = rest
-                wordWidth -= DisplayWidth.of(piece)
             }
             current = String(word)
             currentWidth = wordWidth

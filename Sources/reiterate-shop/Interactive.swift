@@ -44,8 +44,7 @@ struct Interactive: AsyncParsableCommand {
         }
         let status: Int32
         do {
-            let context = ShopContext(environment: settings.environment, baseURL: settings.baseURL, user: settings.user,
-                                      readOnly: settings.readOnly, tokenVariable: settings.tokenEnv, users: settings.users)
+            let context = settings.shopContext
             let cache = CacheStore(directory: connection.resolvedCacheDir, logger: logger)
             status = try await connection.withClient(settings, logger: logger) { client in
                 let store = await AppStore(state: AppState(context: context), service: LiveShopService(client: client), cache: cache)

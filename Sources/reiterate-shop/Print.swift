@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import JSONTokens
 import Logging
 import ShopAPI
 import ShopCache
@@ -81,7 +82,7 @@ struct Print: AsyncParsableCommand {
         case .history where all:
             var stream = HistoryStream(user: user, json: json, find: find,
                                        since: since.flatMap(HistoryStream.dayStart),
-                                       until: until.flatMap(HistoryStream.dayStart).flatMap(HistoryStream.nextDay))
+                                       until: until.flatMap(HistoryStream.dayAfter))
             try await stream.run(client)
             return ""
         case .history:
@@ -106,15 +107,6 @@ struct HistoryStream {
     /// The date of the last entry read: the history must go back in time.
     var previous: Date?
     var orderWarned = false
-    /// One formatter for every row (making one per row cost more than the row).
-    let dates: DateFormatter = {
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = .current
-        formatter.dateFormat = "yyyy-MM-dd HH:mm"
-        return formatter
-    }()
-
     init(user: String, json: Bool, find: String?, since: Date?, until: Date?) {
         self.user = user
         self.json = json
@@ -123,19 +115,15 @@ struct HistoryStream {
         self.until = until
     }
 
-    static func dayStart(_ text: String) -> Date? {
-        guard case let .day(y, m, d)? = GoToTarget(text) else { return nil }
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = .current
-        guard let start = calendar.date(from: DateComponents(year: y, month: m, day: d)),
-              calendar.component(.day, from: start) == d else { return nil }
-        return start
-    }
+    /// The start of the day `text` names (YYYY-MM-DD, local time).
+    static func dayStart(_ text: String) -> Date? { day(text)?.start }
 
-    static func nextDay(_ start: Date) -> Date? {
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = .current
-        return calendar.date(byAdding: .day, value: 1, to: start)
+    /// The start of the day after the day `text` names.
+    static func dayAfter(_ text: String) -> Date? { day(text)?.next }
+
+    static func day(_ text: String) -> (start: Date, next: Date)? {
+        guard case let .day(y, m, d)? = GoToTarget(text) else { return nil }
+        return DateText.dayBounds(year: y, month: m, day: d, zone: .current)
     }
 
     mutating func run(_ client: ShopClient) async throws {
@@ -179,7 +167,7 @@ struct HistoryStream {
     }
 
     static let widths = [16, 24, 40, 8, 8]
-    static var header: String { row(["DATE", "CREATOR", "PRODUCT", "AMOUNT", "COMMENTS"]) }
+    static var header: String { row(HistoryColumns.titles) }
 
     static func row(_ cells: [String]) -> String {
         zip(cells, widths).enumerated().map { i, pair in
@@ -191,9 +179,8 @@ struct HistoryStream {
         printed += 1
         switch item {
         case let .entry(e):
-            if json { return try Output.jsonLine(e) }
-            return Self.row([dates.string(from: e.date), Sanitizer.line(e.creator), Sanitizer.line(e.product), Wording.grouped(e.amount),
-                             e.comments.map { String($0.count) } ?? "—"])
+            if json { return Output.jsonLine(e) }
+            return Self.row(HistoryColumns.cells(e, zone: .current) + [e.comments.map { String($0.count) } ?? "—"])
         case let .unreadable(u):
             if json { return try Output.jsonLine(UnreadableLine(unreadable: true, id: u.id, reason: u.reason)) }
             return "⚠ unreadable entry\(u.id.map { " \(Sanitizer.line($0))" } ?? ""): \(Sanitizer.line(u.reason))\n"
@@ -213,7 +200,7 @@ extension Print {
     /// and the exit status is 75 (EX_TEMPFAIL).
     func balance(client: ShopClient, settings: ResolvedSettings, logger: Logger) async throws -> String {
         let user = settings.user
-        let context = ShopContext(environment: settings.environment, baseURL: settings.baseURL, user: user, readOnly: settings.readOnly)
+        let context = settings.shopContext
         let cache = CacheStore(directory: connection.resolvedCacheDir, logger: logger)
         let store = await AppStore(state: AppState(context: context), service: LiveShopService(client: client), cache: cache)
         await store.send(.startBalance)
@@ -276,15 +263,12 @@ enum Output {
     }
 
     static func history(_ page: CheerHistoryPage, user: String) -> String {
-        var rows: [[String]] = [["DATE", "CREATOR", "PRODUCT", "AMOUNT", "COMMENTS"]]
+        var rows: [[String]] = [HistoryColumns.titles]
         var notes: [Int: String] = [:]
         for item in page.items {
             switch item {
             case let .entry(e):
-                rows.append([
-                    localDate(e.date), Sanitizer.line(e.creator), Sanitizer.line(e.product), Wording.grouped(e.amount),
-                    e.comments.map { String($0.count) } ?? "—",
-                ])
+                rows.append(HistoryColumns.cells(e, zone: .current) + [e.comments.map { String($0.count) } ?? "—"])
             case let .unreadable(u):
                 notes[rows.count] = "⚠ unreadable entry\(u.id.map { " \(Sanitizer.line($0))" } ?? ""): \(Sanitizer.line(u.reason))"
                 rows.append(["", "", "", "", ""])
@@ -317,29 +301,57 @@ enum Output {
         Wording.price(cents: cents, currency: currency.map(Sanitizer.line))
     }
 
-    static func localDate(_ date: Date) -> String {
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = .current
-        formatter.dateFormat = "yyyy-MM-dd HH:mm"
-        return formatter.string(from: date)
-    }
-
     /// One line of JSON (JSON Lines), escaped as `json`.
     static func jsonLine<T: Encodable>(_ value: T) throws -> String {
         try json(value, pretty: false)
     }
 
-    /// Pretty JSON with snake_case keys; invisible and control characters escaped so none reach stdout raw.
+    /// One history entry as a line of JSON, written directly (`print history --all --json` writes a
+    /// million): the same keys, order and escaping as `json`.
+    static func jsonLine(_ e: CheerHistoryEntry) -> String {
+        var w = JSONWriter()
+        w.raw("{\"amount\":")
+        w.int(e.amount)
+        w.raw(",\"comments\":")
+        if let comments = e.comments {
+            w.raw("[")
+            for (i, c) in comments.enumerated() {
+                if i > 0 { w.raw(",") }
+                w.raw("{\"body\":")
+                w.string(c.body)
+                w.raw(",\"signature\":")
+                w.string(c.signature)
+                w.raw("}")
+            }
+            w.raw("]")
+        } else {
+            w.null()
+        }
+        w.raw(",\"creator\":")
+        w.string(e.creator)
+        w.raw(",\"date\":")
+        w.string(ISO8601.format(e.date))
+        if let id = e.id {
+            w.raw(",\"id\":")
+            w.string(id)
+        }
+        w.raw(",\"product\":")
+        w.string(e.product)
+        w.raw("}\n")
+        return w.text
+    }
+
+    /// Pretty JSON with snake_case keys; invisible and control characters escaped so none reach stdout
+    /// raw (`JSONWriter.mustEscape`). Printable ASCII, most of any answer, is passed on as it is.
     static func json<T: Encodable>(_ value: T, pretty: Bool = true) throws -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = pretty ? [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes] : [.sortedKeys, .withoutEscapingSlashes]
         let text = String(decoding: try encoder.encode(value), as: UTF8.self)
+        guard text.utf8.contains(where: { $0 >= 0x7F }) else { return text + "\n" }
         var out = ""
         for scalar in text.unicodeScalars {
             let v = scalar.value
-            let category = scalar.properties.generalCategory
-            if v == 0x7F || (0x80...0x9F).contains(v) || (v > 0x7F && [.format, .lineSeparator, .paragraphSeparator].contains(category)) {
+            if v >= 0x7F, JSONWriter.mustEscape(scalar) {
                 if v > 0xFFFF {  // JSON escapes beyond the BMP as a UTF-16 surrogate pair
                     let u = v - 0x10000
                     out += String(format: "\\u%04x\\u%04x", 0xD800 + (u >> 10), 0xDC00 + (u & 0x3FF))

@@ -170,6 +170,13 @@ struct ConnectionOptions: ParsableArguments {
     }
 }
 
+extension ResolvedSettings {
+    /// What the view models know of the settings: the one way the TUI, `print`, `spend` and `buy` make it.
+    var shopContext: ShopContext {
+        ShopContext(environment: environment, baseURL: baseURL, user: user, readOnly: readOnly, tokenVariable: tokenEnv, users: users)
+    }
+}
+
 /// Exit statuses (sysexits.h where one fits).
 enum ExitStatus: Int32 {
     case serverError = 1       // the server answered with an error, or sign-in expired

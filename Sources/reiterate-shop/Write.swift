@@ -86,7 +86,7 @@ struct WriteRun {
         var status: Int32 = 0
         do {
             status = try await connection.withClient(settings, logger: logger) { client in
-                let context = ShopContext(environment: settings.environment, baseURL: settings.baseURL, user: settings.user, readOnly: settings.readOnly)
+                let context = settings.shopContext
                 let cache = CacheStore(directory: connection.resolvedCacheDir, logger: logger)
                 let store = await AppStore(state: AppState(context: context), service: LiveShopService(client: client), cache: cache)
                 // What the checks compare against: the live balance, the history's total, the packs.

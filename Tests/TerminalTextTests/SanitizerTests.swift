@@ -122,4 +122,15 @@ import Testing
             #expect(DisplayWidth.of(line) <= 7)
         }
     }
+
+    /// Found by `make fuzz` (Tests/Fuzz/corpus/fuzz-text/crash-wrap-wide-cluster): a space carrying a
+    /// wide spacing mark (U+302E) is one cluster of 3 columns; wrapped to 2 it came out 3 wide.
+    @Test func aClusterWiderThanTheLineIsCutNotOverflowed() {
+        let text = Sanitizer.line("ab \u{302E}evil")
+        for width in 1...4 {
+            let lines = Columns.wrap(text, to: width)
+            #expect(lines.allSatisfy { DisplayWidth.of($0) <= width }, "width \(width): \(lines)")
+        }
+        #expect(Columns.wrap("東", to: 1) == ["…"])
+    }
 }

@@ -414,6 +414,83 @@ def bench_print(ctx):
 
 
 # ---------------------------------------------------------------------------------------------------
+# 4b. the whole 1,000,000-entry history as JSON lines, against curl | jq (issue 18); `/` find's speed
+
+HISTORY_JSON_MAX_RATIO = 1.5
+WHALE_ENTRIES = 1_000_000
+
+
+def timed(argv, env=None, stdin=None, stdout=None):
+    """Wall and CPU seconds of one child process (its own rusage)."""
+    t0 = time.perf_counter()
+    p = subprocess.Popen(argv, env=env, stdin=stdin, stdout=stdout, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(p.pid, 0)
+    wall = time.perf_counter() - t0
+    err = p.stderr.read().decode(errors="replace")
+    p.returncode = os.waitstatus_to_exitcode(status)
+    return p, wall, usage.ru_utime + usage.ru_stime, err
+
+
+def bench_history_json(_ctx):
+    env = dict(os.environ, **APP_ENV)
+    with Stub("--whale-history", str(WHALE_ENTRIES)) as stub:
+        pages = WHALE_ENTRIES // 200
+        urls = SCRATCH / "urls.curl"
+        urls.write_text('header = "Authorization: Bearer dev-token"\nsilent\n'
+                        + "".join(f'url = "{stub.url}/api/v1/cheer_history?user_id=qa-whale&page={n}&per_page=200"\n'
+                                  for n in range(1, pages + 1)))
+        out_app, out_peer = SCRATCH / "app.jsonl", SCRATCH / "peer.jsonl"
+        app_argv = [str(BIN / "reiterate-shop"), "print", "history", "--all", "--json", "--user", "qa-whale", "--base-url", stub.url]
+
+        def run_app():
+            with open(out_app, "wb") as f:
+                p, wall, cpu, err = timed(app_argv, env=env, stdout=f)
+            lines = sum(1 for _ in open(out_app, "rb"))
+            if p.returncode != 0 or lines != WHALE_ENTRIES:
+                raise RuntimeError(f"print history --all --json: exit {p.returncode}, {lines} lines; {err[:300]}")
+            return wall, cpu, err
+
+        def run_peer():
+            t0 = time.perf_counter()
+            with open(out_peer, "wb") as f:
+                curl = subprocess.Popen(["curl", "-K", str(urls)], stdout=subprocess.PIPE)
+                jq = subprocess.Popen(["jq", "-c", ".history[]"], stdin=curl.stdout, stdout=f)
+                curl.stdout.close()
+                _, js, ju = os.wait4(jq.pid, 0)
+                _, cs, cu = os.wait4(curl.pid, 0)
+            wall = time.perf_counter() - t0
+            lines = sum(1 for _ in open(out_peer, "rb"))
+            if lines != WHALE_ENTRIES:
+                raise RuntimeError(f"curl -K | jq printed {lines} lines")
+            return wall, ju.ru_utime + ju.ru_stime + cu.ru_utime + cu.ru_stime, cu.ru_utime + cu.ru_stime
+
+        log(f"history-json: print history --all --json vs curl -K | jq over {WHALE_ENTRIES:,} entries")
+        (a_wall, a_cpu, warnings), (p_wall, p_cpu, curl_cpu) = run_app(), run_peer()
+        found = [l for l in warnings.splitlines() if l.startswith("warning: ")]
+        # `/` find reads the same pages through the same client, decoding and watchdog, and matches
+        # each entry as the TUI's find does (FindState.matches): its speed, as `print --find` shows it.
+        p, f_wall, f_cpu, err = timed(app_argv[:4] + ["--find", "no such text anywhere"] + app_argv[5:], env=env, stdout=subprocess.DEVNULL)
+        if p.returncode != 0:
+            raise RuntimeError(f"print history --all --find: exit {p.returncode}; {err[:300]}")
+    ratio = a_wall / p_wall
+    return [row("history-json", "print history --all --json, 1M entries",
+                f"{a_wall:.1f} s wall, {a_cpu:.1f} s CPU",
+                floor=f"curl -K | jq -c {p_wall:.1f} s wall ({p_cpu:.1f} s CPU, curl {curl_cpu:.1f} s)",
+                ratio=f"{ratio:.2f}×", goal=f"≤ {HISTORY_JSON_MAX_RATIO:g}× peer",
+                result=verdict(ratio <= HISTORY_JSON_MAX_RATIO and not found),
+                method=(f"reiterate-stub --whale-history {WHALE_ENTRIES}; `reiterate-shop print history --all --json --user qa-whale "
+                        f"> FILE` (watchdog on; {len(found)} warnings) vs `curl -K urls | jq -c '.history[]' > FILE` over the same "
+                        f"{pages:,} pages of 200; both checked for {WHALE_ENTRIES:,} lines"),
+                value=a_wall, unit="s", floor_value=p_wall, ratio_value=ratio, cpu_s=a_cpu, peer_cpu_s=p_cpu,
+                warnings=len(found)),
+            row("find-speed", "`/` find speed (entries a second)", f"{WHALE_ENTRIES / f_wall:,.0f} entries/s",
+                floor=f"print --json {WHALE_ENTRIES / a_wall:,.0f} entries/s",
+                method=(f"`print history --all --find TEXT` over the {WHALE_ENTRIES:,} entries (nothing matches: every page read, "
+                        f"decoded, checked and searched as the TUI's `/` does): {f_wall:.1f} s wall, {f_cpu:.1f} s CPU"),
+                value=WHALE_ENTRIES / f_wall, unit="entries/s")]
+
+
+# ---------------------------------------------------------------------------------------------------
 # 5. RSS while browsing a 1,000,000-entry history
 
 def bench_rss(ctx):
@@ -615,9 +692,10 @@ def bench_idle(ctx):
 # ---------------------------------------------------------------------------------------------------
 
 FIGURES = [("frame", bench_frame), ("key", bench_key), ("first", bench_first), ("print", bench_print),
+           ("history-json", bench_history_json),
            ("idle", bench_idle), ("rss", bench_rss), ("history", bench_history), ("cpu", bench_cpu)]
 WHAT = {"frame": "frame build + diff", "key": "key to frame", "first": "first frame, cached balance, server down",
-        "print": "print balance", "idle": "idle wake-ups", "rss": "RSS after 1M-entry history",
+        "print": "print balance", "history-json": "print history --all --json, 1M entries", "idle": "idle wake-ups", "rss": "RSS after 1M-entry history",
         "history": "browsing a 1M-entry history",
         "cpu": "CPU while waiting"}
 

@@ -24,6 +24,12 @@ func check(_ bytes: [UInt8]) {
     let repaired = JSONText.replacingLoneSurrogates(bytes, tokens: tokens)
     precondition(JSONText.replacingLoneSurrogates(repaired, tokens: JSONTokenizer.tokens(repaired)) == repaired, "repair is not idempotent")
     if !bytes.contains(UInt8(ascii: "\\")) { precondition(repaired == bytes, "repair changed a body with no escape") }
+    // Written back as a JSON string (escaped for a terminal), any text reads back as itself.
+    let text = String(decoding: bytes, as: UTF8.self)
+    var writer = JSONWriter()
+    writer.string(text)
+    precondition(JSONValue.parse(writer.bytes) == .string(text), "a written string does not read back")
+    precondition(!writer.bytes.contains { $0 < 0x20 || $0 == 0x7F }, "a control byte was written raw")
     // Redaction leaves no secret value behind.
     let redacted = JSONText.replacingValues(bytes, tokens: tokens, placeholder: "<r>") { $0.contains("token") }
     if value != nil, let after = JSONValue.parse(redacted) { precondition(noSecret(after), "a secret value survived redaction") }
