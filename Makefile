@@ -82,7 +82,7 @@ fuzz: deps
 	    || { tail -n 30 .build-fuzz/$$t.log; echo "fuzz: $$t crashed: see .build-fuzz/crashes/"; exit 1; }; \
 	  grep -E '^#[0-9]+ +DONE|stat::number_of_executed_units|stat::peak_rss_mb' .build-fuzz/$$t.log; done
 
-## Copies ../shared/api/reiterate-api.yaml into the binary's built-in contract (BundledContract.swift).
+## Copies ../shared/api/reiterate-api.yaml into the package (the binary's built-in contract, embedded by SwiftPM).
 contract:
 	@bash scripts/bundle-contract.sh "$(API_SPEC)"
 

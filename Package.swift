@@ -74,6 +74,9 @@ let package = Package(
                 .product(name: "OpenAPIKit", package: "OpenAPIKit"),
                 .product(name: "Yams", package: "Yams"),
             ],
+            // The contract the watchdog reads when no --contract is given: a copy of the shared
+            // document, its bytes embedded in the code (no resource bundle beside the binary).
+            resources: [.embedInCode("Contract/reiterate-api.yaml")],
             swiftSettings: strict
         ),
         .systemLibrary(name: "CNcursesw", providers: [.apt(["libncurses-dev"])]),

@@ -60,6 +60,15 @@ public enum AppDirectory {
     }
 }
 
+/// What a cache file holds (`balance`, `packs`, …): named by whoever stores it, which the cache does
+/// not know; a type, so a typo is a compile error where the names are declared (`CacheKind.balance`).
+public struct CacheKind: Hashable, Sendable, ExpressibleByStringLiteral, CustomStringConvertible {
+    public let name: String
+    public init(_ name: String) { self.name = name }
+    public init(stringLiteral name: String) { self.name = name }
+    public var description: String { name }
+}
+
 /// The on-disk cache: one small JSON file per (kind, key), written atomically (temporary file in the
 /// same directory, fsync, rename, fsync of the directory), directory 0700, files 0600, versioned.
 /// A file that is empty, cut, garbage, of another format version or kind, or unreadable is ignored
@@ -78,8 +87,8 @@ public actor CacheStore {
     }
 
     /// The file that holds `kind` for `key`.
-    public nonisolated func path(kind: String, key: CacheKey) -> String {
-        "\(directory)/\(kind)-\(key.fileStem).json"
+    public nonisolated func path(kind: CacheKind, key: CacheKey) -> String {
+        "\(directory)/\(kind.name)-\(key.fileStem).json"
     }
 
     struct Envelope<Value: Codable>: Codable {
@@ -98,13 +107,13 @@ public actor CacheStore {
     /// Only the version, read first so that another format is told apart from garbage.
     struct VersionProbe: Decodable { var format: Int }
 
-    public func read<Value: Codable & Sendable>(_ type: Value.Type, kind: String, key: CacheKey) -> CacheEntry<Value>? {
+    public func read<Value: Codable & Sendable>(_ type: Value.Type, kind: CacheKind, key: CacheKey) -> CacheEntry<Value>? {
         readNow(type, kind: kind, key: key)
     }
 
     /// `read` without a hop to the actor: for a front end's first frame, before anything else runs
     /// (reading touches no state of the actor; writes stay on it).
-    public nonisolated func readNow<Value: Codable & Sendable>(_ type: Value.Type, kind: String, key: CacheKey) -> CacheEntry<Value>? {
+    public nonisolated func readNow<Value: Codable & Sendable>(_ type: Value.Type, kind: CacheKind, key: CacheKey) -> CacheEntry<Value>? {
         let file = path(kind: kind, key: key)
         guard let data = FileManager.default.contents(atPath: file) else {
             if FileManager.default.fileExists(atPath: file) { logger.warning("cache: cannot read \(file); ignored") }
@@ -125,7 +134,7 @@ public actor CacheStore {
         }
         do {
             let envelope = try decoder.decode(Envelope<Value>.self, from: data)
-            guard envelope.kind == kind, envelope.key == key, envelope.fetchedAt.isFinite else {
+            guard envelope.kind == kind.name, envelope.key == key, envelope.fetchedAt.isFinite else {
                 logger.warning("cache: \(file) holds another entry; ignored")
                 return nil
             }
@@ -138,11 +147,11 @@ public actor CacheStore {
 
     /// Writes atomically; a failure is logged and reported, never fatal (the app works without a cache).
     @discardableResult
-    public func write<Value: Codable & Sendable>(_ value: Value, kind: String, key: CacheKey, fetchedAt: Date) -> Bool {
+    public func write<Value: Codable & Sendable>(_ value: Value, kind: CacheKind, key: CacheKey, fetchedAt: Date) -> Bool {
         do {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys]
-            let data = try encoder.encode(Envelope(format: Self.formatVersion, kind: kind, key: key, fetchedAt: fetchedAt.timeIntervalSince1970, value: value))
+            let data = try encoder.encode(Envelope(format: Self.formatVersion, kind: kind.name, key: key, fetchedAt: fetchedAt.timeIntervalSince1970, value: value))
             if !checkedDirectory {
                 checkedDirectory = true
                 if try !AtomicFile.ensureDirectory(directory), let mode = (try? FileManager.default.attributesOfItem(atPath: directory))?[.posixPermissions] as? Int,

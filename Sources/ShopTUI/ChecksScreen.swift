@@ -11,8 +11,7 @@ extension Renderer {
     static func checks(_ g: inout Grid, _ f: Frame, _ area: Rect, _ layout: inout Layout) {
         let checks = f.app.checks
         let listWidth = max(40, area.width * 3 / 5)
-        let list = Rect(x: area.x, y: area.y, width: listWidth, height: area.height)
-        let detail = Rect(x: list.maxX, y: area.y, width: area.width - listWidth, height: area.height)
+        let (list, detail) = area.columns(left: listWidth)
         let table = Table(
             columns: [.init(title: "TIME", width: 8), .init(title: "", width: 1), .init(title: "CHECK", width: 18),
                       .init(title: "REQUEST", width: max(8, list.width - 32))],

@@ -117,6 +117,11 @@ public struct Rect: Sendable, Equatable {
     public var maxY: Int { y + height }
 
     public func contains(x px: Int, y py: Int) -> Bool { px >= x && px < maxX && py >= y && py < maxY }
+
+    /// The rect cut in two side by side: `left` columns (a tab's list), and the rest (its detail).
+    public func columns(left: Int) -> (left: Rect, right: Rect) {
+        (Rect(x: x, y: y, width: left, height: height), Rect(x: x + left, y: y, width: width - left, height: height))
+    }
 }
 
 /// A changed stretch of one row: cells `x..<x+count` of row `y` (never starting or ending inside a

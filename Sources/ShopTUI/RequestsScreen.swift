@@ -14,8 +14,7 @@ extension Renderer {
             return
         }
         let listWidth = max(36, area.width / 2)
-        let list = Rect(x: area.x, y: area.y, width: listWidth, height: area.height)
-        let detail = Rect(x: list.maxX, y: area.y, width: area.width - listWidth, height: area.height)
+        let (list, detail) = area.columns(left: listWidth)
         // A request a failed check is about is marked ⚠.
         let flagged = Set(f.app.checks.records.filter { $0.outcome == .failed }.compactMap(\.requestID))
         let table = Table(

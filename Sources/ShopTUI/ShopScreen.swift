@@ -8,8 +8,7 @@ extension Renderer {
     static func shop(_ g: inout Grid, _ f: Frame, _ area: Rect, _ layout: inout Layout) {
         let packs = f.app.packs
         let listWidth = max(40, area.width * 58 / 100)
-        let list = Rect(x: area.x, y: area.y, width: listWidth, height: area.height)
-        let details = Rect(x: list.maxX, y: area.y, width: area.width - listWidth, height: area.height)
+        let (list, details) = area.columns(left: listWidth)
         let priceW = 7, cheerW = 8
         let creatorW = max(8, (list.width - priceW - cheerW - 6) / 3)
         let nameW = list.width - creatorW - priceW - cheerW - 6

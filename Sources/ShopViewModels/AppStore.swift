@@ -51,9 +51,9 @@ public final class AppStore {
     public func cachedShopNow() -> CachedShop? {
         guard let cache else { return nil }
         let keys = state.context
-        return CachedShop(balance: cache.readNow(CheerBalance.self, kind: "balance", key: keys.userKey),
-                          packs: cache.readNow(AudioPackList.self, kind: "packs", key: keys.shopKey),
-                          firstPage: cache.readNow(CheerHistoryPage.self, kind: "history-page1", key: keys.userKey))
+        return CachedShop(balance: cache.readNow(CheerBalance.self, kind: .balance, key: keys.userKey),
+                          packs: cache.readNow(AudioPackList.self, kind: .packs, key: keys.shopKey),
+                          firstPage: cache.readNow(CheerHistoryPage.self, kind: .historyFirstPage, key: keys.userKey))
     }
 
     /// Mirrors the REST core's exchange log into the requests inspector.
@@ -192,16 +192,16 @@ public final class AppStore {
         switch effect {
         case let .readCache(token, userKey, shopKey):
             guard let cache else { return send(.cacheLoaded(token, balance: nil, packs: nil, firstPage: nil)) }
-            let balance = await cache.read(CheerBalance.self, kind: "balance", key: userKey)
-            let packs = await cache.read(AudioPackList.self, kind: "packs", key: shopKey)
-            let firstPage = await cache.read(CheerHistoryPage.self, kind: "history-page1", key: userKey)
+            let balance = await cache.read(CheerBalance.self, kind: .balance, key: userKey)
+            let packs = await cache.read(AudioPackList.self, kind: .packs, key: shopKey)
+            let firstPage = await cache.read(CheerHistoryPage.self, kind: .historyFirstPage, key: userKey)
             send(.cacheLoaded(token, balance: balance, packs: packs, firstPage: firstPage))
         case let .writeBalance(key, value, fetchedAt):
-            await cache?.write(value, kind: "balance", key: key, fetchedAt: fetchedAt)
+            await cache?.write(value, kind: .balance, key: key, fetchedAt: fetchedAt)
         case let .writePacks(key, value, fetchedAt):
-            await cache?.write(value, kind: "packs", key: key, fetchedAt: fetchedAt)
+            await cache?.write(value, kind: .packs, key: key, fetchedAt: fetchedAt)
         case let .writeFirstPage(key, value, fetchedAt):
-            await cache?.write(value, kind: "history-page1", key: key, fetchedAt: fetchedAt)
+            await cache?.write(value, kind: .historyFirstPage, key: key, fetchedAt: fetchedAt)
         case .makeTransactionID:
             send(.transactionIDMade(UInt64.random(in: 1...UInt64.max)))
         case .writeHAR:
@@ -300,4 +300,11 @@ public final class AppStore {
             return .failure(.configuration(.unexpected))
         }
     }
+}
+
+extension CacheKind {
+    /// The cache files the app keeps: a user's balance and first history page, the shop's packs.
+    static let balance: CacheKind = "balance"
+    static let packs: CacheKind = "packs"
+    static let historyFirstPage: CacheKind = "history-page1"
 }

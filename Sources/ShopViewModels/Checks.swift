@@ -94,12 +94,16 @@ public struct Verification: Equatable, Sendable {
         var value: Value? { if case let .read(v) = self { return v } else { return nil } }
     }
 
-    var request: String {
+    /// The write's endpoint (its path written once, by the endpoint type).
+    var endpoint: EndpointDescription {
         switch kind {
-        case .spend: return "POST /api/v1/spend_cheer"
-        case .purchase: return "POST /api/v2/purchase_cheer"
+        case .spend: return SpendCheer.endpoint
+        case .purchase: return PurchaseCheer.endpoint
         }
     }
+
+    /// `POST /api/v1/spend_cheer`.
+    var request: String { endpoint.description }
 
     /// Which reads this write needs: a spend changes the balance, the history and the pack's total;
     /// a purchase the balance only.
@@ -189,7 +193,7 @@ extension ShopUpdate {
     static func concludeVerification(_ state: inout AppState) {
         guard let v = state.verification, v.isComplete else { return }
         state.verification = nil
-        let requestID = v.answer.failureRequestID ?? state.requests.rows.first { "\($0.method) \($0.path)".hasPrefix(v.request) }?.requestID
+        let requestID = v.answer.failureRequestID ?? state.requests.rows.first { $0.method == v.endpoint.method.rawValue && $0.path.prefix { $0 != "?" } == v.endpoint.path }?.requestID
         var records: [CheckRecord] = []
         func check(_ name: String, _ passed: Bool, expected: String, actual: String) {
             records.append(CheckRecord(name: name, outcome: passed ? .passed : .failed, expected: expected, actual: actual,

@@ -9,12 +9,18 @@ import TerminalText
 public struct StepLog: Equatable, Sendable {
     public static let capacity = 30
     public private(set) var steps: [String] = []
-    /// The kind of the last step, when a later step of the same kind replaces it (a cursor moving).
-    private var lastKind: String?
+    /// Steps a later one of the same kind replaces: a cursor moving, a failure told again.
+    enum Kind: Hashable, Sendable {
+        case historyMove, packMove
+        case error(requestID: String)
+    }
+
+    /// The kind of the last step, when a later step of the same kind replaces it.
+    private var lastKind: Kind?
 
     public init() {}
 
-    mutating func add(_ text: String, replacing kind: String? = nil) {
+    mutating func add(_ text: String, replacing kind: Kind? = nil) {
         if let kind, kind == lastKind, !steps.isEmpty {
             steps[steps.count - 1] = text
         } else {
@@ -47,7 +53,7 @@ extension ShopUpdate {
         }
         if let notice = state.notice, notice.kind == .error, notice != before.notice {
             // The same failure told again in other words (its verification settled) replaces its step.
-            log.add("→ the app showed: \(notice.text)", replacing: notice.requestID.map { "error \($0)" })
+            log.add("→ the app showed: \(notice.text)", replacing: notice.requestID.map { .error(requestID: $0) })
             state.lastError = notice
         }
     }
@@ -94,9 +100,9 @@ extension ShopUpdate {
     private static func noteMoves(before: AppState, _ state: AppState, _ log: inout StepLog) {
         switch state.screen.tab {
         case .history where state.history.cursor != before.history.cursor:
-            log.add("went to \(state.history.positionText)", replacing: "history-move")
+            log.add("went to \(state.history.positionText)", replacing: .historyMove)
         case .shop where state.packs.selected != before.packs.selected:
-            if let pack = state.packs.selected { log.add("selected the pack “\(Sanitizer.line(pack.name))”", replacing: "pack-move") }
+            if let pack = state.packs.selected { log.add("selected the pack “\(Sanitizer.line(pack.name))”", replacing: .packMove) }
         default:
             break
         }

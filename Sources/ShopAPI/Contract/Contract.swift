@@ -9,7 +9,7 @@ public enum OperationID: String, Sendable, Codable, CaseIterable {
 /// A JSON schema as the document gives it (references resolved), reduced to what the watchdog
 /// checks: types (`null` among them when nullable), required fields, properties, items, bounds,
 /// lengths and formats. Printed by `reiterate-shop contract`.
-public final class ContractSchema: Sendable, Codable {
+public final class ContractSchema: Sendable, Encodable {
     public let type: [String]
     public let required: [String]?
     public let properties: [String: ContractSchema]?
@@ -19,6 +19,10 @@ public final class ContractSchema: Sendable, Codable {
     public let minLength: Int?
     public let maxLength: Int?
     public let format: String?
+    /// `properties` in name order, made once (a check walks them for every object of every answer).
+    let propertyList: [(name: String, schema: ContractSchema)]
+
+    enum CodingKeys: String, CodingKey { case type, required, properties, items, minimum, maximum, minLength, maxLength, format }
 
     init(_ type: [String], required: [String]? = nil, properties: [String: ContractSchema]? = nil, items: ContractSchema? = nil,
          minimum: Double? = nil, maximum: Double? = nil, minLength: Int? = nil, maxLength: Int? = nil, format: String? = nil) {
@@ -31,11 +35,12 @@ public final class ContractSchema: Sendable, Codable {
         self.minLength = minLength
         self.maxLength = maxLength
         self.format = format
+        propertyList = (properties ?? [:]).sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
     }
 }
 
 /// The answers an operation declares for one status (`200`, `402`, `4XX`, or `default`: any other).
-public struct ContractResponse: Sendable, Codable {
+public struct ContractResponse: Sendable, Encodable {
     /// As the document writes it: a code (`200`), a range (`4XX`) or `default`.
     public let status: String
     /// The media types of its body (`application/json`); empty when it declares no body.
@@ -45,7 +50,7 @@ public struct ContractResponse: Sendable, Codable {
 }
 
 /// One operation of the document: where it is, what it may answer, and the rules its words state.
-public struct ContractOperation: Sendable, Codable {
+public struct ContractOperation: Sendable, Encodable {
     public let operationId: String
     public let method: String
     public let path: String
@@ -86,15 +91,18 @@ public struct Contract: Sendable {
         operations.first { $0.operationId == id.rawValue }
     }
 
-    /// The contract built into the binary: the copy of `reiterate-api.yaml` in `BundledContract.swift`
-    /// (a test keeps it equal to the shared file). Read once, on first use.
+    /// The contract built into the binary: the copy of `reiterate-api.yaml` beside this file, embedded
+    /// by SwiftPM (a test keeps it equal to the shared file). Read once, on first use.
     public static let bundled: Contract = {
         do {
-            return try ContractDocument.read(BundledContract.yaml, source: "built in")
+            return try ContractDocument.read(bundledText, source: "built in")
         } catch {
             // The copy is tested to read; should a library change break that, no check is better
             // than a crash: the operations are empty and every response passes unchecked.
             return Contract(operations: [], error: nil, source: "built in (unreadable: \(error))")
         }
     }()
+
+    /// The text of the built-in copy.
+    static var bundledText: String { String(decoding: PackageResources.reiterate_api_yaml, as: UTF8.self) }
 }

@@ -19,7 +19,7 @@ enum SchemaCheck {
             for name in schema.required ?? [] where fields[name] == nil {
                 problems.append(Problem(expected: "\(path.isEmpty ? "" : path + ".")\(name) (required)", actual: "missing"))
             }
-            for (name, child) in (schema.properties ?? [:]).sorted(by: { $0.key < $1.key }) {
+            for (name, child) in schema.propertyList {
                 if let v = fields[name] { problems += validate(v, child, at: path.isEmpty ? name : "\(path).\(name)") }
             }
         case let .array(elements):

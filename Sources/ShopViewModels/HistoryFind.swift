@@ -1,0 +1,169 @@
+import Foundation
+import ShopAPI
+
+/// `/text`: what is searched for, the matches found, and the scan while it runs. The scan reads the
+/// whole history once, from the cursor's page on and round, in the contract's largest pages; the
+/// cursor goes to the first match after it as soon as one is seen, and the scan goes on counting.
+public struct FindState: Equatable, Sendable {
+    /// Match positions kept for `n`/`N` (the count goes on beyond).
+    public static let maxKept = 10_000
+
+    public var query: String
+    /// Indices of the matches seen (into the whole history, ascending; at most `maxKept`).
+    public var matches: [Int] = []
+    /// Matches seen, all of them.
+    public var matchCount = 0
+    /// The whole history has been read.
+    public var complete = false
+    public var scan: Scan?
+
+    public init(query: String) { self.query = query }
+
+    public struct Scan: Equatable, Sendable {
+        var token: Token?
+        /// The cursor when the find began: the first match after it is gone to.
+        var origin: Int
+        /// The scan page (of `scanPerPage` entries) asked for.
+        public var page: Int
+        public var pagesScanned = 0
+        public var totalPages: Int
+        /// The cursor has gone to a match.
+        var arrived = false
+    }
+
+    mutating func add(_ index: Int) {
+        matchCount += 1
+        guard matches.count < Self.maxKept else { return }
+        var low = 0, high = matches.count
+        while low < high {
+            let mid = (low + high) / 2
+            if matches[mid] < index { low = mid + 1 } else { high = mid }
+        }
+        if low == matches.count || matches[low] != index { matches.insert(index, at: low) }
+    }
+
+    /// Whether `item` holds the text, ignoring case and accents: in its product (identifier or the
+    /// pack's name), creator, or a comment's signature or body.
+    public static func matches(_ item: HistoryItem, _ query: String, names: [String: String] = [:]) -> Bool {
+        guard case let .entry(e) = item, !query.isEmpty else { return false }
+        let options: String.CompareOptions = [.caseInsensitive, .diacriticInsensitive]
+        func has(_ s: String?) -> Bool { s?.range(of: query, options: options) != nil }
+        if has(e.product) || has(names[e.product]) || has(e.creator) { return true }
+        return (e.comments ?? []).contains { has($0.signature) || has($0.body) }
+    }
+}
+
+extension ShopUpdate {
+    // MARK: find
+
+    /// `/text`: starts a scan of the whole history for `query` from the cursor's page on.
+    static func startFind(_ query: String, _ state: inout AppState) -> [Effect] {
+        var effects = stopFindScan(&state)
+        state.history.find = FindState(query: query)
+        guard let count = state.history.count, count > 0 else { return effects }
+        let scanPages = (count + HistoryState.scanPerPage - 1) / HistoryState.scanPerPage
+        let origin = state.history.cursor
+        state.history.find?.scan = FindState.Scan(origin: origin, page: origin / HistoryState.scanPerPage + 1, totalPages: scanPages)
+        effects += askScanPage(&state)
+        return effects
+    }
+
+    /// `n` / `N`: the next or previous match found, round the ends.
+    static func jumpToMatch(_ direction: Int, _ state: inout AppState) -> [Effect] {
+        guard let find = state.history.find else {
+            state.notice = Notice(.info, "Nothing to find yet: / and some text first")
+            return []
+        }
+        let cursor = state.history.cursor
+        let ahead = direction > 0 ? find.matches.first { $0 > cursor } : find.matches.last { $0 < cursor }
+        let round = direction > 0 ? find.matches.first : find.matches.last
+        guard let target = ahead ?? (find.complete ? round : nil) else {
+            if find.scan != nil {
+                state.notice = Notice(.info, "Still searching for “\(find.query)”…")
+            } else if direction > 0 {
+                return startFind(find.query, &state)  // the search was stopped: on from here
+            } else {
+                state.notice = Notice(.info, "No match above here in what was searched; / and Enter searches the whole history")
+            }
+            return []
+        }
+        return moveCursor(to: target, &state)
+    }
+
+    static func askScanPage(_ state: inout AppState) -> [Effect] {
+        guard let page = state.history.find?.scan?.page else { return [] }
+        let token = state.newToken()
+        state.history.find?.scan?.token = token
+        return [.fetchHistory(token, user: state.context.user, page: page, perPage: HistoryState.scanPerPage)]
+    }
+
+    /// A scan page came: its matches are kept, the cursor goes to the first match after where it
+    /// was, and the scan moves on (round the end) until every page has been read.
+    static func scanLoaded(_ page: Int, _ result: Result<CheerHistoryPage, ShopAPIError>, _ state: inout AppState) -> [Effect] {
+        guard var find = state.history.find, var scan = find.scan else { return [] }
+        switch result {
+        case let .failure(error):
+            find.scan = nil
+            state.history.find = find
+            state.notice = Notice(.error, "Find stopped: " + ErrorText.line(error), requestID: error.requestID)
+            return []
+        case let .success(answer):
+            scan.totalPages = max(1, answer.totalPages)
+            scan.pagesScanned += 1
+            let start = (page - 1) * HistoryState.scanPerPage
+            var names: [String: String] = [:]
+            for pack in state.packs.all where names[pack.identifier] == nil { names[pack.identifier] = pack.name }
+            var jumpTo: Int?
+            for (offset, item) in answer.items.enumerated() where FindState.matches(item, find.query, names: names) {
+                let index = start + offset
+                find.add(index)
+                // The first match after the origin (before it only once the scan has come round).
+                if !scan.arrived, jumpTo == nil, index > scan.origin || page < scan.origin / HistoryState.scanPerPage + 1 { jumpTo = index }
+            }
+            var next = page + 1
+            if next > scan.totalPages { next = 1 }
+            let done = scan.pagesScanned >= scan.totalPages || next == scan.origin / HistoryState.scanPerPage + 1
+            var effects: [Effect] = []
+            if let jumpTo {
+                scan.arrived = true
+                state.history.find = find
+                effects += moveCursor(to: jumpTo, &state)
+                find = state.history.find ?? find
+            }
+            if done {
+                find.complete = true
+                find.scan = nil
+                if !scan.arrived, let first = find.matches.first(where: { $0 > scan.origin }) ?? find.matches.first {
+                    state.history.find = find
+                    effects += moveCursor(to: first, &state)
+                    find = state.history.find ?? find
+                }
+                state.history.find = find
+                state.notice = Notice(.info, find.matchCount == 0 ? "No entry has “\(find.query)”"
+                                      : "“\(find.query)”: \(Wording.grouped(find.matchCount)) match\(find.matchCount == 1 ? "" : "es") · n/N to go through them")
+                return effects
+            }
+            scan.page = next
+            find.scan = scan
+            state.history.find = find
+            return effects + askScanPage(&state)
+        }
+    }
+
+    /// Stops a find scan or a date search that is running (Esc); answers the cancellations.
+    static func stopFindScan(_ state: inout AppState) -> [Effect] {
+        guard let token = state.history.find?.scan?.token else {
+            state.history.find?.scan = nil
+            return []
+        }
+        state.history.find?.scan = nil
+        return [.cancel(token)]
+    }
+
+    static func stopSearches(_ state: inout AppState) -> [Effect]? {
+        guard state.history.find?.scan != nil || state.history.dateSearch != nil else { return nil }
+        state.history.dateSearch = nil
+        state.notice = Notice(.info, "Stopped")
+        return stopFindScan(&state)
+    }
+}

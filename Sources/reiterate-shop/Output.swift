@@ -1,0 +1,135 @@
+import ArgumentParser
+import Foundation
+import JSONTokens
+import Logging
+import ShopAPI
+import ShopCache
+import ShopSettings
+import ShopViewModels
+import TerminalText
+
+/// Text and JSON renderings for `print`. Every server string passes the sanitizer before it is printed.
+enum Output {
+    static func balance(_ balance: CheerBalance, user: String) -> String {
+        "\(Wording.grouped(balance.balance)) cheer  (\(Sanitizer.line(user)))\n"
+    }
+
+    static func packs(_ list: AudioPackList) -> String {
+        var rows = list.packs.map { p in
+            [
+                Sanitizer.line(p.name), Sanitizer.line(p.creator ?? ""), price(p.priceCents, p.currency),
+                p.cheerTotal.map(Wording.grouped) ?? "", Sanitizer.line(p.identifier),
+            ]
+        }
+        rows.insert(["NAME", "CREATOR", "PRICE", "CHEER", "IDENTIFIER"], at: 0)
+        var text = table(rows, caps: [36, 24, 9, 9, 40], rightAligned: [2, 3])
+        for u in list.unreadable {
+            text += "⚠ unreadable pack #\(u.index + 1)\(u.id.map { " (\(Sanitizer.line($0)))" } ?? ""): \(Sanitizer.line(u.reason))\n"
+        }
+        text += "\(list.packs.count) packs\n"
+        return text
+    }
+
+    static func history(_ page: CheerHistoryPage, user: String) -> String {
+        var rows: [[String]] = [HistoryColumns.titles]
+        var notes: [Int: String] = [:]
+        for item in page.items {
+            switch item {
+            case let .entry(e):
+                rows.append(HistoryColumns.cells(e, zone: .current) + [e.comments.map { String($0.count) } ?? "—"])
+            case let .unreadable(u):
+                notes[rows.count] = "⚠ unreadable entry\(u.id.map { " \(Sanitizer.line($0))" } ?? ""): \(Sanitizer.line(u.reason))"
+                rows.append(["", "", "", "", ""])
+            }
+        }
+        let lines = table(rows, caps: [16, 24, 40, 8, 8], rightAligned: [3, 4]).split(separator: "\n", omittingEmptySubsequences: false)
+        var text = ""
+        for (i, line) in lines.enumerated() where i < rows.count {
+            text += (notes[i] ?? String(line)) + "\n"
+        }
+        if page.items.isEmpty { text += "(no cheers on this page)\n" }
+        text += "page \(Wording.grouped(page.page)) of \(Wording.grouped(page.totalPages)) · \(Wording.grouped(page.totalCount)) cheers · \(Sanitizer.line(user))\n"
+        return text
+    }
+
+    /// Columns padded by display width (wide characters count 2), cut with `…` at their cap.
+    static func table(_ rows: [[String]], caps: [Int], rightAligned: Set<Int>) -> String {
+        guard let columns = rows.first?.count else { return "" }
+        let widths = (0..<columns).map { c in min(caps[c], rows.map { DisplayWidth.of($0[c]) }.max() ?? 0) }
+        return rows.map { row in
+            (0..<columns).map { c in
+                c == columns - 1 && !rightAligned.contains(c)
+                    ? Columns.truncate(row[c], to: widths[c])
+                    : Columns.fit(row[c], to: widths[c], alignRight: rightAligned.contains(c))
+            }.joined(separator: "  ")
+        }.joined(separator: "\n") + "\n"
+    }
+
+    static func price(_ cents: Int?, _ currency: String?) -> String {
+        Wording.price(cents: cents, currency: currency.map(Sanitizer.line))
+    }
+
+    /// One line of JSON (JSON Lines), escaped as `json`.
+    static func jsonLine<T: Encodable>(_ value: T) throws -> String {
+        try json(value, pretty: false)
+    }
+
+    /// One history entry as a line of JSON, written directly (`print history --all --json` writes a
+    /// million): the same keys, order and escaping as `json`.
+    static func jsonLine(_ e: CheerHistoryEntry) -> String {
+        var w = JSONWriter()
+        w.raw("{\"amount\":")
+        w.int(e.amount)
+        w.raw(",\"comments\":")
+        if let comments = e.comments {
+            w.raw("[")
+            for (i, c) in comments.enumerated() {
+                if i > 0 { w.raw(",") }
+                w.raw("{\"body\":")
+                w.string(c.body)
+                w.raw(",\"signature\":")
+                w.string(c.signature)
+                w.raw("}")
+            }
+            w.raw("]")
+        } else {
+            w.null()
+        }
+        w.raw(",\"creator\":")
+        w.string(e.creator)
+        w.raw(",\"date\":")
+        w.string(ISO8601.format(e.date))
+        if let id = e.id {
+            w.raw(",\"id\":")
+            w.string(id)
+        }
+        w.raw(",\"product\":")
+        w.string(e.product)
+        w.raw("}\n")
+        return w.text
+    }
+
+    /// Pretty JSON with snake_case keys; invisible and control characters escaped so none reach stdout
+    /// raw (`JSONWriter.mustEscape`). Printable ASCII, most of any answer, is passed on as it is.
+    static func json<T: Encodable>(_ value: T, pretty: Bool = true) throws -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = pretty ? [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes] : [.sortedKeys, .withoutEscapingSlashes]
+        let text = String(decoding: try encoder.encode(value), as: UTF8.self)
+        guard text.utf8.contains(where: { $0 >= 0x7F }) else { return text + "\n" }
+        var out = ""
+        for scalar in text.unicodeScalars {
+            let v = scalar.value
+            if v >= 0x7F, JSONWriter.mustEscape(scalar) {
+                if v > 0xFFFF {  // JSON escapes beyond the BMP as a UTF-16 surrogate pair
+                    let u = v - 0x10000
+                    out += String(format: "\\u%04x\\u%04x", 0xD800 + (u >> 10), 0xDC00 + (u & 0x3FF))
+                } else {
+                    out += String(format: "\\u%04x", v)
+                }
+            } else {
+                out.unicodeScalars.append(scalar)
+            }
+        }
+        return out + "\n"
+    }
+}

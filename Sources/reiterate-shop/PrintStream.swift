@@ -1,0 +1,111 @@
+import ArgumentParser
+import Foundation
+import JSONTokens
+import Logging
+import ShopAPI
+import ShopCache
+import ShopSettings
+import ShopViewModels
+import TerminalText
+
+/// `print history --all`: every page, newest first, each written as it comes (so `| head` stops it
+/// after one page), in the contract's largest pages; `--since` stops at the first older entry.
+struct HistoryStream {
+    let user: String
+    let json: Bool
+    let find: String?
+    /// Entries at or after this instant (the start of the --since day).
+    let since: Date?
+    /// Entries before this instant (the start of the day after --until).
+    let until: Date?
+    var printed = 0
+    var progressShown = false
+    /// The date of the last entry read: the history must go back in time.
+    var previous: Date?
+    var orderWarned = false
+    init(user: String, json: Bool, find: String?, since: Date?, until: Date?) {
+        self.user = user
+        self.json = json
+        self.find = find
+        self.since = since
+        self.until = until
+    }
+
+    /// The start of the day `text` names (YYYY-MM-DD, local time).
+    static func dayStart(_ text: String) -> Date? { day(text)?.start }
+
+    /// The start of the day after the day `text` names.
+    static func dayAfter(_ text: String) -> Date? { day(text)?.next }
+
+    static func day(_ text: String) -> (start: Date, next: Date)? {
+        guard case let .day(y, m, d)? = GoToTarget(text) else { return nil }
+        return DateText.dayBounds(year: y, month: m, day: d, zone: .current)
+    }
+
+    mutating func run(_ client: ShopClient) async throws {
+        let showProgress = isatty(STDERR_FILENO) == 1
+        if !json { Terminal.out(Self.header) }
+        var page = 1
+        defer { if progressShown { Terminal.err("\r\u{1B}[K") } }
+        while true {
+            let answer = try await client.send(CheerHistory(user: user, page: page, perPage: CheerHistory.maxPerPage))
+            var out = ""
+            var stop = false
+            for item in answer.items {
+                switch item {
+                case let .entry(e):
+                    if let previous, e.date > previous, !orderWarned {
+                        orderWarned = true
+                        Terminal.err("\(progressShown ? "\r\u{1B}[K" : "")warning: the server's history is not newest first (page \(page) has an entry newer than the one before it)\(since == nil ? "" : "; --since may stop too early")\n")
+                    }
+                    previous = e.date
+                    if let until, e.date >= until { continue }
+                    if let since, e.date < since {
+                        stop = true
+                        break
+                    }
+                    if let find, !FindState.matches(item, find) { continue }
+                    out += try line(item)
+                case .unreadable:
+                    if find == nil { out += try line(item) }
+                }
+                if stop { break }
+            }
+            if !out.isEmpty { Terminal.out(out) }
+            if showProgress {
+                progressShown = true
+                Terminal.err("\r\u{1B}[Kpage \(Wording.grouped(page)) of \(Wording.grouped(max(1, answer.totalPages))) · \(Wording.grouped(printed)) printed")
+            }
+            if stop || answer.items.isEmpty || page >= answer.totalPages { break }
+            page += 1
+        }
+        if !json { Terminal.out("\(Wording.grouped(printed)) cheer\(printed == 1 ? "" : "s") · \(Sanitizer.line(user))\n") }
+    }
+
+    static let widths = [16, 24, 40, 8, 8]
+    static var header: String { row(HistoryColumns.titles) }
+
+    static func row(_ cells: [String]) -> String {
+        zip(cells, widths).enumerated().map { i, pair in
+            Columns.fit(pair.0, to: pair.1, alignRight: i >= 3)
+        }.joined(separator: "  ") + "\n"
+    }
+
+    mutating func line(_ item: HistoryItem) throws -> String {
+        printed += 1
+        switch item {
+        case let .entry(e):
+            if json { return Output.jsonLine(e) }
+            return Self.row(HistoryColumns.cells(e, zone: .current) + [e.comments.map { String($0.count) } ?? "—"])
+        case let .unreadable(u):
+            if json { return try Output.jsonLine(UnreadableLine(unreadable: true, id: u.id, reason: u.reason)) }
+            return "⚠ unreadable entry\(u.id.map { " \(Sanitizer.line($0))" } ?? ""): \(Sanitizer.line(u.reason))\n"
+        }
+    }
+
+    struct UnreadableLine: Encodable {
+        var unreadable: Bool
+        var id: String?
+        var reason: String
+    }
+}
