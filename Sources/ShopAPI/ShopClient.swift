@@ -108,9 +108,9 @@ public actor ShopClient {
         logger: Logger = Logger(label: "reiterate.api", factory: { _ in SwiftLogNoOpLogHandler() }),
         sleeper: Sleeper = .live,
         random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) },
-        contract: Contract? = nil
+        contract: @escaping @Sendable () -> Contract = { .bundled }
     ) {
-        self.contract = contract.map { given in Task { given } } ?? Task.detached(priority: .utility) { Contract.bundled }
+        self.contract = Task.detached(priority: .utility) { contract() }
         self.configuration = configuration
         self.transport = transport
         self.tokens = tokens

@@ -10,13 +10,18 @@ enum ConfigReader {
             let line = text.unicodeScalars[..<nul].reduce(1) { $1 == "\n" ? $0 + 1 : $0 }
             throw ConfigError(path: path, line: line, message: "the file contains a NUL character")
         }
+        let map = TOMLSourceMap(text)
+        if let line = map.badHeaderLine {
+            throw ConfigError(path: path, line: line,
+                              message: "a table name is letters, digits, _ and - (others go in quotes: [\"name\"])")
+        }
         let root: TOMLTable
         do {
             root = try TOMLTable(string: text)
         } catch {
             throw syntaxError(error, text: text, path: path)
         }
-        var reader = Reader(path: path, map: TOMLSourceMap(text))
+        var reader = Reader(path: path, map: map)
         return try reader.read(root)
     }
 

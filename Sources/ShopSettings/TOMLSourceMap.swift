@@ -12,6 +12,9 @@ struct TOMLSourceMap {
     /// Tables written as `[a.b]` or `[[a.b]]` headers → the line of the (first) header.
     private var headers: [[String]: Int] = [:]
     private var counter = 0
+    /// The first table header whose name does not start as a key may (`[é]`, `[ ]`): toml++ asserts on
+    /// those instead of reporting them (found by `make fuzz`), so they are refused before it reads the text.
+    private(set) var badHeaderLine: Int?
 
     init(_ text: String) {
         var scanner = Scanner(bytes: Array(text.utf8))
@@ -24,6 +27,8 @@ struct TOMLSourceMap {
                 record(path, line: line)
             case let .key(path, line):
                 record(path, line: line)
+            case let .badHeader(line):
+                if badHeaderLine == nil { badHeaderLine = line }
             }
         }
     }
@@ -52,6 +57,8 @@ struct TOMLSourceMap {
 private enum SourceEvent {
     case header([String], line: Int)
     case key([String], line: Int)
+    /// A `[` header whose name starts with neither a bare-key character nor a quote (`[é]`).
+    case badHeader(line: Int)
 }
 
 /// A forgiving tokenizer over a valid TOML document (bytes; every structural character is ASCII).
@@ -97,6 +104,11 @@ private struct Scanner {
                 let isArray = peek(1) == UInt8(ascii: "[")
                 advance()
                 if isArray { advance() }
+                skipSpaces()
+                guard let d = peek(), Self.isBare(d) || d == UInt8(ascii: "\"") || d == UInt8(ascii: "'") else {
+                    emit(.badHeader(line: headerLine))
+                    return
+                }
                 table = keyPath()
                 emit(.header(table, line: headerLine))
                 // Past `]` / `]]` and anything else up to the end of the line (a comment).

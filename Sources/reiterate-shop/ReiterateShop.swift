@@ -117,11 +117,14 @@ struct ConnectionOptions: ParsableArguments {
     }
 
     /// The contract of `settings`: the document it names, read now (a setting error when it cannot be
-    /// used), or nil for the built-in copy (which the client reads in the background).
-    func contract(_ settings: ResolvedSettings) throws -> Contract? {
-        guard let file = settings.contract else { return nil }
+    /// used), or the built-in copy, which the client reads in the background. Either is kept in the
+    /// cache folder by the hash of its text, so a later run does not parse the document again.
+    func contract(_ settings: ResolvedSettings) throws -> @Sendable () -> Contract {
+        let folder = resolvedCacheDir
+        guard let file = settings.contract else { return { Contract.builtIn(cacheDirectory: folder) } }
         do {
-            return try ContractDocument.load(file: file)
+            let read = try ContractDocument.load(file: file, cacheDirectory: folder)
+            return { read }
         } catch {
             throw CLIError(message: error.description, exitCode: .config)
         }

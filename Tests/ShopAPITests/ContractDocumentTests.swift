@@ -73,4 +73,26 @@ import Testing
         }
         #expect(throws: ContractDocument.LoadError.self) { try ContractDocument.load(file: "/nonexistent/contract.yaml") }
     }
+
+    /// The reduced contract kept on disk reads back the same, by the project's parser; a cut or
+    /// foreign file is ignored and written anew.
+    @Test func theContractKeptOnDiskReadsBackTheSame() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("contract-cache-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        func json(_ c: Contract) throws -> String {
+            struct Dump: Encodable { var operations: [ContractOperation]; var error: ContractSchema? }
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys]
+            return String(decoding: try encoder.encode(Dump(operations: c.operations, error: c.error)), as: UTF8.self)
+        }
+        let first = try ContractDocument.read(Contract.bundledText, source: "built in", cacheDirectory: folder)
+        let file = ContractCache.path(for: Contract.bundledText, in: folder)
+        #expect(FileManager.default.fileExists(atPath: file))
+        let kept = try #require(ContractCache.read(file, source: "built in"))
+        #expect(try json(kept) == json(first) && json(first) == json(.bundled))
+        try Data("{\"format\":1,\"operations\":[{\"operationId\":".utf8).write(to: URL(fileURLWithPath: file))
+        #expect(ContractCache.read(file, source: "x") == nil)
+        #expect(try json(ContractDocument.read(Contract.bundledText, source: "built in", cacheDirectory: folder)) == json(.bundled))
+        #expect(ContractCache.read(file, source: "x") != nil)  // written anew
+    }
 }

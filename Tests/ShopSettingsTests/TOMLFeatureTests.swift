@@ -198,6 +198,23 @@ import Testing
         }
     }
 
+    /// Found by `make fuzz`: toml++ asserts (aborting the app, and printing its own source path) on a
+    /// header whose name starts with a character a key cannot start with; such headers are refused first.
+    @Test func aHeaderThatDoesNotStartAsAKeyIsAnErrorNotACrash() {
+        expectError("a = 1\n[é]\nx = 1\n", line: 2, key: nil, message: "a table name is letters, digits")
+        expectError("[[\u{FFFD}]]\n", line: 1, key: nil, message: "a table name is")
+        expectError("[ ]\n", line: 1, key: nil, message: "a table name is")
+        // Not headers: a quoted name, a dotted one, `[` inside strings and arrays.
+        for fine in ["[\"é\"]\nx = 1", "[a.\"é\"]\nx = 1", "s = \"\"\"\n[é]\n\"\"\"", "x = [\n  [1],\n]", "[environments.\"é\"]\nuser = \"a\""] {
+            do {
+                _ = try ConfigFile.parse(fine, path: "/c.toml")
+            } catch {
+                #expect(!error.message.contains("a table name is"), "\(fine): \(error.description)")  // other mistakes, not this one
+            }
+        }
+        #expect((try? ConfigFile.parse("[environments.\"é\"]\nuser = \"a\"", path: "/c.toml"))?.environments["é"]?.user == "a")
+    }
+
     private func expectError(_ text: String, line: Int, key: String?, message: String, sourceLocation: SourceLocation = #_sourceLocation) {
         do {
             let file = try ConfigFile.parse(text, path: "/q/config.toml")

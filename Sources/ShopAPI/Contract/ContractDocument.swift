@@ -11,15 +11,26 @@ public enum ContractDocument {
         public let description: String
     }
 
-    /// The contract in `file` (`--contract`, or `contract = "path"` in the config).
-    public static func load(file: String) throws(LoadError) -> Contract {
+    /// The contract in `file` (`--contract`, or `contract = "path"` in the config); with
+    /// `cacheDirectory`, what was read is kept there by the document's hash (`ContractCache`).
+    public static func load(file: String, cacheDirectory: String? = nil) throws(LoadError) -> Contract {
         let text: String
         do {
             text = try String(contentsOfFile: file, encoding: .utf8)
         } catch {
             throw LoadError(description: "cannot read the contract \(file): \((error as NSError).localizedFailureReason ?? "no such file, or not readable")")
         }
-        return try read(text, source: file)
+        return try read(text, source: file, cacheDirectory: cacheDirectory)
+    }
+
+    /// The contract in `text`, from the cache when it holds this very text.
+    public static func read(_ text: String, source: String, cacheDirectory: String?) throws(LoadError) -> Contract {
+        guard let cacheDirectory else { return try read(text, source: source) }
+        let file = ContractCache.path(for: text, in: cacheDirectory)
+        if let kept = ContractCache.read(file, source: source) { return kept }
+        let contract = try read(text, source: source)
+        ContractCache.write(contract, to: file)
+        return contract
     }
 
     /// The contract in `text`; `source` names it in messages.

@@ -1,0 +1,90 @@
+import Foundation
+import JSONTokens
+
+/// The contract as the watchdog reads it, kept on disk by the hash of its document: reading the
+/// document with OpenAPIKit takes about 60 ms of a release build's CPU (most of it the first use of
+/// Codable's generic machinery), which a one-shot `print balance` would pay on every run. The file is
+/// the watchdog's own reduced form (what `reiterate-shop contract` prints), read back by the project's
+/// JSON parser with no Codable; a file that does not read is ignored and written anew.
+enum ContractCache {
+    static let formatVersion = 1
+
+    static func path(for text: String, in directory: String) -> String {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325  // FNV-1a, 64 bits
+        for byte in text.utf8 {
+            hash ^= UInt64(byte)
+            hash = hash &* 0x100_0000_01b3
+        }
+        return directory + "/contract-v\(formatVersion)-" + String(hash, radix: 16) + ".json"
+    }
+
+    static func read(_ file: String, source: String) -> Contract? {
+        guard let data = FileManager.default.contents(atPath: file), case let .object(root)? = JSONValue.parse(Array(data)),
+              case .int(formatVersion)? = root["format"], case let .array(ops)? = root["operations"] else { return nil }
+        var operations: [ContractOperation] = []
+        for op in ops {
+            guard case let .object(o) = op, case let .string(id)? = o["operationId"], case let .string(method)? = o["method"],
+                  case let .string(path)? = o["path"], case let .array(rs)? = o["responses"] else { return nil }
+            var responses: [ContractResponse] = []
+            for r in rs {
+                guard case let .object(f) = r, case let .string(status)? = f["status"], case let .array(types)? = f["contentTypes"] else { return nil }
+                let schema = f["schema"].flatMap(self.schema)
+                if f["schema"] != nil, schema == nil { return nil }
+                responses.append(ContractResponse(status: status, contentTypes: types.compactMap { if case let .string(t) = $0 { return t } else { return nil } },
+                                                  schema: schema))
+            }
+            operations.append(ContractOperation(operationId: id, method: method, path: path, responses: responses))
+        }
+        return Contract(operations: operations, error: root["error"].flatMap(schema), source: source)
+    }
+
+    static func schema(_ value: JSONValue) -> ContractSchema? {
+        guard case let .object(f) = value, case let .array(types)? = f["type"] else { return nil }
+        func strings(_ key: String) -> [String]? {
+            guard case let .array(a)? = f[key] else { return nil }
+            return a.compactMap { if case let .string(s) = $0 { return s } else { return nil } }
+        }
+        func number(_ key: String) -> Double? {
+            switch f[key] {
+            case let .int(n)?: return Double(n)
+            case let .double(d)?: return d
+            default: return nil
+            }
+        }
+        func int(_ key: String) -> Int? { if case let .int(n)? = f[key] { return n } else { return nil } }
+        var properties: [String: ContractSchema]?
+        if case let .object(p)? = f["properties"] {
+            var out: [String: ContractSchema] = [:]
+            for (name, child) in p {
+                guard let s = schema(child) else { return nil }
+                out[name] = s
+            }
+            properties = out
+        }
+        var items: ContractSchema?
+        if let i = f["items"] {
+            guard let s = schema(i) else { return nil }
+            items = s
+        }
+        var format: String?
+        if case let .string(s)? = f["format"] { format = s }
+        return ContractSchema(types.compactMap { if case let .string(t) = $0 { return t } else { return nil } }, required: strings("required"),
+                              properties: properties, items: items, minimum: number("minimum"), maximum: number("maximum"),
+                              minLength: int("minLength"), maxLength: int("maxLength"), format: format)
+    }
+
+    /// Writes `contract` beside the others (best effort: a cache that cannot be written costs time, not checks).
+    static func write(_ contract: Contract, to file: String) {
+        struct File: Encodable {
+            var format: Int
+            var operations: [ContractOperation]
+            var error: ContractSchema?
+        }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        guard let data = try? encoder.encode(File(format: formatVersion, operations: contract.operations, error: contract.error)) else { return }
+        let folder = (file as NSString).deletingLastPathComponent
+        try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        try? data.write(to: URL(fileURLWithPath: file), options: .atomic)
+    }
+}
