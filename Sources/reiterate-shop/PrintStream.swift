@@ -47,8 +47,17 @@ struct HistoryStream {
         if !json { Terminal.out(Self.header) }
         var page = 1
         defer { if progressShown { Terminal.err("\r\u{1B}[K") } }
+        // The pages ahead are asked while this one is printed and the one after is read: the server
+        // makes page N + 2 while the client reads N + 1, instead of each waiting for the other.
+        let user = user
+        func fetch(_ n: Int) -> Task<CheerHistoryPage, any Error> {
+            Task { try await client.send(CheerHistory(user: user, page: n, perPage: CheerHistory.maxPerPage)) }
+        }
+        var ahead: [Int: Task<CheerHistoryPage, any Error>] = [1: fetch(1)]
+        defer { for task in ahead.values { task.cancel() } }
         while true {
-            let answer = try await client.send(CheerHistory(user: user, page: page, perPage: CheerHistory.maxPerPage))
+            let answer = try await (ahead.removeValue(forKey: page) ?? fetch(page)).value
+            for n in (page + 1)...(page + Self.pagesAhead) where n <= answer.totalPages && ahead[n] == nil { ahead[n] = fetch(n) }
             var out = ""
             var stop = false
             for item in answer.items {
@@ -81,6 +90,9 @@ struct HistoryStream {
         }
         if !json { Terminal.out("\(Wording.grouped(printed)) cheer\(printed == 1 ? "" : "s") · \(Sanitizer.line(user))\n") }
     }
+
+    /// Requests kept out ahead of the page being printed.
+    static let pagesAhead = 2
 
     static let widths = [16, 24, 40, 8, 8]
     static var header: String { row(HistoryColumns.titles) }

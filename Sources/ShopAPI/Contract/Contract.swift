@@ -21,6 +21,8 @@ public final class ContractSchema: Sendable, Encodable {
     public let format: String?
     /// `properties` in name order, made once (a check walks them for every object of every answer).
     let propertyList: [(name: String, schema: ContractSchema)]
+    /// `type` as bits (`SchemaCheck.bit`), made once; 0 when any value passes (no type given).
+    let typeMask: UInt8
 
     enum CodingKeys: String, CodingKey { case type, required, properties, items, minimum, maximum, minLength, maxLength, format }
 
@@ -36,6 +38,7 @@ public final class ContractSchema: Sendable, Encodable {
         self.maxLength = maxLength
         self.format = format
         propertyList = (properties ?? [:]).sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
+        typeMask = type.reduce(0) { $0 | SchemaCheck.bit(ofType: $1) }
     }
 }
 

@@ -86,5 +86,7 @@ enum ContractCache {
         let folder = (file as NSString).deletingLastPathComponent
         try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         try? data.write(to: URL(fileURLWithPath: file), options: .atomic)
+        // As every file of the cache folder: 0600 (it holds nothing secret, but the folder is the user's alone).
+        try? FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: file)
     }
 }

@@ -6,7 +6,7 @@ enum SchemaCheck {
 
     static func validate(_ value: JSONValue, _ schema: ContractSchema, at path: String) -> [Problem] {
         let here = path.isEmpty ? "the body" : path
-        guard schema.type.isEmpty || schema.type.contains(value.typeName) || (value.typeName == "integer" && schema.type.contains("number")) else {
+        guard schema.typeMask == 0 || schema.typeMask & bit(of: value) != 0 else {
             return [Problem(expected: "\(here): \(schema.type.joined(separator: " or "))", actual: value.describe)]
         }
         var problems: [Problem] = []
@@ -43,6 +43,32 @@ enum SchemaCheck {
             break
         }
         return problems
+    }
+
+    /// A JSON type as a bit; an integer is a number too.
+    static func bit(ofType name: String) -> UInt8 {
+        switch name {
+        case "null": return 1
+        case "boolean": return 2
+        case "integer": return 4
+        case "number": return 8 | 4
+        case "string": return 16
+        case "array": return 32
+        case "object": return 64
+        default: return 0x80  // a type no value has: nothing passes it
+        }
+    }
+
+    static func bit(of value: JSONValue) -> UInt8 {
+        switch value {
+        case .null: return 1
+        case .bool: return 2
+        case .int: return 4
+        case .double: return 8
+        case .string: return 16
+        case .array: return 32
+        case .object: return 64
+        }
     }
 
     /// A bound as the document wrote it: `0`, not `0.0`.
