@@ -1,8 +1,10 @@
 /// A JSON document as values, read exactly (an integer is not a number with a fraction; `true` is
 /// not 1): what the schema check needs and JSONSerialization does not keep apart. Read from the
-/// tokenizer's tokens; nil for anything that is not one whole JSON value.
-public indirect enum JSONValue: Equatable, Sendable {
-    case null, bool(Bool), int(Int), double(Double), string(String), array([JSONValue]), object([String: JSONValue])
+/// tokenizer's tokens; nil for anything that is not one whole JSON value. Not `indirect`: arrays and
+/// objects hold their elements in arrays already, and a box for every string and number of every
+/// entry of every page cost more than the rest of the tree.
+public enum JSONValue: Equatable, Sendable {
+    case null, bool(Bool), int(Int), double(Double), string(String), array([JSONValue]), object(JSONObject)
 
     public var typeName: String {
         switch self {
@@ -57,12 +59,12 @@ public indirect enum JSONValue: Equatable, Sendable {
             guard depth < 256, let t = take() else { return nil }
             switch t.kind {
             case .beginObject:
-                var fields: [String: JSONValue] = [:]
+                var fields = JSONObject()
                 if next < tokens.count, tokens[next].kind == .endObject { next += 1; return .object(fields) }
                 while true {
                     guard let key = take(), key.kind == .string, let name = JSONString.decode(bytes, key),
                           take()?.kind == .colon, let v = value(depth: depth + 1) else { return nil }
-                    fields[name] = v
+                    fields.append(name, v)
                     switch take()?.kind {
                     case .comma?: continue
                     case .endObject?: return .object(fields)
@@ -92,8 +94,42 @@ public indirect enum JSONValue: Equatable, Sendable {
     }
 }
 
+/// A JSON object's members in the order they came. Objects in answers have a handful of keys, so a
+/// lookup walks them (a dictionary would hash every key of every entry of every page to build); a key
+/// given twice means its last value, as a dictionary would.
+public struct JSONObject: Sendable, Equatable, Sequence, ExpressibleByDictionaryLiteral {
+    public private(set) var members: [(key: String, value: JSONValue)] = []
+
+    public init() {}
+
+    public init(dictionaryLiteral elements: (String, JSONValue)...) {
+        members = elements.map { (key: $0.0, value: $0.1) }
+    }
+
+    public mutating func append(_ key: String, _ value: JSONValue) { members.append((key, value)) }
+
+    public subscript(key: String) -> JSONValue? {
+        var i = members.count
+        while i > 0 {
+            i -= 1
+            if members[i].key == key { return members[i].value }
+        }
+        return nil
+    }
+
+    public var count: Int { members.count }
+
+    public func makeIterator() -> IndexingIterator<[(key: String, value: JSONValue)]> { members.makeIterator() }
+
+    /// As objects: the same keys with the same (last) values, in any order.
+    public static func == (a: JSONObject, b: JSONObject) -> Bool {
+        let x = Dictionary(a.members, uniquingKeysWith: { $1 }), y = Dictionary(b.members, uniquingKeysWith: { $1 })
+        return x == y
+    }
+}
+
 /// A number token as JSON's grammar reads it: an integer when it has no fraction or exponent and fits.
-enum JSONNumber {
+public enum JSONNumber {
     static func read(_ b: UnsafeBufferPointer<UInt8>, _ t: JSONToken) -> JSONValue? {
         var i = t.start
         let end = t.end

@@ -4,7 +4,12 @@ import Foundation
 /// fractional seconds (any number of digits), with `Z` or an offset (`+02:00`, `+0200`, `-05`).
 public enum ISO8601 {
     public static func parse(_ text: String) -> Date? {
-        let b = Array(text.utf8)
+        var text = text
+        return text.withUTF8 { parse(bytes: $0) }
+    }
+
+    /// The same, from the bytes of the text (a JSON string's, with no String made).
+    public static func parse(bytes b: UnsafeBufferPointer<UInt8>) -> Date? {
         var i = 0
         func number(_ digits: Int) -> Int? {
             guard i + digits <= b.count else { return nil }

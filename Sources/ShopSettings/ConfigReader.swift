@@ -32,7 +32,9 @@ enum ConfigReader {
         }
         let line = parseError.source.begin.line > 0 ? parseError.source.begin.line : nil
         let sourceLine = line.flatMap { n in text.split(separator: "\n", omittingEmptySubsequences: false).dropFirst(n - 1).first }
+        // One line: toml++ quotes what it saw, a line break included (`saw 'fal⏎'`, found by `make fuzz`).
         let message = plainWords(parseError.description, sourceLine: sourceLine.map(String.init))
+            .split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).joined(separator: " ")
         // "set twice" already quotes the key (or table) it is about.
         let key = message.hasPrefix("set twice") ? nil : sourceLine.flatMap(keyOnLine)
         return ConfigError(path: path, line: line, key: key, message: message)

@@ -215,6 +215,16 @@ import Testing
         #expect((try? ConfigFile.parse("[environments.\"é\"]\nuser = \"a\"", path: "/c.toml"))?.environments["é"]?.user == "a")
     }
 
+    /// Found by `make fuzz`: toml++ quotes what it read, a line break included; the message stays one line.
+    @Test func aSyntaxErrorIsOneLineEvenWhenWhatWasReadEndsTheLine() {
+        expectError("mouse = fal\nx = 1\n", line: 1, key: "mouse", message: "")
+        do {
+            _ = try ConfigFile.parse("mouse = fal\nx = 1\n", path: "/c.toml")
+        } catch {
+            #expect(!error.description.contains("\n"), "\(error.description)")
+        }
+    }
+
     private func expectError(_ text: String, line: Int, key: String?, message: String, sourceLocation: SourceLocation = #_sourceLocation) {
         do {
             let file = try ConfigFile.parse(text, path: "/q/config.toml")

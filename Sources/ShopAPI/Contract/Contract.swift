@@ -23,6 +23,10 @@ public final class ContractSchema: Sendable, Encodable {
     let propertyList: [(name: String, schema: ContractSchema)]
     /// `type` as bits (`SchemaCheck.bit`), made once; 0 when any value passes (no type given).
     let typeMask: UInt8
+    /// The property names as bytes, in `propertyList`'s order (compared with an answer's keys as they came).
+    let propertyNames: [[UInt8]]
+    /// `required`, each with its index in `propertyList` (nil for a name listed under no property).
+    let requiredProperties: [(name: String, index: Int?)]
 
     enum CodingKeys: String, CodingKey { case type, required, properties, items, minimum, maximum, minLength, maxLength, format }
 
@@ -39,6 +43,9 @@ public final class ContractSchema: Sendable, Encodable {
         self.format = format
         propertyList = (properties ?? [:]).sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
         typeMask = type.reduce(0) { $0 | SchemaCheck.bit(ofType: $1) }
+        propertyNames = propertyList.map { Array($0.name.utf8) }
+        let list = propertyList
+        requiredProperties = (required ?? []).map { name in (name, list.firstIndex { $0.name == name }) }
     }
 }
 

@@ -63,28 +63,35 @@ public struct ContractWatchdog: Sendable {
             if (200..<300).contains(status), status != 204, !(declared?.contentTypes.isEmpty ?? false) { add(.contentType, "a JSON body", "an empty body") }
             return findings
         }
-        let json = JSONValue.parse(e.body, tokens: e.tokens ?? JSONTokenizer.tokens(e.body))
+        let tokens = e.tokens ?? JSONTokenizer.tokens(e.body)
+        let isJSON = e.body.withUnsafeBufferPointer { JSONCursor.isValid($0, tokens) }
         let contentType = e.headers[.contentType]
         let labelledJSON = contentType.map(ShopClient.isJSON) ?? false
-        if json != nil, !labelledJSON {
+        if isJSON, !labelledJSON {
             add(.contentType, "application/json (or +json)", contentType.map { "“\($0)”" } ?? "none")
         }
-        guard let json else {
+        guard isJSON else {
             // A 2xx that is not JSON at all (an HTML page…). A body labelled JSON that does not parse (cut
             // short) is the request's own error already, not a second finding.
             if (200..<300).contains(status), !labelledJSON { add(.contentType, "a JSON body", "\(contentType ?? "no Content-Type"), not JSON") }
             return findings
         }
+        // One walk over the tokens: nothing is built for the check but what it reads.
         if let schema = declared?.schema {
-            for problem in SchemaCheck.validate(json, schema, at: "").prefix(5) { add(.schema, problem.expected, problem.actual) }
+            let problems = e.body.withUnsafeBufferPointer { bytes in
+                var cursor = JSONCursor(bytes: bytes, tokens: tokens)
+                return SchemaCheck.validate(&cursor, schema)
+            }
+            for problem in problems { add(.schema, problem.expected, problem.actual) }
         }
         guard (200..<300).contains(status) else { return findings }
         switch e.operation {
         case .getCheerHistory:
-            findings += Self.historyPage(json, query: query)
-            findings += history.observe(json, user: query["user_id"] ?? "")
+            let page = e.body.withUnsafeBufferPointer { HistorySummary($0, tokens) }
+            findings += Self.historyPage(page, query: query)
+            findings += history.observe(page, user: query["user_id"] ?? "")
         case .spendCheer:
-            findings += WriteMemory.spendAccepted(json)
+            findings += JSONValue.parse(e.body, tokens: tokens).map(WriteMemory.spendAccepted) ?? []
         case .purchaseCheer:
             findings += writes.credited(request: e.requestBody.flatMap(JSONValue.parse), requestID: e.headers[.requestID])
         case .listAudioPacks, .getBalance, .refreshToken:
@@ -112,11 +119,10 @@ public struct ContractWatchdog: Sendable {
     }
 
     /// `paging` and, within the page, `order` and `duplicate`.
-    static func historyPage(_ json: JSONValue, query: [String: String]) -> [Finding] {
-        guard case let .object(fields) = json, case let .array(entries)? = fields["history"] else { return [] }
+    static func historyPage(_ summary: HistorySummary, query: [String: String]) -> [Finding] {
+        guard let entries = summary.entries else { return [] }
         var findings: [Finding] = []
-        func int(_ key: String) -> Int? { if case let .int(n)? = fields[key] { return n } else { return nil } }
-        if let page = int("page"), let perPage = int("per_page"), let totalPages = int("total_pages"), let totalCount = int("total_count"), perPage > 0 {
+        if let page = summary.page, let perPage = summary.perPage, let totalPages = summary.totalPages, let totalCount = summary.totalCount, perPage > 0 {
             let pages = (totalCount + perPage - 1) / perPage
             if totalPages != pages {
                 findings.append(Finding(check: .paging, expected: "total_pages \(pages) (⌈\(totalCount) / \(perPage)⌉)", actual: "\(totalPages)"))
@@ -136,14 +142,13 @@ public struct ContractWatchdog: Sendable {
         var previous: (date: Date, index: Int)?
         var seen: [String: Int] = [:]
         for (i, entry) in entries.enumerated() {
-            guard case let .object(e) = entry else { continue }
-            if case let .string(raw)? = e["date"], let date = ISO8601.parse(raw) {
+            if let date = entry.date {
                 if let previous, date > previous.date {
                     findings.append(Finding(check: .order, expected: "newest first: entry \(i + 1) not after entry \(previous.index + 1)", actual: "entry \(i + 1) is newer"))
                 }
                 previous = (date, i)
             }
-            if case let .string(id)? = e["id"] {
+            if let id = entry.id {
                 if let first = seen[id] {
                     findings.append(Finding(check: .duplicate, expected: "each id once", actual: "id “\(id.prefix(40))” at entries \(first + 1) and \(i + 1)"))
                 } else {
@@ -152,5 +157,75 @@ public struct ContractWatchdog: Sendable {
             }
         }
         return findings
+    }
+}
+
+/// What the checks across a history page read of it, taken from its tokens: the paging fields, and
+/// each entry's date and id (an entry that is not an object has neither). `entries` is nil when the
+/// body is not an object with a `history` array.
+struct HistorySummary {
+    var page: Int?, perPage: Int?, totalPages: Int?, totalCount: Int?
+    var entries: [(date: Date?, id: String?)]?
+
+    static let keys = (history: Array("history".utf8), page: Array("page".utf8), perPage: Array("per_page".utf8),
+                       totalPages: Array("total_pages".utf8), totalCount: Array("total_count".utf8),
+                       date: Array("date".utf8), id: Array("id".utf8))
+
+    init(_ bytes: UnsafeBufferPointer<UInt8>, _ tokens: [JSONToken]) {
+        var c = JSONCursor(bytes: bytes, tokens: tokens)
+        guard c.current?.kind == .beginObject else { return }
+        c.index += 1
+        while let key = c.current, key.kind == .string {
+            c.index += 2
+            guard let value = c.current else { return }
+            let k = Self.keys
+            if c.string(key, equals: k.history), value.kind == .beginArray {
+                entries = Self.entries(&c)
+            } else {
+                if value.kind == .number {
+                    if c.string(key, equals: k.page) { page = c.int(value) }
+                    if c.string(key, equals: k.perPage) { perPage = c.int(value) }
+                    if c.string(key, equals: k.totalPages) { totalPages = c.int(value) }
+                    if c.string(key, equals: k.totalCount) { totalCount = c.int(value) }
+                }
+                guard c.skipValue() else { return }
+            }
+            guard c.current?.kind == .comma else { return }
+            c.index += 1
+        }
+    }
+
+    static func entries(_ c: inout JSONCursor) -> [(date: Date?, id: String?)] {
+        var out: [(date: Date?, id: String?)] = []
+        c.index += 1  // [
+        if c.current?.kind == .endArray { c.index += 1; return out }
+        while let first = c.current {
+            var entry: (date: Date?, id: String?) = (nil, nil)
+            if first.kind == .beginObject {
+                c.index += 1
+                while let key = c.current, key.kind == .string {
+                    c.index += 2
+                    guard let value = c.current else { return out }
+                    if value.kind == .string {
+                        if c.string(key, equals: keys.date) {
+                            entry.date = c.rawContent(value).flatMap { ISO8601.parse(bytes: $0) } ?? c.string(value).flatMap(ISO8601.parse)
+                        } else if c.string(key, equals: keys.id) {
+                            entry.id = c.string(value)
+                        }
+                    }
+                    guard c.skipValue() else { return out }
+                    guard c.current?.kind == .comma else { break }
+                    c.index += 1
+                }
+                c.index += 1  // }
+            } else {
+                guard c.skipValue() else { return out }
+            }
+            out.append(entry)
+            guard c.current?.kind == .comma else { break }
+            c.index += 1
+        }
+        c.index += 1  // ]
+        return out
     }
 }

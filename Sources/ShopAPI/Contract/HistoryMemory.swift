@@ -8,62 +8,66 @@ struct HistoryMemory: Sendable {
     struct Seen: Sendable {
         var newest: Date?
         var oldest: Date?
-        var ids: Set<String>
+        var ids: [String]
+    }
+
+    /// The pages remembered for one user, page size and total, and on which page each id was seen
+    /// (one lookup an id, not one a remembered page).
+    struct Book: Sendable {
+        var pages: [Int: Seen] = [:]
+        var pageOf: [String: Int] = [:]
+        var order: [Int] = []
+
+        mutating func forget(_ page: Int) {
+            guard let gone = pages.removeValue(forKey: page) else { return }
+            for id in gone.ids where pageOf[id] == page { pageOf[id] = nil }
+            order.removeAll { $0 == page }
+        }
     }
 
     static let capacity = 16
-    /// Pages by user, page size and total (a scan's pages of 200 and the list's of 50 both stay).
-    private var books: [String: [Int: Seen]] = [:]
+    /// Books by user, page size and total (a scan's pages of 200 and the list's of 50 both stay).
+    private var books: [String: Book] = [:]
     private var bookOrder: [String] = []
-    private var pageOrder: [String: [Int]] = [:]
 
-    mutating func observe(_ json: JSONValue, user: String) -> [Finding] {
-        guard case let .object(fields) = json, case let .array(entries)? = fields["history"],
-              case let .int(page)? = fields["page"], case let .int(perPage)? = fields["per_page"], case let .int(total)? = fields["total_count"]
-        else { return [] }
+    mutating func observe(_ summary: HistorySummary, user: String) -> [Finding] {
+        guard let entries = summary.entries, let page = summary.page, let perPage = summary.perPage, let total = summary.totalCount else { return [] }
         let key = "\(user)|\(perPage)|\(total)"
         if books[key] == nil {
-            books[key] = [:]
             bookOrder.append(key)
-            if bookOrder.count > 4 {
-                let gone = bookOrder.removeFirst()
-                books[gone] = nil
-                pageOrder[gone] = nil
-            }
+            if bookOrder.count > 4 { books[bookOrder.removeFirst()] = nil }
         }
-        let pages = books[key] ?? [:]
+        var book = books[key] ?? Book()
+        book.forget(page)  // this page seen again: its new content counts
         var seen = Seen(ids: [])
-        var ids: [String] = []
+        seen.ids.reserveCapacity(entries.count)
         for entry in entries {
-            guard case let .object(e) = entry else { continue }
-            if case let .string(raw)? = e["date"], let date = ISO8601.parse(raw) {
+            if let date = entry.date {
                 if seen.newest == nil { seen.newest = date }
                 seen.oldest = date
             }
-            if case let .string(id)? = e["id"] { ids.append(id) }
+            if let id = entry.id { seen.ids.append(id) }
         }
-        seen.ids = Set(ids)
         var findings: [Finding] = []
-        if let above = pages[page - 1], let oldest = above.oldest, let newest = seen.newest, newest > oldest {
+        if let above = book.pages[page - 1], let oldest = above.oldest, let newest = seen.newest, newest > oldest {
             findings.append(Finding(check: .order, expected: "page \(page) older than page \(page - 1) (newest first)",
                                     actual: "its first entry is newer than page \(page - 1)'s last"))
         }
-        if let below = pages[page + 1], let oldest = seen.oldest, let newest = below.newest, newest > oldest {
+        if let below = book.pages[page + 1], let oldest = seen.oldest, let newest = below.newest, newest > oldest {
             findings.append(Finding(check: .order, expected: "page \(page + 1) older than page \(page) (newest first)",
                                     actual: "its first entry is newer than page \(page)'s last"))
         }
-        for (other, earlier) in pages where other != page {
-            if let id = ids.first(where: { earlier.ids.contains($0) }) {
+        for id in seen.ids {
+            if let other = book.pageOf[id], other != page {
                 findings.append(Finding(check: .duplicate, expected: "each id on one page", actual: "id “\(id.prefix(40))” on pages \(min(other, page)) and \(max(other, page))"))
                 break
             }
         }
-        books[key]?[page] = seen
-        var order = pageOrder[key] ?? []
-        order.removeAll { $0 == page }
-        order.append(page)
-        if order.count > Self.capacity { books[key]?[order.removeFirst()] = nil }
-        pageOrder[key] = order
+        for id in seen.ids { book.pageOf[id] = page }
+        book.pages[page] = seen
+        book.order.append(page)
+        if book.order.count > Self.capacity, let oldest = book.order.first { book.forget(oldest) }
+        books[key] = book
         return findings
     }
 }

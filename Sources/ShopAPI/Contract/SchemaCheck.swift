@@ -4,45 +4,168 @@ import JSONTokens
 enum SchemaCheck {
     struct Problem { var expected: String; var actual: String }
 
-    static func validate(_ value: JSONValue, _ schema: ContractSchema, at path: String) -> [Problem] {
-        let here = path.isEmpty ? "the body" : path
-        guard schema.typeMask == 0 || schema.typeMask & bit(of: value) != 0 else {
-            return [Problem(expected: "\(here): \(schema.type.joined(separator: " or "))", actual: value.describe)]
-        }
+    /// The problems of the value at the cursor (which moves past it), against `schema`, at most
+    /// `limit`. The tokens are known to be one valid JSON value. Nothing is built but what a check
+    /// reads (a date-time's bytes, a string whose length is bounded) and, for a problem, its message.
+    static func validate(_ c: inout JSONCursor, _ schema: ContractSchema, limit: Int = 5) -> [Problem] {
+        var walk = Walk(cursor: c, limit: limit)
+        walk.check(schema)
+        c = walk.cursor
+        return walk.problems
+    }
+
+    struct Walk {
+        enum Step { case key(Int), index(Int) }
+
+        var cursor: JSONCursor
+        let limit: Int
         var problems: [Problem] = []
-        func bounds(_ n: Double, _ shown: String) {
-            if let minimum = schema.minimum, n < minimum { problems.append(Problem(expected: "\(here) ≥ \(number(minimum))", actual: shown)) }
-            if let maximum = schema.maximum, n > maximum { problems.append(Problem(expected: "\(here) ≤ \(number(maximum))", actual: shown)) }
+        /// Where the walk is: keys (as token indexes, made into text only for a message) and indexes.
+        var path: [Step] = []
+
+        init(cursor: JSONCursor, limit: Int) {
+            self.cursor = cursor
+            self.limit = limit
+            path.reserveCapacity(8)
         }
-        switch value {
-        case let .object(fields):
-            for name in schema.required ?? [] where fields[name] == nil {
-                problems.append(Problem(expected: "\(path.isEmpty ? "" : path + ".")\(name) (required)", actual: "missing"))
-            }
-            for (name, child) in schema.propertyList {
-                if let v = fields[name] { problems += validate(v, child, at: path.isEmpty ? name : "\(path).\(name)") }
-            }
-        case let .array(elements):
-            if let items = schema.items {
-                for (i, element) in elements.enumerated() {
-                    problems += validate(element, items, at: "\(path)[\(i)]")
-                    if problems.count >= 5 { break }
+
+        var pathText: String {
+            var out = ""
+            for step in path {
+                switch step {
+                case let .key(k):
+                    let name = cursor.string(cursor.tokens[k]) ?? "?"
+                    out += out.isEmpty ? name : "." + name
+                case let .index(n):
+                    out += "[\(n)]"
                 }
             }
-        case let .int(n):
-            bounds(Double(n), "\(n)")
-        case let .double(d):
-            bounds(d, "\(d)")
-        case let .string(s):
-            if let minLength = schema.minLength, s.count < minLength { problems.append(Problem(expected: "\(here) of at least \(minLength) characters", actual: "“\(s.prefix(40))”")) }
-            if let maxLength = schema.maxLength, s.count > maxLength { problems.append(Problem(expected: "\(here) of at most \(maxLength) characters", actual: "\(s.count) characters")) }
-            if schema.format == "date-time", ISO8601.parse(s) == nil {
-                problems.append(Problem(expected: "\(here): an ISO 8601 date-time", actual: "“\(s.prefix(40))”"))
-            }
-        case .null, .bool:
-            break
+            return out
         }
-        return problems
+
+        mutating func add(_ expected: String, _ actual: String) {
+            if problems.count < limit { problems.append(Problem(expected: expected, actual: actual)) }
+        }
+
+        /// Checks the value at the cursor and moves past it.
+        mutating func check(_ schema: ContractSchema) {
+            guard let t = cursor.current else { return }
+            let start = cursor.index
+            let bit: UInt8
+            switch t.kind {
+            case .beginObject: bit = 64
+            case .beginArray: bit = 32
+            case .string: bit = 16
+            case .number: bit = JSONNumber.shape(cursor.bytes, t) == .integer ? 4 : 8
+            case .literalTrue, .literalFalse: bit = 2
+            case .literalNull: bit = 1
+            case .endObject, .endArray, .colon, .comma, .invalid: _ = cursor.skipValue(); return
+            }
+            guard schema.typeMask == 0 || schema.typeMask & bit != 0 else {
+                let here = path.isEmpty ? "the body" : pathText
+                add("\(here): \(schema.type.joined(separator: " or "))", cursor.value(at: start)?.describe ?? "a value")
+                _ = cursor.skipValue()
+                return
+            }
+            switch t.kind {
+            case .beginObject: object(schema)
+            case .beginArray: array(schema)
+            case .number:
+                cursor.index += 1
+                guard schema.minimum != nil || schema.maximum != nil, let n = cursor.double(t) else { return }
+                let shown = bit == 4 ? String(Int(n)) : String(n)
+                let here = path.isEmpty ? "the body" : pathText
+                if let minimum = schema.minimum, n < minimum { add("\(here) ≥ \(number(minimum))", cursor.int(t).map(String.init) ?? shown) }
+                if let maximum = schema.maximum, n > maximum { add("\(here) ≤ \(number(maximum))", cursor.int(t).map(String.init) ?? shown) }
+            case .string:
+                cursor.index += 1
+                if schema.minLength != nil || schema.maxLength != nil, let s = cursor.string(t) {
+                    let here = path.isEmpty ? "the body" : pathText
+                    if let minLength = schema.minLength, s.count < minLength { add("\(here) of at least \(minLength) characters", "“\(s.prefix(40))”") }
+                    if let maxLength = schema.maxLength, s.count > maxLength { add("\(here) of at most \(maxLength) characters", "\(s.count) characters") }
+                }
+                if schema.format == "date-time" {
+                    let readable = cursor.rawContent(t).map { ISO8601.parse(bytes: $0) != nil } ?? cursor.string(t).map { ISO8601.parse($0) != nil } ?? false
+                    if !readable {
+                        add("\(path.isEmpty ? "the body" : pathText): an ISO 8601 date-time", "“\((cursor.string(t) ?? "").prefix(40))”")
+                    }
+                }
+            default:
+                cursor.index += 1
+            }
+        }
+
+        /// Required fields first (in the schema's order), then each member's problems in the order of
+        /// the schema's properties, as the document lists them.
+        mutating func object(_ schema: ContractSchema) {
+            let objectStart = cursor.index
+            cursor.index += 1  // {
+            var seen = [Bool](repeating: false, count: schema.propertyList.count)
+            var memberProblems: [(order: Int, problem: Problem)] = []
+            if cursor.current?.kind == .endObject {
+                cursor.index += 1
+            } else {
+                while let key = cursor.current {
+                    let keyIndex = cursor.index
+                    cursor.index += 2  // the key and the colon
+                    let p = schema.propertyList.indices.first { cursor.string(key, equals: schema.propertyNames[$0]) }
+                    if let p {
+                        seen[p] = true
+                        path.append(.key(keyIndex))
+                        let before = problems.count
+                        check(schema.propertyList[p].schema)
+                        path.removeLast()
+                        for found in problems[before...] { memberProblems.append((p, found)) }
+                        problems.removeSubrange(before...)
+                    } else {
+                        _ = cursor.skipValue()
+                    }
+                    let next = cursor.current?.kind
+                    cursor.index += 1
+                    if next != .comma { break }
+                }
+            }
+            for (name, p) in schema.requiredProperties {
+                if let p, seen[p] { continue }
+                if p == nil, objectHas(name, from: objectStart) { continue }
+                add("\(path.isEmpty ? "" : pathText + ".")\(name) (required)", "missing")
+            }
+            for (_, problem) in memberProblems.sorted(by: { $0.order < $1.order }) { add(problem.expected, problem.actual) }
+        }
+
+        /// Whether the object starting at token `start` has the key `name` (for a required name the
+        /// schema lists under no property: walked again, as it is rare).
+        func objectHas(_ name: String, from start: Int) -> Bool {
+            var c = cursor
+            c.index = start + 1
+            let bytes = Array(name.utf8)
+            while let key = c.current, key.kind == .string {
+                if c.string(key, equals: bytes) { return true }
+                c.index += 2
+                guard c.skipValue(), c.current?.kind == .comma else { return false }
+                c.index += 1
+            }
+            return false
+        }
+
+        mutating func array(_ schema: ContractSchema) {
+            cursor.index += 1  // [
+            if cursor.current?.kind == .endArray { cursor.index += 1; return }
+            var n = 0
+            while cursor.current != nil {
+                if let items = schema.items, problems.count < limit {
+                    path.append(.index(n))
+                    check(items)
+                    path.removeLast()
+                } else {
+                    _ = cursor.skipValue()
+                }
+                n += 1
+                let next = cursor.current?.kind
+                cursor.index += 1
+                if next != .comma { break }
+            }
+        }
     }
 
     /// A JSON type as a bit; an integer is a number too.
@@ -56,18 +179,6 @@ enum SchemaCheck {
         case "array": return 32
         case "object": return 64
         default: return 0x80  // a type no value has: nothing passes it
-        }
-    }
-
-    static func bit(of value: JSONValue) -> UInt8 {
-        switch value {
-        case .null: return 1
-        case .bool: return 2
-        case .int: return 4
-        case .double: return 8
-        case .string: return 16
-        case .array: return 32
-        case .object: return 64
         }
     }
 

@@ -13,6 +13,8 @@ func check(_ bytes: [UInt8]) {
         at = t.end
     }
     let value = JSONValue.parse(bytes, tokens: tokens)
+    // The walk that builds nothing agrees with the parser on what is one JSON value.
+    precondition(bytes.withUnsafeBufferPointer { JSONCursor.isValid($0, tokens) } == (value != nil), "the cursor and the parser disagree")
     // Pretty-printing keeps the value, and is idempotent.
     let pretty = Array(JSONText.pretty(bytes, tokens: tokens).utf8)
     if let value {
