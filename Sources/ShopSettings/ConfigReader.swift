@@ -11,9 +11,14 @@ enum ConfigReader {
             throw ConfigError(path: path, line: line, message: "the file contains a NUL character")
         }
         let map = TOMLSourceMap(text)
+        // toml++ asserts (aborting the app) on a few mistakes instead of reporting them; found by
+        // `make fuzz`, they are refused here first.
         if let line = map.badHeaderLine {
             throw ConfigError(path: path, line: line,
                               message: "a table name is letters, digits, _ and - (others go in quotes: [\"name\"])")
+        }
+        if let line = map.braceInArrayLine {
+            throw ConfigError(path: path, line: line, message: "a “}” inside a list: a list is [value, value, …] and ends with ]")
         }
         let root: TOMLTable
         do {

@@ -15,6 +15,8 @@ struct TOMLSourceMap {
     /// The first table header whose name does not start as a key may (`[é]`, `[ ]`): toml++ asserts on
     /// those instead of reporting them (found by `make fuzz`), so they are refused before it reads the text.
     private(set) var badHeaderLine: Int?
+    /// The first `}` met where an array expects a value (toml++ asserts on that too).
+    private(set) var braceInArrayLine: Int?
 
     init(_ text: String) {
         var scanner = Scanner(bytes: Array(text.utf8))
@@ -29,6 +31,8 @@ struct TOMLSourceMap {
                 record(path, line: line)
             case let .badHeader(line):
                 if badHeaderLine == nil { badHeaderLine = line }
+            case let .braceInArray(line):
+                if braceInArrayLine == nil { braceInArrayLine = line }
             }
         }
     }
@@ -59,6 +63,8 @@ private enum SourceEvent {
     case key([String], line: Int)
     /// A `[` header whose name starts with neither a bare-key character nor a quote (`[é]`).
     case badHeader(line: Int)
+    /// A `}` where an array expects a value or its `]` (`[}]`).
+    case braceInArray(line: Int)
 }
 
 /// A forgiving tokenizer over a valid TOML document (bytes; every structural character is ASCII).
@@ -195,6 +201,11 @@ private struct Scanner {
                 guard let d = peek() else { return }
                 if d == UInt8(ascii: "]") { advance(); return }
                 if d == UInt8(ascii: ",") { advance(); continue }
+                if d == UInt8(ascii: "}") {
+                    emit(.braceInArray(line: line))
+                    advance()
+                    continue
+                }
                 let start = i
                 value(prefix: nil, emit)
                 if i == start { advance() }

@@ -36,17 +36,44 @@ public enum Mode: String, Sendable, Hashable, CaseIterable {
 /// What the screen shows besides the data: the tab, the overlay, the field being typed, scroll
 /// positions, the size. Plain values — the front end draws it, the update function changes it.
 public struct ScreenState: Equatable, Sendable {
+    /// What has the keys when no dialog is shown: one value, so the help overlay, the pack filter and a
+    /// prompt can never be open at once.
+    public enum Focus: Equatable, Sendable {
+        case browse, help, filter
+        case prompt(PromptState)
+    }
+
     public var tab: Tab = .shop
-    public var showHelp = false
-    public var editingFilter = false
+    public var focus: Focus = .browse
     /// The dialog field that has the cursor (0 or 1).
     public var dialogField = 0
     /// The request detail fills the body (toggle on the Requests tab).
     public var requestDetailFull = false
     /// First line of the full-size request detail shown.
     public var detailScroll = 0
-    /// The go-to or find prompt being typed.
-    public var prompt: PromptState?
+    /// The help overlay is open (setting it false closes only the overlay).
+    public var showHelp: Bool {
+        get { focus == .help }
+        set { if newValue { focus = .help } else if focus == .help { focus = .browse } }
+    }
+
+    /// The pack filter is being typed.
+    public var editingFilter: Bool {
+        get { focus == .filter }
+        set { if newValue { focus = .filter } else if focus == .filter { focus = .browse } }
+    }
+
+    /// The go-to, find or user prompt being typed.
+    public var prompt: PromptState? {
+        get { if case let .prompt(p) = focus { return p } else { return nil } }
+        set {
+            if let newValue {
+                focus = .prompt(newValue)
+            } else if case .prompt = focus {
+                focus = .browse
+            }
+        }
+    }
     /// The zone dates are shown in, and a go-to date means.
     public var timeZone: TimeZone = .current
     public var width = 80

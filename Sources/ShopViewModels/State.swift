@@ -135,10 +135,12 @@ public struct AppState: Equatable, Sendable {
             case .succeeded, .failed: return .outcome
             }
         }
-        if screen.showHelp { return .help }
-        if screen.editingFilter { return .filter }
-        if screen.prompt != nil { return .prompt }
-        return .browse
+        switch screen.focus {
+        case .browse: return .browse
+        case .help: return .help
+        case .filter: return .filter
+        case .prompt: return .prompt
+        }
     }
 
     /// A write (spend or purchase) is out, on screen or put away.

@@ -204,6 +204,16 @@ import Testing
         expectError("a = 1\n[é]\nx = 1\n", line: 2, key: nil, message: "a table name is letters, digits")
         expectError("[[\u{FFFD}]]\n", line: 1, key: nil, message: "a table name is")
         expectError("[ ]\n", line: 1, key: nil, message: "a table name is")
+        // And a `}` where a list expects a value.
+        expectError("a = 1\nduirean = [}}}}}}}}}*}i\n", line: 2, key: nil, message: "a “}” inside a list")
+        expectError("a = [1,\n # c\n }]\n", line: 3, key: nil, message: "a “}” inside a list")
+        for fine in ["a = [ 1, ]", "a = {b=1,}", "a = [{b = 1}, {c = 2}]"] {
+            do {
+                _ = try ConfigFile.parse(fine, path: "/c.toml")
+            } catch {
+                #expect(!error.message.contains("inside a list"), "\(fine): \(error.description)")
+            }
+        }
         // Not headers: a quoted name, a dotted one, `[` inside strings and arrays.
         for fine in ["[\"é\"]\nx = 1", "[a.\"é\"]\nx = 1", "s = \"\"\"\n[é]\n\"\"\"", "x = [\n  [1],\n]", "[environments.\"é\"]\nuser = \"a\""] {
             do {
