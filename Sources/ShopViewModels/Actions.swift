@@ -222,6 +222,7 @@ extension ShopUpdate {
         let token = state.newToken()
         state.action = ActionState(phase: .pending(kind, summary: summary, token: token), backgrounded: backgrounded)
         state.lastWriteError = nil
+        state.lastOutcome = nil
         var packCheer: Int?
         if case let .spend(product, _, _, _) = kind { packCheer = state.packs.all.first { $0.identifier == product }?.cheerTotal }
         state.writeBefore = Verification.Before(balance: state.balance.value, historyTotal: state.history.totalCount, packCheer: packCheer)

@@ -189,132 +189,23 @@ extension ShopUpdate {
         }
     }
 
-    /// Once every read is back: the checks, the notice, and the dialog's outcome.
+    /// Once every read is back: the write's one outcome, and from it the checks, the notice and the
+    /// dialog.
     static func concludeVerification(_ state: inout AppState) {
         guard let v = state.verification, v.isComplete else { return }
         state.verification = nil
         let requestID = v.answer.failureRequestID ?? state.requests.rows.first { $0.method == v.endpoint.method.rawValue && $0.path.prefix { $0 != "?" } == v.endpoint.path }?.requestID
-        var records: [CheckRecord] = []
-        func check(_ name: String, _ passed: Bool, expected: String, actual: String) {
-            records.append(CheckRecord(name: name, outcome: passed ? .passed : .failed, expected: expected, actual: actual,
-                                       request: v.request, requestID: requestID, at: v.at))
-        }
-        let fresh = v.balance.value
-        let g = Wording.grouped
-        var headline: String
-        var applied: Bool?
-
-        switch v.kind {
-        case let .spend(product, name, amount, comment):
-            let expectedBalance = v.before.balance.map { $0 - amount }
-            switch v.answer {
-            case let .success(answered):
-                if let expectedBalance, let fresh {
-                    check("spend-balance", answered == expectedBalance && fresh == expectedBalance,
-                          expected: "\(g(expectedBalance)) (\(g(v.before.balance ?? 0)) − \(g(amount)))",
-                          actual: answered == fresh ? g(fresh) : "answered \(g(answered)), read \(g(fresh))")
-                }
-                applied = true
-                headline = "Spent \(g(amount)) cheer on \(name). Balance \(g(fresh ?? answered)) cheer."
-            case let .failure(error):
-                if error.category.mayHaveBeenApplied, let before = v.before.balance, let fresh, let expectedBalance {
-                    // No answer to check: the fresh balance must be one of the two outcomes.
-                    check("spend-balance", fresh == expectedBalance || fresh == before,
-                          expected: "\(g(expectedBalance)) (applied: \(g(before)) − \(g(amount))) or \(g(before)) (not applied)", actual: g(fresh))
-                    if fresh == expectedBalance {
-                        applied = true
-                        headline = "\(ErrorText.line(error)) — the spend was applied (balance \(g(fresh)) = \(g(before)) − \(g(amount)))."
-                    } else if fresh == before {
-                        applied = false
-                        headline = "\(ErrorText.line(error)) — the spend was not applied (balance \(g(fresh)), unchanged)."
-                    } else {
-                        headline = "\(ErrorText.line(error)) — the balance is now \(g(fresh)): neither \(g(expectedBalance)) (applied) nor \(g(before)) (not applied)."
-                    }
-                } else if error.category.mayHaveBeenApplied {
-                    headline = "\(ErrorText.line(error)) — whether the spend was applied is not known: the balance could not be read again."
-                } else {
-                    applied = false
-                    headline = explain(error, kind: v.kind)
-                    if let before = v.before.balance, let fresh, (400..<500).contains(error.status ?? 0) {
-                        check("refused-unchanged", fresh == before, expected: "\(g(before)) (unchanged)", actual: g(fresh))
-                        // Said once, and only as read: the balance after the refusal.
-                        if fresh == before { headline += " Nothing was spent (balance \(g(fresh)), unchanged)." }
-                    }
-                }
-            }
-            if applied == true {
-                if let facts = v.history.value {
-                    let entry = facts.newest
-                    let sameComment = (comment ?? "").isEmpty || (entry?.comments ?? []).contains { $0.body == comment }
-                    let isThis = entry.map { $0.product == product && $0.amount == amount } == true && sameComment
-                    let describe = entry.map { "\(g($0.amount)) on \($0.product)\(($0.comments ?? []).last?.body.map { " “\($0)”" } ?? "")" } ?? "no entry"
-                    let wanted = "\(g(amount)) on \(product)\(comment.map { " “\($0)”" } ?? "")"
-                    if let total = v.before.historyTotal {
-                        check("spend-history", isThis && facts.total == total + 1,
-                              expected: "newest \(wanted), total \(g(total + 1))", actual: "newest \(describe), total \(g(facts.total))")
-                    } else {
-                        check("spend-history", isThis, expected: "newest \(wanted)", actual: "newest \(describe)")
-                    }
-                }
-                if let beforeCheer = v.before.packCheer, case let .read(after?) = v.packs {
-                    check("spend-pack-total", after == beforeCheer + amount,
-                          expected: "\(g(beforeCheer + amount)) (\(g(beforeCheer)) + \(g(amount)))", actual: g(after))
-                }
-            }
-        case let .purchase(identifier, transactionID):
-            let bundle = identifier.split(separator: ".").last.flatMap { Int($0) }
-            switch v.answer {
-            case let .success(answered):
-                applied = true
-                headline = "Bought \(identifier). Balance \(g(fresh ?? answered)) cheer."
-                if let before = v.before.balance, let bundle, let fresh {
-                    check("purchase-balance", answered == before + bundle && fresh == before + bundle,
-                          expected: "\(g(before + bundle)) (\(g(before)) + \(g(bundle)))",
-                          actual: answered == fresh ? g(fresh) : "answered \(g(answered)), read \(g(fresh))")
-                }
-            case let .failure(error):
-                if error.status == 409 {
-                    applied = false
-                    headline = explain(error, kind: v.kind)
-                    if let before = v.before.balance, let fresh {
-                        check("replay-unchanged", fresh == before, expected: "\(g(before)) (unchanged)", actual: g(fresh))
-                    }
-                } else if error.category.mayHaveBeenApplied, let before = v.before.balance, let fresh {
-                    if let bundle, fresh == before + bundle {
-                        applied = true
-                        headline = "\(ErrorText.line(error)) — the purchase was credited (balance \(g(fresh)) = \(g(before)) + \(g(bundle))); transaction \(transactionID) will not be credited again."
-                        state.lostPurchase = nil
-                    } else if fresh == before {
-                        applied = false
-                        headline = "\(ErrorText.line(error)) — the purchase was not credited (balance \(g(fresh)), unchanged); buy again to retry transaction \(transactionID)."
-                    } else {
-                        headline = "\(ErrorText.line(error)) — the balance is now \(g(fresh)): it does not say whether transaction \(transactionID) was credited."
-                    }
-                } else if error.category.mayHaveBeenApplied {
-                    headline = "\(ErrorText.line(error)) — whether the purchase was credited is not known: the balance could not be read again."
-                } else {
-                    applied = false
-                    headline = explain(error, kind: v.kind)
-                    if let before = v.before.balance, let fresh, (400..<500).contains(error.status ?? 0) {
-                        check("refused-unchanged", fresh == before, expected: "\(g(before)) (unchanged)", actual: g(fresh))
-                    }
-                }
-            }
-        }
-
-        state.checks.add(records)
-        let failed = records.filter { $0.outcome == .failed }
-        let summary = failed.first.map { " " + $0.line + (failed.count > 1 ? " (and \(failed.count - 1) more)" : "") }
-            ?? (records.isEmpty ? "" : " ✔ \(records.count) check\(records.count == 1 ? "" : "s") passed")
-        let text = headline + summary
-        // Good news only when the write went through and every check agrees.
-        let kind: Notice.Kind = applied == true && failed.isEmpty ? .info : .error
-        state.notice = Notice(kind, text, requestID: v.answer.failureRequestID)
+        let outcome = WriteOutcome.judge(v, requestID: requestID)
+        state.lastOutcome = outcome
+        if outcome.settlesLostPurchase, case .purchase = v.kind { state.lostPurchase = nil }
+        state.checks.add(outcome.checks)
+        let text = outcome.text
+        state.notice = Notice(outcome.succeeded ? .info : .error, text, requestID: outcome.requestID)
         // The dialog, if it is still open on this write's outcome, says the same.
         if let action = state.action, action.isShown {
             switch action.phase {
             case .succeeded, .failed:
-                state.action = ActionState(phase: applied == true && failed.isEmpty ? .succeeded(text) : .failed(text, requestID: v.answer.failureRequestID))
+                state.action = ActionState(phase: outcome.succeeded ? .succeeded(text) : .failed(text, requestID: outcome.requestID))
             default:
                 break
             }

@@ -101,8 +101,11 @@ public struct AppState: Equatable, Sendable {
     public internal(set) var verification: Verification?
     /// What was known when the write in flight was sent (its verification compares against it).
     var writeBefore: Verification.Before?
-    /// The last write's error, when it failed (a script's exit status comes from it).
+    /// The last write's error, when it failed.
     public internal(set) var lastWriteError: ShopAPIError?
+    /// How the last write ended, once its reads came back (`spend`/`buy` read their output and exit
+    /// status from it).
+    public internal(set) var lastOutcome: WriteOutcome?
     public var screen = ScreenState()
     /// What the user did, in words (a bug report's steps).
     public internal(set) var steps = StepLog()

@@ -59,6 +59,7 @@ extension ShopUpdate {
         state.context.user = user
         state.balance = BalanceState()
         state.lastWriteError = nil
+        state.lastOutcome = nil
         state.lastError = nil  // a bug report after the switch is not about the user left
         var history = HistoryState(perPage: state.history.perPage, capacity: state.history.pages.capacity)
         let place = state.userPlaces[user]

@@ -57,7 +57,11 @@ struct HistoryStream {
         defer { for task in ahead.values { task.cancel() } }
         while true {
             let answer = try await (ahead.removeValue(forKey: page) ?? fetch(page)).value
-            for n in (page + 1)...(page + Self.pagesAhead) where n <= answer.totalPages && ahead[n] == nil { ahead[n] = fetch(n) }
+            // Only pages that will be printed: with --since, none past the page that already reaches back before it.
+            let reachesBack = since.map { since in answer.entries.last.map { $0.date < since } ?? false } ?? false
+            if !reachesBack {
+                for n in (page + 1)...(page + Self.pagesAhead) where n <= answer.totalPages && ahead[n] == nil { ahead[n] = fetch(n) }
+            }
             var out = ""
             var stop = false
             for item in answer.items {

@@ -98,27 +98,29 @@ struct WriteRun {
                     if let error = before.balance.lastError { throw error }
                     throw CLIError(message: "the balance could not be read before the \(verb)", exitCode: .unavailable)
                 }
-                let checksBefore = before.checks.records.count
                 await store.send(.write(kind(before)))
                 await store.settle()
                 let after = await store.state
                 let findings = reportFindings(await client.exchanges.all())
-                // This write's checks (newest first, a write's own in their order; the reads' findings too).
-                let new = after.checks.records.prefix(after.checks.records.count - checksBefore)
-                let checks = new.filter { !$0.isFinding }
-                if let notice = after.notice { Terminal.out(Sanitizer.line(notice.text) + "\n") }
-                for check in checks {
+                // The write's one outcome: its words, its checks, and whether it was applied.
+                guard let outcome = after.lastOutcome else {
+                    // Never sent (refused before it left): the notice says why.
+                    if let notice = after.notice { Terminal.out(Sanitizer.line(notice.text) + "\n") }
+                    if let error = after.lastWriteError { throw error }
+                    throw CLIError(message: "the \(verb) was not sent", exitCode: .software)
+                }
+                Terminal.out(Sanitizer.line(outcome.text) + "\n")
+                for check in outcome.checks {
                     Terminal.out("  " + Sanitizer.line(check.outcome == .passed ? "✔ \(check.name): \(check.actual)" : check.line) + "\n")
                     if check.outcome == .failed {
                         let id = check.requestID.map { " (request id \(Sanitizer.line($0)))" } ?? ""
                         Terminal.err("warning: \(Sanitizer.line(check.request)): [\(check.name)] expected \(Sanitizer.line(check.expected)), got \(Sanitizer.line(check.actual))\(id)\n")
                     }
                 }
-                let failed = checks.filter { $0.outcome == .failed }.count
-                if let error = after.lastWriteError {
-                    // Refused, or no answer: applied or not is in the verdict above; applied counts as done.
-                    let applied = after.notice?.kind == .info
-                    if !applied { return error.category.mayHaveBeenApplied ? ExitStatus.unavailable.rawValue : ExitStatus.of(error).rawValue }
+                let failed = outcome.failed.count
+                if let error = after.lastWriteError, outcome.applied != .yes {
+                    // Refused, or no answer and not found applied: applied counts as done.
+                    return error.category.mayHaveBeenApplied ? ExitStatus.unavailable.rawValue : ExitStatus.of(error).rawValue
                 }
                 return strict && (failed > 0 || findings > 0) ? ExitStatus.dataError.rawValue : 0
             }

@@ -1,0 +1,166 @@
+import Foundation
+import ShopAPI
+
+/// How a write ended, judged once: whether it was applied, each check with expected against actual,
+/// and the sentence that says so. `WriteOutcome.judge` is a pure function of the write, its answer,
+/// what was known before and the reads after; the notice, the dialog, the Checks tab, the bug report
+/// and the exit status of `spend`/`buy` all read this one value.
+public struct WriteOutcome: Equatable, Sendable {
+    public enum Applied: Equatable, Sendable { case yes, no, unknown }
+
+    public var applied: Applied
+    /// This write's checks, in the order they were made.
+    public var checks: [CheckRecord]
+    /// What happened, in words (before the checks' verdict).
+    public var headline: String
+    /// The request id of the write's failed answer, if it failed with a response head.
+    public var requestID: String?
+    /// The lost purchase this write settled (credited after all: never offer its id again).
+    var settlesLostPurchase = false
+
+    public var failed: [CheckRecord] { checks.filter { $0.outcome == .failed } }
+
+    /// Good news only when the write went through and every check agrees.
+    public var succeeded: Bool { applied == .yes && failed.isEmpty }
+
+    /// The headline and the checks' verdict: `… ✔ 3 checks passed` or `… ✗ spend-balance: expected …`.
+    public var text: String {
+        let failed = failed
+        let summary = failed.first.map { " " + $0.line + (failed.count > 1 ? " (and \(failed.count - 1) more)" : "") }
+            ?? (checks.isEmpty ? "" : " ✔ \(checks.count) check\(checks.count == 1 ? "" : "s") passed")
+        return headline + summary
+    }
+}
+
+/// What differs between kinds of write, as data: how the balance moves when one is applied, the
+/// names of its checks, and its words. The judging below is the same for every kind.
+struct WriteRules {
+    /// The balance change when applied (nil when it cannot be told: a bundle not named by its size).
+    var delta: Int?
+    /// `− 7` or `+ 200`, as the expectations show the change.
+    var deltaText: String
+    var balanceCheck: String
+    /// The status that says "already done, nothing changed" (409 for a replayed purchase) and its check.
+    var replay: (status: Int, check: String)?
+    /// Whether an unanswered write is settled by "the fresh balance is one of the two outcomes" check.
+    var checksEitherOutcome: Bool
+    var success: (_ balance: Int) -> String
+    var wasApplied: (_ fresh: Int, _ before: Int) -> String
+    var wasNotApplied: (_ fresh: Int) -> String
+    var neither: (_ fresh: Int, _ expected: Int?, _ before: Int) -> String
+    var unknown: String
+    /// Said after a refusal when the balance read again is unchanged (nil: nothing to add).
+    var refusedUnchanged: ((_ fresh: Int) -> String)?
+
+    static func of(_ kind: ActionKind) -> WriteRules {
+        let g = Wording.grouped
+        switch kind {
+        case let .spend(_, name, amount, _):
+            return WriteRules(
+                delta: -amount, deltaText: "− \(g(amount))", balanceCheck: "spend-balance", replay: nil, checksEitherOutcome: true,
+                success: { "Spent \(g(amount)) cheer on \(name). Balance \(g($0)) cheer." },
+                wasApplied: { fresh, before in "the spend was applied (balance \(g(fresh)) = \(g(before)) − \(g(amount)))." },
+                wasNotApplied: { "the spend was not applied (balance \(g($0)), unchanged)." },
+                neither: { fresh, expected, before in
+                    "the balance is now \(g(fresh)): neither \(expected.map(g) ?? "?") (applied) nor \(g(before)) (not applied)."
+                },
+                unknown: "whether the spend was applied is not known: the balance could not be read again.",
+                refusedUnchanged: { " Nothing was spent (balance \(g($0)), unchanged)." })
+        case let .purchase(identifier, transactionID):
+            let bundle = identifier.split(separator: ".").last.flatMap { Int($0) }
+            return WriteRules(
+                delta: bundle, deltaText: "+ \(bundle.map(g) ?? "?")", balanceCheck: "purchase-balance", replay: (409, "replay-unchanged"),
+                checksEitherOutcome: false,
+                success: { "Bought \(identifier). Balance \(g($0)) cheer." },
+                wasApplied: { fresh, before in
+                    "the purchase was credited (balance \(g(fresh)) = \(g(before)) + \(g(bundle ?? 0))); transaction \(transactionID) will not be credited again."
+                },
+                wasNotApplied: { "the purchase was not credited (balance \(g($0)), unchanged); buy again to retry transaction \(transactionID)." },
+                neither: { fresh, _, _ in "the balance is now \(g(fresh)): it does not say whether transaction \(transactionID) was credited." },
+                unknown: "whether the purchase was credited is not known: the balance could not be read again.",
+                refusedUnchanged: nil)
+        }
+    }
+}
+
+extension WriteOutcome {
+    /// The outcome of the write `v` verified; `requestID` names the request its checks are about.
+    static func judge(_ v: Verification, requestID: String?) -> WriteOutcome {
+        let rules = WriteRules.of(v.kind)
+        let g = Wording.grouped
+        var checks: [CheckRecord] = []
+        func check(_ name: String, _ passed: Bool, expected: String, actual: String) {
+            checks.append(CheckRecord(name: name, outcome: passed ? .passed : .failed, expected: expected, actual: actual,
+                                      request: v.request, requestID: requestID, at: v.at))
+        }
+        let fresh = v.balance.value
+        let before = v.before.balance
+        let expected = before.flatMap { b in rules.delta.map { b + $0 } }
+        var outcome = WriteOutcome(applied: .unknown, checks: [], headline: "", requestID: v.answer.failureRequestID)
+
+        switch v.answer {
+        case let .success(answered):
+            outcome.applied = .yes
+            outcome.headline = rules.success(fresh ?? answered)
+            if let expected, let before, let fresh {
+                check(rules.balanceCheck, answered == expected && fresh == expected, expected: "\(g(expected)) (\(g(before)) \(rules.deltaText))",
+                      actual: answered == fresh ? g(fresh) : "answered \(g(answered)), read \(g(fresh))")
+            }
+        case let .failure(error):
+            if let replay = rules.replay, error.status == replay.status {
+                outcome.applied = .no
+                outcome.headline = ShopUpdate.explain(error, kind: v.kind)
+                if let before, let fresh { check(replay.check, fresh == before, expected: "\(g(before)) (unchanged)", actual: g(fresh)) }
+            } else if error.category.mayHaveBeenApplied, let before, let fresh {
+                // No answer to check: the balance read again tells which of the two outcomes happened.
+                if rules.checksEitherOutcome, let expected {
+                    check(rules.balanceCheck, fresh == expected || fresh == before,
+                          expected: "\(g(expected)) (applied: \(g(before)) \(rules.deltaText)) or \(g(before)) (not applied)", actual: g(fresh))
+                }
+                let line = ErrorText.line(error) + " — "
+                if let expected, fresh == expected {
+                    outcome.applied = .yes
+                    outcome.headline = line + rules.wasApplied(fresh, before)
+                    outcome.settlesLostPurchase = true
+                } else if fresh == before {
+                    outcome.applied = .no
+                    outcome.headline = line + rules.wasNotApplied(fresh)
+                } else {
+                    outcome.headline = line + rules.neither(fresh, expected, before)
+                }
+            } else if error.category.mayHaveBeenApplied {
+                outcome.headline = ErrorText.line(error) + " — " + rules.unknown
+            } else {
+                outcome.applied = .no
+                outcome.headline = ShopUpdate.explain(error, kind: v.kind)
+                if let before, let fresh, (400..<500).contains(error.status ?? 0) {
+                    check("refused-unchanged", fresh == before, expected: "\(g(before)) (unchanged)", actual: g(fresh))
+                    // Said once, and only as read: the balance after the refusal.
+                    if fresh == before, let words = rules.refusedUnchanged { outcome.headline += words(fresh) }
+                }
+            }
+        }
+        if outcome.applied == .yes, case let .spend(product, _, amount, comment) = v.kind {
+            // What a spend changes besides the balance: the history's newest entry and the pack's total.
+            if let facts = v.history.value {
+                let entry = facts.newest
+                let sameComment = (comment ?? "").isEmpty || (entry?.comments ?? []).contains { $0.body == comment }
+                let isThis = entry.map { $0.product == product && $0.amount == amount } == true && sameComment
+                let describe = entry.map { "\(g($0.amount)) on \($0.product)\(($0.comments ?? []).last?.body.map { " “\($0)”" } ?? "")" } ?? "no entry"
+                let wanted = "\(g(amount)) on \(product)\(comment.map { " “\($0)”" } ?? "")"
+                if let total = v.before.historyTotal {
+                    check("spend-history", isThis && facts.total == total + 1,
+                          expected: "newest \(wanted), total \(g(total + 1))", actual: "newest \(describe), total \(g(facts.total))")
+                } else {
+                    check("spend-history", isThis, expected: "newest \(wanted)", actual: "newest \(describe)")
+                }
+            }
+            if let beforeCheer = v.before.packCheer, case let .read(after?) = v.packs {
+                check("spend-pack-total", after == beforeCheer + amount,
+                      expected: "\(g(beforeCheer + amount)) (\(g(beforeCheer)) + \(g(amount)))", actual: g(after))
+            }
+        }
+        outcome.checks = checks
+        return outcome
+    }
+}

@@ -1,0 +1,54 @@
+import Foundation
+import ShopAPI
+import Testing
+@testable import ShopViewModels
+
+/// One outcome per write: a pure function of the write, its answer, what was known before and the
+/// reads after, the same rules for every kind of write (only their numbers and words differ).
+@Suite struct WriteOutcomeTests {
+    let at = Date(timeIntervalSince1970: 1_795_305_600)
+    let spend = ActionKind.spend(product: "com.reiterate.pack.rain", productName: "Rain", amount: 7, comment: nil)
+    let buy = ActionKind.purchase(identifier: "com.reiterate.cheer.200", transactionID: 42)
+    let cut = ShopAPIError.transport(.cutShort(status: 200, requestID: "rq-cut"), endpoint: "POST /api/v1/spend_cheer")
+
+    func verification(_ kind: ActionKind, _ answer: Result<Int, ShopAPIError>, fresh: Int?, newest: CheerHistoryEntry? = nil, packAfter: Int? = nil) -> Verification {
+        var v = Verification(kind: kind, at: at, before: .init(balance: 1_250, historyTotal: 230, packCheer: 100), answer: answer, readsFrom: Token(1))
+        v.balance = fresh.map { .read($0) } ?? .unread("the read failed")
+        v.history = .read(.init(newest: newest, total: 231))
+        v.packs = .read(packAfter)
+        return v
+    }
+
+    @Test func aSpendThatWentThroughIsCheckedOnEveryCount() {
+        let entry = CheerHistoryEntry(id: "h-231", creator: "c", amount: 7, product: "com.reiterate.pack.rain", date: at, comments: nil)
+        let o = WriteOutcome.judge(verification(spend, .success(1_243), fresh: 1_243, newest: entry, packAfter: 107), requestID: "rq-1")
+        #expect(o.applied == .yes && o.succeeded && o.checks.map(\.name) == ["spend-balance", "spend-history", "spend-pack-total"])
+        #expect(o.text == "Spent 7 cheer on Rain. Balance 1,243 cheer. ✔ 3 checks passed")
+        let off = WriteOutcome.judge(verification(spend, .success(1_243), fresh: 1_242, newest: entry, packAfter: 107), requestID: "rq-1")
+        #expect(!off.succeeded && off.failed.map(\.line) == ["✗ spend-balance: expected 1,243 (1,250 − 7), got answered 1,243, read 1,242"])
+    }
+
+    @Test func aLostAnswerIsSettledByTheBalanceReadAgain() {
+        let applied = WriteOutcome.judge(verification(spend, .failure(cut), fresh: 1_243), requestID: nil)
+        #expect(applied.applied == .yes && applied.headline.hasSuffix("— the spend was applied (balance 1,243 = 1,250 − 7)."))
+        let not = WriteOutcome.judge(verification(spend, .failure(cut), fresh: 1_250), requestID: nil)
+        #expect(not.applied == .no && not.headline.hasSuffix("— the spend was not applied (balance 1,250, unchanged)."))
+        let neither = WriteOutcome.judge(verification(spend, .failure(cut), fresh: 1_000), requestID: nil)
+        #expect(neither.applied == .unknown && neither.failed.map(\.name) == ["spend-balance"])
+        let unread = WriteOutcome.judge(verification(spend, .failure(cut), fresh: nil), requestID: nil)
+        #expect(unread.applied == .unknown && unread.checks.isEmpty && unread.headline.hasSuffix("the balance could not be read again."))
+        // The same rules for a purchase, in its words; credited after all settles the lost purchase.
+        let credited = WriteOutcome.judge(verification(buy, .failure(cut), fresh: 1_450), requestID: nil)
+        #expect(credited.applied == .yes && credited.settlesLostPurchase && credited.headline.contains("transaction 42 will not be credited again"))
+    }
+
+    @Test func aRefusalChangesNothingAndAReplayIsTheServersOwnAnswer() {
+        let low = ShopAPIError.http(status: 402, message: "too low", code: "insufficient_balance", requestID: "rq-402", endpoint: "POST /api/v1/spend_cheer", retryAfter: nil)
+        let refused = WriteOutcome.judge(verification(spend, .failure(low), fresh: 1_250), requestID: "rq-402")
+        #expect(refused.applied == .no && refused.checks.map(\.name) == ["refused-unchanged"] && refused.headline.hasSuffix("Nothing was spent (balance 1,250, unchanged)."))
+        #expect(refused.requestID == "rq-402" && !refused.succeeded)
+        let replay = ShopAPIError.http(status: 409, message: "dup", code: "duplicate_transaction", requestID: "rq-409", endpoint: "POST /api/v2/purchase_cheer", retryAfter: nil)
+        let again = WriteOutcome.judge(verification(buy, .failure(replay), fresh: 1_250), requestID: "rq-409")
+        #expect(again.applied == .no && again.checks.map(\.name) == ["replay-unchanged"] && again.failed.isEmpty)
+    }
+}
