@@ -82,9 +82,13 @@ fuzz: deps
 	    || { tail -n 30 .build-fuzz/$$t.log; echo "fuzz: $$t crashed: see .build-fuzz/crashes/"; exit 1; }; \
 	  grep -E '^#[0-9]+ +DONE|stat::number_of_executed_units|stat::peak_rss_mb' .build-fuzz/$$t.log; done
 
-## Copies ../shared/api/reiterate-api.yaml into the package (the binary's built-in contract, embedded by SwiftPM).
+## Copies ../shared/api/reiterate-api.yaml into the package (the binary's built-in contract, embedded by
+## SwiftPM), and beside it the form OpenAPIKit reads it in (what a session starts with: no parse).
 contract:
 	@bash scripts/bundle-contract.sh "$(API_SPEC)"
+	$(SWIFT) build --product reiterate-shop
+	$(SHOP) contract --kept > Sources/ShopAPI/Contract/reiterate-api.contract.json
+	$(SWIFT) build --product reiterate-shop
 
 test-contract: build venv
 	STUB_BIN=$(abspath $(STUB)) $(VENV)/bin/python -m pytest -q -p no:cacheprovider Tests/contract

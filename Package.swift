@@ -76,7 +76,9 @@ let package = Package(
             ],
             // The contract the watchdog reads when no --contract is given: a copy of the shared
             // document, its bytes embedded in the code (no resource bundle beside the binary).
-            resources: [.embedInCode("Contract/reiterate-api.yaml")],
+            // Beside it, the form OpenAPIKit reads it in (`make contract`; a test keeps the two in step), so
+            // a session does not parse the document to start.
+            resources: [.embedInCode("Contract/reiterate-api.yaml"), .embedInCode("Contract/reiterate-api.contract.json")],
             swiftSettings: strict
         ),
         .systemLibrary(name: "CNcursesw", providers: [.apt(["libncurses-dev"])]),

@@ -15,6 +15,13 @@ import Testing
         let copy = try String(contentsOf: Self.root.appendingPathComponent("Sources/ShopAPI/Contract/reiterate-api.yaml"), encoding: .utf8)
         #expect(copy == shared, "run `make contract` to copy ../shared/api/reiterate-api.yaml in")
         #expect(Contract.bundledText == shared)
+        // And the form a session starts with is what OpenAPIKit reads of it now.
+        let kept = String(decoding: PackageResources.reiterate_api_contract_json, as: UTF8.self)
+        #expect(kept == Contract.builtInKeptForm(), "run `make contract` to write the kept form anew")
+        #expect(ContractCache.read(bytes: PackageResources.reiterate_api_contract_json, source: "built in",
+                                   document: ContractCache.hash(Contract.bundledText)) != nil)  // the seed is for this very text
+        let seeded = Contract.builtIn(cacheDirectory: nil)
+        #expect(seeded.operations.count == Contract.bundled.operations.count && seeded.source == "built in")
     }
 
     @Test func theBuiltInContractReadsWithEveryOperation() {

@@ -7,20 +7,31 @@ import JSONTokens
 /// the watchdog's own reduced form (what `reiterate-shop contract` prints), read back by the project's
 /// JSON parser with no Codable; a file that does not read is ignored and written anew.
 enum ContractCache {
-    static let formatVersion = 1
+    static let formatVersion = 2
 
-    static func path(for text: String, in directory: String) -> String {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325  // FNV-1a, 64 bits
+    /// The document's text's hash (FNV-1a, 64 bits, in hex): what a kept contract was read from.
+    static func hash(_ text: String) -> String {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
         for byte in text.utf8 {
             hash ^= UInt64(byte)
             hash = hash &* 0x100_0000_01b3
         }
-        return directory + "/contract-v\(formatVersion)-" + String(hash, radix: 16) + ".json"
+        return String(hash, radix: 16)
+    }
+
+    static func path(for text: String, in directory: String) -> String {
+        directory + "/contract-v\(formatVersion)-" + hash(text) + ".json"
     }
 
     static func read(_ file: String, source: String) -> Contract? {
-        guard let data = FileManager.default.contents(atPath: file), case let .object(root)? = JSONValue.parse(Array(data)),
-              case .int(formatVersion)? = root["format"], case let .array(ops)? = root["operations"] else { return nil }
+        FileManager.default.contents(atPath: file).flatMap { read(bytes: Array($0), source: source, document: nil) }
+    }
+
+    /// The contract kept in `bytes`, when it was read from the document whose hash is `document` (any, when nil).
+    static func read(bytes: [UInt8], source: String, document: String?) -> Contract? {
+        guard case let .object(root)? = JSONValue.parse(bytes), case .int(formatVersion)? = root["format"],
+              case let .array(ops)? = root["operations"] else { return nil }
+        if let document { guard case .string(document)? = root["document"] else { return nil } }
         var operations: [ContractOperation] = []
         for op in ops {
             guard case let .object(o) = op, case let .string(id)? = o["operationId"], case let .string(method)? = o["method"],
@@ -73,16 +84,22 @@ enum ContractCache {
                               minLength: int("minLength"), maxLength: int("maxLength"), format: format)
     }
 
-    /// Writes `contract` beside the others (best effort: a cache that cannot be written costs time, not checks).
-    static func write(_ contract: Contract, to file: String) {
+    /// `contract`, read from the document whose text is `text`, in the kept form.
+    static func encode(_ contract: Contract, document text: String) -> Data? {
         struct File: Encodable {
             var format: Int
+            var document: String
             var operations: [ContractOperation]
             var error: ContractSchema?
         }
         let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        guard let data = try? encoder.encode(File(format: formatVersion, operations: contract.operations, error: contract.error)) else { return }
+        encoder.outputFormatting = [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes]
+        return try? encoder.encode(File(format: formatVersion, document: hash(text), operations: contract.operations, error: contract.error))
+    }
+
+    /// Writes `contract` beside the others (best effort: a cache that cannot be written costs time, not checks).
+    static func write(_ contract: Contract, document text: String, to file: String) {
+        guard let data = encode(contract, document: text) else { return }
         let folder = (file as NSString).deletingLastPathComponent
         try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         try? data.write(to: URL(fileURLWithPath: file), options: .atomic)

@@ -29,7 +29,7 @@ public enum ContractDocument {
         let file = ContractCache.path(for: text, in: cacheDirectory)
         if let kept = ContractCache.read(file, source: source) { return kept }
         let contract = try read(text, source: source)
-        ContractCache.write(contract, to: file)
+        ContractCache.write(contract, document: text, to: file)
         return contract
     }
 
