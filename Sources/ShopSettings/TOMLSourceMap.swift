@@ -171,7 +171,12 @@ private struct Scanner {
     }
 
     /// A value; keys inside inline tables are reported under `prefix` (nil inside arrays: not addressable by name).
-    private mutating func value(prefix: [String]?, _ emit: (SourceEvent) -> Void) {
+    private mutating func value(prefix: [String]?, depth: Int = 0, _ emit: (SourceEvent) -> Void) {
+        // Deeper than toml++ reads (it refuses past 256, in its own words): stop scanning, never overflow the stack.
+        guard depth < 256 else {
+            i = bytes.count
+            return
+        }
         guard let c = peek() else { return }
         switch c {
         case UInt8(ascii: "{"):
@@ -192,7 +197,7 @@ private struct Scanner {
                 advance()
                 if let prefix { emit(.key(prefix + path, line: keyLine)) }
                 skipSpaces()
-                value(prefix: prefix.map { $0 + path }, emit)
+                value(prefix: prefix.map { $0 + path }, depth: depth + 1, emit)
             }
         case UInt8(ascii: "["):
             advance()
@@ -207,7 +212,7 @@ private struct Scanner {
                     continue
                 }
                 let start = i
-                value(prefix: nil, emit)
+                value(prefix: nil, depth: depth + 1, emit)
                 if i == start { advance() }
             }
         case UInt8(ascii: "\""):

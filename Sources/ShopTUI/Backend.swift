@@ -52,8 +52,11 @@ public final class TestBackend: TerminalBackend {
     public func resize() { if screen?.width != width || screen?.height != height { screen = nil } }
 
     public func draw(_ grid: Grid) {
+        if screen?.width != grid.width || screen?.height != grid.height {
+            screen = nil  // another size: everything is drawn anew, as on a terminal after a resize
+            shown = Array(repeating: " ", count: grid.width * grid.height)
+        }
         let runs = grid.diff(from: screen)
-        if screen == nil { shown = Array(repeating: " ", count: grid.width * grid.height) }
         for run in runs {
             for x in run.x..<(run.x + run.count) { shown[run.y * grid.width + x] = grid.text(at: x, run.y) }
         }

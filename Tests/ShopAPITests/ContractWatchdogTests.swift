@@ -83,4 +83,41 @@ import Testing
         // A status the document does not declare has no schema to hold its body to: the status is the finding.
         #expect(status(.getBalance, 201) == [.status] && status(.getBalance, 302) == [.status])
     }
+
+    // MARK: found by review
+
+    @Test func anIntegerTooLargeForTheDecoderIsANumberNotACrash() {
+        let huge = Array(#"{"packs":[{"identifier":"i","name":"n","price_cents":100000000000000000000}]}"#.utf8)
+        let findings = ContractWatchdog.check(ObservedExchange(operation: .listAudioPacks, pathAndQuery: "/api/v1/audio_packs", status: 200, headers: ok, body: huge))
+        #expect(findings.map(\.line) == ["[schema] expected packs[0].price_cents: integer, got number 1e+20"])
+        var memory = ContractWatchdog()
+        let page = Array(#"{"history":[],"page":9223372036854775808,"per_page":3,"total_pages":0,"total_count":0}"#.utf8)
+        #expect(check(page, page: 1, watchdog: &memory) == [.schema])
+    }
+
+    @Test func aTransactionIdPastIntMaxIsStillCheckedOnce() {
+        var w = ContractWatchdog()
+        let buy = #"{"identifier":"com.reiterate.cheer.200","transaction_id":18446744073709551615}"#
+        #expect(write(.purchaseCheer, request: buy, status: 200, answer: #"{"balance":200}"#, id: "rq-first", &w).isEmpty)
+        #expect(write(.purchaseCheer, request: buy, status: 200, answer: #"{"balance":400}"#, id: "rq-again", &w).map(\.check) == [.creditedOnce])
+    }
+
+    @Test func aDuplicateAcrossPagesIsStillSeenWhenAPageIsReadAgain() {
+        var memory = ContractWatchdog()
+        let one = page(1, ids: ["a", "b", "c"], dates: ["2026-11-06T00:00:00Z", "2026-11-05T00:00:00Z", "2026-11-04T00:00:00Z"])
+        let two = page(2, ids: ["c", "d", "e"], dates: ["2026-11-03T00:00:00Z", "2026-11-02T00:00:00Z", "2026-11-01T00:00:00Z"])
+        #expect(check(one, page: 1, watchdog: &memory).isEmpty)
+        #expect(check(two, page: 2, watchdog: &memory) == [.duplicate])
+        #expect(check(two, page: 2, watchdog: &memory) == [.duplicate])  // page 2 again: c is still on page 1
+        #expect(check(one, page: 1, watchdog: &memory) == [.duplicate])
+    }
+
+    @Test func anExclusiveBoundLeavesTheBoundItselfOut() throws {
+        let changed = Contract.bundledText.replacingOccurrences(of: "balance: { type: integer, description: Cheer units; may be 0. }",
+                                                                with: "balance: { type: integer, exclusiveMinimum: 0 }")
+        var w = ContractWatchdog(contract: try ContractDocument.read(changed, source: "test"))
+        let zero = w.check(ObservedExchange(operation: .getBalance, pathAndQuery: "/api/v1/balance", status: 200, headers: ok, body: Array(#"{"balance":0}"#.utf8)))
+        #expect(zero.map(\.line) == ["[schema] expected balance > 0, got 0"])
+        #expect(w.check(ObservedExchange(operation: .getBalance, pathAndQuery: "/api/v1/balance", status: 200, headers: ok, body: Array(#"{"balance":1}"#.utf8))).isEmpty)
+    }
 }

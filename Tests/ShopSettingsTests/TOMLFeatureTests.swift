@@ -225,6 +225,12 @@ import Testing
         #expect((try? ConfigFile.parse("[environments.\"é\"]\nuser = \"a\"", path: "/c.toml"))?.environments["é"]?.user == "a")
     }
 
+    /// Found by review: the line finder runs before toml++ now, and must not recurse past its limit.
+    @Test func aValueNestedThousandsDeepIsAnErrorNotAStackOverflow() {
+        let deep = "a = " + String(repeating: "[", count: 200_000) + "\n"
+        #expect(throws: ConfigError.self) { try ConfigFile.parse(deep, path: "/c.toml") }
+    }
+
     /// Found by `make fuzz`: toml++ quotes what it read, a line break included; the message stays one line.
     @Test func aSyntaxErrorIsOneLineEvenWhenWhatWasReadEndsTheLine() {
         expectError("mouse = fal\nx = 1\n", line: 1, key: "mouse", message: "")

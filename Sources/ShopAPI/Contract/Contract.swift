@@ -16,6 +16,9 @@ public final class ContractSchema: Sendable, Encodable {
     public let items: ContractSchema?
     public let minimum: Double?
     public let maximum: Double?
+    /// The bound itself is out (`exclusiveMinimum`); nil when it is in.
+    public let exclusiveMinimum: Bool?
+    public let exclusiveMaximum: Bool?
     public let minLength: Int?
     public let maxLength: Int?
     public let format: String?
@@ -28,11 +31,14 @@ public final class ContractSchema: Sendable, Encodable {
     /// `required`, each with its index in `propertyList` (nil for a name listed under no property).
     let requiredProperties: [(name: String, index: Int?)]
 
-    enum CodingKeys: String, CodingKey { case type, required, properties, items, minimum, maximum, minLength, maxLength, format }
+    enum CodingKeys: String, CodingKey { case type, required, properties, items, minimum, maximum, exclusiveMinimum, exclusiveMaximum, minLength, maxLength, format }
 
     init(_ type: [String], required: [String]? = nil, properties: [String: ContractSchema]? = nil, items: ContractSchema? = nil,
-         minimum: Double? = nil, maximum: Double? = nil, minLength: Int? = nil, maxLength: Int? = nil, format: String? = nil) {
+         minimum: Double? = nil, maximum: Double? = nil, exclusiveMinimum: Bool? = nil, exclusiveMaximum: Bool? = nil,
+         minLength: Int? = nil, maxLength: Int? = nil, format: String? = nil) {
         self.type = type
+        self.exclusiveMinimum = exclusiveMinimum == true ? true : nil
+        self.exclusiveMaximum = exclusiveMaximum == true ? true : nil
         self.required = required
         self.properties = properties
         self.items = items

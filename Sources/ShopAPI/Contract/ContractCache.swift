@@ -63,6 +63,7 @@ enum ContractCache {
             }
         }
         func int(_ key: String) -> Int? { if case let .int(n)? = f[key] { return n } else { return nil } }
+        func bool(_ key: String) -> Bool? { if case let .bool(b)? = f[key] { return b } else { return nil } }
         var properties: [String: ContractSchema]?
         if case let .object(p)? = f["properties"] {
             var out: [String: ContractSchema] = [:]
@@ -81,7 +82,7 @@ enum ContractCache {
         if case let .string(s)? = f["format"] { format = s }
         return ContractSchema(types.compactMap { if case let .string(t) = $0 { return t } else { return nil } }, required: strings("required"),
                               properties: properties, items: items, minimum: number("minimum"), maximum: number("maximum"),
-                              minLength: int("minLength"), maxLength: int("maxLength"), format: format)
+                              exclusiveMinimum: bool("exclusiveMinimum"), exclusiveMaximum: bool("exclusiveMaximum"), minLength: int("minLength"), maxLength: int("maxLength"), format: format)
     }
 
     /// `contract`, read from the document whose text is `text`, in the kept form.

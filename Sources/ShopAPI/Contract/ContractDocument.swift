@@ -73,10 +73,12 @@ public enum ContractDocument {
         case .null: return ContractSchema(["null"])
         case .boolean: return ContractSchema(["boolean"] + nullable)
         case let .number(core, numeric):
-            return ContractSchema(["number"] + nullable, minimum: numeric.minimum?.value, maximum: numeric.maximum?.value, format: format(core.formatString))
+            return ContractSchema(["number"] + nullable, minimum: numeric.minimum?.value, maximum: numeric.maximum?.value,
+                                  exclusiveMinimum: numeric.minimum?.exclusive, exclusiveMaximum: numeric.maximum?.exclusive, format: format(core.formatString))
         case let .integer(core, integer):
             return ContractSchema(["integer"] + nullable, minimum: integer.minimum.map { Double($0.value) },
-                                  maximum: integer.maximum.map { Double($0.value) }, format: format(core.formatString))
+                                  maximum: integer.maximum.map { Double($0.value) }, exclusiveMinimum: integer.minimum?.exclusive,
+                                  exclusiveMaximum: integer.maximum?.exclusive, format: format(core.formatString))
         case let .string(core, string):
             return ContractSchema(["string"] + nullable, minLength: string.minLength > 0 ? string.minLength : nil,
                                   maxLength: string.maxLength, format: format(core.formatString))

@@ -93,7 +93,7 @@ public struct ContractWatchdog: Sendable {
         case .spendCheer:
             findings += JSONValue.parse(e.body, tokens: tokens).map(WriteMemory.spendAccepted) ?? []
         case .purchaseCheer:
-            findings += writes.credited(request: e.requestBody.flatMap(JSONValue.parse), requestID: e.headers[.requestID])
+            findings += writes.credited(request: e.requestBody, requestID: e.headers[.requestID])
         case .listAudioPacks, .getBalance, .refreshToken:
             break
         }

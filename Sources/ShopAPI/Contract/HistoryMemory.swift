@@ -11,17 +11,46 @@ struct HistoryMemory: Sendable {
         var ids: [String]
     }
 
-    /// The pages remembered for one user, page size and total, and on which page each id was seen
-    /// (one lookup an id, not one a remembered page).
+    /// The pages remembered for one user, page size and total, and for each id the page it was last
+    /// seen on and on how many remembered pages (one lookup an id, not one a remembered page).
     struct Book: Sendable {
         var pages: [Int: Seen] = [:]
-        var pageOf: [String: Int] = [:]
+        var seenOn: [String: (page: Int, pages: Int)] = [:]
         var order: [Int] = []
+
+        func page(of id: String) -> Int? { seenOn[id]?.page }
 
         mutating func forget(_ page: Int) {
             guard let gone = pages.removeValue(forKey: page) else { return }
-            for id in gone.ids where pageOf[id] == page { pageOf[id] = nil }
             order.removeAll { $0 == page }
+            for id in gone.ids {  // each once (see `remember`)
+                guard let at = seenOn[id] else { continue }
+                if at.pages <= 1 {
+                    seenOn[id] = nil
+                } else {
+                    // Still on another remembered page (a duplicate across pages, rare): point at it.
+                    let other = at.page == page ? pages.first { $0.value.ids.contains(id) }?.key ?? at.page : at.page
+                    seenOn[id] = (other, at.pages - 1)
+                }
+            }
+        }
+
+        /// Keeps `seen` for `page`, its ids each once.
+        mutating func remember(_ page: Int, _ seen: Seen) {
+            var kept = seen
+            kept.ids = []
+            kept.ids.reserveCapacity(seen.ids.count)
+            for id in seen.ids {
+                if let at = seenOn[id] {
+                    if at.page == page { continue }  // twice on this page: counted once
+                    seenOn[id] = (page, at.pages + 1)
+                } else {
+                    seenOn[id] = (page, 1)
+                }
+                kept.ids.append(id)
+            }
+            pages[page] = kept
+            order.append(page)
         }
     }
 
@@ -58,14 +87,12 @@ struct HistoryMemory: Sendable {
                                     actual: "its first entry is newer than page \(page)'s last"))
         }
         for id in seen.ids {
-            if let other = book.pageOf[id], other != page {
+            if let other = book.page(of: id), other != page {
                 findings.append(Finding(check: .duplicate, expected: "each id on one page", actual: "id “\(id.prefix(40))” on pages \(min(other, page)) and \(max(other, page))"))
                 break
             }
         }
-        for id in seen.ids { book.pageOf[id] = page }
-        book.pages[page] = seen
-        book.order.append(page)
+        book.remember(page, seen)
         if book.order.count > Self.capacity, let oldest = book.order.first { book.forget(oldest) }
         books[key] = book
         return findings

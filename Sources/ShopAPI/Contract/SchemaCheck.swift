@@ -56,7 +56,8 @@ enum SchemaCheck {
             case .beginObject: bit = 64
             case .beginArray: bit = 32
             case .string: bit = 16
-            case .number: bit = JSONNumber.shape(cursor.bytes, t) == .integer ? 4 : 8
+            // An integer only when it is one and fits (as the decoder reads it): 1e20 written as digits is a number.
+            case .number: bit = cursor.int(t) != nil ? 4 : 8
             case .literalTrue, .literalFalse: bit = 2
             case .literalNull: bit = 1
             case .endObject, .endArray, .colon, .comma, .invalid: _ = cursor.skipValue(); return
@@ -73,10 +74,14 @@ enum SchemaCheck {
             case .number:
                 cursor.index += 1
                 guard schema.minimum != nil || schema.maximum != nil, let n = cursor.double(t) else { return }
-                let shown = bit == 4 ? String(Int(n)) : String(n)
+                let shown = cursor.int(t).map(String.init) ?? String(n)
                 let here = path.isEmpty ? "the body" : pathText
-                if let minimum = schema.minimum, n < minimum { add("\(here) ≥ \(number(minimum))", cursor.int(t).map(String.init) ?? shown) }
-                if let maximum = schema.maximum, n > maximum { add("\(here) ≤ \(number(maximum))", cursor.int(t).map(String.init) ?? shown) }
+                if let minimum = schema.minimum, n < minimum || (schema.exclusiveMinimum == true && n == minimum) {
+                    add("\(here) \(schema.exclusiveMinimum == true ? ">" : "≥") \(number(minimum))", shown)
+                }
+                if let maximum = schema.maximum, n > maximum || (schema.exclusiveMaximum == true && n == maximum) {
+                    add("\(here) \(schema.exclusiveMaximum == true ? "<" : "≤") \(number(maximum))", shown)
+                }
             case .string:
                 cursor.index += 1
                 if schema.minLength != nil || schema.maxLength != nil, let s = cursor.string(t) {

@@ -9,9 +9,8 @@ struct WriteMemory: Sendable {
 
     /// "A transaction is credited once: a second call with the same transaction_id answers 409 and
     /// changes nothing." A second 2xx for one transaction is a finding.
-    mutating func credited(request: JSONValue?, requestID: String?) -> [Finding] {
-        guard case let .object(fields)? = request, case let .int(raw)? = fields["transaction_id"], raw >= 0 else { return [] }
-        let id = UInt64(raw)
+    mutating func credited(request: [UInt8]?, requestID: String?) -> [Finding] {
+        guard let request, let id = Self.transactionID(request) else { return [] }
         if let first = credited[id] {
             return [Finding(check: .creditedOnce, expected: "409 for transaction \(id), credited before (request id \(first))",
                             actual: "credited again")]
@@ -20,6 +19,23 @@ struct WriteMemory: Sendable {
         order.append(id)
         if order.count > Self.capacity { credited[order.removeFirst()] = nil }
         return []
+    }
+
+    /// The request's `transaction_id`, read from its digits: ids go up to 2⁶⁴ − 1, past what a JSON
+    /// reader's `Int` holds.
+    static func transactionID(_ body: [UInt8]) -> UInt64? {
+        let tokens = JSONTokenizer.tokens(body)
+        return body.withUnsafeBufferPointer { b -> UInt64? in
+            let c = JSONCursor(bytes: b, tokens: tokens)
+            let key = Array("transaction_id".utf8)
+            var k = tokens.count - 1  // the last one, as a reader keeps the last of a key given twice
+            while k >= 2 {
+                defer { k -= 1 }
+                guard tokens[k].kind == .number, tokens[k - 1].kind == .colon, c.string(tokens[k - 2], equals: key) else { continue }
+                return UInt64(String(decoding: UnsafeBufferPointer(rebasing: b[tokens[k].range]), as: UTF8.self))
+            }
+            return nil
+        }
     }
 
     /// "402 when the balance is too low; nothing is spent then." A spend answered 2xx whose new
