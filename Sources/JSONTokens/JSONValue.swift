@@ -6,18 +6,6 @@
 public enum JSONValue: Equatable, Sendable {
     case null, bool(Bool), int(Int), double(Double), string(String), array([JSONValue]), object(JSONObject)
 
-    public var typeName: String {
-        switch self {
-        case .null: return "null"
-        case .bool: return "boolean"
-        case .int: return "integer"
-        case .double: return "number"
-        case .string: return "string"
-        case .array: return "array"
-        case .object: return "object"
-        }
-    }
-
     /// How a value shows in a finding: its JSON type, and a short sample.
     public var describe: String {
         switch self {
