@@ -92,8 +92,8 @@ extension Renderer {
             // titles and the message alone.
             let empty: (String, Bool)
             switch history.current {
-            case let .failed(error, _): empty = ("Could not load page \(history.page): \(clean(error)) — \(f.keys(.toggle, in: .browse)) retries", true)
-            case .loaded: empty = ("No cheers yet.", false)
+            case let .failed(error, nil)?: empty = ("Could not load page \(history.page): \(clean(ErrorText.line(error))) — \(f.keys(.toggle, in: .browse)) retries", true)
+            case .loaded?, .failed?: empty = ("No cheers yet.", false)
             default: empty = ("Loading page \(Wording.grouped(history.page))… \(spinner[f.tick % spinner.count])", false)
             }
             table.render(&g, area, empty: empty)

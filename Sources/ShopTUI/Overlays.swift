@@ -64,7 +64,7 @@ extension Renderer {
             for line in Columns.wrap(clean(summary), to: rect.width - 4) { lines.append((line, .bold)) }
             lines.append(("", .plain))
             lines.append(("\(f.keys(.confirm, in: .confirm)): confirm · \(f.keys(.cancel, in: .confirm)): cancel", .muted))
-        case let .pending(_, summary, _):
+        case let .pending(_, summary):
             title = "Sending"
             for line in Columns.wrap(clean(summary), to: rect.width - 4) { lines.append((line, .plain)) }
             lines.append(("", .plain))

@@ -158,13 +158,14 @@ public enum Renderer {
         case .shop:
             let packs = f.app.packs
             info = "\(packs.visible.count) of \(packs.all.count) packs · sort: \(packs.sort.rawValue)"
-            if case let .cached(reason)? = packs.source, let at = packs.fetchedAt { info += " · cached \(Wording.age(of: at, now: f.now))\(reason.map { " · " + clean($0.full) } ?? "")" }
+            if case let .cached(_, at, reason) = packs.list.phase { info += " · cached \(Wording.age(of: at, now: f.now))\(reason.map { " · " + clean($0.full) } ?? "")" }
         case .history:
             info = f.app.history.positionText
             switch f.app.history.current {
-            case .loading: info += " · loading \(spinner[f.tick % spinner.count])"
-            case let .loaded(_, at, .cached(reason)): info += " · cached \(Wording.age(of: at, now: f.now))\(reason.map { " · " + clean($0.full) } ?? "")"
-            default: break
+            case .loading?: info += " · loading \(spinner[f.tick % spinner.count])"
+            case let slot?:
+                if case let .cached(_, at, reason) = slot.phase { info += " · cached \(Wording.age(of: at, now: f.now))\(reason.map { " · " + clean($0.full) } ?? "")" }
+            case nil: break
             }
         case .requests:
             info = "\(f.app.requests.rows.count) requests"

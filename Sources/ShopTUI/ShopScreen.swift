@@ -22,10 +22,10 @@ extension Renderer {
                     (Wording.price(cents: pack.priceCents, currency: pack.currency.map(clean)), nil), (pack.cheerTotal.map(Wording.grouped) ?? "", nil)]
         }
         let empty: (String, Bool)
-        switch packs.status {
+        switch packs.list.phase {
         case .idle, .loading: empty = ("Loading Audio Packs… \(spinner[f.tick % spinner.count])", false)
-        case let .failed(error): empty = ("Could not load the Audio Packs: \(clean(error))", true)
-        case .loaded: empty = (packs.filter.isEmpty ? "No Audio Packs." : "No pack matches “\(clean(packs.filter))”.", false)
+        case let .failed(error): empty = ("Could not load the Audio Packs: \(clean(ErrorText.line(error)))", true)
+        case .live, .cached: empty = (packs.filter.isEmpty ? "No Audio Packs." : "No pack matches “\(clean(packs.filter))”.", false)
         }
         layout.rows = table.render(&g, list, empty: empty)
         packDetails(&g, f, details)

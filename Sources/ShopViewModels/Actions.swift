@@ -25,8 +25,8 @@ public struct ActionState: Equatable, Sendable {
         case editing(Form, problem: String?)
         /// "Spend 50 cheer on Rain on a Tin Roof as qa-alice on STAGING?"
         case confirming(ActionKind, summary: String)
-        /// Sent; `token` is the request's.
-        case pending(ActionKind, summary: String, token: Token)
+        /// Sent (its request is the table's `.write`).
+        case pending(ActionKind, summary: String)
         case succeeded(String)
         case failed(String, requestID: String?)
     }
@@ -106,15 +106,14 @@ extension ShopUpdate {
                 state.action = ActionState(phase: .editing(.purchase(identifier: identifier, transactionID: String(id)), problem: problem))
             }
             return []
-        case let .actionFinished(token, result, at):
-            return actionFinished(token, result, at: at, &state)
         default:
             return []
         }
     }
 
-    static func actionFinished(_ token: Token, _ result: Result<CheerBalance, ShopAPIError>, at: Date, _ state: inout AppState) -> [Effect] {
-        guard case let .pending(kind, _, pending) = state.action?.phase, pending == token else { return [] }
+    /// The write's answer (the table has already told it from a stale one).
+    static func actionFinished(_ result: Result<CheerBalance, ShopAPIError>, at: Date, _ state: inout AppState) -> [Effect] {
+        guard case let .pending(kind, _) = state.action?.phase else { return [] }
         let backgrounded = state.action?.backgrounded ?? false
         defer { if backgrounded { state.action = nil } }  // put away: the notice carries the outcome
         if case let .purchase(identifier, transactionID) = kind {
@@ -147,8 +146,8 @@ extension ShopUpdate {
         }
     }
 
-    static func actionCancelled(_ token: Token, _ state: inout AppState) {
-        guard case let .pending(kind, _, pending) = state.action?.phase, pending == token else { return }
+    static func actionCancelled(_ state: inout AppState) {
+        guard case let .pending(kind, _) = state.action?.phase else { return }
         if case let .purchase(identifier, transactionID) = kind { state.lostPurchase = LostPurchase(identifier: identifier, transactionID: transactionID) }
         let text = "The request was cancelled before an answer came; it may have been applied — refresh to check."
         state.action = ActionState(phase: .failed(text, requestID: nil), backgrounded: state.action?.backgrounded ?? false)
@@ -219,8 +218,8 @@ extension ShopUpdate {
 
     /// Sends the write, noting what its verification will compare against.
     static func send(_ kind: ActionKind, summary: String, backgrounded: Bool = false, _ state: inout AppState) -> [Effect] {
-        let token = state.newToken()
-        state.action = ActionState(phase: .pending(kind, summary: summary, token: token), backgrounded: backgrounded)
+        let token = state.ask(.write)
+        state.action = ActionState(phase: .pending(kind, summary: summary), backgrounded: backgrounded)
         state.lastWriteError = nil
         state.lastOutcome = nil
         var packCheer: Int?

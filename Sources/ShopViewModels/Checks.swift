@@ -66,9 +66,9 @@ public struct Verification: Equatable, Sendable {
     var before: Before
     /// The write's answer: the balance it said, or its error.
     var answer: Result<Int, ShopAPIError>
-    /// The reads: any answer to a request asked from these tokens on counts.
-    var readsFrom: Token
-    var historyToken: Token?
+    /// The balance and pack reads asked after the write (its history read is `.verificationHistory`).
+    var balanceRead: Token?
+    var packsRead: Token?
     var balance: Read<Int> = .waiting
     var history: Read<HistoryFacts> = .waiting
     var packs: Read<Int?> = .waiting
@@ -119,21 +119,21 @@ extension ShopUpdate {
     /// After a write's answer (or its loss): read again what it should have changed.
     static func beginVerification(_ kind: ActionKind, answer: Result<Int, ShopAPIError>, before: Verification.Before, at: Date,
                                   _ state: inout AppState) -> [Effect] {
-        let from = state.newToken()
-        var verification = Verification(kind: kind, at: at, before: before, answer: answer, readsFrom: from)
+        // A verification still out (the write before) cannot finish now: its reads are replaced.
         var effects = reloadBalance(&state)
+        var verification = Verification(kind: kind, at: at, before: before, answer: answer, balanceRead: state.inFlight.token(for: .balance))
         if case .spend = kind {
-            let token = state.newToken()
-            verification.historyToken = token
-            effects.append(.fetchHistory(token, user: state.context.user, page: 1, perPage: HistoryState.defaultPerPage))
+            effects += cancel(.verificationHistory, &state)
+            effects.append(.fetchHistory(state.ask(.verificationHistory), user: state.context.user, page: 1, perPage: HistoryState.defaultPerPage))
             effects += reloadPacks(&state)
+            verification.packsRead = state.inFlight.token(for: .packs)
             effects += invalidateHistory(&state, merge: false)
         }
         state.verification = verification
         return effects
     }
 
-    /// A balance answer asked after the write.
+    /// A balance answer: it counts for the verification when it is the read asked after the write.
     static func verificationBalance(_ token: Token, _ result: Result<CheerBalance, ShopAPIError>, _ state: inout AppState) {
         switch result {
         case let .success(b): verificationBalance(token, .read(b.balance), &state)
@@ -142,7 +142,7 @@ extension ShopUpdate {
     }
 
     static func verificationBalance(_ token: Token, _ read: Verification.Read<Int>, _ state: inout AppState) {
-        guard var v = state.verification, token >= v.readsFrom, !v.balance.isDone else { return }
+        guard var v = state.verification, v.balanceRead == token, !v.balance.isDone else { return }
         v.balance = read
         state.verification = v
         concludeVerification(&state)
@@ -157,7 +157,7 @@ extension ShopUpdate {
     }
 
     static func verificationPacks(_ token: Token, _ read: Verification.Read<Int?>, _ state: inout AppState) {
-        guard var v = state.verification, token >= v.readsFrom, !v.packs.isDone, case .spend = v.kind else { return }
+        guard var v = state.verification, v.packsRead == token, !v.packs.isDone, case .spend = v.kind else { return }
         v.packs = read
         state.verification = v
         concludeVerification(&state)
@@ -165,28 +165,20 @@ extension ShopUpdate {
 
     /// The first history page read for the verification (its own request: the cursor may be anywhere).
     static func verificationHistory(_ result: Result<CheerHistoryPage, ShopAPIError>, _ state: inout AppState) {
-        guard var v = state.verification else { return }
         switch result {
         case let .success(page):
             let newest = page.items.first.flatMap { if case let .entry(e) = $0 { return e } else { return nil } }
-            v.history = .read(.init(newest: newest, total: page.totalCount))
+            verificationHistory(.read(.init(newest: newest, total: page.totalCount)), &state)
         case let .failure(error):
-            v.history = .unread(ErrorText.line(error))
+            verificationHistory(.unread(ErrorText.line(error)), &state)
         }
-        v.historyToken = nil
-        state.verification = v
-        concludeVerification(&state)
     }
 
-    /// A read of the verification was cancelled (superseded): it cannot tell.
-    static func verificationCancelled(_ token: Token, _ state: inout AppState) {
-        guard var v = state.verification else { return }
-        if v.historyToken == token {
-            v.history = .unread("the read was cancelled")
-            v.historyToken = nil
-            state.verification = v
-            concludeVerification(&state)
-        }
+    static func verificationHistory(_ read: Verification.Read<Verification.HistoryFacts>, _ state: inout AppState) {
+        guard var v = state.verification, !v.history.isDone else { return }
+        v.history = read
+        state.verification = v
+        concludeVerification(&state)
     }
 
     /// Once every read is back: the write's one outcome, and from it the checks, the notice and the

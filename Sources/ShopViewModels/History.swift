@@ -50,7 +50,7 @@ public struct HistoryState: Equatable, Sendable {
 
     /// How many entries there are, once a page has said.
     public var count: Int? {
-        if isSinglePage, case let .loaded(p, _, _)? = pages[1] { return p.items.count }
+        if isSinglePage, let slot = pages[1], !slot.isLoading, let p = slot.value { return p.items.count }
         return totalCount
     }
 
@@ -63,24 +63,18 @@ public struct HistoryState: Equatable, Sendable {
     /// The rows of the cursor's page: its content, or what it showed before while it reloads.
     public var rows: [HistoryItem] { Self.items(of: current) }
 
-    static func items(of slot: PageSlot?) -> [HistoryItem] {
-        switch slot {
-        case let .loaded(p, _, _): return p.items
-        case let .loading(_, stale): return stale?.page.items ?? []
-        default: return []
-        }
-    }
+    static func items(of slot: PageSlot?) -> [HistoryItem] { slot?.value?.items ?? [] }
 
     /// What is at `index`: an entry, or why there is none yet.
     public func item(at index: Int) -> HistoryRow {
         let (page, offset) = locate(index)
         switch pages[page] {
-        case .failed(let message, _): return .failed(page: page, message: message)
-        case nil: return .loading(page: page)
-        case let slot:
+        case nil, .idle?: return .loading(page: page)
+        case let .failed(error, nil)?: return .failed(page: page, message: ErrorText.line(error))
+        case let slot?:
             let items = Self.items(of: slot)
             if items.indices.contains(offset) { return .item(items[offset]) }
-            if case .loading = slot { return .loading(page: page) }
+            if slot.isLoading { return .loading(page: page) }
             return .missing(page: page)
         }
     }
@@ -156,7 +150,7 @@ extension ShopUpdate {
             return moveCursor(to: h.firstIndex(ofPage: target), &state)
         case .toggle:
             switch h.current {
-            case .failed: return loadHistoryPage(h.page, &state, force: true)
+            case .failed(_, nil)?: return loadHistoryPage(h.page, &state, force: true)
             default:
                 guard let item = h.selectedItem else { return [] }
                 let key = HistoryState.key(of: item)
@@ -187,7 +181,7 @@ extension ShopUpdate {
         state.history.anchor = state.history.selectedItem.map(HistoryState.key(of:))
         // A page that failed is asked again when the cursor comes onto it (not at every step on it).
         var retry: [Effect] = []
-        if entering, case .failed? = state.history.current { retry = loadHistoryPage(state.history.page, &state, force: true) }
+        if entering, case .failed(_, nil)? = state.history.current { retry = loadHistoryPage(state.history.page, &state, force: true) }
         return retry + loadVisiblePages(&state)
     }
 

@@ -30,7 +30,8 @@ extension ShopUpdate {
             return askProbe(1, &state)
         }
         search.high = min(search.high, last)
-        if let probe = search.probe, case let .loaded(page, _, _)? = h.pages[probe] {
+        if let probe = search.probe, case let .loaded(known)? = h.pages[probe] {
+            let page = known.value
             // Newest first: the page's oldest dated entry says which side of the page the day is on.
             let dates = page.items.compactMap { if case let .entry(e) = $0 { return e.date } else { return nil } }
             if let oldest = dates.last, oldest < search.before {
@@ -52,13 +53,13 @@ extension ShopUpdate {
         }
         // One page left: the entry is on it.
         let landing = search.low
-        guard case let .loaded(page, _, _)? = h.pages[landing] else {
+        guard case let .loaded(known)? = h.pages[landing] else {
             search.probe = landing
             state.history.dateSearch = search
             return askProbe(landing, &state)
         }
         state.history.dateSearch = nil
-        let offset = page.items.firstIndex { if case let .entry(e) = $0 { return e.date < search.before } else { return false } }
+        let offset = known.value.items.firstIndex { if case let .entry(e) = $0 { return e.date < search.before } else { return false } }
         guard let offset else {
             state.notice = Notice(.info, "No cheer on or before \(search.day)")
             return []

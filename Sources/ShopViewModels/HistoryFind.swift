@@ -20,7 +20,6 @@ public struct FindState: Equatable, Sendable {
     public init(query: String) { self.query = query }
 
     public struct Scan: Equatable, Sendable {
-        var token: Token?
         /// The cursor when the find began: the first match after it is gone to.
         var origin: Int
         /// The scan page (of `scanPerPage` entries) asked for.
@@ -92,8 +91,7 @@ extension ShopUpdate {
 
     static func askScanPage(_ state: inout AppState) -> [Effect] {
         guard let page = state.history.find?.scan?.page else { return [] }
-        let token = state.newToken()
-        state.history.find?.scan?.token = token
+        let token = state.ask(.findScan(page: page))
         return [.fetchHistory(token, user: state.context.user, page: page, perPage: HistoryState.scanPerPage)]
     }
 
@@ -152,12 +150,8 @@ extension ShopUpdate {
 
     /// Stops a find scan or a date search that is running (Esc); answers the cancellations.
     static func stopFindScan(_ state: inout AppState) -> [Effect] {
-        guard let token = state.history.find?.scan?.token else {
-            state.history.find?.scan = nil
-            return []
-        }
         state.history.find?.scan = nil
-        return [.cancel(token)]
+        return cancelRequests(&state) { if case .findScan = $0 { return true } else { return false } }
     }
 
     static func stopSearches(_ state: inout AppState) -> [Effect]? {

@@ -9,37 +9,29 @@ extension ShopUpdate {
 
     /// The cached first page: shown at once, replaced by the live answer.
     static func cachedFirstPage(_ firstPage: CacheEntry<CheerHistoryPage>, _ state: inout AppState) {
-        let stale = StalePage(page: firstPage.value, fetchedAt: firstPage.fetchedAt, source: .cached(reason: nil))
-        switch state.history.pages[1] {
-        case let .loading(token, nil):
-            state.history.pages.set(1, .loading(token: token, stale: stale), current: state.history.page)
-        case nil:
-            state.history.pages.set(1, .loaded(firstPage.value, fetchedAt: firstPage.fetchedAt, source: .cached(reason: nil)), current: state.history.page)
-        default:
-            return
-        }
+        var slot = state.history.pages[1] ?? .idle
+        guard slot.shown == nil else { return }
+        slot.cached(firstPage.value, at: firstPage.fetchedAt)
+        state.history.pages.set(1, slot, current: state.history.page)
         if state.history.totalPages == nil { adoptTotals(firstPage.value, &state.history) }
     }
 
-    static func historyLoaded(_ message: Message, _ state: inout AppState) -> [Effect] {
-        guard case let .historyLoaded(token, page, result, at) = message else { return [] }
-        if let scan = state.history.find?.scan, scan.token == token { return scanLoaded(page, result, &state) }
-        if let verifying = state.verification?.historyToken, verifying == token {
-            verificationHistory(result, &state)
-            return []
-        }
-        // Only the request the page waits for counts; an evicted or superseded one is dropped.
-        guard case let .loading(pending, stale) = state.history.pages[page], pending == token else { return [] }
+    /// A history page's answer (the table has already told it from a stale one).
+    static func pageLoaded(_ page: Int, _ token: Token, _ result: Result<CheerHistoryPage, ShopAPIError>, at: Date,
+                           _ state: inout AppState) -> [Effect] {
+        guard var slot = state.history.pages[page] else { return [] }
         switch result {
         case let .success(historyPage):
             // Only the page under the cursor clears its error line (a read-ahead page is another matter).
             if page == state.history.page { recovered(CheerHistory.endpoint, &state) }
             var effects: [Effect] = []
+            // Not a staleness rule: of two answers, the later-asked one's totals are the newer.
             if state.history.totalsToken.map({ token >= $0 }) ?? true {
                 state.history.totalsToken = token
                 effects += totalsChanged(by: historyPage, page: page, &state)
             }
-            state.history.pages.set(page, .loaded(historyPage, fetchedAt: at, source: .live), current: state.history.page)
+            slot.succeeded(historyPage, at: at)
+            state.history.pages.set(page, slot, current: state.history.page)
             if page == 1 { effects.append(.writeFirstPage(key: state.context.userKey, historyPage, fetchedAt: at)) }
             if page == state.history.page { reanchor(&state.history) }
             // The history shrank below the cursor: it goes to the new last entry.
@@ -50,14 +42,10 @@ extension ShopUpdate {
             // The pages now on screen (the cursor may have moved with its entry).
             return effects + loadVisiblePages(&state)
         case let .failure(error):
-            if let stale {
-                // Keep showing what we had, marked with why it is not fresh.
-                let reason = ErrorText.staleReason(error)
-                state.history.pages.set(page, .loaded(stale.page, fetchedAt: stale.fetchedAt,
-                                                      source: .cached(reason: stale.source == .live ? reason.afterRefresh : reason)), current: state.history.page)
-            } else {
-                state.history.pages.set(page, .failed(message: ErrorText.line(error), requestID: error.requestID), current: state.history.page)
-            }
+            // Keep showing what we had, marked with why it is not fresh.
+            let reason = ErrorText.staleReason(error)
+            slot.failed(error, reason: slot.source == .live ? reason.afterRefresh : reason)
+            state.history.pages.set(page, slot, current: state.history.page)
             if state.history.dateSearch?.probe == page {
                 state.history.dateSearch = nil
                 state.notice = Notice(.error, "Go to stopped: " + ErrorText.line(error), requestID: error.requestID)
@@ -78,8 +66,8 @@ extension ShopUpdate {
         let delta = after - before
         var effects: [Effect] = []
         for other in state.history.pages.residentPages where other != page {
-            if case let .loading(token, _) = state.history.pages[other] { effects.append(.cancel(token)) }
             state.history.pages.remove(other)
+            effects += cancel(.historyPage(other), &state)
         }
         // At the top the newest entries simply show; further down the cursor keeps its entry (entries
         // come in at the top: a spend). Fewer entries: the cursor's page, reloaded, finds its entry.
@@ -107,46 +95,42 @@ extension ShopUpdate {
         rememberAnchor(&history)
     }
 
-    static func historyCancelled(_ token: Token, _ state: inout AppState) {
-        for page in state.history.pages.residentPages {
-            guard case let .loading(pending, stale) = state.history.pages[page], pending == token else { continue }
-            if let stale {
-                state.history.pages.set(page, .loaded(stale.page, fetchedAt: stale.fetchedAt, source: stale.source), current: state.history.page)
-            } else {
-                state.history.pages.remove(page)
-            }
+    /// A page's request will not answer: it shows what it had, or leaves the cache.
+    static func pageWithdrawn(_ page: Int, _ state: inout AppState) {
+        guard var slot = state.history.pages[page], slot.isLoading else { return }
+        slot.withdrawn()
+        if slot.shown == nil {
+            state.history.pages.remove(page)
+        } else {
+            state.history.pages.set(page, slot, current: state.history.page)
         }
     }
 
     /// Fetches `page` unless it is resident (or in flight: coalesced). `force` refetches a loaded or
     /// failed page; `stale` is shown meanwhile.
-    static func loadHistoryPage(_ page: Int, _ state: inout AppState, force: Bool = false, stale: StalePage? = nil) -> [Effect] {
-        var stale = stale
-        switch state.history.pages[page] {
+    static func loadHistoryPage(_ page: Int, _ state: inout AppState, force: Bool = false, stale: Known<CheerHistoryPage>? = nil) -> [Effect] {
+        var slot = state.history.pages[page] ?? .idle
+        switch slot {
         case .loading:
             state.history.pages.touch(page)
             return []
-        case let .loaded(content, at, source):
-            // A page shown from the cache is fetched live (showing the cached rows meanwhile).
-            if !force, source == .live {
-                state.history.pages.touch(page)
-                return []
-            }
-            stale = stale ?? StalePage(page: content, fetchedAt: at, source: source)
-        case .failed:
-            if !force {
-                state.history.pages.touch(page)
-                return []
-            }
-        case nil:
+        case let .loaded(known) where !force && known.source == .live:
+            state.history.pages.touch(page)
+            return []
+        case .failed(_, nil) where !force:
+            state.history.pages.touch(page)
+            return []
+        default:
+            // A page shown from the cache, or kept after a failed refresh, is fetched live (showing
+            // its rows meanwhile).
             break
         }
-        let token = state.newToken()
-        let evicted = state.history.pages.set(page, .loading(token: token, stale: stale), current: state.history.page)
-        var effects: [Effect] = evicted.compactMap { slot in
-            if case let .loading(old, _) = slot { return .cancel(old) }
-            return nil
-        }
+        if let stale, slot.shown == nil { slot = .loaded(stale) }
+        let token = state.ask(.historyPage(page))
+        slot.asked()
+        let evicted = state.history.pages.set(page, slot, current: state.history.page)
+        var effects: [Effect] = []
+        for gone in evicted { effects += cancel(.historyPage(gone), &state) }
         effects.append(.fetchHistory(token, user: state.context.user, page: page, perPage: state.history.perPage))
         return effects
     }
@@ -159,22 +143,17 @@ extension ShopUpdate {
         let page = state.history.page
         let currentSlot = state.history.pages[page]
         rememberAnchor(&state.history)
-        if merge, case .loading = currentSlot {
+        if merge, currentSlot?.isLoading == true {
             var cancels: [Effect] = []
             for other in state.history.pages.residentPages where other != page {
-                if case let .loading(token, _) = state.history.pages[other] { cancels.append(.cancel(token)) }
                 state.history.pages.remove(other)
+                cancels += cancel(.historyPage(other), &state)
             }
             return cancels
         }
-        var stale: StalePage?
-        switch currentSlot {
-        case let .loaded(content, fetchedAt, source): stale = StalePage(page: content, fetchedAt: fetchedAt, source: source)
-        case let .loading(_, earlier): stale = earlier
-        default: stale = nil
-        }
-        let cancels = state.history.pages.loadingTokens.map { Effect.cancel($0) }
+        let stale = currentSlot?.shown
         state.history.pages.removeAll()
+        let cancels = cancelRequests(&state) { if case .historyPage = $0 { return true } else { return false } }
         state.history.totalsToken = nil
         return cancels + loadHistoryPage(page, &state, stale: stale)
     }

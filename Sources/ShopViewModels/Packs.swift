@@ -10,19 +10,10 @@ public enum PackSort: String, CaseIterable, Equatable, Sendable {
     }
 }
 
-/// The Audio Pack list: what came, how it is filtered and sorted, and the request out for it.
+/// The Audio Pack list: what came, and how it is filtered and sorted.
 public struct PacksState: Equatable, Sendable {
-    public enum Status: Equatable, Sendable {
-        case idle, loading, loaded, failed(String)
-    }
-
-    public var all: [AudioPack] = []
-    public var unreadable: [UnreadableEntry] = []
-    public var status: Status = .idle
-    public var source: DataSource?
-    public var fetchedAt: Date?
-    /// The request whose answer is wanted.
-    public internal(set) var pending: Token?
+    /// The list as loaded (its request, when one is out, is in the table of requests in flight).
+    public internal(set) var list = Loadable<AudioPackList>.idle
     public var filter = ""
     public var sort: PackSort = .shopOrder
     /// The packs shown: `all` filtered and sorted (kept in step by the update function).
@@ -31,7 +22,10 @@ public struct PacksState: Equatable, Sendable {
 
     public init() {}
 
-    public var isLoading: Bool { pending != nil }
+    public var all: [AudioPack] { list.value?.packs ?? [] }
+    public var unreadable: [UnreadableEntry] { list.value?.unreadable ?? [] }
+    public var source: DataSource? { list.source }
+    public var fetchedAt: Date? { list.at }
 
     public var selected: AudioPack? { visible.indices.contains(selectedIndex) ? visible[selectedIndex] : nil }
 
@@ -98,40 +92,28 @@ extension ShopUpdate {
     }
 
     static func loadPacks(_ state: inout AppState) -> [Effect] {
-        guard !state.packs.isLoading else { return [] }
-        let token = state.newToken()
-        state.packs.pending = token
-        if state.packs.all.isEmpty { state.packs.status = .loading }
+        guard !state.inFlight.contains(.packs) else { return [] }  // coalesced with the request in flight
+        let token = state.ask(.packs)
+        state.packs.list.asked()
         return [.fetchPacks(token)]
     }
 
     /// Reloads the packs even when a request is out (that one was asked before a write changed the totals).
     static func reloadPacks(_ state: inout AppState) -> [Effect] {
-        let stale = state.packs.pending.map { [Effect.cancel($0)] } ?? []
-        state.packs.pending = nil
-        return stale + loadPacks(&state)
+        cancel(.packs, &state) + loadPacks(&state)
     }
 
-    static func packsLoaded(_ message: Message, _ state: inout AppState) -> [Effect] {
-        guard case let .packsLoaded(token, result, at) = message, token == state.packs.pending else { return [] }
-        state.packs.pending = nil
+    /// The packs request's answer (the table has already told it from a stale one).
+    static func packsLoaded(_ token: Token, _ result: Result<AudioPackList, ShopAPIError>, at: Date, _ state: inout AppState) -> [Effect] {
         defer { verificationPacks(token, result, &state) }
         switch result {
         case let .success(list):
             recovered(AudioPacks.endpoint, &state)
-            state.packs.all = list.packs
-            state.packs.unreadable = list.unreadable
-            state.packs.status = .loaded
-            state.packs.source = .live
-            state.packs.fetchedAt = at
+            state.packs.list.succeeded(list, at: at)
             state.packs.refresh()
             return [.writePacks(key: state.context.shopKey, list, fetchedAt: at)]
         case let .failure(error):
-            if state.packs.all.isEmpty {
-                state.packs.status = .failed(ErrorText.line(error))
-            } else {
-                state.packs.source = .cached(reason: ErrorText.staleReason(error))
-            }
+            state.packs.list.failed(error, reason: ErrorText.staleReason(error))
             state.notice = .error(error, state.context)
             return []
         }

@@ -1,20 +1,9 @@
 import Foundation
 import ShopAPI
 
-/// A page's earlier content, shown while it reloads.
-public struct StalePage: Equatable, Sendable {
-    public var page: CheerHistoryPage
-    public var fetchedAt: Date
-    public var source: DataSource
-}
-
-/// One resident history page.
-public enum PageSlot: Equatable, Sendable {
-    /// In flight; `stale` is what to show meanwhile (the cached first page, or the page before a refresh).
-    case loading(token: Token, stale: StalePage?)
-    case loaded(CheerHistoryPage, fetchedAt: Date, source: DataSource)
-    case failed(message: String, requestID: String?)
-}
+/// One resident history page: loading (showing what it had), loaded, or failed. Its request, while
+/// one is out, is in the table of requests in flight under `.historyPage(n)`.
+public typealias PageSlot = Loadable<CheerHistoryPage>
 
 /// The history pages held in memory: at most `capacity`, least recently used evicted first,
 /// so memory stays flat however many pages are visited.
@@ -34,16 +23,17 @@ public struct PageCache: Equatable, Sendable {
 
     /// Stores `slot`. A new page, or the page on screen (`current`), becomes the most recently used;
     /// an answer for another resident page replaces it in place. Evicts the least recently used pages
-    /// beyond capacity — never `current` — and answers the evicted slots.
+    /// beyond capacity — never `current` — and answers the pages evicted.
     @discardableResult
-    public mutating func set(_ page: Int, _ slot: PageSlot, current: Int? = nil) -> [PageSlot] {
+    public mutating func set(_ page: Int, _ slot: PageSlot, current: Int? = nil) -> [Int] {
         let isNew = slots[page] == nil
         slots[page] = slot
         if isNew || page == current { touch(page) }
-        var evicted: [PageSlot] = []
+        var evicted: [Int] = []
         while order.count > capacity, let victim = order.first(where: { $0 != current }) {
             order.removeAll { $0 == victim }
-            if let gone = slots.removeValue(forKey: victim) { evicted.append(gone) }
+            slots[victim] = nil
+            evicted.append(victim)
         }
         return evicted
     }
@@ -51,11 +41,6 @@ public struct PageCache: Equatable, Sendable {
     public mutating func remove(_ page: Int) {
         slots[page] = nil
         order.removeAll { $0 == page }
-    }
-
-    /// Tokens of the pages in flight.
-    public var loadingTokens: [Token] {
-        order.compactMap { if case let .loading(id, _) = slots[$0] { return id } else { return nil } }
     }
 
     public mutating func touch(_ page: Int) {

@@ -48,7 +48,7 @@ extension ShopUpdate {
         default:
             break
         }
-        if !before.isWriting, case let .pending(kind, _, _)? = state.action?.phase {
+        if !before.isWriting, case let .pending(kind, _)? = state.action?.phase {
             log.add(describe(kind))
         }
         if let notice = state.notice, notice.kind == .error, notice != before.notice {

@@ -118,6 +118,11 @@ public struct Viewport: Sendable, Equatable {
 }
 
 extension ShopUpdate {
+    /// Quitting cancels every request still out (one operation on the table), then quits.
+    static func quit(status: Int32, _ state: inout AppState) -> [Effect] {
+        cancelRequests(&state) { _ in true } + [.quit(status: status)]
+    }
+
     /// Tabs, overlay, resize, ticks, signals: the screen's part of the update.
     static func screen(_ message: Message, _ state: inout AppState) -> [Effect]? {
         switch message {
@@ -131,13 +136,13 @@ extension ShopUpdate {
             return []
         case let .signal(number):
             switch number {
-            case SIGINT: return [.quit(status: 0)]
-            case SIGTERM, SIGHUP: return [.quit(status: 128 + number)]
+            case SIGINT: return quit(status: 0, &state)
+            case SIGTERM, SIGHUP: return quit(status: 128 + number, &state)
             default: return []
             }
         case let .action(action):
             switch action {
-            case .quit, .interrupt: return [.quit(status: 0)]
+            case .quit, .interrupt: return quit(status: 0, &state)
             case .help:
                 state.screen.showHelp.toggle()
                 return []

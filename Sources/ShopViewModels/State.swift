@@ -74,20 +74,12 @@ public enum DataSource: Equatable, Sendable {
     case cached(reason: StaleReason?)
 }
 
-/// Identifies one request for a loadable resource. A resource remembers the token of the request it
-/// waits for; an answer (or a cancellation) carrying any other token is stale and dropped. This is
-/// the one way stale answers are recognized (Bubble Tea's spinner ids, for every resource).
-public struct Token: Hashable, Sendable, Comparable, CustomStringConvertible {
-    public let value: Int
-    public init(_ value: Int) { self.value = value }
-    public static func < (a: Token, b: Token) -> Bool { a.value < b.value }
-    public var description: String { "#\(value)" }
-}
-
-/// The whole app: data, screen, and the token counter. One value, changed only by `ShopUpdate.update`.
+/// The whole app: data, screen, and the requests in flight. One value, changed only by `ShopUpdate.update`.
 public struct AppState: Equatable, Sendable {
     public var context: ShopContext
-    public var balance = BalanceState()
+    /// Every request in flight and what it is for.
+    public internal(set) var inFlight = InFlight()
+    public var balance = Loadable<Int>.idle
     public var packs = PacksState()
     public var history: HistoryState
     public var requests = RequestsState()
@@ -113,20 +105,14 @@ public struct AppState: Equatable, Sendable {
     public internal(set) var lastError: Notice?
     /// Where each user looked at before was (`u` switches; switching back returns there).
     public internal(set) var userPlaces: [String: UserPlace] = [:]
-    /// The request for the cache, while it is out.
-    var cacheRead: Token?
-    private var lastToken = 0
 
     public init(context: ShopContext, historyPerPage: Int = HistoryState.defaultPerPage, historyCapacity: Int = 8) {
         self.context = context
         history = HistoryState(perPage: historyPerPage, capacity: historyCapacity)
     }
 
-    /// A token no request has had.
-    mutating func newToken() -> Token {
-        lastToken += 1
-        return Token(lastToken)
-    }
+    /// A token for a new request for `purpose`, noted in the table of requests in flight.
+    mutating func ask(_ purpose: Purpose) -> Token { inFlight.ask(purpose) }
 
     /// Which keys are live now (the keymap's contexts).
     public var mode: Mode {
@@ -157,8 +143,8 @@ public struct AppState: Equatable, Sendable {
         var ages: [Date] = []
         if case let .cached(_, at, _) = balance.phase { ages.append(at) }
         switch screen.tab {
-        case .shop: if case .cached? = packs.source, let at = packs.fetchedAt { ages.append(at) }
-        case .history: if case let .loaded(_, at, .cached)? = history.current { ages.append(at) }
+        case .shop: if case let .cached(_, at, _) = packs.list.phase { ages.append(at) }
+        case .history: if case let .cached(_, at, _)? = history.current?.phase { ages.append(at) }
         case .requests, .checks: break
         }
         return ages
@@ -166,10 +152,9 @@ public struct AppState: Equatable, Sendable {
 
     /// Something on screen animates (a spinner).
     public var isBusy: Bool {
-        if balance.isLoading || packs.isLoading || isWriting { return true }
-        if case .loading = history.current { return true }
-        if history.find?.scan != nil || history.dateSearch != nil || verification != nil { return true }
-        return false
+        // Anything out but a cache read (a find's scan and a write count too).
+        if inFlight.purposes.values.contains(where: { $0 != .cacheRead }) { return true }
+        return history.dateSearch != nil || verification != nil
     }
 }
 

@@ -44,6 +44,19 @@ public enum Message: Sendable {
     case evidenceWritten(EvidenceKind, Result<String, EvidenceError>)
 }
 
+extension Message {
+    /// The request this message answers (or reports cancelled).
+    var answering: Token? {
+        switch self {
+        case let .cacheLoaded(token, _, _, _), let .balanceLoaded(token, _, _), let .packsLoaded(token, _, _),
+             let .historyLoaded(token, _, _, _), let .actionFinished(token, _, _), let .cancelled(token):
+            return token
+        default:
+            return nil
+        }
+    }
+}
+
 /// Work the update function asks for, as data; the store runs it and feeds results back as messages.
 public indirect enum Effect: Equatable, Sendable {
     /// Runs each in turn: the next starts when the one before has finished.
@@ -94,6 +107,11 @@ public enum ShopUpdate {
     }
 
     static func route(_ state: inout AppState, _ message: Message) -> [Effect] {
+        if let token = message.answering {
+            // The one place a stale answer is dropped: its token is no longer in the table.
+            guard let purpose = state.inFlight.settle(token) else { return [] }
+            return answered(purpose, message, &state)
+        }
         switch message {
         case .start: return session(.start, &state)
         case .startBalance: return session(.startBalance, &state)
@@ -105,17 +123,12 @@ public enum ShopUpdate {
             return []
         case let .evidenceWritten(what, result):
             return evidenceWritten(what, result, &state)
-        case .cacheLoaded: return cacheLoaded(message, &state)
-        case .balanceLoaded: return balanceLoaded(message, &state)
-        case .packsLoaded: return packsLoaded(message, &state)
-        case .historyLoaded: return historyLoaded(message, &state)
-        case .actionFinished, .transactionIDMade: return actionMessage(message, &state)
+        case .cacheLoaded, .balanceLoaded, .packsLoaded, .historyLoaded, .actionFinished, .cancelled:
+            return []  // answered above
+        case .transactionIDMade: return actionMessage(message, &state)
         case let .write(kind): return writeNow(kind, &state)
         case let .exchangeRecorded(exchange):
             recordExchange(exchange, &state)
-            return []
-        case let .cancelled(token):
-            cancelled(token, &state)
             return []
         case let .text(c):
             return typed(c, &state)

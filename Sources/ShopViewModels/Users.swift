@@ -47,17 +47,13 @@ extension ShopUpdate {
             state.notice = Notice(.info, "Already looking at \(user).")
             return []
         }
-        var effects: [Effect] = []
-        // Whatever is out for the user left is no longer wanted.
-        var tokens = state.history.pages.loadingTokens
-        if let t = state.balance.pending { tokens.append(t) }
-        if let t = state.history.find?.scan?.token { tokens.append(t) }
-        effects += tokens.map { .cancel($0) }
+        // Whatever is out for the user left is no longer wanted: one operation on the table.
+        let effects = cancelRequests(&state) { $0.isPerUser }
         let old = state.context.user
         state.userPlaces[old] = UserPlace(cursor: state.history.cursor, expanded: state.history.expanded, totalCount: state.history.totalCount,
                                           totalPages: state.history.totalPages, lostPurchase: state.lostPurchase)
         state.context.user = user
-        state.balance = BalanceState()
+        state.balance = .idle
         state.lastWriteError = nil
         state.lastOutcome = nil
         state.lastError = nil  // a bug report after the switch is not about the user left
@@ -73,9 +69,7 @@ extension ShopUpdate {
         state.lostPurchase = place?.lostPurchase
         state.notice = Notice(.info, place == nil ? "Now looking at \(user)." : "Back to \(user), where you were.")
         // The cached balance and first page first (the header shows them at once), then the live ones.
-        let token = state.newToken()
-        state.cacheRead = token
-        let read = Effect.readCache(token, user: state.context.userKey, shop: state.context.shopKey)
+        let read = Effect.readCache(state.ask(.cacheRead), user: state.context.userKey, shop: state.context.shopKey)
         let loads = loadBalance(&state) + loadVisiblePages(&state)
         return effects + [.sequence([read, .batch(loads)])]
     }

@@ -110,17 +110,17 @@ extension Print {
                 : Output.balance(CheerBalance(balance: value), user: user)
         case let .cached(value, fetchedAt, reason):
             // The cache stands in for an outage only; a refusal (401, 403, 404…) is an answer to act on.
-            if let error = balance.lastError, !error.category.isOutage { throw error }
+            if let error = balance.error, !error.category.isOutage { throw error }
             let text = json
                 ? try Output.json(BalanceOutput(balance: value, source: "cache", fetchedAt: ISO8601.format(fetchedAt), reason: reason?.full))
                 : "\(Wording.grouped(value)) cheer  (\(Sanitizer.line(user))) · cached \(Wording.age(of: fetchedAt, now: Date())) · \(reason?.full ?? "offline")\n"
-            if let error = balance.lastError {
+            if let error = balance.error {
                 Terminal.err("warning: showing the cached balance: \(ErrorText.line(error))\n")
             }
             Terminal.out(text)
             throw ExitCode(ExitStatus.tempFail.rawValue)
         case .failed, .idle, .loading:
-            throw balance.lastError ?? ShopAPIError.configuration(.unexpected)
+            throw balance.error ?? ShopAPIError.configuration(.unexpected)
         }
     }
 }

@@ -95,7 +95,7 @@ struct WriteRun {
                 let before = await store.state
                 guard before.balance.source == .live, before.balance.value != nil else {
                     _ = reportFindings(await client.exchanges.all())
-                    if let error = before.balance.lastError { throw error }
+                    if let error = before.balance.error { throw error }
                     throw CLIError(message: "the balance could not be read before the \(verb)", exitCode: .unavailable)
                 }
                 await store.send(.write(kind(before)))

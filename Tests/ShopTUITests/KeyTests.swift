@@ -158,7 +158,7 @@ struct Loop {
         l.press(.enter)
         guard case .confirming = l.app.action?.phase else { Issue.record("not confirming"); return }
         l.press(.enter)
-        guard case let .pending(_, _, token) = l.app.action?.phase else { Issue.record("not sent"); return }
+        guard case .pending? = l.app.action?.phase, let token = l.app.inFlight.token(for: .write) else { Issue.record("not sent"); return }
         #expect(l.effects.last == .spend(token, amount: 50, product: "com.reiterate.pack.rain", comment: "great q", user: "qa-alice"))
         l.press(.enter, .char("y"))
         #expect(l.effects.filter { if case .spend = $0 { return true } else { return false } }.count == 1)
@@ -204,7 +204,7 @@ struct Loop {
         l.press(.char("1"), .char("s"), .char("b"))
         #expect(l.app.action?.backgrounded == true && l.ui.tab == .shop)
         #expect(!l.keymap.hints(for: l.app).contains { $0.hasSuffix(" spend") || $0.hasSuffix(" buy") })
-        guard case let .pending(_, _, token) = l.app.action?.phase else { Issue.record("not pending"); return }
+        guard case .pending? = l.app.action?.phase, let token = l.app.inFlight.token(for: .write) else { Issue.record("not pending"); return }
         l.send(.actionFinished(token, .success(CheerBalance(balance: 1245)), at: now))
         #expect(l.app.action == nil && l.app.notice?.text == "Spent 5 cheer on Rain on a Tin Roof. Balance 1,245 cheer. Checking…")
     }
@@ -324,7 +324,7 @@ struct Loop {
         l.press(.char("s"))
         l.type("5")
         l.press(.enter, .enter)
-        guard case let .pending(_, _, token) = l.app.action?.phase else { Issue.record("not sent"); return }
+        guard case .pending? = l.app.action?.phase, let token = l.app.inFlight.token(for: .write) else { Issue.record("not sent"); return }
         l.send(.actionFinished(token, .success(CheerBalance(balance: 1245)), at: now))
         l.press(.char("q"))
         #expect(l.app.action == nil && l.commands.isEmpty)

@@ -97,8 +97,7 @@ actor FixtureShop: ShopService {
         app.render()
         #expect(app.nextWake == nil)  // all live, nothing cached on screen: no wake-ups
         var cachedState = store.state
-        cachedState.balance.source = .cached(reason: nil)
-        cachedState.balance.fetchedAt = now.addingTimeInterval(-90)
+        cachedState.balance = .loaded(Known(cachedState.balance.value ?? 0, at: now.addingTimeInterval(-90), source: .cached(reason: nil)))
         // "1 min ago" turns into "2 min ago" in 30 s.
         #expect(TerminalApp.nextWake(cachedState, now: now) == .milliseconds(30_005))
         app.stop()

@@ -89,7 +89,7 @@ import TerminalText
         l.press(.char("s"))
         l.type("7")
         l.press(.enter, .enter)
-        guard case let .pending(_, _, token) = l.app.action?.phase else { Issue.record("not sent"); return }
+        guard case .pending? = l.app.action?.phase, let token = l.app.inFlight.token(for: .write) else { Issue.record("not sent"); return }
         l.send(.actionFinished(token, .failure(.transport(.timeout(), endpoint: "POST /api/v1/spend_cheer")), at: now))
         let text = Renderer.render(frame(l.app)).text
         #expect(text.contains("┌─ Checking") && !text.contains("Failed") && text.contains("reading the balance again"))
@@ -147,11 +147,11 @@ import TerminalText
     @Test func offlineWithTheCachedBalance() {
         var app = AppState(context: ShopContext(environment: "local", baseURL: "http://127.0.0.1:8080", user: "qa-alice"))
         _ = ShopUpdate.update(&app, .start)
-        _ = ShopUpdate.update(&app, .cacheLoaded(app.cacheRead ?? Token(0), balance: .init(value: CheerBalance(balance: 1250), fetchedAt: now.addingTimeInterval(-720)),
+        _ = ShopUpdate.update(&app, .cacheLoaded(app.inFlight.token(for: .cacheRead) ?? Token(0), balance: .init(value: CheerBalance(balance: 1250), fetchedAt: now.addingTimeInterval(-720)),
                                                  packs: .init(value: AudioPackList(packs: fixturePacks), fetchedAt: now.addingTimeInterval(-720)), firstPage: nil))
         let refused = ShopAPIError.transport(.connectionRefused(host: "127.0.0.1"), endpoint: "GET /api/v1/balance")
-        _ = ShopUpdate.update(&app, .balanceLoaded(app.balance.pending ?? Token(0), .failure(refused), at: now))
-        _ = ShopUpdate.update(&app, .packsLoaded(app.packs.pending ?? Token(0), .failure(refused), at: now))
+        _ = ShopUpdate.update(&app, .balanceLoaded(app.inFlight.token(for: .balance) ?? Token(0), .failure(refused), at: now))
+        _ = ShopUpdate.update(&app, .packsLoaded(app.inFlight.token(for: .packs) ?? Token(0), .failure(refused), at: now))
         both("offline", app)
     }
 
@@ -176,7 +176,7 @@ import TerminalText
                       currency: p.currency, sampleCount: p.sampleCount, durationSeconds: p.durationSeconds, cheerTotal: p.cheerTotal, tags: p.tags)
         }
         _ = ShopUpdate.update(&app, .action(.refresh))
-        _ = ShopUpdate.update(&app, .packsLoaded(app.packs.pending ?? Token(0), .success(AudioPackList(packs: hostile)), at: now))
+        _ = ShopUpdate.update(&app, .packsLoaded(app.inFlight.token(for: .packs) ?? Token(0), .success(AudioPackList(packs: hostile)), at: now))
         for (w, h) in Self.sizes {
             let grid = Renderer.render(frame(app, width: w, height: h))
             assertSnapshot(grid, "hostile-\(w)x\(h)")

@@ -145,13 +145,10 @@ struct Driver {
     }
 
     /// The tokens of the requests the resources wait for (a dead token when none is out).
-    var balanceToken: Token { state.balance.pending ?? Token(-1) }
-    var packsToken: Token { state.packs.pending ?? Token(-1) }
-    var cacheToken: Token { state.cacheRead ?? Token(-1) }
-    var actionToken: Token {
-        if case let .pending(_, _, token) = state.action?.phase { return token }
-        return Token(-1)
-    }
+    var balanceToken: Token { state.inFlight.token(for: .balance) ?? Token(-1) }
+    var packsToken: Token { state.inFlight.token(for: .packs) ?? Token(-1) }
+    var cacheToken: Token { state.inFlight.token(for: .cacheRead) ?? Token(-1) }
+    var actionToken: Token { state.inFlight.token(for: .write) ?? Token(-1) }
 
     mutating func loadPage(_ page: Int, total: Int = 230) {
         guard let token = requestID(forPage: page) else { return }

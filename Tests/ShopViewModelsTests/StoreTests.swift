@@ -194,7 +194,7 @@ import Testing
         store.send(.action(.bugReport))
         await store.settle()
         #expect(store.state.notice == Notice(.error, "The bug report could not be written: check that \(dir)/reports is a writable folder."))
-        #expect(store.state.balance.lastError?.requestID == "rq-9")  // the balance's failure is kept as it was
+        #expect(store.state.balance.error?.requestID == "rq-9")  // the balance's failure is kept as it was
     }
 
 }

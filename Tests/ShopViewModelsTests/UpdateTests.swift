@@ -11,7 +11,7 @@ import Testing
         #expect(effects.first == .readCache(d.cacheToken, user: CacheKey(baseURL: "http://shop.test", user: "qa-alice"), shop: CacheKey(baseURL: "http://shop.test", user: nil)))
         #expect(effects.contains(.fetchBalance(d.balanceToken, user: "qa-alice")) && effects.contains(.fetchPacks(d.packsToken)))
         #expect(d.requestID(forPage: 1) != nil)
-        #expect(d.state.balance.phase == .loading && d.state.packs.status == .loading)
+        #expect(d.state.balance.phase == .loading && d.state.packs.list.phase == .loading)
     }
 
     @Test func cachedThenLive() {
@@ -35,14 +35,14 @@ import Testing
         d.send(.refresh)
         #expect(d.state.balance.phase == .cached(1000, fetchedAt: t0, reason: nil))  // refreshing
         d.apply(.balanceLoaded(d.balanceToken, .success(CheerBalance(balance: 5)), at: t0))
-        #expect(d.state.balance.phase == .live(5, fetchedAt: t0) && d.state.balance.lastError == nil)
+        #expect(d.state.balance.phase == .live(5, fetchedAt: t0) && d.state.balance.error == nil)
     }
 
     @Test func aFailureWithNothingKnownIsFailed() {
         var d = Driver()
         d.send(.start)
         d.apply(.balanceLoaded(d.balanceToken, .failure(refused), at: t0))
-        #expect(d.state.balance.phase == .failed(ErrorText.line(refused)))
+        #expect(d.state.balance.phase == .failed(refused))
     }
 
     @Test func aRefreshWhileLoadingIsCoalesced() {
@@ -65,7 +65,7 @@ import Testing
         d.apply(.cacheLoaded(stale, balance: CacheEntry(value: CheerBalance(balance: 3), fetchedAt: t0), packs: nil, firstPage: nil))
         d.apply(.cancelled(stale))
         #expect(d.state.balance.phase == .loading && d.state.packs.all.isEmpty && d.state.history.rows.isEmpty)
-        #expect(d.state.packs.isLoading && d.state.history.current != nil)
+        #expect(d.state.packs.list.isLoading && d.state.history.current != nil)
         d.apply(.balanceLoaded(balance, .success(CheerBalance(balance: 0)), at: t0))
         #expect(d.state.balance.phase == .live(0, fetchedAt: t0))
         // A token is answered once: the same answer again changes nothing.
@@ -123,7 +123,7 @@ import Testing
         var d = Driver()
         d.send(.start)
         d.apply(.packsLoaded(d.packsToken, .failure(refused), at: t0))
-        #expect(d.state.packs.status == .failed(ErrorText.line(refused)))
+        #expect(d.state.packs.list.phase == .failed(refused))
         var c = Driver()
         c.send(.start)
         c.apply(.cacheLoaded(c.cacheToken, balance: nil, packs: CacheEntry(value: samplePacks, fetchedAt: t0), firstPage: nil))
@@ -241,7 +241,8 @@ import Testing
         d.send(.historyNextPage)
         let id = d.requestID(forPage: 2) ?? Token(-1)
         d.apply(.historyLoaded(id, page: 2, .failure(http(503, "down")), at: t0))
-        guard case .failed(let message, "rq-1") = d.state.history.current else { Issue.record("\(String(describing: d.state.history.current))"); return }
+        guard case let .failed(error, nil)? = d.state.history.current, error.requestID == "rq-1" else { Issue.record("\(String(describing: d.state.history.current))"); return }
+        let message = ErrorText.line(error)
         #expect(message.contains("HTTP 503") && d.state.notice?.requestID == "rq-1")
         #expect(d.state.history.item(at: 50) == .failed(page: 2, message: message))
         let retry = d.send(.retryHistoryPage)
@@ -294,7 +295,7 @@ import Testing
         d.apply(.cacheLoaded(d.cacheToken, balance: nil, packs: nil, firstPage: CacheEntry(value: historyPage(1), fetchedAt: t0)))
         #expect(d.state.history.rows.count == 50 && d.state.history.totalCount == 230)
         d.apply(.historyLoaded(d.requestID(forPage: 1) ?? Token(-1), page: 1, .failure(refused), at: t0))
-        guard case .loaded(_, _, .cached(reason: StaleReason(brief: "offline", full: "offline: connection refused"))) = d.state.history.current else {
+        guard case .cached(_, _, reason: StaleReason(brief: "offline", full: "offline: connection refused"))? = d.state.history.current?.phase else {
             Issue.record("\(String(describing: d.state.history.current))")
             return
         }
@@ -570,12 +571,12 @@ import Testing
     /// (newest entry and total), the packs (the rain pack's cheer total).
     func answerReads(_ d: inout Driver, balance: Int, newest: CheerHistoryEntry? = nil, total: Int = 230, rainCheer: Int = 50) {
         d.apply(.balanceLoaded(d.balanceToken, .success(CheerBalance(balance: balance)), at: t0))
-        if let token = d.state.verification?.historyToken {
+        if let token = d.state.inFlight.token(for: .verificationHistory) {
             var items = (0..<49).map { HistoryItem.entry(entry($0)) }
             if let newest { items.insert(.entry(newest), at: 0) }
             d.apply(.historyLoaded(token, page: 1, .success(CheerHistoryPage(items: items, page: 1, perPage: 50, totalPages: 5, totalCount: total)), at: t0))
         }
-        if d.state.packs.pending != nil {
+        if d.state.inFlight.token(for: .packs) != nil {
             var packs = samplePacks
             packs.packs[0].cheerTotal = rainCheer
             d.apply(.packsLoaded(d.packsToken, .success(packs), at: t0))
@@ -592,7 +593,7 @@ import Testing
         let after = d.apply(.actionFinished(d.actionToken, .success(CheerBalance(balance: 1200)), at: t0))
         // The balance, the first history page (its own request) and the packs are read again.
         #expect(after.contains(.fetchBalance(d.balanceToken, user: "qa-alice")) && after.contains(.fetchPacks(d.packsToken)))
-        #expect(d.state.verification?.historyToken != nil && d.state.isBusy)
+        #expect(d.state.inFlight.token(for: .verificationHistory) != nil && d.state.isBusy)
         answerReads(&d, balance: 1200, newest: spendEntry(50, comment: "Lovely"), total: 231, rainCheer: 100)
         #expect(d.state.verification == nil)
         #expect(d.state.checks.records.map(\.name) == ["spend-balance", "spend-history", "spend-pack-total"])
@@ -684,7 +685,7 @@ import Testing
         d.send(.editSpend(amount: "10", comment: ""))
         d.send(.submitAction)
         d.send(.submitAction)
-        guard case .pending(.spend(_, _, 10, nil), _, _) = d.state.action?.phase else { Issue.record("not sent"); return }
+        guard case .pending(.spend(_, _, 10, nil), _) = d.state.action?.phase else { Issue.record("not sent"); return }
         let refused = d.apply(.actionFinished(d.actionToken, .failure(http(402, "insufficient_balance", "balance 5 is less than 10")), at: t0))
         #expect(d.state.action?.phase == .failed("POST /x: not enough cheer to spend 10 — HTTP 402: “balance 5 is less than 10”.", requestID: "rq-1"))
         #expect(refused.contains(.fetchBalance(d.balanceToken, user: "qa-alice")))  // our balance was out of date
@@ -861,7 +862,7 @@ import Testing
         d.apply(.cancelled(d.balanceToken))
         d.apply(.cancelled(d.packsToken))
         d.apply(.cancelled(d.requestID(forPage: 1) ?? Token(-1)))
-        #expect(!d.state.balance.isLoading && !d.state.packs.isLoading && d.state.history.pages[1] == nil)
+        #expect(!d.state.balance.isLoading && !d.state.packs.list.isLoading && d.state.history.pages[1] == nil)
         let again = d.send(.refresh)
         #expect(again.filter { if case .fetchBalance = $0 { return true } else { return false } }.count == 1)
         #expect(again.contains(.fetchPacks(d.packsToken)) && d.requestID(forPage: 1, in: again) != nil)

@@ -12,7 +12,7 @@ import Testing
     let cut = ShopAPIError.transport(.cutShort(status: 200, requestID: "rq-cut"), endpoint: "POST /api/v1/spend_cheer")
 
     func verification(_ kind: ActionKind, _ answer: Result<Int, ShopAPIError>, fresh: Int?, newest: CheerHistoryEntry? = nil, packAfter: Int? = nil) -> Verification {
-        var v = Verification(kind: kind, at: at, before: .init(balance: 1_250, historyTotal: 230, packCheer: 100), answer: answer, readsFrom: Token(1))
+        var v = Verification(kind: kind, at: at, before: .init(balance: 1_250, historyTotal: 230, packCheer: 100), answer: answer)
         v.balance = fresh.map { .read($0) } ?? .unread("the read failed")
         v.history = .read(.init(newest: newest, total: 231))
         v.packs = .read(packAfter)
