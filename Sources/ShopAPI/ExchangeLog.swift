@@ -32,6 +32,8 @@ public struct Exchange: Sendable, Equatable, Identifiable {
     public var findings: [Finding] = []
     /// Sent, with no answer yet (a hanging write shows while it hangs).
     public var isPending = false
+    /// The contract's operation the request was for (nil for one recorded elsewhere).
+    public var operation: OperationID?
 
     public init(
         id: Int, method: String, path: String, startedAt: Date, duration: Duration, status: Int?, failure: ExchangeFailure?,

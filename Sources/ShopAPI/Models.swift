@@ -347,10 +347,16 @@ extension KeyedDecodingContainer {
     func decodeDateIfPresent(forKey key: Key) throws -> Date? {
         guard let text = try decodeIfPresent(String.self, forKey: key) else { return nil }
         guard let date = ISO8601.parse(text) else {
-            throw DecodingError.dataCorruptedError(forKey: key, in: self, debugDescription: "unreadable date '\(text.prefix(40))'")
+            let said = "unreadable date '\(text.prefix(40))'"
+            throw DecodingError.dataCorrupted(.init(codingPath: codingPath + [key], debugDescription: said, underlyingError: UnreadableDate(said: said)))
         }
         return date
     }
+}
+
+/// A date the contract's forms do not read (the decoding error's underlying error says so by type).
+struct UnreadableDate: Error {
+    var said: String
 }
 
 /// One-line descriptions of decoding errors, with the path of the field.
@@ -385,9 +391,10 @@ public enum DecodingFailure {
         case let .dataCorrupted(context):
             let text = context.debugDescription
             let reason: DecodeProblem.Reason
-            if text.hasPrefix("unreadable") {
-                reason = .unreadableValue(text)
+            if let unreadable = context.underlyingError as? UnreadableDate {
+                reason = .unreadableValue(unreadable.said)
             } else if text.contains("does not fit") || text.contains("out of range") || text.contains("Number") {
+                // Foundation's decoder says this only in words.
                 reason = .outOfRange
             } else {
                 reason = .invalidJSON

@@ -296,6 +296,7 @@ public actor ShopClient {
             requestHeaders: Redactor.headers(request.headers), responseHeaders: [:],
             requestBodyPreview: request.body.flatMap { Redactor.bodyPreview($0) }, responseBodyPreview: nil
         )
+        record.operation = operation
         record = await exchanges.begin(record)
         do {
             let response = try await transport.send(request)

@@ -70,11 +70,13 @@ extension ShopUpdate {
         switch (state.mode, action) {
         case (.form, .submit), (.confirm, .confirm): return submit(&state)
         case (.form, .cancel), (.confirm, .cancel), (.outcome, .dismiss):
+            if action == .cancel { state.steps.add("cancelled the dialog") }
             state.action = nil
             state.screen.dialogField = 0
         case (.form, .nextField): state.screen.dialogField = 1 - state.screen.dialogField
         case (.form, .deleteChar): editField(&state) { if !$0.isEmpty { $0.removeLast() } }
         case (.sending, .putAway):
+            state.steps.add("put the dialog away while it was sending (Esc)")
             state.action?.backgrounded = true
             state.notice = Notice(.pending, "Still sending; the answer will show here.")
         default: break
@@ -219,6 +221,7 @@ extension ShopUpdate {
     /// Sends the write, noting what its verification will compare against.
     static func send(_ kind: ActionKind, summary: String, backgrounded: Bool = false, _ state: inout AppState) -> [Effect] {
         let token = state.ask(.write)
+        state.steps.add(describe(kind))
         state.action = ActionState(phase: .pending(kind, summary: summary), backgrounded: backgrounded)
         state.lastWriteError = nil
         state.lastOutcome = nil

@@ -186,7 +186,7 @@ extension ShopUpdate {
     static func concludeVerification(_ state: inout AppState) {
         guard let v = state.verification, v.isComplete else { return }
         state.verification = nil
-        let requestID = v.answer.failureRequestID ?? state.requests.rows.first { $0.method == v.endpoint.method.rawValue && $0.path.prefix { $0 != "?" } == v.endpoint.path }?.requestID
+        let requestID = v.answer.failureRequestID ?? state.requests.rows.first { $0.operation == v.endpoint.operation }?.requestID
         let outcome = WriteOutcome.judge(v, requestID: requestID)
         state.lastOutcome = outcome
         if outcome.settlesLostPurchase, case .purchase = v.kind { state.lostPurchase = nil }

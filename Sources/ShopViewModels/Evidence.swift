@@ -78,7 +78,7 @@ extension ShopUpdate {
                 state.notice = Notice(.info, "No request behind this message.")
                 return []
             }
-            state.screen.tab = .requests
+            openTab(.requests, &state)
             state.screen.requestDetailFull = false
             state.requests.selectedIndex = index
             return []

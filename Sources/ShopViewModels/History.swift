@@ -154,7 +154,14 @@ extension ShopUpdate {
             default:
                 guard let item = h.selectedItem else { return [] }
                 let key = HistoryState.key(of: item)
-                if state.history.expanded.contains(key) { state.history.expanded.remove(key) } else { state.history.expanded.insert(key) }
+                let entry = "entry \(Wording.grouped(h.cursor + 1))"
+                if state.history.expanded.contains(key) {
+                    state.history.expanded.remove(key)
+                    state.steps.add("closed the comments of \(entry)")
+                } else {
+                    state.history.expanded.insert(key)
+                    state.steps.add("opened the comments of \(entry) (Enter)")
+                }
                 return []
             }
         case .goTo:
@@ -175,8 +182,11 @@ extension ShopUpdate {
         let count = state.history.count ?? 0
         let target = clamp(index, count: count)
         let entering = state.history.locate(target).page != state.history.page
-        if target != state.history.cursor { state.history.travel = target > state.history.cursor ? 1 : -1 }
+        let moves = target != state.history.cursor
+        if moves { state.history.travel = target > state.history.cursor ? 1 : -1 }
         state.history.cursor = target
+        // Moving makes one step that follows the cursor, not one per key.
+        if moves { state.steps.add("went to \(state.history.positionText)", replacing: .historyMove) }
         if target == 0 { state.history.newEntries = 0 }
         state.history.anchor = state.history.selectedItem.map(HistoryState.key(of:))
         // A page that failed is asked again when the cursor comes onto it (not at every step on it).

@@ -1,5 +1,6 @@
 import Foundation
 import ShopAPI
+import TerminalText
 
 /// What `:` takes: `4512` (an entry), `p91` (a page) or `2026-10-01` (a date).
 public enum GoToTarget: Equatable, Sendable {
@@ -36,8 +37,10 @@ extension ShopUpdate {
         case .user:
             return switchUser(to: text, &state)
         case .find:
+            state.steps.add("searched the history for “\(Sanitizer.line(text))” (/)")
             return startFind(text, &state)
         case .goTo:
+            state.steps.add("asked to go to “\(Sanitizer.line(text))” (:)")
             guard let target = GoToTarget(text) else {
                 state.notice = Notice(.error, "Go to takes an entry number (4512), a page (p91) or a date (2026-10-01), not “\(text)”")
                 return []

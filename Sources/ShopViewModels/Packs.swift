@@ -1,5 +1,6 @@
 import Foundation
 import ShopAPI
+import TerminalText
 
 public enum PackSort: String, CaseIterable, Equatable, Sendable {
     case shopOrder = "shop order", name, price, cheer = "cheer total"
@@ -59,7 +60,7 @@ public struct PacksState: Equatable, Sendable {
 extension ShopUpdate {
     static func packsAction(_ action: Action, _ state: inout AppState) -> [Effect] {
         if let index = moved(state.packs.selectedIndex, by: action, count: state.packs.visible.count, page: state.screen.pageSize) {
-            state.packs.selectedIndex = index
+            selectPack(index, &state)
             return []
         }
         switch action {
@@ -67,6 +68,7 @@ extension ShopUpdate {
         case .sort:
             state.packs.sort = state.packs.sort.next
             state.packs.refresh()
+            state.steps.add("sorted the packs by \(state.packs.sort.rawValue)")
         default: break
         }
         return []
@@ -74,16 +76,28 @@ extension ShopUpdate {
 
     static func filterAction(_ action: Action, _ state: inout AppState) -> [Effect] {
         switch action {
-        case .keepFilter: state.screen.editingFilter = false
+        case .keepFilter:
+            state.screen.editingFilter = false
+            state.steps.add(state.packs.filter.isEmpty ? "cleared the pack filter" : "filtered the packs by “\(Sanitizer.line(state.packs.filter))”")
         case .clearFilter:
             state.screen.editingFilter = false
+            if !state.packs.filter.isEmpty { state.steps.add("cleared the pack filter") }
             setPackFilter("", &state)
         case .deleteChar: setPackFilter(String(state.packs.filter.dropLast()), &state)
         case .down, .up:
-            state.packs.selectedIndex = clamp(state.packs.selectedIndex + (action == .down ? 1 : -1), count: state.packs.visible.count)
+            selectPack(state.packs.selectedIndex + (action == .down ? 1 : -1), &state)
         default: break
         }
         return []
+    }
+
+    /// Selects the pack at `index` (clamped); a new selection is one step that follows it.
+    static func selectPack(_ index: Int, _ state: inout AppState) {
+        let before = state.packs.selected
+        state.packs.selectedIndex = clamp(index, count: state.packs.visible.count)
+        if let pack = state.packs.selected, pack != before {
+            state.steps.add("selected the pack “\(Sanitizer.line(pack.name))”", replacing: .packMove)
+        }
     }
 
     static func setPackFilter(_ text: String, _ state: inout AppState) {

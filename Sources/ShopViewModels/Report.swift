@@ -32,80 +32,19 @@ public struct StepLog: Equatable, Sendable {
 }
 
 extension ShopUpdate {
-    /// Notes the steps a message made, from what it changed (one place, whatever part handled it).
-    static func noteSteps(_ message: Message, before: AppState, _ state: inout AppState) {
-        var log = state.steps
-        defer { state.steps = log }
-        switch message {
-        case .start, .startWithCache:
-            log.add("started reiterate-shop as \(state.context.user) on \(state.context.environment.uppercased()) (\(state.context.baseURL))")
-        case let .action(action):
-            noteAction(action, before: before, state, &log)
-        case .select:
-            noteMoves(before: before, state, &log)
-        case .historyLoaded where before.history.dateSearch != nil && state.history.dateSearch == nil:
-            noteMoves(before: before, state, &log)  // a date search landed
-        default:
-            break
-        }
-        if !before.isWriting, case let .pending(kind, _)? = state.action?.phase {
-            log.add(describe(kind))
-        }
-        if let notice = state.notice, notice.kind == .error, notice != before.notice {
-            // The same failure told again in other words (its verification settled) replaces its step.
-            log.add("→ the app showed: \(notice.text)", replacing: notice.requestID.map { .error(requestID: $0) })
-            state.lastError = notice
-        }
+    // Each handler adds the step it knows the intent of (`state.steps.add`): a tab opened, a move
+    // (one step that follows the cursor), a filter, a prompt run, a write sent, a user switch.
+
+    static func noteStart(_ state: inout AppState) {
+        state.steps.add("started reiterate-shop as \(state.context.user) on \(state.context.environment.uppercased()) (\(state.context.baseURL))")
     }
 
-    private static func noteAction(_ action: Action, before: AppState, _ state: AppState, _ log: inout StepLog) {
-        if state.screen.tab != before.screen.tab {
-            log.add("opened the \(state.screen.tab.title) tab")
-            return
-        }
-        switch action {
-        case .refresh where before.mode == .browse:
-            log.add("refreshed (r)")
-        case .runPrompt:
-            guard let prompt = before.screen.prompt, state.screen.prompt == nil else { break }
-            let text = Sanitizer.line(prompt.text)
-            switch prompt.kind {
-            case .goTo: log.add("asked to go to “\(text)” (:)")
-            case .find: log.add("searched the history for “\(text)” (/)")
-            case .user:
-                if state.context.user != before.context.user { log.add("switched to user \(state.context.user) (u)") }
-                return  // the cursor is the other user's: not a move
-            }
-            noteMoves(before: before, state, &log)
-        case .keepFilter:
-            log.add(state.packs.filter.isEmpty ? "cleared the pack filter" : "filtered the packs by “\(Sanitizer.line(state.packs.filter))”")
-        case .clearFilter:
-            if !before.packs.filter.isEmpty { log.add("cleared the pack filter") }
-        case .sort:
-            log.add("sorted the packs by \(state.packs.sort.rawValue)")
-        case .toggle where state.screen.tab == .history && state.history.expanded != before.history.expanded:
-            let opened = state.history.expanded.count > before.history.expanded.count
-            let entry = "entry \(Wording.grouped(state.history.cursor + 1))"
-            log.add(opened ? "opened the comments of \(entry) (Enter)" : "closed the comments of \(entry)")
-        case .putAway:
-            log.add("put the dialog away while it was sending (Esc)")
-        case .cancel where before.action != nil && state.action == nil:
-            log.add("cancelled the dialog")
-        default:
-            noteMoves(before: before, state, &log)
-        }
-    }
-
-    /// The cursor of the History tab (or the selected pack) after a move: one step that follows it.
-    private static func noteMoves(before: AppState, _ state: AppState, _ log: inout StepLog) {
-        switch state.screen.tab {
-        case .history where state.history.cursor != before.history.cursor:
-            log.add("went to \(state.history.positionText)", replacing: .historyMove)
-        case .shop where state.packs.selected != before.packs.selected:
-            if let pack = state.packs.selected { log.add("selected the pack “\(Sanitizer.line(pack.name))”", replacing: .packMove) }
-        default:
-            break
-        }
+    /// What the app answered is a step too: a new error line, whichever part showed it. The same
+    /// failure told again in other words (its verification settled) replaces its step.
+    static func noteShownError(since shown: Notice?, _ state: inout AppState) {
+        guard let notice = state.notice, notice.kind == .error, notice != shown else { return }
+        state.steps.add("→ the app showed: \(notice.text)", replacing: notice.requestID.map { .error(requestID: $0) })
+        state.lastError = notice
     }
 
     static func describe(_ kind: ActionKind) -> String {

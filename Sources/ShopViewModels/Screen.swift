@@ -118,6 +118,12 @@ public struct Viewport: Sendable, Equatable {
 }
 
 extension ShopUpdate {
+    static func openTab(_ tab: Tab, _ state: inout AppState) {
+        guard tab != state.screen.tab else { return }
+        state.screen.tab = tab
+        state.steps.add("opened the \(tab.title) tab")
+    }
+
     /// Quitting cancels every request still out (one operation on the table), then quits.
     static func quit(status: Int32, _ state: inout AppState) -> [Effect] {
         cancelRequests(&state) { _ in true } + [.quit(status: status)]
@@ -147,13 +153,13 @@ extension ShopUpdate {
                 state.screen.showHelp.toggle()
                 return []
             case .nextTab:
-                state.screen.tab = Tab(rawValue: state.screen.tab.rawValue % Tab.allCases.count + 1) ?? .shop
+                openTab(Tab(rawValue: state.screen.tab.rawValue % Tab.allCases.count + 1) ?? .shop, &state)
                 return []
             case .previousTab:
-                state.screen.tab = Tab(rawValue: (state.screen.tab.rawValue + Tab.allCases.count - 2) % Tab.allCases.count + 1) ?? .shop
+                openTab(Tab(rawValue: (state.screen.tab.rawValue + Tab.allCases.count - 2) % Tab.allCases.count + 1) ?? .shop, &state)
                 return []
             case .shop, .history, .requests, .checks:
-                state.screen.tab = action == .shop ? .shop : action == .history ? .history : action == .requests ? .requests : .checks
+                openTab(action == .shop ? .shop : action == .history ? .history : action == .requests ? .requests : .checks, &state)
                 return []
             case .back where state.mode == .help:
                 state.screen.showHelp = false

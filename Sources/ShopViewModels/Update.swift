@@ -100,9 +100,9 @@ public indirect enum Effect: Equatable, Sendable {
 /// this routes a message to the first part that takes it.
 public enum ShopUpdate {
     public static func update(_ state: inout AppState, _ message: Message) -> [Effect] {
-        let before = state
+        let shown = state.notice
         let effects = route(&state, message)
-        noteSteps(message, before: before, &state)
+        noteShownError(since: shown, &state)
         return effects
     }
 
@@ -113,9 +113,12 @@ public enum ShopUpdate {
             return answered(purpose, message, &state)
         }
         switch message {
-        case .start: return session(.start, &state)
+        case .start:
+            noteStart(&state)
+            return session(.start, &state)
         case .startBalance: return session(.startBalance, &state)
         case let .startWithCache(cached):
+            noteStart(&state)
             applyCache(balance: cached.balance, packs: cached.packs, firstPage: cached.firstPage, &state)
             return [.batch(loadBalance(&state) + loadPacks(&state) + loadHistoryPage(state.history.page, &state))]
         case let .notify(text):
@@ -135,7 +138,7 @@ public enum ShopUpdate {
         case let .select(index):
             guard state.mode == .browse else { return [] }
             switch state.screen.tab {
-            case .shop: state.packs.selectedIndex = clamp(index, count: state.packs.visible.count)
+            case .shop: selectPack(index, &state)
             case .requests: state.requests.selectedIndex = clamp(index, count: state.requests.rows.count)
             case .checks: state.checks.selectedIndex = clamp(index, count: state.checks.records.count)
             case .history:
@@ -157,7 +160,10 @@ public enum ShopUpdate {
             case .help: return []
             case .prompt: return promptAction(action, &state)
             case .browse:
-                if action == .refresh { return refresh(&state) }
+                if action == .refresh {
+                    state.steps.add("refreshed (r)")
+                    return refresh(&state)
+                }
                 if let effects = evidenceAction(action, &state) { return effects }
                 if action == .switchUser { return beginUserSwitch(&state) }
                 if action == .spend || action == .buy { return beginAction(action, &state) }

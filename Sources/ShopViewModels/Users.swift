@@ -49,6 +49,7 @@ extension ShopUpdate {
         }
         // Whatever is out for the user left is no longer wanted: one operation on the table.
         let effects = cancelRequests(&state) { $0.isPerUser }
+        state.steps.add("switched to user \(user) (u)")
         let old = state.context.user
         state.userPlaces[old] = UserPlace(cursor: state.history.cursor, expanded: state.history.expanded, totalCount: state.history.totalCount,
                                           totalPages: state.history.totalPages, lostPurchase: state.lostPurchase)

@@ -138,6 +138,12 @@ import Testing
         #expect(empty.totalPages == 0 && empty.totalCount == 0)
     }
 
+    @Test func anUnreadableDateIsNamedWithWhatWasSent() throws {
+        let json = #"{"history":[{"creator":"c","amount":5,"product":"p","date":"yesterday","id":"h1"}]}"#
+        let page = try CheerHistory.decode(Array(json.utf8))
+        #expect(page.items[0] == .unreadable(UnreadableEntry(index: 0, id: "h1", reason: "date: unreadable date 'yesterday'")))
+    }
+
     @Test func endpointsKnowTheirPaths() {
         #expect(AudioPacks.endpoint.description == "GET /api/v1/audio_packs")
         #expect(Balance.endpoint.path == "/api/v1/balance")

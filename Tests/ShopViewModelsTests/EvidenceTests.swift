@@ -114,6 +114,27 @@ import Testing
         #expect(d.state.steps.steps.count == 9 && d.state.steps.steps.last?.contains("not applied") == true, "\(d.state.steps.steps)")
     }
 
+    /// Steps come from the handler that knows the intent: entries coming in above move the cursor
+    /// but are not something the user did; a find landing on its match is; so is a scripted write.
+    @Test func aMoveTheServerMadeIsNotAStepAndAFindLandingIs() {
+        var d = ready()
+        d.send(.moveHistorySelection(3))
+        d.send(.refresh)
+        d.loadPage(1, total: 235)  // 5 entries came in above: the list moves under the cursor
+        #expect(d.state.history.newEntries == 5)
+        #expect(Array(d.state.steps.steps.suffix(2)) == ["went to entry 4 of 230 · page 1 of 5", "refreshed (r)"])
+        d.send(.find("C"))
+        guard let scan = d.state.inFlight.purposes.first(where: { if case .findScan = $0.value { return true } else { return false } }) else {
+            Issue.record("no scan")
+            return
+        }
+        d.apply(.historyLoaded(scan.key, page: 1, .success(historyPage(1, perPage: 200, total: 235)), at: t0))
+        let last = Array(d.state.steps.steps.suffix(2))
+        #expect(last.first == "searched the history for “C” (/)" && last.last?.hasPrefix("went to entry 5 of 235 · page 1 of 5") == true, "\(last)")
+        d.apply(.write(.purchase(identifier: "com.reiterate.cheer.50", transactionID: 7)))
+        #expect(d.state.steps.steps.last == "bought com.reiterate.cheer.50 with transaction id 7")
+    }
+
     @Test func aReportOnTheLatestErrorCarriesItsRequestCurlStepsAndChecks() throws {
         var d = ready()
         failedSpend(&d)

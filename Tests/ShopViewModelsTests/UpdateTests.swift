@@ -594,7 +594,15 @@ import Testing
         // The balance, the first history page (its own request) and the packs are read again.
         #expect(after.contains(.fetchBalance(d.balanceToken, user: "qa-alice")) && after.contains(.fetchPacks(d.packsToken)))
         #expect(d.state.inFlight.token(for: .verificationHistory) != nil && d.state.isBusy)
+        // The write's request id comes from its own exchange (found by its operation, not its path).
+        var write = exchange(7)
+        (write.method, write.path, write.requestID, write.operation) = ("POST", "/api/v1/spend_cheer", "rq-spend", .spendCheer)
+        var read = exchange(8)
+        read.operation = .getBalance
+        d.apply(.exchangeRecorded(write))
+        d.apply(.exchangeRecorded(read))
         answerReads(&d, balance: 1200, newest: spendEntry(50, comment: "Lovely"), total: 231, rainCheer: 100)
+        #expect(d.state.checks.records.allSatisfy { $0.requestID == "rq-spend" })
         #expect(d.state.verification == nil)
         #expect(d.state.checks.records.map(\.name) == ["spend-balance", "spend-history", "spend-pack-total"])
         #expect(d.state.checks.records.allSatisfy { $0.outcome == .passed } && d.state.checks.failures == 0)
