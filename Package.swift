@@ -168,7 +168,7 @@ let package = Package(
         .testTarget(
             name: "ShopAPITests",
             dependencies: [
-                "ShopAPI", "StubServer", "StubCore", .product(name: "Logging", package: "swift-log"),
+                "ShopAPI", "StubServer", "StubCore", "JSONTokens", .product(name: "Logging", package: "swift-log"),
                 // Only to check the words users see for each failure.
                 "ShopViewModels",
             ],

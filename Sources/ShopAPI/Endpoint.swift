@@ -34,6 +34,8 @@ public protocol Endpoint: Sendable {
     func body() throws -> [UInt8]?
     /// Reads a 2xx response body.
     static func decode(_ body: [UInt8]) throws -> Response
+    /// The same, given the body's tokens (made once by the client for the watchdog and the preview).
+    static func decode(_ body: [UInt8], tokens: [JSONToken]) throws -> Response
 }
 
 extension Endpoint {
@@ -43,9 +45,14 @@ extension Endpoint {
 }
 
 extension Endpoint where Response: Decodable {
-    public static func decode(_ body: [UInt8]) throws -> Response {
+    public static func decode(_ body: [UInt8]) throws -> Response { try decodedByFoundation(body) }
+
+    /// `JSONDecoder`'s reading (lone surrogates repaired first), which words every problem.
+    static func decodedByFoundation(_ body: [UInt8]) throws -> Response {
         try JSONDecoder().decode(Response.self, from: Data(JSONRepair.replacingLoneSurrogates(body)))
     }
+
+    public static func decode(_ body: [UInt8], tokens: [JSONToken]) throws -> Response { try decode(body) }
 }
 
 /// Repairs JSON that other decoders accept but Foundation's rejects as a whole.
@@ -105,6 +112,15 @@ public struct CheerHistory: Endpoint {
 
     public var query: [(name: String, value: String)] {
         [("user_id", user), ("page", String(page)), ("per_page", String(perPage))]
+    }
+
+    /// From the tokens when every entry reads plainly (`HistoryPageReader`), else by `JSONDecoder`.
+    public static func decode(_ body: [UInt8], tokens: [JSONToken]) throws -> CheerHistoryPage {
+        try HistoryPageReader.read(body, tokens: tokens) ?? decodedByFoundation(body)
+    }
+
+    public static func decode(_ body: [UInt8]) throws -> CheerHistoryPage {
+        try decode(body, tokens: JSONTokenizer.tokens(body))
     }
 }
 

@@ -91,10 +91,11 @@ public actor ShopClient {
     /// The refresh in flight; every caller that meets a 401 meanwhile waits for this one.
     private var refreshTask: Task<String, any Error>?
     /// Checks every response against the contract, and against what earlier ones showed. Made on the
-    /// first answer from `contract`, which reads its document in the background from the start (the
-    /// first frame and the first request do not wait for it).
+    /// first answer from the contract, which is read in the background from the first request on
+    /// (not at start: the first frame does not share the CPU with it, and the request does not wait).
     private var watchdog: ContractWatchdog?
-    private let contract: Task<Contract, Never>
+    private let readContract: @Sendable () -> Contract
+    private var contract: Task<Contract, Never>?
     /// A refresh token the server refused: not sent again (the user must sign in anew).
     private var refusedRefreshToken: String?
     /// How many refresh calls were made (for tests and the inspector).
@@ -110,7 +111,7 @@ public actor ShopClient {
         random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) },
         contract: @escaping @Sendable () -> Contract = { .bundled }
     ) {
-        self.contract = Task.detached(priority: .utility) { contract() }
+        readContract = contract
         self.configuration = configuration
         self.transport = transport
         self.tokens = tokens
@@ -120,12 +121,21 @@ public actor ShopClient {
         self.random = random
     }
 
+    /// The contract being read (started by the first request).
+    private func contractReading() -> Task<Contract, Never> {
+        if let contract { return contract }
+        let read = readContract
+        let task = Task.detached(priority: .utility) { read() }
+        contract = task
+        return task
+    }
+
     /// Sends `endpoint` and returns its decoded response. Throws `ShopAPIError`, or `CancellationError`
     /// when the calling task is cancelled (the HTTP request is cancelled with it).
     public func send<E: Endpoint>(_ endpoint: E) async throws -> E.Response {
         let response = try await perform(endpoint)
         do {
-            return try E.decode(response.body)
+            return try response.tokens.map { try E.decode(response.body, tokens: $0) } ?? E.decode(response.body)
         } catch let error as DecodingError {
             let requestID = response.headers[.requestID]
             if let contentType = response.headers[.contentType], !Self.isJSON(contentType) {
@@ -152,6 +162,7 @@ public actor ShopClient {
 
     /// A 2xx response for `endpoint`, after retries and at most one token refresh.
     private func perform<E: Endpoint>(_ endpoint: E) async throws -> TransportResponse {
+        _ = contractReading()  // read while the request is out
         let description = E.endpoint
         let base = try configuration.validatedBaseURL()
         let body: [UInt8]?
@@ -299,7 +310,7 @@ public actor ShopClient {
         record.operation = operation
         record = await exchanges.begin(record)
         do {
-            let response = try await transport.send(request)
+            var response = try await transport.send(request)
             record.duration = .now - clockStart
             record.status = response.status
             record.requestID = response.headers[.requestID]
@@ -307,9 +318,10 @@ public actor ShopClient {
             record.responseHeaders = Redactor.headers(response.headers)
             // The answer is tokenized once, for its redacted preview and the watchdog alike.
             let tokens = JSONTokenizer.tokens(response.body)
+            response.tokens = tokens
             record.responseBodyPreview = Redactor.bodyPreview(response.body, tokens: tokens)
             if watchdog == nil {
-                let read = await contract.value
+                let read = await contractReading().value
                 if watchdog == nil { watchdog = ContractWatchdog(contract: read) }  // another answer may have made it meanwhile
             }
             record.findings = watchdog?.check(ObservedExchange(operation: operation, pathAndQuery: pathAndQuery, requestBody: request.body,

@@ -1,4 +1,5 @@
 import HTTPTypes
+import JSONTokens
 
 /// The HTTP layer under the client, small enough to fake: one request in, one whole response out.
 /// Header fields are swift-http-types' `HTTPFields` (ordered, case-insensitive, validated names).
@@ -55,6 +56,8 @@ public struct TransportResponse: Sendable {
     public var status: Int
     public var headers: HTTPFields
     public var body: [UInt8]
+    /// The body's JSON tokens, made once by the client (nil until then).
+    public var tokens: [JSONToken]?
 
     public init(status: Int, headers: HTTPFields = [:], body: [UInt8] = []) {
         self.status = status

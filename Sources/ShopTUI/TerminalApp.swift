@@ -55,9 +55,12 @@ public final class TerminalApp {
         store.onFrontEnd = { [weak self] effect in self?.carryOut(effect) }
         store.screenText = { [weak self] in self?.lastGrid?.text }
         let (width, height) = backend.size
+        // The first frame first: the requests start once it is drawn, not while it is drawn.
+        store.hold()
         store.send(.resize(width: width, height: height))
         store.send(cached.map { .startWithCache($0) } ?? .start)
         render()
+        store.release()
     }
 
     /// Runs until `q`, Ctrl-C, SIGTERM or SIGHUP; the terminal is restored on every way out.

@@ -43,7 +43,27 @@ public final class AppStore {
         let before = state
         let effects = ShopUpdate.update(&state, message)
         if state != before { onChange?(state) }
+        if let waiting = held {
+            held = waiting + effects
+            return
+        }
         for effect in effects { launch(effect) }
+    }
+
+    /// Effects asked for while held, in order (nil: not held).
+    private var held: [Effect]?
+
+    /// Holds the effects asked for from now on until `release()`: a front end draws its first frame
+    /// before any request starts competing with it for the CPU.
+    public func hold() {
+        if held == nil { held = [] }
+    }
+
+    /// Starts the effects held, in the order they were asked for.
+    public func release() {
+        let waiting = held ?? []
+        held = nil
+        for effect in waiting { launch(effect) }
     }
 
     /// The cached balance, packs and first history page of the state's context, read at once (no

@@ -7,12 +7,14 @@ import TerminalText
 /// `reiterate-shop config check`: validates the config file and prints the resolved settings.
 struct Config: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "config",
         abstract: "Check the config file ($XDG_CONFIG_HOME/reiterate-shop/config.toml).",
         subcommands: [Check.self]
     )
 
     struct Check: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "check",
             abstract: "Validate the config file and print the resolved settings (tokens masked).",
             discussion: "Exit status: 0 valid; 78 a mistake, named with its file, line and key."
         )

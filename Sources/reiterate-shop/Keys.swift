@@ -6,6 +6,7 @@ import ShopViewModels
 /// `reiterate-shop keys`: the effective keymap (the standard keys with the config file's `[keys]` applied).
 struct Keys: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "keys",
         abstract: "Print the effective key bindings: action, keys, where it applies, help.",
         discussion: """
             Rebind keys in the config file's [keys] table, by action name:

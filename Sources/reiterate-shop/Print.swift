@@ -10,6 +10,7 @@ import TerminalText
 
 struct Print: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "print",
         abstract: "Print the balance, the Audio Packs or a page of cheer history, then exit.",
         discussion: """
             Exit status: 0 success; 75 the server failed and the cached balance was printed (with its age);

@@ -10,6 +10,7 @@ import TerminalText
 /// `reiterate-shop spend --product ID --amount N [--comment TEXT] --yes`.
 struct Spend: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "spend",
         abstract: "Spend cheer on an Audio Pack, then check what it changed (balance, history, the pack's total).",
         discussion: """
             Refused without --yes, and always in a read-only environment. The verdict and each check go to
@@ -42,6 +43,7 @@ struct Spend: AsyncParsableCommand {
 /// `reiterate-shop buy --bundle ID [--transaction-id N] --yes`.
 struct Buy: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "buy",
         abstract: "Credit a cheer bundle bought in the App Store, then check the balance.",
         discussion: """
             Without --transaction-id a new one is made and printed, so that a replay can be tried
