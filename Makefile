@@ -86,8 +86,8 @@ fuzz: deps
 ## SwiftPM), and beside it the form OpenAPIKit reads it in (what a session starts with: no parse).
 contract:
 	@bash scripts/bundle-contract.sh "$(API_SPEC)"
-	$(SWIFT) build --product reiterate-shop
-	$(SHOP) contract --kept > Sources/ShopAPI/Contract/reiterate-api.contract.json
+	$(SWIFT) build --product reiterate-contract
+	$(dir $(SHOP))reiterate-contract --built-in > Sources/ShopAPI/Contract/reiterate-api.contract.json
 	$(SWIFT) build --product reiterate-shop
 
 test-contract: build venv

@@ -31,6 +31,7 @@ let package = Package(
     products: [
         .executable(name: "reiterate-shop", targets: ["reiterate-shop"]),
         .executable(name: "reiterate-stub", targets: ["reiterate-stub"]),
+        .executable(name: "reiterate-contract", targets: ["reiterate-contract"]),
         .library(name: "ShopAPI", targets: ["ShopAPI"]),
         .library(name: "StubServer", targets: ["StubServer"]),
     ],
@@ -71,8 +72,6 @@ let package = Package(
                 .product(name: "NIOTLS", package: "swift-nio"),  // the handshake event (CertificateProbe)
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
-                .product(name: "OpenAPIKit", package: "OpenAPIKit"),
-                .product(name: "Yams", package: "Yams"),
             ],
             // The contract the watchdog reads when no --contract is given: a copy of the shared
             // document, its bytes embedded in the code (no resource bundle beside the binary).
@@ -81,6 +80,14 @@ let package = Package(
             resources: [.embedInCode("Contract/reiterate-api.yaml"), .embedInCode("Contract/reiterate-api.contract.json")],
             swiftSettings: strict
         ),
+        // The OpenAPI document read by OpenAPIKit and Yams, in its own executable: the app runs it for
+        // a --contract document it has not kept, so the app's binary carries neither library.
+        .target(
+            name: "ContractReader",
+            dependencies: ["ShopAPI", .product(name: "OpenAPIKit", package: "OpenAPIKit"), .product(name: "Yams", package: "Yams")],
+            swiftSettings: strict
+        ),
+        .executableTarget(name: "reiterate-contract", dependencies: ["ContractReader", "ShopAPI", "TerminalText"], swiftSettings: strict),
         .systemLibrary(name: "CNcursesw", providers: [.apt(["libncurses-dev"])]),
         .target(
             name: "ShopTUI",
@@ -154,7 +161,7 @@ let package = Package(
             name: "ShopTUITests", dependencies: ["ShopTUI", "ShopViewModels", "ShopAPI", "StubCore", "TerminalText"],
             exclude: ["__Snapshots__"], swiftSettings: strict
         ),
-        .testTarget(name: "ShopViewModelsTests", dependencies: ["ShopViewModels", "ShopCache", "ShopAPI"], swiftSettings: strict),
+        .testTarget(name: "ShopViewModelsTests", dependencies: ["ShopViewModels", "ShopCache", "ShopAPI", "StubCore"], swiftSettings: strict),
         // `make bench`: frame build and diff times (p50/p99) at three sizes, as JSON lines.
         .executableTarget(name: "tui-bench", dependencies: ["ShopTUI", "ShopViewModels", "ShopAPI"], path: "Tests/TUIBench", swiftSettings: strict),
         // Writes cache entries in a loop until killed: the crash-safety test SIGKILLs it mid-write.
@@ -168,7 +175,7 @@ let package = Package(
         .testTarget(
             name: "ShopAPITests",
             dependencies: [
-                "ShopAPI", "StubServer", "StubCore", "JSONTokens", .product(name: "Logging", package: "swift-log"),
+                "ShopAPI", "ContractReader", "StubServer", "StubCore", "JSONTokens", .product(name: "Logging", package: "swift-log"),
                 // Only to check the words users see for each failure.
                 "ShopViewModels",
             ],

@@ -109,7 +109,7 @@ public actor ShopClient {
         logger: Logger = Logger(label: "reiterate.api", factory: { _ in SwiftLogNoOpLogHandler() }),
         sleeper: Sleeper = .live,
         random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) },
-        contract: @escaping @Sendable () -> Contract = { .bundled }
+        contract: @escaping @Sendable () -> Contract = { .builtIn() }
     ) {
         readContract = contract
         self.configuration = configuration

@@ -14,9 +14,6 @@ struct ContractCommand: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Read another version of the OpenAPI document instead of the built-in one.", valueName: "file"))
     var contract: String?
 
-    @Flag(help: ArgumentHelp("Print the built-in document as OpenAPIKit reads it, in the form the package keeps (make contract).", visibility: .hidden))
-    var kept = false
-
     struct Dump: Encodable {
         var source: String
         var operations: [ContractOperation]
@@ -24,14 +21,10 @@ struct ContractCommand: ParsableCommand {
     }
 
     func run() throws {
-        if kept {
-            Terminal.out(Contract.builtInKeptForm())
-            return
-        }
-        var loaded = Contract.bundled
+        var loaded = Contract.builtIn()
         if let contract {
             do {
-                loaded = try ContractDocument.load(file: contract)
+                loaded = try ContractLoader.load(file: contract, cacheDirectory: nil)
             } catch {
                 Terminal.err("error: \(Sanitizer.line(error.description))\n")
                 throw ExitCode(ExitStatus.config.rawValue)

@@ -117,13 +117,12 @@ struct ConnectionOptions: ParsableArguments {
     }
 
     /// The contract of `settings`: the document it names, read now (a setting error when it cannot be
-    /// used), or the built-in copy, which the client reads in the background. Either is kept in the
-    /// cache folder by the hash of its text, so a later run does not parse the document again.
+    /// used; kept in the cache folder by the hash of its text, so a later run does not read it again),
+    /// or the built-in one, which the client reads in the background.
     func contract(_ settings: ResolvedSettings) throws -> @Sendable () -> Contract {
-        let folder = resolvedCacheDir
-        guard let file = settings.contract else { return { Contract.builtIn(cacheDirectory: folder) } }
+        guard let file = settings.contract else { return { Contract.builtIn() } }
         do {
-            let read = try ContractDocument.load(file: file, cacheDirectory: folder)
+            let read = try ContractLoader.load(file: file, cacheDirectory: resolvedCacheDir)
             return { read }
         } catch {
             throw CLIError(message: error.description, exitCode: .config)

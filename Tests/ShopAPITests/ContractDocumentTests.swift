@@ -1,7 +1,14 @@
+import ContractReader
 import Foundation
 import HTTPTypes
 @testable import ShopAPI
 import Testing
+
+extension Contract {
+    /// The built-in document as OpenAPIKit reads it now (the app starts from its kept form).
+    static var bundled: Contract { (try? ContractDocument.builtIn()) ?? Contract(operations: [], error: nil, source: "unreadable") }
+    static var bundledText: String { builtInText }
+}
 
 /// The contract is read from its document (OpenAPIKit), not copied by hand.
 @Suite struct ContractDocumentTests {
@@ -17,10 +24,10 @@ import Testing
         #expect(Contract.bundledText == shared)
         // And the form a session starts with is what OpenAPIKit reads of it now.
         let kept = String(decoding: PackageResources.reiterate_api_contract_json, as: UTF8.self)
-        #expect(kept == Contract.builtInKeptForm(), "run `make contract` to write the kept form anew")
+        #expect(kept == Contract.bundled.keptForm(document: Contract.bundledText), "run `make contract` to write the kept form anew")
         #expect(ContractCache.read(bytes: PackageResources.reiterate_api_contract_json, source: "built in",
                                    document: ContractCache.hash(Contract.bundledText)) != nil)  // the seed is for this very text
-        let seeded = Contract.builtIn(cacheDirectory: nil)
+        let seeded = Contract.builtIn()
         #expect(seeded.operations.count == Contract.bundled.operations.count && seeded.source == "built in")
     }
 
@@ -81,25 +88,43 @@ import Testing
         #expect(throws: ContractDocument.LoadError.self) { try ContractDocument.load(file: "/nonexistent/contract.yaml") }
     }
 
-    /// The reduced contract kept on disk reads back the same, by the project's parser; a cut or
-    /// foreign file is ignored and written anew.
-    @Test func theContractKeptOnDiskReadsBackTheSame() throws {
+    /// Another document is read by `reiterate-contract` (the app links no OpenAPIKit) and kept on
+    /// disk, where it reads back the same by the project's parser; a cut or foreign file is ignored
+    /// and written anew; the reader's refusal is one line.
+    @Test func anotherDocumentIsReadByTheReaderAndKept() throws {
+        let reader = Self.root.appendingPathComponent(".build/debug/reiterate-contract").path
+        try #require(FileManager.default.isExecutableFile(atPath: reader), "swift build first")
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("contract-cache-\(UUID().uuidString)").path
         defer { try? FileManager.default.removeItem(atPath: folder) }
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         func json(_ c: Contract) throws -> String {
             struct Dump: Encodable { var operations: [ContractOperation]; var error: ContractSchema? }
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys]
             return String(decoding: try encoder.encode(Dump(operations: c.operations, error: c.error)), as: UTF8.self)
         }
-        let first = try ContractDocument.read(Contract.bundledText, source: "built in", cacheDirectory: folder)
+        let document = folder + "/api.yaml"
+        try Contract.bundledText.write(toFile: document, atomically: true, encoding: .utf8)
+        let first = try ContractLoader.load(file: document, cacheDirectory: folder, reader: reader)
+        #expect(try first.source == document && json(first) == json(.bundled))
         let file = ContractCache.path(for: Contract.bundledText, in: folder)
-        #expect(FileManager.default.fileExists(atPath: file))
-        let kept = try #require(ContractCache.read(file, source: "built in"))
-        #expect(try json(kept) == json(first) && json(first) == json(.bundled))
+        let kept = try #require(ContractCache.read(file, source: "x"))
+        #expect(try json(kept) == json(.bundled))
+        // Read back from the cache: no reader needed any more.
+        #expect(try json(ContractLoader.load(file: document, cacheDirectory: folder, reader: "/nonexistent")) == json(.bundled))
         try Data("{\"format\":1,\"operations\":[{\"operationId\":".utf8).write(to: URL(fileURLWithPath: file))
         #expect(ContractCache.read(file, source: "x") == nil)
-        #expect(try json(ContractDocument.read(Contract.bundledText, source: "built in", cacheDirectory: folder)) == json(.bundled))
+        #expect(try json(ContractLoader.load(file: document, cacheDirectory: folder, reader: reader)) == json(.bundled))
         #expect(ContractCache.read(file, source: "x") != nil)  // written anew
+        // The reader's refusal, in the app's words; and no reader at all.
+        try "openapi: 3.1.0\ninfo: [".write(toFile: document, atomically: true, encoding: .utf8)
+        for (path, words) in [(reader, "is not an OpenAPI 3.1 document"), ("/nonexistent/reiterate-contract", "is not installed beside reiterate-shop")] {
+            do {
+                _ = try ContractLoader.load(file: document, cacheDirectory: folder, reader: path)
+                Issue.record("read")
+            } catch {
+                #expect(error.description.contains(words) && !error.description.contains("\n") && !error.description.hasPrefix("error:"), "\(error.description)")
+            }
+        }
     }
 }

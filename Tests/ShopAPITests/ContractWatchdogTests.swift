@@ -1,3 +1,4 @@
+import ContractReader
 import Foundation
 import HTTPTypes
 @testable import ShopAPI

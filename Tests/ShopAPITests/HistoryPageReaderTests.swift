@@ -1,5 +1,6 @@
 import Foundation
 import JSONTokens
+import StubCore
 import Testing
 @testable import ShopAPI
 
@@ -63,7 +64,7 @@ import Testing
     /// Generated pages: most read by the tokens, every one the same as the decoder's.
     @Test(arguments: [11, 12, 13, 14])
     func generatedPagesAgreeWithTheDecoder(seed: UInt64) {
-        var rng = Seeded(seed)
+        var rng = SeededGenerator(seed: seed)
         var read = 0
         let pages = 400
         for n in 0..<pages {
@@ -89,7 +90,7 @@ import Testing
 
     // MARK: generating pages
 
-    static func page(_ rng: inout Seeded) -> String {
+    static func page(_ rng: inout SeededGenerator) -> String {
         var members: [String] = []
         let entries = (0..<Int(rng.next() % 6)).map { _ in entry(&rng) }
         members.append("\"history\":[\(entries.joined(separator: ","))]")
@@ -101,7 +102,7 @@ import Testing
         return "{" + shuffled(members, &rng).joined(separator: ",") + "}" + (rng.next() % 50 == 0 ? " x" : "")
     }
 
-    static func entry(_ rng: inout Seeded) -> String {
+    static func entry(_ rng: inout SeededGenerator) -> String {
         var members: [String] = []
         let odd = rng.next() % 4 == 0  // one entry in four carries something irregular
         func field(_ key: String, _ plain: String, _ irregular: [String]) {
@@ -126,7 +127,7 @@ import Testing
         return "{" + shuffled(members, &rng).joined(separator: ",") + "}"
     }
 
-    static func comment(_ rng: inout Seeded, odd: Bool) -> String {
+    static func comment(_ rng: inout SeededGenerator, odd: Bool) -> String {
         var members: [String] = []
         if rng.next() % 4 != 0 { members.append("\"signature\":\(pick(&rng, [string(&rng), "null"]))") }
         if rng.next() % 5 != 0 { members.append("\"body\":\(odd && rng.next() % 3 == 0 ? pick(&rng, ["1", "[]", "false"]) : string(&rng))") }
@@ -135,7 +136,7 @@ import Testing
 
     /// A JSON string with the text a hostile server sends: escapes, pairs and lone surrogates,
     /// accents, emoji, wide letters, bidi controls, an escaped NUL, now and then a raw control.
-    static func string(_ rng: inout Seeded) -> String {
+    static func string(_ rng: inout SeededGenerator) -> String {
         let parts = ["a", "Rain on a Tin Roof", "tomás", "佐藤", "🔥", "\\n", "\\\"", "\\\\", "\\/", "\\u00e9", "\\ud83d\\ude00", "\\ud800",
                      "\\udc00x", "\\u0000", "\\u202e", "\u{202E}", "e\u{301}", " ", "\\t", "\u{7F}"]
         var s = (0..<Int(rng.next() % 5)).map { _ in pick(&rng, parts) }.joined()
@@ -144,7 +145,7 @@ import Testing
         return "\"" + s + "\""
     }
 
-    static func value(_ rng: inout Seeded, depth: Int) -> String {
+    static func value(_ rng: inout SeededGenerator, depth: Int) -> String {
         switch rng.next() % (depth > 2 ? 4 : 6) {
         case 0: return string(&rng)
         case 1: return pick(&rng, ["0", "-12", "3.25", "1e-3", "true", "false", "null", "01", "1."])
@@ -155,23 +156,11 @@ import Testing
         }
     }
 
-    static func pick(_ rng: inout Seeded, _ list: [String]) -> String { list[Int(rng.next() % UInt64(list.count))] }
+    static func pick(_ rng: inout SeededGenerator, _ list: [String]) -> String { list[Int(rng.next() % UInt64(list.count))] }
 
-    static func shuffled(_ list: [String], _ rng: inout Seeded) -> [String] {
+    static func shuffled(_ list: [String], _ rng: inout SeededGenerator) -> [String] {
         var out = list
         for i in out.indices.reversed() where i > 0 { out.swapAt(i, Int(rng.next() % UInt64(i + 1))) }
         return out
-    }
-
-    struct Seeded {
-        var state: UInt64
-        init(_ seed: UInt64) { state = seed }
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
     }
 }

@@ -513,15 +513,19 @@ def bench_rss(ctx):
         browse_s = time.monotonic() - t0
         tm.wait_stable(name, quiet=0.5)
         end = proc_status(pid)
+        if os.environ.get("RSS_DETAIL"):  # where the resident pages are, by mapping
+            log(subprocess.run(["sh", "-c", f"awk '/^[0-9a-f]+-/{{n=$6}} /^Rss:/{{r[n]+=$2}} END{{for(k in r) if(r[k]>200) print r[k], k}}' /proc/{pid}/smaps | sort -rn"],
+                               capture_output=True, text=True).stdout)
         tm.kill_session(name)
     rss0, rss, hwm = kib(start["VmRSS"]) / 1024, kib(end["VmRSS"]) / 1024, kib(end["VmHWM"]) / 1024
-    return [row("rss", "RSS after 1M-entry history", f"VmRSS {rss:.2f} MiB (VmHWM {hwm:.2f} MiB)",
+    anon, file = kib(end["RssAnon"]) / 1024, kib(end["RssFile"]) / 1024
+    return [row("rss", "RSS after 1M-entry history", f"VmRSS {rss:.2f} MiB (anon {anon:.2f}, files {file:.2f}; VmHWM {hwm:.2f} MiB)",
                 floor=f"page 1: {rss0:.2f} MiB", ratio=f"{rss / rss0:.2f}×", goal=f"VmRSS ≤ {RSS_GOAL_MIB:g} MiB",
                 result=verdict(rss <= RSS_GOAL_MIB),
                 method=(f"reiterate-stub --whale-history 1000000; TUI 200×60 --user qa-whale in tmux: 2, then ] "
                         f"×{WHALE_PAGES} (each until `page N of 20,000` shows, loaded), j ×49 on every 25th page; "
                         f"/proc/PID/status"),
-                value=rss, unit="MiB", floor_value=rss0, ratio_value=rss / rss0, vmhwm_mib=hwm, pages=WHALE_PAGES,
+                value=rss, unit="MiB", floor_value=rss0, ratio_value=rss / rss0, vmhwm_mib=hwm, anon_mib=anon, file_mib=file, pages=WHALE_PAGES,
                 browse_seconds=round(browse_s, 1))]
 
 

@@ -33,7 +33,7 @@ public final class ContractSchema: Sendable, Encodable {
 
     enum CodingKeys: String, CodingKey { case type, required, properties, items, minimum, maximum, exclusiveMinimum, exclusiveMaximum, minLength, maxLength, format }
 
-    init(_ type: [String], required: [String]? = nil, properties: [String: ContractSchema]? = nil, items: ContractSchema? = nil,
+    public init(_ type: [String], required: [String]? = nil, properties: [String: ContractSchema]? = nil, items: ContractSchema? = nil,
          minimum: Double? = nil, maximum: Double? = nil, exclusiveMinimum: Bool? = nil, exclusiveMaximum: Bool? = nil,
          minLength: Int? = nil, maxLength: Int? = nil, format: String? = nil) {
         self.type = type
@@ -63,6 +63,12 @@ public struct ContractResponse: Sendable, Encodable {
     public let contentTypes: [String]
     /// The JSON body's schema.
     public let schema: ContractSchema?
+
+    public init(status: String, contentTypes: [String], schema: ContractSchema?) {
+        self.status = status
+        self.contentTypes = contentTypes
+        self.schema = schema
+    }
 }
 
 /// One operation of the document: where it is, what it may answer, and the rules its words state.
@@ -71,6 +77,13 @@ public struct ContractOperation: Sendable, Encodable {
     public let method: String
     public let path: String
     public let responses: [ContractResponse]
+
+    public init(operationId: String, method: String, path: String, responses: [ContractResponse]) {
+        self.operationId = operationId
+        self.method = method
+        self.path = path
+        self.responses = responses
+    }
 
     /// The 2xx codes it declares (the contract declares one per operation).
     public var successes: [Int] { responses.compactMap { Int($0.status) }.filter { (200..<300).contains($0) } }
@@ -107,37 +120,32 @@ public struct Contract: Sendable {
         operations.first { $0.operationId == id.rawValue }
     }
 
-    /// The contract built into the binary: the copy of `reiterate-api.yaml` beside this file, embedded
-    /// by SwiftPM (a test keeps it equal to the shared file). Read once, on first use.
-    public static let bundled: Contract = {
-        do {
-            return try ContractDocument.read(bundledText, source: "built in")
-        } catch {
-            // The copy is tested to read; should a library change break that, no check is better
-            // than a crash: the operations are empty and every response passes unchecked.
-            return Contract(operations: [], error: nil, source: "built in (unreadable: \(error))")
+    /// The contract built into the binary: the form OpenAPIKit read of the built-in copy of
+    /// `reiterate-api.yaml` (`reiterate-api.contract.json`, written by `make contract` with
+    /// `reiterate-contract --built-in`; a test holds it equal to what OpenAPIKit reads now, and the copy
+    /// equal to the shared document). Read in about a millisecond, with no OpenAPIKit in the app.
+    public static func builtIn() -> Contract {
+        if let kept = ContractCache.read(bytes: PackageResources.reiterate_api_contract_json, source: "built in",
+                                         document: ContractCache.hash(builtInText)) {
+            return kept
         }
-    }()
-
-    /// The built-in contract as a session starts with it: the form OpenAPIKit read of the built-in
-    /// document when the package was made (`reiterate-api.contract.json`, written by `make contract`;
-    /// a test holds it equal to what OpenAPIKit reads now), when it was read from this very text; else
-    /// the document read again, and kept in `cacheDirectory` (a later start reads it back in about a
-    /// millisecond instead of 60, and without the heap OpenAPIKit grows).
-    public static func builtIn(cacheDirectory: String?) -> Contract {
-        let text = bundledText
-        if let seed = ContractCache.read(bytes: PackageResources.reiterate_api_contract_json, source: "built in", document: ContractCache.hash(text)) {
-            return seed
-        }
-        return (try? ContractDocument.read(text, source: "built in", cacheDirectory: cacheDirectory)) ?? bundled
+        // Out of step with the copy (a test and `make contract` prevent it): no check is better than a
+        // wrong one; every response passes unchecked.
+        return Contract(operations: [], error: nil, source: "built in (its kept form is out of date: run make contract)")
     }
 
-    /// The built-in document read by OpenAPIKit, in the kept form (`reiterate-shop contract --kept`,
-    /// which `make contract` writes into the package).
-    public static func builtInKeptForm() -> String {
-        ContractCache.encode(bundled, document: bundledText).map { String(decoding: $0, as: UTF8.self) + "\n" } ?? ""
-    }
+    /// The text of the built-in copy of the document.
+    public static var builtInText: String { String(decoding: PackageResources.reiterate_api_yaml, as: UTF8.self) }
 
-    /// The text of the built-in copy.
-    static var bundledText: String { String(decoding: PackageResources.reiterate_api_yaml, as: UTF8.self) }
+    /// This contract in the kept form, as read from the document `text` (what `reiterate-contract`
+    /// prints and the cache folder keeps).
+    public func keptForm(document text: String) -> String {
+        ContractCache.encode(self, document: text).map { String(decoding: $0, as: UTF8.self) + "\n" } ?? ""
+    }
+}
+
+/// Why a contract document could not be used, in plain words.
+public struct ContractLoadError: Error, Sendable, CustomStringConvertible {
+    public let description: String
+    public init(description: String) { self.description = description }
 }

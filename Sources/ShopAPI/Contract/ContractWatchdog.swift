@@ -34,7 +34,7 @@ public struct ContractWatchdog: Sendable {
     var history = HistoryMemory()
     var writes = WriteMemory()
 
-    public init(contract: Contract = .bundled) { self.contract = contract }
+    public init(contract: Contract = .builtIn()) { self.contract = contract }
 
     /// The findings for one response.
     public mutating func check(_ e: ObservedExchange) -> [Finding] {

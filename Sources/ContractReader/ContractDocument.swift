@@ -1,36 +1,33 @@
 import Foundation
+import ShopAPI
 import OpenAPIKit
 import Yams
 
 /// Reads an OpenAPI 3.1 document (YAML or JSON) with OpenAPIKit and turns it into the `Contract` the
 /// watchdog checks against: each operation's statuses, media types and response schemas, with every
-/// `$ref` resolved by the library.
+/// `$ref` resolved by the library. Only `reiterate-contract` links it (and the tests): the app runs
+/// that reader for a `--contract` document it has not kept yet, so its own binary carries neither
+/// OpenAPIKit nor Yams (their conformances cost every start, see docs/dependencies.md).
 public enum ContractDocument {
-    /// Why a document could not be used, in plain words.
-    public struct LoadError: Error, Sendable, CustomStringConvertible {
-        public let description: String
+    public typealias LoadError = ContractLoadError
+
+    /// The built-in copy, read by OpenAPIKit (what `make contract` keeps in the package).
+    public static func builtIn() throws(LoadError) -> Contract {
+        try read(Contract.builtInText, source: "built in")
     }
 
-    /// The contract in `file` (`--contract`, or `contract = "path"` in the config); with
-    /// `cacheDirectory`, what was read is kept there by the document's hash (`ContractCache`).
-    public static func load(file: String, cacheDirectory: String? = nil) throws(LoadError) -> Contract {
-        let text: String
+    /// The contract in `file`.
+    public static func load(file: String) throws(LoadError) -> Contract {
+        try read(text(of: file), source: file)
+    }
+
+    /// The text of the document in `file`.
+    public static func text(of file: String) throws(LoadError) -> String {
         do {
-            text = try String(contentsOfFile: file, encoding: .utf8)
+            return try String(contentsOfFile: file, encoding: .utf8)
         } catch {
             throw LoadError(description: "cannot read the contract \(file): \((error as NSError).localizedFailureReason ?? "no such file, or not readable")")
         }
-        return try read(text, source: file, cacheDirectory: cacheDirectory)
-    }
-
-    /// The contract in `text`, from the cache when it holds this very text.
-    public static func read(_ text: String, source: String, cacheDirectory: String?) throws(LoadError) -> Contract {
-        guard let cacheDirectory else { return try read(text, source: source) }
-        let file = ContractCache.path(for: text, in: cacheDirectory)
-        if let kept = ContractCache.read(file, source: source) { return kept }
-        let contract = try read(text, source: source)
-        ContractCache.write(contract, document: text, to: file)
-        return contract
     }
 
     /// The contract in `text`; `source` names it in messages.
