@@ -133,9 +133,15 @@ public actor ShopClient {
     /// Sends `endpoint` and returns its decoded response. Throws `ShopAPIError`, or `CancellationError`
     /// when the calling task is cancelled (the HTTP request is cancelled with it).
     public func send<E: Endpoint>(_ endpoint: E) async throws -> E.Response {
+        try await sendAnswered(endpoint).response
+    }
+
+    /// The same, with the request id the answer carried (a watch names the reads on both sides).
+    public func sendAnswered<E: Endpoint>(_ endpoint: E) async throws -> (response: E.Response, requestID: String?) {
         let response = try await perform(endpoint)
         do {
-            return try response.tokens.map { try E.decode(response.body, tokens: $0) } ?? E.decode(response.body)
+            let value = try response.tokens.map { try E.decode(response.body, tokens: $0) } ?? E.decode(response.body)
+            return (value, response.headers[.requestID])
         } catch let error as DecodingError {
             let requestID = response.headers[.requestID]
             if let contentType = response.headers[.contentType], !Self.isJSON(contentType) {

@@ -65,6 +65,7 @@ public enum Renderer {
         case .history: history(&g, f, body, &layout)
         case .requests: requests(&g, f, body, &layout)
         case .checks: checks(&g, f, body, &layout)
+        case .live: live(&g, f, body, &layout)
         }
         messageLine(&g, f)
         let failures = f.app.checks.failures
@@ -109,6 +110,10 @@ public enum Renderer {
         x += g.put(text, x: x, y: 0, style: style)
         if f.app.context.readOnly { x += g.put(" READ-ONLY ", x: x + 1, y: 0, style: Style(foreground: .danger, bold: true, reverse: true)) + 1 }
         x += g.put("  " + Columns.truncate(clean(f.app.context.user), to: 16), x: x, y: 0, style: .bold)
+        if let badge = f.app.watch.badge, f.width - x - balanceWidth(f) - 4 > DisplayWidth.of(badge) {
+            let backingOff = if case .backingOff = f.app.watch.phase { true } else { false }
+            x += g.put("  " + badge, x: x, y: 0, style: Style(foreground: backingOff ? .warning : .accent))
+        }
         let spin = String(spinner[f.tick % spinner.count])
         let balance = f.app.balance
         // Longest form first; shorter ones when the line is narrow (the reason shrinks to "offline").
@@ -172,6 +177,9 @@ public enum Renderer {
         case .checks:
             let c = f.app.checks
             info = "\(c.records.count) check\(c.records.count == 1 ? "" : "s") · \(c.failures) failed"
+        case .live:
+            let w = f.app.watch
+            info = "\(Wording.grouped(w.eventCount)) event\(w.eventCount == 1 ? "" : "s") · \(Wording.grouped(w.findingCount)) flagged · \(w.isOn ? "\(Wording.grouped(w.rounds)) rounds" : "not watching")"
         }
         // What does not fit is cut from the end (the position comes first, the reason last).
         let room = f.width - x - 2

@@ -174,6 +174,7 @@ public final class TerminalApp {
                 case .history: .history
                 case .requests: .requests
                 case .checks: .checks
+                case .live: .live
                 }
                 return [.action(action)]
             }

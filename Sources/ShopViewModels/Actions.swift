@@ -127,6 +127,7 @@ extension ShopUpdate {
         state.writeBefore = nil
         switch result {
         case let .success(balance):
+            noteOwnWrite(kind, &state)
             let text: String
             switch kind {
             case let .spend(_, name, amount, _): text = "Spent \(Wording.grouped(amount)) cheer on \(name). Balance \(Wording.grouped(balance.balance)) cheer. Checking…"

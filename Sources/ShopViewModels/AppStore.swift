@@ -119,7 +119,7 @@ public final class AppStore {
                 self.running[id] = nil
             }
         case .fetchBalance(let token, _), .fetchPacks(let token), .fetchHistory(let token, _, _, _),
-             .spend(let token, _, _, _, _), .purchase(let token, _, _, _):
+             .spend(let token, _, _, _, _), .purchase(let token, _, _, _), .wake(let token, _), .watchRead(let token, _, _):
             // Registered at once, so a cancellation in the same turn finds it.
             let id = UUID()
             let task = startRequest(effect, token: token)
@@ -156,7 +156,7 @@ public final class AppStore {
         case .cancel, .quit, .copy, .writeReport:
             launch(effect)
         case .fetchBalance(let token, _), .fetchPacks(let token), .fetchHistory(let token, _, _, _),
-             .spend(let token, _, _, _, _), .purchase(let token, _, _, _):
+             .spend(let token, _, _, _, _), .purchase(let token, _, _, _), .wake(let token, _), .watchRead(let token, _, _):
             await startRequest(effect, token: token)?.value
         default:
             log(effect)
@@ -202,6 +202,12 @@ public final class AppStore {
         case let .purchase(_, identifier, transactionID, user):
             message = await Self.attempt { try await service.purchase(identifier: identifier, transactionID: transactionID, user: user) }
                 .map { .actionFinished(token, $0, at: now()) }
+        case let .wake(_, seconds):
+            // Cancelled (the watch stopped, or moved) before its time: nothing is sent.
+            let slept: Void? = try? await Task.sleep(for: .milliseconds(Int(seconds * 1000)))
+            message = slept == nil ? nil : .woke(token, at: now())
+        case let .watchRead(_, read, user):
+            message = await Self.attempt { try await service.read(read, user: user) }.map { .watchLoaded(token, $0, at: now()) }
         default:
             message = nil
         }

@@ -90,6 +90,8 @@ extension ShopUpdate {
             verificationHistory(result, &state)
             return []
         case let (.write, .actionFinished(_, result, at)): return actionFinished(result, at: at, &state)
+        case (.watchWake, .woke): return watchWoke(&state)
+        case let (.watch(read), .watchLoaded(_, result, at)): return watchLoaded(read, result, at: at, &state)
         default:
             return []  // an answer of another kind than was asked: no store sends one
         }
@@ -127,6 +129,7 @@ extension ShopUpdate {
             state.notice = Notice(.info, "Find stopped")
         case .verificationHistory: verificationHistory(.unread(unread), &state)
         case .write: actionCancelled(&state)
+        case .watchWake, .watch: break  // cancelled by a stop, a switch or a quit: they say what comes next
         }
     }
 }

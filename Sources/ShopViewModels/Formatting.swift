@@ -32,6 +32,11 @@ public enum Wording {
     }
 
     /// `1,250`.
+    /// `+7`, `−7` (a true minus sign), `±0`.
+    public static func signedDelta(_ n: Int) -> String {
+        n > 0 ? "+" + grouped(n) : n < 0 ? "−" + grouped(n).dropFirst() : "±0"
+    }
+
     public static func grouped(_ n: Int) -> String {
         let digits = String(n.magnitude)
         var out = ""

@@ -23,12 +23,23 @@ public enum Purpose: Hashable, Sendable {
     case verificationHistory
     /// A spend or a purchase.
     case write
+    /// The watch's wait until its next round.
+    case watchWake
+    /// A read of the watch (its own requests: the lists' paging goes on beside it).
+    case watch(WatchRead)
+
+    var isWatch: Bool {
+        switch self {
+        case .watchWake, .watch: return true
+        default: return false
+        }
+    }
 
     /// Belongs to the user looked at: a user switch cancels it. The packs are the shop's, and a
     /// write (or its verification) refuses a switch while it is out.
     var isPerUser: Bool {
         switch self {
-        case .cacheRead, .balance, .historyPage, .findScan: return true
+        case .cacheRead, .balance, .historyPage, .findScan, .watchWake, .watch: return true
         case .packs, .verificationHistory, .write: return false
         }
     }

@@ -108,7 +108,7 @@ extension String {
 /// Everything a key can ask for. The raw value is the name `[keys]` in `config.toml` uses.
 public enum Action: String, Sendable, Hashable, CaseIterable {
     case quit, interrupt, help, back
-    case nextTab = "next_tab", previousTab = "previous_tab", shop, history, requests, checks
+    case nextTab = "next_tab", previousTab = "previous_tab", shop, history, requests, checks, live
     case down, up, first, last
     case pageDown = "page_down", pageUp = "page_up"
     case nextPage = "next_page", previousPage = "previous_page"
@@ -120,6 +120,7 @@ public enum Action: String, Sendable, Hashable, CaseIterable {
     case deleteChar = "delete_char", nextField = "next_field", submit, confirm, cancel
     case putAway = "put_away", dismiss
     case switchUser = "switch_user"
+    case watch
 }
 
 /// One key binding: an action, its keys, its help, and when it is enabled. The same table resolves
@@ -195,10 +196,11 @@ public struct Keymap: Sendable, Equatable {
         Binding(.back, [.escape, .char("q")], "close this list", modes: [.help], hint: "close"),
         Binding(.nextTab, [.tab], "next tab"),
         Binding(.previousTab, [.backTab], "previous tab"),
-        Binding(.shop, [.char("1")], "Shop tab", hint: "tabs", hintWith: [.history, .requests, .checks]),
+        Binding(.shop, [.char("1")], "Shop tab", hint: "tabs", hintWith: [.history, .requests, .checks, .live]),
         Binding(.history, [.char("2")], "History tab"),
         Binding(.requests, [.char("3")], "Requests tab"),
         Binding(.checks, [.char("4")], "Checks tab: every write's verification"),
+        Binding(.live, [.char("5")], "Live tab: what the watch saw, and how it reconciled"),
         Binding(.down, [.char("j"), .down], "move down (full-size detail: scroll)", hint: "move", hintWith: [.up]),
         Binding(.up, [.char("k"), .up], "move up (full-size detail: scroll)"),
         Binding(.first, [.char("g"), .home], "first row (History: the newest entry of all)"),
@@ -219,6 +221,7 @@ public struct Keymap: Sendable, Equatable {
         Binding(.spend, [.char("s")], "spend cheer on the selected pack", tabs: [.shop], hint: "spend", writes: true),
         Binding(.buy, [.char("b")], "buy cheer", hint: "buy", writes: true),
         Binding(.switchUser, [.char("u")], "switch user: the environment's users (Tab) or any id", hint: "user"),
+        Binding(.watch, [.char("w")], "watch this user: read every interval, reconcile each change; again stops", hint: "watch"),
         Binding(.copyID, [.char("y")], "copy the request id (OSC 52)", tabs: [.requests], hint: "copy id"),
         Binding(.copyCurl, [.char("c")], "copy the request as curl (the selected one, or the one behind the error)", hint: "curl"),
         Binding(.showRequest, [.char("!")], "show the request behind the error (or the selected check)"),
@@ -266,6 +269,11 @@ public struct Keymap: Sendable, Equatable {
         func text(_ b: Binding) -> String {
             var keys = b.keys.prefix(b.hintKeys).map(\.display)
             keys += b.hintWith.compactMap { first($0)?.display }
+            // Three or more keys in a row (1 2 3 4 5) as a range: `1-5 tabs`.
+            let digits = keys.compactMap { $0.count == 1 ? Int($0) : nil }
+            if keys.count >= 3, digits.count == keys.count, zip(digits, digits.dropFirst()).allSatisfy({ $1 == $0 + 1 }), let low = keys.first, let high = keys.last {
+                return "\(low)-\(high) " + (b.hint ?? "")
+            }
             return keys.joined(separator: "/") + " " + (b.hint ?? "")
         }
         let top = live.filter { [.quit, .help].contains($0.action) }
@@ -284,7 +292,8 @@ public struct Keymap: Sendable, Equatable {
     /// The `?` overlay: what can be done from the lists, given read-only and a write in flight.
     public func helpRows(for state: AppState) -> [Binding] {
         bindings.filter { b in
-            guard b.modes.contains(.browse) else { return false }
+            // The keys of this tab and of every tab (the list fits a 40-row terminal in one column).
+            guard b.modes.contains(.browse), b.tabs.isEmpty || b.tabs.contains(state.screen.tab) else { return false }
             if b.writes, state.context.readOnly || state.isWriting { return false }
             return true
         }

@@ -1,7 +1,7 @@
 import Foundation
 
 public enum Tab: Int, Sendable, Equatable, Hashable, CaseIterable {
-    case shop = 1, history, requests, checks
+    case shop = 1, history, requests, checks, live
 
     public var title: String {
         switch self {
@@ -9,6 +9,7 @@ public enum Tab: Int, Sendable, Equatable, Hashable, CaseIterable {
         case .history: return "History"
         case .requests: return "Requests"
         case .checks: return "Checks"
+        case .live: return "Live"
         }
     }
 }
@@ -158,8 +159,8 @@ extension ShopUpdate {
             case .previousTab:
                 openTab(Tab(rawValue: (state.screen.tab.rawValue + Tab.allCases.count - 2) % Tab.allCases.count + 1) ?? .shop, &state)
                 return []
-            case .shop, .history, .requests, .checks:
-                openTab(action == .shop ? .shop : action == .history ? .history : action == .requests ? .requests : .checks, &state)
+            case .shop, .history, .requests, .checks, .live:
+                openTab(action == .shop ? .shop : action == .history ? .history : action == .requests ? .requests : action == .checks ? .checks : .live, &state)
                 return []
             case .back where state.mode == .help:
                 state.screen.showHelp = false

@@ -11,6 +11,43 @@ public protocol ShopService: Sendable {
     func exchangeUpdates() async -> AsyncStream<Exchange>
     /// Every exchange the session's log still holds, oldest first (a HAR file of them).
     func recordedExchanges() async -> [Exchange]
+    /// One read of the watch, with the request id of its answer.
+    func read(_ read: WatchRead, user: String) async throws -> WatchAnswer
+}
+
+/// What the watch reads.
+public enum WatchRead: Hashable, Sendable {
+    case balance
+    /// The newest entries (the first page, `perPage` of them).
+    case history(perPage: Int)
+    case packs
+}
+
+/// A watch read's answer and the request id it came with.
+public struct WatchAnswer: Equatable, Sendable {
+    public enum Value: Equatable, Sendable {
+        case balance(CheerBalance)
+        case history(CheerHistoryPage)
+        case packs(AudioPackList)
+    }
+    public var value: Value
+    public var requestID: String?
+
+    public init(_ value: Value, requestID: String? = nil) {
+        self.value = value
+        self.requestID = requestID
+    }
+}
+
+extension ShopService {
+    /// Without request ids (a service that has none).
+    public func read(_ read: WatchRead, user: String) async throws -> WatchAnswer {
+        switch read {
+        case .balance: return WatchAnswer(.balance(try await balance(user: user)))
+        case let .history(perPage): return WatchAnswer(.history(try await history(user: user, page: 1, perPage: perPage)))
+        case .packs: return WatchAnswer(.packs(try await audioPacks()))
+        }
+    }
 }
 
 /// The real REST core behind `ShopService`.
@@ -32,4 +69,18 @@ public struct LiveShopService: ShopService {
     }
     public func exchangeUpdates() async -> AsyncStream<Exchange> { await client.exchanges.updates() }
     public func recordedExchanges() async -> [Exchange] { await client.exchanges.all() }
+
+    public func read(_ read: WatchRead, user: String) async throws -> WatchAnswer {
+        switch read {
+        case .balance:
+            let (value, id) = try await client.sendAnswered(Balance(user: user))
+            return WatchAnswer(.balance(value), requestID: id)
+        case let .history(perPage):
+            let (value, id) = try await client.sendAnswered(CheerHistory(user: user, page: 1, perPage: perPage))
+            return WatchAnswer(.history(value), requestID: id)
+        case .packs:
+            let (value, id) = try await client.sendAnswered(AudioPacks())
+            return WatchAnswer(.packs(value), requestID: id)
+        }
+    }
 }

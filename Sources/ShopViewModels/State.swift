@@ -89,6 +89,10 @@ public struct AppState: Equatable, Sendable {
     public var lostPurchase: LostPurchase?
     /// Every verification (and finding) so far: the Checks tab.
     public var checks = ChecksState()
+    /// The watch of the user under test, and its timeline: the Live tab.
+    public var watch = WatchState()
+    /// The latest time a message brought (the update has no clock; an event the user made takes it).
+    public internal(set) var clock: Date?
     /// The write being verified, while its reads are out.
     public internal(set) var verification: Verification?
     /// What was known when the write in flight was sent (its verification compares against it).
@@ -145,15 +149,15 @@ public struct AppState: Equatable, Sendable {
         switch screen.tab {
         case .shop: if case let .cached(_, at, _) = packs.list.phase { ages.append(at) }
         case .history: if case let .cached(_, at, _)? = history.current?.phase { ages.append(at) }
-        case .requests, .checks: break
+        case .requests, .checks, .live: break
         }
         return ages
     }
 
     /// Something on screen animates (a spinner).
     public var isBusy: Bool {
-        // Anything out but a cache read (a find's scan and a write count too).
-        if inFlight.purposes.values.contains(where: { $0 != .cacheRead }) { return true }
+        // Anything out but a cache read and the watch's quiet rounds (a find's scan and a write count).
+        if inFlight.purposes.values.contains(where: { $0 != .cacheRead && !$0.isWatch }) { return true }
         return history.dateSearch != nil || verification != nil
     }
 }

@@ -34,6 +34,9 @@ public enum Message: Sendable {
     case packsLoaded(Token, Result<AudioPackList, ShopAPIError>, at: Date)
     case historyLoaded(Token, page: Int, Result<CheerHistoryPage, ShopAPIError>, at: Date)
     case actionFinished(Token, Result<CheerBalance, ShopAPIError>, at: Date)
+    /// The watch's wait is over.
+    case woke(Token, at: Date)
+    case watchLoaded(Token, Result<WatchAnswer, ShopAPIError>, at: Date)
     case transactionIDMade(UInt64)
     case exchangeRecorded(Exchange)
     /// The request with this token was cancelled before it answered.
@@ -49,8 +52,20 @@ extension Message {
     var answering: Token? {
         switch self {
         case let .cacheLoaded(token, _, _, _), let .balanceLoaded(token, _, _), let .packsLoaded(token, _, _),
-             let .historyLoaded(token, _, _, _), let .actionFinished(token, _, _), let .cancelled(token):
+             let .historyLoaded(token, _, _, _), let .actionFinished(token, _, _), let .cancelled(token),
+             let .woke(token, _), let .watchLoaded(token, _, _):
             return token
+        default:
+            return nil
+        }
+    }
+
+    /// When it happened, for the messages that say (the update has no clock of its own).
+    var time: Date? {
+        switch self {
+        case let .balanceLoaded(_, _, at), let .packsLoaded(_, _, at), let .historyLoaded(_, _, _, at), let .actionFinished(_, _, at),
+             let .woke(_, at), let .watchLoaded(_, _, at):
+            return at
         default:
             return nil
         }
@@ -69,6 +84,9 @@ public indirect enum Effect: Equatable, Sendable {
     case fetchHistory(Token, user: String, page: Int, perPage: Int)
     case spend(Token, amount: Int, product: String, comment: String?, user: String)
     case purchase(Token, identifier: String, transactionID: UInt64, user: String)
+    /// Answers `.woke(token)` after `seconds` (the watch's interval), unless cancelled first.
+    case wake(Token, after: Double)
+    case watchRead(Token, WatchRead, user: String)
     /// The request with this token is no longer wanted.
     case cancel(Token)
     case writeBalance(key: CacheKey, CheerBalance, fetchedAt: Date)
@@ -107,6 +125,7 @@ public enum ShopUpdate {
     }
 
     static func route(_ state: inout AppState, _ message: Message) -> [Effect] {
+        if let at = message.time { state.clock = at }
         if let token = message.answering {
             // The one place a stale answer is dropped: its token is no longer in the table.
             guard let purpose = state.inFlight.settle(token) else { return [] }
@@ -126,7 +145,7 @@ public enum ShopUpdate {
             return []
         case let .evidenceWritten(what, result):
             return evidenceWritten(what, result, &state)
-        case .cacheLoaded, .balanceLoaded, .packsLoaded, .historyLoaded, .actionFinished, .cancelled:
+        case .cacheLoaded, .balanceLoaded, .packsLoaded, .historyLoaded, .actionFinished, .cancelled, .woke, .watchLoaded:
             return []  // answered above
         case .transactionIDMade: return actionMessage(message, &state)
         case let .write(kind): return writeNow(kind, &state)
@@ -141,6 +160,7 @@ public enum ShopUpdate {
             case .shop: selectPack(index, &state)
             case .requests: state.requests.selectedIndex = clamp(index, count: state.requests.rows.count)
             case .checks: state.checks.selectedIndex = clamp(index, count: state.checks.records.count)
+            case .live: state.watch.selectedIndex = clamp(index, count: state.watch.timeline.count)
             case .history:
                 return moveCursor(to: index, &state)
             }
@@ -166,6 +186,7 @@ public enum ShopUpdate {
                 }
                 if let effects = evidenceAction(action, &state) { return effects }
                 if action == .switchUser { return beginUserSwitch(&state) }
+                if action == .watch { return state.watch.isOn ? stopWatch(&state) : startWatch(&state) }
                 if action == .spend || action == .buy { return beginAction(action, &state) }
                 switch state.screen.tab {
                 case .shop: return packsAction(action, &state)
@@ -174,6 +195,11 @@ public enum ShopUpdate {
                 case .checks:
                     if let index = moved(state.checks.selectedIndex, by: action, count: state.checks.records.count, page: state.screen.pageSize) {
                         state.checks.selectedIndex = index
+                    }
+                    return []
+                case .live:
+                    if let index = moved(state.watch.selectedIndex, by: action, count: state.watch.timeline.count, page: state.screen.pageSize) {
+                        state.watch.selectedIndex = index
                     }
                     return []
                 }

@@ -72,6 +72,6 @@ extension ShopUpdate {
         // The cached balance and first page first (the header shows them at once), then the live ones.
         let read = Effect.readCache(state.ask(.cacheRead), user: state.context.userKey, shop: state.context.shopKey)
         let loads = loadBalance(&state) + loadVisiblePages(&state)
-        return effects + [.sequence([read, .batch(loads)])]
+        return effects + [.sequence([read, .batch(loads)])] + moveWatch(&state)
     }
 }

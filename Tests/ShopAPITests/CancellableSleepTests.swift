@@ -18,7 +18,9 @@ struct CancellableSleepTests {
         try await Task.sleep(for: .milliseconds(20))
         task.cancel()
         await #expect(throws: CancellationError.self) { try await task.value }
-        #expect(clock.now - start < .seconds(5))
+        // Long before the 30 s (the bound leaves room for a test pool of two threads kept busy by
+        // the CPU-bound suites running beside this one: 5 s was missed by 0.3–2.8 s under load).
+        #expect(clock.now - start < .seconds(20))
     }
 
     @Test func aTaskCancelledBeforeItSleepsNeverArmsTheTimer() async throws {

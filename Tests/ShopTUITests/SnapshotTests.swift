@@ -84,6 +84,40 @@ import TerminalText
         both("checks", l.app)
     }
 
+    /// The Live tab: a reconciled cheer, a purchase, and a flagged debit, newest first, with the
+    /// header's watch badge; the flagged row's detail names the reads on both sides.
+    @Test func liveTabWithAReconciledAndAFlaggedEvent() {
+        var l = Loop()
+        l.press(.char("w"))
+        func answer(_ balance: Int, _ entries: [ShopAPI.CheerHistoryEntry], total: Int, id: String, at: Date) {
+            for (token, purpose) in l.app.inFlight.purposes.sorted(by: { $0.key < $1.key }) {
+                switch purpose {
+                case .watch(.balance): l.send(.watchLoaded(token, .success(WatchAnswer(.balance(CheerBalance(balance: balance)), requestID: "rq-b\(id)")), at: at))
+                case .watch(.history):
+                    let page = CheerHistoryPage(items: entries.map { .entry($0) }, page: 1, perPage: 20, totalPages: 12, totalCount: total)
+                    l.send(.watchLoaded(token, .success(WatchAnswer(.history(page), requestID: "rq-h\(id)")), at: at))
+                case .watch(.packs): l.send(.watchLoaded(token, .success(WatchAnswer(.packs(AudioPackList(packs: fixturePacks)))), at: at))
+                default: break
+                }
+            }
+        }
+        func wake(_ at: Date) { if let t = l.app.inFlight.token(for: .watchWake) { l.send(.woke(t, at: at)) } }
+        let older = [ShopAPI.CheerHistoryEntry(id: "h1", creator: "Field & Foley", amount: 5, product: "com.reiterate.pack.rain", date: now.addingTimeInterval(-900), comments: nil)]
+        answer(1_250, older, total: 230, id: "1", at: now)
+        wake(now.addingTimeInterval(2))
+        let cheer = ShopAPI.CheerHistoryEntry(id: "h2", creator: "Field & Foley", amount: 7, product: "com.reiterate.pack.rain", date: now.addingTimeInterval(1),
+                                      comments: [ShopAPI.CheerComment(signature: "qa-alice", body: "great pack")])
+        answer(1_243, [cheer] + older, total: 231, id: "2", at: now.addingTimeInterval(2))
+        wake(now.addingTimeInterval(4))
+        answer(1_443, [cheer] + older, total: 231, id: "3", at: now.addingTimeInterval(4))
+        wake(now.addingTimeInterval(6))
+        answer(1_436, [cheer] + older, total: 231, id: "4", at: now.addingTimeInterval(6))
+        l.press(.char("5"), .char("j"))
+        both("live", l.app)
+        let text = Renderer.render(frame(l.app, width: 120, height: 40)).text
+        #expect(text.contains("● watching 2 s") && text.contains("✔") && text.contains("✗ flagged") && text.contains("request id rq-b3"))
+    }
+
     @Test func aWriteBeingVerifiedClaimsNothingYet() {
         var l = Loop()
         l.press(.char("s"))

@@ -37,6 +37,7 @@ import Testing
             if case let .historyPage(page) = purpose { #expect(s.history.pages[page] != nil, "page \(page) in flight but not held \(note())") }
             if case .findScan = purpose { #expect(s.history.find?.scan != nil, "scan in flight with no find \(note())") }
             if case .write = purpose { #expect(s.isWriting, "write in flight but no write pending \(note())") }
+            if purpose.isWatch { #expect(s.watch.isOn, "a watch request out while not watching \(note())") }
         }
         #expect(Set(table.purposes.values).count == table.count, "two requests for one purpose \(note())")
     }
@@ -122,7 +123,7 @@ import Testing
         var d = Driver()
         d.send(.start)
         var answered: [Token] = []
-        let keys: [Action] = [.down, .up, .pageDown, .pageUp, .first, .last, .nextPage, .previousPage, .refresh, .history, .shop, .toggle, .back]
+        let keys: [Action] = [.down, .up, .pageDown, .pageUp, .first, .last, .nextPage, .previousPage, .refresh, .history, .shop, .toggle, .back, .watch, .live]
         for step in 0..<400 {
             let roll = rng.next() % 10
             let table = d.state.inFlight.purposes.sorted { $0.key < $1.key }
@@ -162,6 +163,10 @@ import Testing
         case let .findScan(page): return .historyLoaded(token, page: page, fail ? .failure(error) : .success(historyPage(page, perPage: 200, total: total)), at: t0)
         case .verificationHistory: return .historyLoaded(token, page: 1, .success(historyPage(1, total: total)), at: t0)
         case .write: return .actionFinished(token, .success(CheerBalance(balance: 90)), at: t0)
+        case .watchWake: return .woke(token, at: t0)
+        case .watch(.balance): return .watchLoaded(token, fail ? .failure(error) : .success(WatchAnswer(.balance(CheerBalance(balance: 100)))), at: t0)
+        case .watch(.history): return .watchLoaded(token, fail ? .failure(error) : .success(WatchAnswer(.history(historyPage(1, perPage: 20, total: total)))), at: t0)
+        case .watch(.packs): return .watchLoaded(token, fail ? .failure(error) : .success(WatchAnswer(.packs(samplePacks))), at: t0)
         }
     }
 }

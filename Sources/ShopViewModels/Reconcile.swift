@@ -1,0 +1,314 @@
+import Foundation
+import ShopAPI
+
+/// One read of the user under watch: the balance and the newest history entries, with the request
+/// ids that brought them (a finding names both sides).
+public struct Observation: Equatable, Sendable {
+    public var at: Date
+    public var balance: Int
+    public var balanceRequestID: String?
+    /// The newest entries, newest first (the first history page, in small pages).
+    public var entries: [CheerHistoryEntry]
+    public var total: Int
+    public var historyRequestID: String?
+
+    public init(at: Date, balance: Int, balanceRequestID: String? = nil, entries: [CheerHistoryEntry], total: Int, historyRequestID: String? = nil) {
+        self.at = at
+        self.balance = balance
+        self.balanceRequestID = balanceRequestID
+        self.entries = entries
+        self.total = total
+        self.historyRequestID = historyRequestID
+    }
+
+    var requestIDs: [String] { [balanceRequestID, historyRequestID].compactMap { $0 } }
+}
+
+/// What the watch flags: a rule of the shop that two reads break.
+public enum WatchCheck: String, Sendable, Equatable, CaseIterable {
+    /// The balance fell by other than the new entries' amounts (and no bundle explains the rest).
+    case debitMismatch = "debit-mismatch"
+    /// The balance fell with no new entry.
+    case debitWithoutEntry = "debit-without-entry"
+    /// A new entry with no debit of its amount.
+    case entryWithoutDebit = "entry-without-debit"
+    /// The balance rose by what no sum of the environment's bundles makes.
+    case creditUnexplained = "credit-unexplained"
+    /// An entry seen before is gone, or changed.
+    case entryVanished = "entry-vanished"
+    case entryChanged = "entry-changed"
+    /// The history's total fell.
+    case historyShrank = "history-shrank"
+    case balanceNegative = "balance-negative"
+    /// A pack's total did not grow by the amounts cheered for it.
+    case packTotal = "pack-total"
+}
+
+/// One change seen by the watch: what changed, and how it reconciled.
+public struct WatchEvent: Equatable, Sendable {
+    public enum Change: Equatable, Sendable {
+        case balance(from: Int, to: Int)
+        case entry(CheerHistoryEntry)
+        case packTotal(product: String, from: Int, to: Int)
+        case packs(added: [String], removed: [String], priceChanged: [String])
+        case finding(WatchCheck, expected: String, actual: String)
+        /// Worth a look, not a failure (a possible double submission).
+        case note(String)
+        case error(String)
+        /// Watching started, stopped, moved to another user, or backed off.
+        case status(String)
+    }
+
+    public enum Outcome: Equatable, Sendable {
+        case reconciled
+        case flagged
+        /// Made by this tool (counted once: its own verification checks it).
+        case own
+        case none
+    }
+
+    public var at: Date
+    public var change: Change
+    public var outcome: Outcome
+    /// The reads on both sides, oldest first.
+    public var requestIDs: [String]
+
+    public init(at: Date, change: Change, outcome: Outcome = .none, requestIDs: [String] = []) {
+        self.at = at
+        self.change = change
+        self.outcome = outcome
+        self.requestIDs = requestIDs
+    }
+
+    /// The kind, as `watch --json` names it.
+    public var kind: String {
+        switch change {
+        case .balance: return "balance"
+        case .entry: return "entry"
+        case .packTotal: return "pack"
+        case .packs: return "packs"
+        case .finding: return "finding"
+        case .note: return "note"
+        case .error: return "error"
+        case .status: return "status"
+        }
+    }
+}
+
+/// A write this tool made since the last read (the watch does not count it as the phone's).
+public enum OwnWrite: Equatable, Sendable {
+    case spend(product: String, amount: Int, comment: String?)
+    case purchase(amount: Int?)
+}
+
+/// Compares two reads of the same user, and explains each change or flags it. Pure.
+public enum Reconciler {
+    /// Two entries alike in product, amount and comment this close together may be one tap sent twice.
+    public static let doubleTapWindow: TimeInterval = 5
+
+    public static func key(_ e: CheerHistoryEntry) -> String {
+        e.id.map { "id:" + $0 } ?? "e:\(e.date.timeIntervalSince1970)|\(e.product)|\(e.amount)|\(e.creator)"
+    }
+
+    /// The events between `before` and `after`. `bundles` are the sizes the environment sells;
+    /// `own` the writes this tool made meanwhile; `names` the packs' names by identifier.
+    public static func compare(_ before: Observation, _ after: Observation, bundles: [Int], own: [OwnWrite] = [],
+                               names: [String: String] = [:]) -> [WatchEvent] {
+        var events: [WatchEvent] = []
+        let ids = before.requestIDs + after.requestIDs
+        func flag(_ check: WatchCheck, _ expected: String, _ actual: String) {
+            events.append(WatchEvent(at: after.at, change: .finding(check, expected: expected, actual: actual), outcome: .flagged, requestIDs: ids))
+        }
+        let g = Wording.grouped
+
+        // The history: what is new, and what was seen and should still be there.
+        let seen = Dictionary(before.entries.map { (key($0), $0) }, uniquingKeysWith: { a, _ in a })
+        let fresh = Array(after.entries.prefix { seen[key($0)] == nil })
+        let afterByKey = Dictionary(after.entries.map { (key($0), $0) }, uniquingKeysWith: { a, _ in a })
+        if after.total < before.total {
+            flag(.historyShrank, "total \(g(before.total)) or more (the history only grows)", "total \(g(after.total))")
+        }
+        // Entries pushed off the page by new ones are not gone; the rest must still be there, as they were.
+        let stillShown = max(0, min(before.entries.count, after.entries.count - fresh.count))
+        for old in before.entries.prefix(stillShown) {
+            guard let now = afterByKey[key(old)] else {
+                flag(.entryVanished, "entry \(describe(old, names)) still in the history", "gone from the newest \(g(after.entries.count))")
+                continue
+            }
+            if now != old {
+                flag(.entryChanged, "entry \(describe(old, names)) as it was", "now \(describe(now, names))")
+            }
+        }
+
+        // Which new entries are this tool's own writes.
+        var ownLeft = own
+        var ownFlags: [Bool] = []
+        for entry in fresh {
+            let mine = ownLeft.firstIndex { write in
+                if case let .spend(product, amount, comment) = write {
+                    return product == entry.product && amount == entry.amount && ((comment ?? "").isEmpty || (entry.comments ?? []).contains { $0.body == comment })
+                }
+                return false
+            }
+            if let mine { ownLeft.remove(at: mine) }
+            ownFlags.append(mine != nil)
+        }
+        let ownCredit = own.reduce(0) { sum, write in
+            if case let .purchase(amount?) = write { return sum + amount }
+            return sum
+        }
+        let ownUnknownPurchase = own.contains { if case .purchase(nil) = $0 { return true } else { return false } }
+
+        // The balance: a fall is the new entries' amounts; a rise is a sum of bundles.
+        let delta = after.balance - before.balance
+        let spent = fresh.reduce(0) { $0 + $1.amount }
+        let rest = delta + spent - ownCredit  // what the entries and this tool's purchases leave unexplained
+        var balanceOutcome: WatchEvent.Outcome = .reconciled
+        if rest != 0, !(ownUnknownPurchase && rest > 0) {
+            if rest > 0, isBundleSum(rest, bundles) {
+                events.append(WatchEvent(at: after.at, change: .note("a purchase of \(g(rest)) cheer (\(bundleWords(rest, bundles)))"), outcome: .reconciled, requestIDs: ids))
+            } else if fresh.isEmpty, rest < 0 {
+                balanceOutcome = .flagged
+                flag(.debitWithoutEntry, "no change, or a debit with a new history entry", "\(g(-rest)) cheer debited with no new entry")
+            } else if fresh.isEmpty {
+                balanceOutcome = .flagged
+                flag(.creditUnexplained, "a rise that is a sum of bundles (\(bundles.map(g).joined(separator: ", ")))", "+\(g(rest))")
+            } else if delta == ownCredit {
+                balanceOutcome = .flagged
+                flag(.entryWithoutDebit, "a debit of \(g(spent)) for \(fresh.count == 1 ? "the new entry" : "the \(fresh.count) new entries")", "no debit")
+            } else {
+                balanceOutcome = .flagged
+                flag(.debitMismatch, "\(signed(-spent + ownCredit)) (the new entries' amounts)", signed(delta))
+            }
+        }
+        if delta != 0 {
+            // All of it this tool's own writes: counted once, by their own verification.
+            let spentByOthers = zip(fresh, ownFlags).filter { !$0.1 }.reduce(0) { $0 + $1.0.amount }
+            let allOwn = rest == 0 && spentByOthers == 0 && (ownCredit != 0 || ownFlags.contains(true))
+            let outcome: WatchEvent.Outcome = balanceOutcome == .flagged ? .flagged : allOwn ? .own : balanceOutcome
+            events.insert(WatchEvent(at: after.at, change: .balance(from: before.balance, to: after.balance), outcome: outcome, requestIDs: ids), at: 0)
+        }
+        if after.balance < 0 { flag(.balanceNegative, "a balance of 0 or more", g(after.balance)) }
+        // New entries, oldest first (as they happened).
+        for (offset, entry) in fresh.enumerated().reversed() {
+            let outcome: WatchEvent.Outcome = ownFlags[offset] ? .own : balanceOutcome
+            events.insert(WatchEvent(at: after.at, change: .entry(entry), outcome: outcome, requestIDs: ids), at: events.firstIndex { if case .finding = $0.change { return true } else { return false } } ?? events.count)
+        }
+        // Two alike within seconds: one tap sent twice?
+        let recent = fresh + before.entries
+        for entry in fresh {
+            let twin = recent.first { other in
+                key(other) != key(entry) && other.product == entry.product && other.amount == entry.amount
+                    && (other.comments ?? []).map(\.body) == (entry.comments ?? []).map(\.body) && abs(other.date.timeIntervalSince(entry.date)) <= doubleTapWindow
+            }
+            if twin != nil {
+                events.append(WatchEvent(at: after.at, change: .note("possible double submission: two entries of \(g(entry.amount)) cheer on \(names[entry.product] ?? entry.product) within \(Int(doubleTapWindow)) s"),
+                                         requestIDs: ids))
+                break
+            }
+        }
+        return events
+    }
+
+    /// Pack totals between two reads of the pack list: each pack's total grows by at least what this
+    /// user cheered for it meanwhile (other users cheer too); the list's own changes are news.
+    public static func comparePacks(_ before: [AudioPack], _ after: [AudioPack], cheered: [String: Int], at: Date,
+                                    requestIDs: [String]) -> [WatchEvent] {
+        var events: [WatchEvent] = []
+        let old = Dictionary(before.map { ($0.identifier, $0) }, uniquingKeysWith: { a, _ in a })
+        let new = Dictionary(after.map { ($0.identifier, $0) }, uniquingKeysWith: { a, _ in a })
+        let added = after.filter { old[$0.identifier] == nil }.map(\.name)
+        let removed = before.filter { new[$0.identifier] == nil }.map(\.name)
+        let repriced = after.filter { p in old[p.identifier].map { $0.priceCents != p.priceCents } ?? false }.map(\.name)
+        if !(added.isEmpty && removed.isEmpty && repriced.isEmpty) {
+            events.append(WatchEvent(at: at, change: .packs(added: added, removed: removed, priceChanged: repriced), requestIDs: requestIDs))
+        }
+        for pack in after {
+            guard let was = old[pack.identifier]?.cheerTotal, let now = pack.cheerTotal else { continue }
+            let wanted = cheered[pack.identifier] ?? 0
+            if now != was {
+                events.append(WatchEvent(at: at, change: .packTotal(product: pack.identifier, from: was, to: now),
+                                         outcome: now - was >= wanted ? (wanted > 0 ? .reconciled : .none) : .flagged, requestIDs: requestIDs))
+            }
+            if now - was < wanted {
+                events.append(WatchEvent(at: at, change: .finding(.packTotal, expected: "\(pack.name) +\(Wording.grouped(wanted)) or more (\(Wording.grouped(was)) → \(Wording.grouped(was + wanted)))",
+                                                                  actual: "\(Wording.signedDelta(now - was)) (\(Wording.grouped(now)))"),
+                                         outcome: .flagged, requestIDs: requestIDs))
+            }
+        }
+        return events
+    }
+
+    /// Whether `amount` is a sum of bundle sizes (each any number of times).
+    public static func isBundleSum(_ amount: Int, _ bundles: [Int]) -> Bool {
+        bundleSplit(amount, bundles) != nil
+    }
+
+    /// A way to make `amount` from bundles, fewest first; nil when there is none. Bounded work: an
+    /// amount past 100,000 cheer is not split.
+    static func bundleSplit(_ amount: Int, _ bundles: [Int]) -> [Int]? {
+        let sizes = bundles.filter { $0 > 0 }.sorted()
+        guard amount > 0, amount <= 100_000, !sizes.isEmpty else { return nil }
+        var last = [Int](repeating: 0, count: amount + 1)  // the bundle that reaches each sum (0: none)
+        var count = [Int](repeating: Int.max, count: amount + 1)
+        count[0] = 0
+        for sum in 1...amount {
+            for size in sizes where size <= sum && count[sum - size] != Int.max && count[sum - size] + 1 < count[sum] {
+                count[sum] = count[sum - size] + 1
+                last[sum] = size
+            }
+        }
+        guard count[amount] != Int.max else { return nil }
+        var parts: [Int] = []
+        var sum = amount
+        while sum > 0 {
+            parts.append(last[sum])
+            sum -= last[sum]
+        }
+        return parts.sorted(by: >)
+    }
+
+    static func bundleWords(_ amount: Int, _ bundles: [Int]) -> String {
+        guard let parts = bundleSplit(amount, bundles) else { return "" }
+        var counts: [(Int, Int)] = []
+        for p in parts {
+            if let i = counts.firstIndex(where: { $0.0 == p }) { counts[i].1 += 1 } else { counts.append((p, 1)) }
+        }
+        return counts.map { $0.1 == 1 ? "bundle \(Wording.grouped($0.0))" : "\($0.1) × bundle \(Wording.grouped($0.0))" }.joined(separator: " + ")
+    }
+
+    static func describe(_ e: CheerHistoryEntry, _ names: [String: String]) -> String {
+        let comment = (e.comments ?? []).compactMap(\.body).last.map { " “\($0)”" } ?? ""
+        return "\(Wording.grouped(e.amount)) cheer on \(names[e.product] ?? e.product)\(comment)"
+    }
+
+    static func signed(_ n: Int) -> String { Wording.signedDelta(n) }
+}
+
+extension WatchEvent {
+    /// The event in one line, as the Live tab and `watch` print it (server text not yet made safe:
+    /// each front end sanitizes). `names` are the packs' names by identifier.
+    public func text(names: [String: String] = [:]) -> String {
+        let g = Wording.grouped
+        switch change {
+        case let .balance(from, to): return "balance \(g(from)) → \(g(to)) (\(Wording.signedDelta(to - from)))"
+        case let .entry(e): return "new entry: " + Reconciler.describe(e, names)
+        case let .packTotal(product, from, to): return "\(names[product] ?? product) cheer \(g(from)) → \(g(to))"
+        case let .packs(added, removed, repriced):
+            let parts = [(added.count, "new"), (removed.count, "gone"), (repriced.count, "price changed")].filter { $0.0 > 0 }.map { "\($0.0) \($0.1)" }
+            return "packs: " + parts.joined(separator: ", ")
+        case let .finding(check, expected, actual): return "[\(check.rawValue)] expected \(expected), got \(actual)"
+        case let .note(text), let .error(text), let .status(text): return text
+        }
+    }
+
+    /// How it reconciled, in a word.
+    public var outcomeWord: String? {
+        switch outcome {
+        case .reconciled: return "reconciled"
+        case .flagged: return "flagged"
+        case .own: return "this tool's write"
+        case .none: return nil
+        }
+    }
+}

@@ -1,0 +1,244 @@
+import Foundation
+import ShopAPI
+
+/// Watching the user under test (`w`, `--watch`, `reiterate-shop watch`): every interval the balance
+/// and the newest history entries are read (the packs every few rounds), each change becomes an event
+/// of the `5 Live` timeline, and `Reconciler` explains it or flags it.
+public struct WatchState: Equatable, Sendable {
+    public static let timelineCapacity = 500
+    /// Entries read each round: the newest page, small.
+    public static let perPage = 20
+    /// The longest wait after failures.
+    public static let maxBackoff: Double = 60
+
+    public enum Phase: Equatable, Sendable {
+        case off
+        case watching
+        /// Reads failed: the next round waits `seconds` (doubling, or what `Retry-After` said).
+        case backingOff(seconds: Int)
+    }
+
+    public internal(set) var phase: Phase = .off
+    /// Seconds between rounds.
+    public var interval: Double
+    /// The bundle sizes the environment sells: a rise of the balance is a sum of them.
+    public var bundles: [Int]
+    /// The packs are read every this many rounds.
+    public var packsEvery = 5
+    /// Newest first, at most `timelineCapacity`.
+    public internal(set) var timeline: [WatchEvent] = []
+    /// Events made so far (the timeline keeps the last ones), and findings among them.
+    public internal(set) var eventCount = 0
+    public internal(set) var findingCount = 0
+    public var selectedIndex = 0
+    /// Rounds completed.
+    public internal(set) var rounds = 0
+
+    var last: Observation?
+    var round = Round()
+    var failures = 0
+    var lastPacks: [AudioPack]?
+    var lastPacksRequestID: String?
+    /// Amounts this user cheered per pack since the packs were last read.
+    var cheeredSincePacks: [String: Int] = [:]
+    /// Writes this tool made since the last round.
+    var own: [OwnWrite] = []
+
+    struct Round: Equatable, Sendable {
+        var balance: (value: Int, requestID: String?)?
+        var history: (page: CheerHistoryPage, requestID: String?)?
+
+        static func == (a: Round, b: Round) -> Bool {
+            a.balance?.value == b.balance?.value && a.balance?.requestID == b.balance?.requestID
+                && a.history?.page == b.history?.page && a.history?.requestID == b.history?.requestID
+        }
+    }
+
+    public static let standInBundles = [50, 100, 200, 500, 1000, 2500, 5000]
+
+    public init(interval: Double = 2, bundles: [Int] = WatchState.standInBundles) {
+        self.interval = max(0.2, interval)
+        self.bundles = bundles
+    }
+
+    public var isOn: Bool { phase != .off }
+
+    /// `● watching 2 s`, `● backing off 8 s`, or nil when off.
+    public var badge: String? {
+        switch phase {
+        case .off: return nil
+        case .watching: return "● watching \(Self.seconds(interval))"
+        case let .backingOff(seconds): return "● backing off \(seconds) s"
+        }
+    }
+
+    static func seconds(_ s: Double) -> String {
+        s == s.rounded() ? "\(Int(s)) s" : String(format: "%.1f s", s)
+    }
+
+    mutating func add(_ events: [WatchEvent]) {
+        guard !events.isEmpty else { return }
+        // Newest first; a round's events keep their order, above the older ones.
+        timeline.insert(contentsOf: events.reversed(), at: 0)
+        if timeline.count > Self.timelineCapacity { timeline.removeLast(timeline.count - Self.timelineCapacity) }
+        eventCount += events.count
+        findingCount += events.filter { if case .finding = $0.change { return true } else { return false } }.count
+        if selectedIndex != 0 { selectedIndex = min(selectedIndex + events.count, timeline.count - 1) }
+    }
+}
+
+extension ShopUpdate {
+    static func startWatch(_ state: inout AppState) -> [Effect] {
+        guard !state.watch.isOn else { return [] }
+        state.watch.phase = .watching
+        state.watch.failures = 0
+        state.watch.last = nil
+        state.watch.round = .init()
+        state.watch.own = []
+        state.watch.add([WatchEvent(at: state.clock ?? .distantPast,
+                                    change: .status("watching \(state.context.user) every \(WatchState.seconds(state.watch.interval))"))])
+        state.notice = Notice(.info, "Watching \(state.context.user): changes show on the Live tab (w stops)")
+        return beginRound(&state)
+    }
+
+    static func stopWatch(_ state: inout AppState) -> [Effect] {
+        guard state.watch.isOn else { return [] }
+        state.watch.phase = .off
+        state.watch.add([WatchEvent(at: state.clock ?? .distantPast, change: .status("stopped watching"))])
+        state.notice = Notice(.info, "Stopped watching.")
+        return cancelRequests(&state) { $0.isWatch }
+    }
+
+    /// A user switch moves the watch to the new user: it starts afresh from the new user's first read.
+    static func moveWatch(_ state: inout AppState) -> [Effect] {
+        guard state.watch.isOn else { return [] }
+        state.watch.last = nil
+        state.watch.round = .init()
+        state.watch.own = []
+        state.watch.cheeredSincePacks = [:]
+        state.watch.add([WatchEvent(at: state.clock ?? .distantPast, change: .status("now watching \(state.context.user)"))])
+        return beginRound(&state)
+    }
+
+    /// Reads the balance and the newest entries (and every few rounds the packs): one of each at most.
+    static func beginRound(_ state: inout AppState) -> [Effect] {
+        var effects = cancelRequests(&state) { $0 == .watchWake }
+        state.watch.round = .init()
+        for read in [WatchRead.balance, .history(perPage: WatchState.perPage)] where !state.inFlight.contains(.watch(read)) {
+            effects.append(.watchRead(state.ask(.watch(read)), read, user: state.context.user))
+        }
+        if state.watch.lastPacks == nil || state.watch.rounds % max(1, state.watch.packsEvery) == 0, !state.inFlight.contains(.watch(.packs)) {
+            effects.append(.watchRead(state.ask(.watch(.packs)), .packs, user: state.context.user))
+        }
+        return effects
+    }
+
+    static func scheduleRound(after seconds: Double, _ state: inout AppState) -> [Effect] {
+        guard state.watch.isOn, !state.inFlight.contains(.watchWake) else { return [] }
+        return [.wake(state.ask(.watchWake), after: seconds)]
+    }
+
+    static func watchWoke(_ state: inout AppState) -> [Effect] {
+        guard state.watch.isOn else { return [] }
+        return beginRound(&state)
+    }
+
+    /// A watch read answered.
+    static func watchLoaded(_ read: WatchRead, _ result: Result<WatchAnswer, ShopAPIError>, at: Date, _ state: inout AppState) -> [Effect] {
+        guard state.watch.isOn else { return [] }
+        switch result {
+        case let .failure(error):
+            if read == .packs { return [] }  // the packs are news, not the watch's pulse: the next round asks again
+            return watchFailed(error, at: at, &state)
+        case let .success(answer):
+            switch answer.value {
+            case let .balance(b):
+                state.watch.round.balance = (b.balance, answer.requestID)
+                // The header follows the watch (unless a balance request of its own is out).
+                if !state.inFlight.contains(.balance) { state.balance.succeeded(b.balance, at: at) }
+            case let .history(page):
+                state.watch.round.history = (page, answer.requestID)
+            case let .packs(list):
+                if let before = state.watch.lastPacks {
+                    let ids = [state.watch.lastPacksRequestID, answer.requestID].compactMap { $0 }
+                    note(Reconciler.comparePacks(before, list.packs, cheered: state.watch.cheeredSincePacks, at: at, requestIDs: ids), &state)
+                }
+                state.watch.lastPacks = list.packs
+                state.watch.lastPacksRequestID = answer.requestID
+                state.watch.cheeredSincePacks = [:]
+                return []
+            }
+            return finishRound(at: at, &state)
+        }
+    }
+
+    /// Both reads of a round are in: compare with the last round, then wait for the next.
+    static func finishRound(at: Date, _ state: inout AppState) -> [Effect] {
+        guard let balance = state.watch.round.balance, let history = state.watch.round.history else { return [] }
+        let observation = Observation(at: at, balance: balance.value, balanceRequestID: balance.requestID, entries: history.page.entries,
+                                      total: history.page.totalCount, historyRequestID: history.requestID)
+        state.watch.round = .init()
+        state.watch.rounds += 1
+        if state.watch.failures > 0 {
+            state.watch.failures = 0
+            state.watch.phase = .watching
+            note([WatchEvent(at: at, change: .status("the reads answer again"))], &state)
+        }
+        var effects: [Effect] = []
+        if let last = state.watch.last {
+            var names: [String: String] = [:]
+            for pack in state.packs.all where names[pack.identifier] == nil { names[pack.identifier] = pack.name }
+            let events = Reconciler.compare(last, observation, bundles: state.watch.bundles, own: state.watch.own, names: names)
+            for case let .entry(e) in events.map(\.change) { state.watch.cheeredSincePacks[e.product, default: 0] += e.amount }
+            note(events, &state)
+            // What changed shows on the other tabs too: the history list takes the new entries.
+            if observation.total != last.total || events.contains(where: { if case .entry = $0.change { return true } else { return false } }) {
+                effects += invalidateHistory(&state, merge: true)
+            }
+        }
+        state.watch.own = []
+        state.watch.last = observation
+        return effects + scheduleRound(after: state.watch.interval, &state)
+    }
+
+    /// A read failed: said once per outage, and the next round waits longer (or as `Retry-After` says).
+    static func watchFailed(_ error: ShopAPIError, at: Date, _ state: inout AppState) -> [Effect] {
+        state.watch.round = .init()
+        state.watch.failures += 1
+        let doubled = state.watch.interval * pow(2, Double(min(state.watch.failures, 10)))
+        var wait = min(WatchState.maxBackoff, doubled)
+        var why = ""
+        if case let .http(429, _, _, _, _, retryAfter?) = error {
+            wait = Double(max(1, retryAfter))
+            why = " (the server asked for \(retryAfter) s)"
+        }
+        let seconds = Int(wait.rounded(.up))
+        state.watch.phase = .backingOff(seconds: seconds)
+        var effects = cancelRequests(&state) { if case .watch = $0 { return true } else { return false } }
+        note([WatchEvent(at: at, change: .error(ErrorText.line(error) + " — backing off \(seconds) s" + why),
+                         requestIDs: error.requestID.map { [$0] } ?? [])], &state)
+        effects += scheduleRound(after: wait, &state)
+        return effects
+    }
+
+    /// Events go to the timeline; findings also to the Checks tab (with the reads on both sides).
+    static func note(_ events: [WatchEvent], _ state: inout AppState) {
+        state.watch.add(events)
+        let records: [CheckRecord] = events.compactMap { event in
+            guard case let .finding(check, expected, actual) = event.change else { return nil }
+            let sides = event.requestIDs.isEmpty ? "" : " (reads \(event.requestIDs.joined(separator: ", ")))"
+            return CheckRecord(name: check.rawValue, outcome: .failed, expected: expected, actual: actual + sides,
+                               request: "watch of \(state.context.user)", requestID: event.requestIDs.last, at: event.at, isFinding: true)
+        }
+        state.checks.add(records)
+    }
+
+    /// A write of this tool: the watch does not count it as the phone's.
+    static func noteOwnWrite(_ kind: ActionKind, _ state: inout AppState) {
+        guard state.watch.isOn else { return }
+        switch kind {
+        case let .spend(product, _, amount, comment): state.watch.own.append(.spend(product: product, amount: amount, comment: comment))
+        case let .purchase(identifier, _): state.watch.own.append(.purchase(amount: identifier.split(separator: ".").last.flatMap { Int($0) }))
+        }
+    }
+}

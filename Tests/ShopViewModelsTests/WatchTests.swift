@@ -1,0 +1,117 @@
+import Foundation
+import ShopAPI
+import Testing
+@testable import ShopViewModels
+
+/// Watching through the update function: rounds of reads on a timer, events on the timeline,
+/// findings in the Checks tab, back-off on failures, a stop and a user switch as table operations.
+@Suite struct WatchTests {
+    static let rain = "com.reiterate.pack.rain"
+
+    func ready() -> Driver {
+        var d = Driver()
+        d.send(.start)
+        d.apply(.packsLoaded(d.packsToken, .success(samplePacks), at: t0))
+        d.apply(.balanceLoaded(d.balanceToken, .success(CheerBalance(balance: 1250)), at: t0))
+        d.loadPage(1)
+        return d
+    }
+
+    static func page(_ entries: [CheerHistoryEntry], total: Int) -> CheerHistoryPage {
+        CheerHistoryPage(items: entries.map { .entry($0) }, page: 1, perPage: 20, totalPages: (total + 19) / 20, totalCount: total)
+    }
+
+    static let older = (0..<20).map { entry($0) }
+
+    /// Answers the watch's reads out now: the balance, the newest entries, and the packs if asked.
+    func answer(_ d: inout Driver, balance: Int, entries: [CheerHistoryEntry] = older, total: Int = 230, at: Date = t0, id: String = "") {
+        for (token, purpose) in d.state.inFlight.purposes.sorted(by: { $0.key < $1.key }) {
+            switch purpose {
+            case .watch(.balance): d.apply(.watchLoaded(token, .success(WatchAnswer(.balance(CheerBalance(balance: balance)), requestID: "rq-b\(id)")), at: at))
+            case .watch(.history): d.apply(.watchLoaded(token, .success(WatchAnswer(.history(Self.page(entries, total: total)), requestID: "rq-h\(id)")), at: at))
+            case .watch(.packs): d.apply(.watchLoaded(token, .success(WatchAnswer(.packs(samplePacks), requestID: "rq-p\(id)")), at: at))
+            default: break
+            }
+        }
+    }
+
+    func wake(_ d: inout Driver, at: Date = t0) -> [Effect] {
+        guard let token = d.state.inFlight.token(for: .watchWake) else { Issue.record("no wake scheduled"); return [] }
+        return d.apply(.woke(token, at: at))
+    }
+
+    @Test func wReadsEveryIntervalAndReconcilesEachChange() {
+        var d = ready()
+        let started = d.apply(.action(.watch))
+        let reads = started.compactMap { if case let .watchRead(_, read, user) = $0 { return "\(read) \(user)" } else { return nil } }
+        #expect(reads == ["balance qa-alice", "history(perPage: 20) qa-alice", "packs qa-alice"])
+        #expect(d.state.watch.badge == "● watching 2 s" && d.state.watch.timeline.first?.text() == "watching qa-alice every 2 s")
+        answer(&d, balance: 1250, id: "1")
+        // The round is in: the next waits for the interval, and nothing animates meanwhile.
+        #expect(d.effects.contains { if case .wake(_, 2) = $0 { return true } else { return false } })
+        #expect(!d.state.isBusy && d.state.watch.rounds == 1)
+        let next = wake(&d, at: t0.addingTimeInterval(2))
+        #expect(next.compactMap { if case let .watchRead(_, read, _) = $0 { return read } else { return nil } } == [WatchRead.balance, WatchRead.history(perPage: 20)])
+        // The phone cheers 7 with a comment: one balance event, one entry, both reconciled.
+        let cheer = CheerHistoryEntry(id: "new", creator: "Field & Foley", amount: 7, product: Self.rain, date: t0, comments: [CheerComment(signature: "qa-alice", body: "great pack")])
+        answer(&d, balance: 1243, entries: [cheer] + Self.older.prefix(19), total: 231, at: t0.addingTimeInterval(2), id: "2")
+        let texts = d.state.watch.timeline.prefix(2).map { $0.text(names: [Self.rain: "Rain on a Tin Roof"]) }
+        #expect(texts == ["new entry: 7 cheer on Rain on a Tin Roof “great pack”", "balance 1,250 → 1,243 (−7)"])
+        #expect(d.state.watch.timeline.prefix(2).allSatisfy { $0.outcome == .reconciled && $0.requestIDs == ["rq-b1", "rq-h1", "rq-b2", "rq-h2"] })
+        #expect(d.state.balance.value == 1243 && d.state.checks.records.isEmpty)
+        // A debit with no entry is a finding, in the Checks tab too, with the reads on both sides.
+        _ = wake(&d)
+        answer(&d, balance: 1236, entries: [cheer] + Self.older.prefix(19), total: 231, id: "3")
+        let finding = d.state.checks.records.first
+        #expect(finding?.name == "debit-without-entry" && finding?.isFinding == true && finding?.outcome == .failed)
+        #expect(finding?.actual.contains("rq-b2, rq-h2, rq-b3, rq-h3") == true && d.state.watch.findingCount == 1)
+    }
+
+    @Test func failuresBackOffAndRetryAfterIsHonoured() {
+        var d = ready()
+        d.apply(.action(.watch))
+        answer(&d, balance: 1250)
+        _ = wake(&d)
+        guard let token = d.state.inFlight.token(for: .watch(.balance)) else { Issue.record("no read"); return }
+        let limited = ShopAPIError.http(status: 429, message: "slow down", code: nil, requestID: "rq-429", endpoint: "GET /api/v1/balance", retryAfter: 7)
+        let out = d.apply(.watchLoaded(token, .failure(limited), at: t0))
+        #expect(d.state.watch.phase == .backingOff(seconds: 7) && d.state.watch.badge == "● backing off 7 s")
+        #expect(out.contains { if case .wake(_, 7) = $0 { return true } else { return false } })
+        // The other read of the failed round was cancelled: one request of a kind at most.
+        #expect(!d.state.inFlight.contains(.watch(.history(perPage: WatchState.perPage))))
+        #expect(d.state.watch.timeline.first?.text().hasSuffix("backing off 7 s (the server asked for 7 s)") == true)
+        _ = wake(&d)
+        let down = ShopAPIError.transport(.connectionRefused(host: "shop.test"), endpoint: "GET /api/v1/balance")
+        if let t = d.state.inFlight.token(for: .watch(.balance)) { d.apply(.watchLoaded(t, .failure(down), at: t0)) }
+        #expect(d.state.watch.phase == .backingOff(seconds: 8))  // 2 s doubled twice
+        _ = wake(&d)
+        answer(&d, balance: 1250)
+        #expect(d.state.watch.phase == .watching && d.state.watch.timeline.first?.text() == "the reads answer again")
+    }
+
+    @Test func aStopAndAUserSwitchAreOperationsOnTheTable() {
+        var d = ready()
+        d.apply(.action(.watch))
+        answer(&d, balance: 1250)
+        let wakeToken = d.state.inFlight.token(for: .watchWake)
+        let stopped = d.apply(.action(.watch))
+        #expect(wakeToken.map { stopped.contains(.cancel($0)) } == true && !d.state.inFlight.purposes.values.contains { $0.isWatch })
+        #expect(d.state.watch.phase == .off && d.state.watch.timeline.first?.text() == "stopped watching")
+        d.apply(.action(.watch))
+        let out = d.run([.action(.switchUser)] + "qa-bob".map { .text($0) } + [.action(.runPrompt)])
+        #expect(out.contains { if case .watchRead(_, .balance, "qa-bob") = $0 { return true } else { return false } })
+        #expect(d.state.watch.timeline.first?.text() == "now watching qa-bob" && d.state.watch.isOn)
+    }
+
+    @Test func aWriteOfThisToolIsMarkedAsItsOwn() {
+        var d = ready()
+        d.apply(.action(.watch))
+        answer(&d, balance: 1250)
+        d.apply(.write(.spend(product: Self.rain, productName: "Rain on a Tin Roof", amount: 7, comment: "mine")))
+        d.apply(.actionFinished(d.actionToken, .success(CheerBalance(balance: 1243)), at: t0))
+        _ = wake(&d)
+        let mine = CheerHistoryEntry(id: "mine", creator: "Field & Foley", amount: 7, product: Self.rain, date: t0, comments: [CheerComment(signature: nil, body: "mine")])
+        answer(&d, balance: 1243, entries: [mine] + Self.older.prefix(19), total: 231)
+        #expect(d.state.watch.timeline.prefix(2).allSatisfy { $0.outcome == .own } && d.state.watch.findingCount == 0)
+    }
+}
