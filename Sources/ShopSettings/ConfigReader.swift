@@ -198,6 +198,33 @@ private struct Reader {
                 if key == "token_env" { env.tokenEnv = variable } else { env.refreshTokenEnv = variable }
             case "ca_file": env.caFile = try string()
             case "contract": env.contract = try string()
+            case "watch":
+                guard let b = value.bool else { throw error(at: at, key: key, "expected true or false, not \(Self.kind(value))") }
+                env.watch = b
+            case "watch_interval":
+                guard let seconds = value.int.map(Double.init) ?? value.double else {
+                    throw error(at: at, key: key, "expected a number of seconds, not \(Self.kind(value))")
+                }
+                guard seconds >= 0.5, seconds <= 3600 else { throw error(at: at, key: key, "expected seconds in [0.5, 3600]") }
+                env.watchInterval = seconds
+            case "bundles":
+                guard let list = value.array, !list.isEmpty else {
+                    throw error(at: at, key: key, "expected a list of bundle sizes, e.g. [50, 100, 200], or their identifiers (com.reiterate.cheer.50)")
+                }
+                var sizes: [Int] = []
+                for item in list {
+                    let size = item.int ?? item.string.flatMap { $0.split(separator: ".").last.flatMap { Int($0) } }
+                    guard let size, size > 0, size <= 1_000_000 else {
+                        throw error(at: at, key: key, "expected whole numbers of cheer from 1 to 1,000,000, or identifiers ending in one (com.reiterate.cheer.50)")
+                    }
+                    sizes.append(size)
+                }
+                env.bundles = sizes
+            case "notify":
+                guard let raw = value.string, let style = NotifyStyle(rawValue: raw) else {
+                    throw error(at: at, key: key, "expected \"bell\", \"osc9\" or \"none\"")
+                }
+                env.notify = style
             case "proxy":
                 guard let proxy = value.string else { throw error(at: at, key: key, "expected a string in quotes, not \(Self.kind(value))") }
                 guard proxy.trimmingCharacters(in: .whitespaces).isEmpty || ProxySetting.parse(proxy) != nil else {

@@ -19,10 +19,23 @@ public struct EnvironmentConfig: Sendable, Equatable {
     /// `contract = "path"`: the OpenAPI document responses are checked against (another version than
     /// the built-in one).
     public var contract: String?
+    /// `watch = true`: the TUI watches the user from the start.
+    public var watch: Bool?
+    /// `watch_interval = 2`: seconds between the watch's reads.
+    public var watchInterval: Double?
+    /// `bundles = [50, 100, …]`: the cheer bundle sizes this environment sells (a rise of the balance
+    /// the watch sees must be a sum of them).
+    public var bundles: [Int]?
+    /// `notify = "bell" | "osc9" | "none"`: how a finding of the watch is told.
+    public var notify: NotifyStyle?
 
     public init(name: String, baseURL: String? = nil, user: String? = nil, readOnly: Bool? = nil, tokenEnv: String? = nil,
                 refreshTokenEnv: String? = nil, caFile: String? = nil, timeout: Double? = nil, users: [String]? = nil, proxy: String? = nil,
-                contract: String? = nil) {
+                contract: String? = nil, watch: Bool? = nil, watchInterval: Double? = nil, bundles: [Int]? = nil, notify: NotifyStyle? = nil) {
+        self.watch = watch
+        self.watchInterval = watchInterval
+        self.bundles = bundles
+        self.notify = notify
         self.name = name
         self.baseURL = baseURL
         self.user = user
@@ -38,6 +51,12 @@ public struct EnvironmentConfig: Sendable, Equatable {
 
     /// The stand-in on its default port.
     public static let local = EnvironmentConfig(name: "local", baseURL: "http://127.0.0.1:8080", user: "qa-alice", readOnly: false)
+}
+
+/// How the watch tells of a finding: the terminal's bell, an OSC 9 notification (iTerm2, WezTerm,
+/// kitty, Windows Terminal show it as a desktop notification), or not at all.
+public enum NotifyStyle: String, Sendable, Equatable, CaseIterable {
+    case bell, osc9, none
 }
 
 /// A mistake in the config file: which file, which line, which key, what is wrong.
@@ -77,6 +96,10 @@ public struct ConfigError: Error, Sendable, Equatable, CustomStringConvertible {
 /// timeout = 15
 /// users = ["qa-alice", "qa-whale"]
 /// contract = "/path/to/reiterate-api.yaml"   # optional: another version of the contract
+/// watch = true                         # optional: watch the user from the start (w toggles)
+/// watch_interval = 2                   # seconds between the watch's reads
+/// bundles = [50, 100, 200, 500]        # the cheer bundle sizes this environment sells
+/// notify = "bell"                      # "bell", "osc9" or "none": how a finding is told
 ///
 /// [keys]                               # optional: action = "key" or ["key", ...]
 /// quit = ["x", "ctrl-q"]
@@ -92,7 +115,8 @@ public struct ConfigFile: Sendable, Equatable {
     /// `mouse = false` turns mouse reporting off (so the terminal's own text selection works).
     public var mouse: Bool?
 
-    public static let keys = ["base_url", "user", "read_only", "token_env", "refresh_token_env", "ca_file", "timeout", "users", "proxy", "contract"]
+    public static let keys = ["base_url", "user", "read_only", "token_env", "refresh_token_env", "ca_file", "timeout", "users", "proxy", "contract",
+                              "watch", "watch_interval", "bundles", "notify"]
 
     public static func defaultPath(environment: [String: String]) -> String {
         if let xdg = environment["XDG_CONFIG_HOME"], xdg.hasPrefix("/") { return xdg + "/reiterate-shop/config.toml" }
@@ -143,6 +167,13 @@ public struct ResolvedSettings: Sendable, Equatable {
     public var proxy: ProxySetting?
     /// The OpenAPI document to check responses against (nil: the built-in copy).
     public var contract: String?
+    /// Watch the user from the start; seconds between reads; the bundles sold; how a finding is told.
+    public var watch = false
+    public var watchInterval: Double = 2
+    public var bundles: [Int] = ResolvedSettings.standInBundles
+    public var notify: NotifyStyle = .bell
+    /// The stand-in's bundles: `com.reiterate.cheer.N`.
+    public static let standInBundles = [50, 100, 200, 500, 1000, 2500, 5000]
     /// Where each value came from (`flag`, `environment variable X`, `config file`, `default`).
     public var sources: [String: String]
 
@@ -153,8 +184,13 @@ public struct ResolvedSettings: Sendable, Equatable {
         public var readOnly: Bool
         public var timeout: Double?
         public var contract: String?
-        public init(env: String? = nil, baseURL: String? = nil, user: String? = nil, readOnly: Bool = false, timeout: Double? = nil, contract: String? = nil) {
+        public var watch: Bool
+        public var watchInterval: Double?
+        public init(env: String? = nil, baseURL: String? = nil, user: String? = nil, readOnly: Bool = false, timeout: Double? = nil, contract: String? = nil,
+                    watch: Bool = false, watchInterval: Double? = nil) {
             self.contract = contract
+            self.watch = watch
+            self.watchInterval = watchInterval
             self.env = env
             self.baseURL = baseURL
             self.user = user
@@ -215,15 +251,21 @@ public struct ResolvedSettings: Sendable, Equatable {
         case let .failure(problem):
             throw ConfigError(path: problem.variable == nil ? config?.path ?? "config" : "environment", key: "proxy", message: problem.message)
         }
-        return ResolvedSettings(environment: envName, baseURL: baseURL, user: user, readOnly: readOnly, tokenEnv: tokenEnv,
-                                refreshTokenEnv: refreshTokenEnv, caFile: caFile, timeout: timeout, users: users, proxy: proxy, contract: contract, sources: sources)
+        var settings = ResolvedSettings(environment: envName, baseURL: baseURL, user: user, readOnly: readOnly, tokenEnv: tokenEnv,
+                                        refreshTokenEnv: refreshTokenEnv, caFile: caFile, timeout: timeout, users: users, proxy: proxy, contract: contract, sources: sources)
+        settings.watch = pick("watch", flags.watch ? true : nil, nil, chosen?.watch, false) { _ in nil }
+        settings.watchInterval = pick("watch_interval", flags.watchInterval, nil, chosen?.watchInterval, 2) { _ in nil }
+        settings.bundles = pick("bundles", nil, nil, chosen?.bundles, standInBundles) { _ in nil }
+        settings.notify = pick("notify", nil, nil, chosen?.notify, .bell) { _ in nil }
+        return settings
     }
 
     static func merge(_ top: EnvironmentConfig, over base: EnvironmentConfig) -> EnvironmentConfig {
         EnvironmentConfig(name: top.name, baseURL: top.baseURL ?? base.baseURL, user: top.user ?? base.user, readOnly: top.readOnly ?? base.readOnly,
                           tokenEnv: top.tokenEnv ?? base.tokenEnv, refreshTokenEnv: top.refreshTokenEnv ?? base.refreshTokenEnv,
                           caFile: top.caFile ?? base.caFile, timeout: top.timeout ?? base.timeout, users: top.users ?? base.users,
-                          proxy: top.proxy ?? base.proxy, contract: top.contract ?? base.contract)
+                          proxy: top.proxy ?? base.proxy, contract: top.contract ?? base.contract, watch: top.watch ?? base.watch,
+                          watchInterval: top.watchInterval ?? base.watchInterval, bundles: top.bundles ?? base.bundles, notify: top.notify ?? base.notify)
     }
 
     public static func guessEnvironment(_ baseURL: String) -> String {

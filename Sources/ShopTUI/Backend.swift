@@ -17,6 +17,8 @@ public protocol TerminalBackend: AnyObject {
     /// Every input waiting, decoded; never blocks.
     func readInput() -> [TerminalInput]
     func copyToClipboard(_ text: String)
+    /// Rings the bell, or sends an OSC 9 notification (`text` made safe first).
+    func alert(_ style: AlertStyle, _ text: String)
     /// Whether the terminal is still there (false once it hung up).
     var isConnected: Bool { get }
 }
@@ -71,6 +73,8 @@ public final class TestBackend: TerminalBackend {
     }
 
     public func copyToClipboard(_ text: String) { clipboard.append(text) }
+    public private(set) var alerts: [(AlertStyle, String)] = []
+    public func alert(_ style: AlertStyle, _ text: String) { alerts.append((style, text)) }
     public var isConnected: Bool { true }
 
     /// Queues key presses (read by the next `readInput`).

@@ -1,5 +1,6 @@
 import CNcursesw
 import Foundation
+import TerminalText
 import ShopViewModels
 
 /// The only code that calls curses. Main-actor isolated: curses is not thread-safe, so every call
@@ -196,5 +197,18 @@ public final class CursesTerminal: TerminalBackend {
     public func copyToClipboard(_ text: String) {
         let payload = Data(text.utf8).base64EncodedString()
         FileHandle.standardOutput.write(Data("\u{1B}]52;c;\(payload)\u{07}".utf8))
+    }
+
+    /// BEL, or OSC 9 with the text: no control character, escape or bidi control of the server's
+    /// reaches the terminal inside it.
+    public func alert(_ style: AlertStyle, _ text: String) {
+        FileHandle.standardOutput.write(Data(Self.alertBytes(style, text).utf8))
+    }
+
+    static func alertBytes(_ style: AlertStyle, _ text: String) -> String {
+        switch style {
+        case .bell: return "\u{07}"
+        case .osc9: return "\u{1B}]9;" + Columns.truncate(Sanitizer.line(text), to: 200) + "\u{07}"
+        }
     }
 }

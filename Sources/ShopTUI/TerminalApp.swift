@@ -190,6 +190,7 @@ public final class TerminalApp {
         switch effect {
         case let .quit(status): finish(status)
         case let .copy(text): backend.copyToClipboard(text)
+        case let .alert(style, text): backend.alert(style, text)
         default: break
         }
     }

@@ -108,7 +108,7 @@ public final class AppStore {
         switch effect {
         case let .cancel(token):
             if let task = requests.removeValue(forKey: token) { task.cancel() } else { cancelledEarly.insert(token) }
-        case .quit, .copy:
+        case .quit, .copy, .alert:
             onFrontEnd?(effect)
         case let .writeReport(draft):
             // The screen now, before anything else is drawn: what the user saw when pressing R.
@@ -148,12 +148,12 @@ public final class AppStore {
             await withTaskGroup(of: Void.self) { group in
                 for part in parts {
                     switch part {
-                    case .cancel, .quit, .copy, .writeReport: launch(part)
+                    case .cancel, .quit, .copy, .alert, .writeReport: launch(part)
                     default: group.addTask { await self.run(part) }
                     }
                 }
             }
-        case .cancel, .quit, .copy, .writeReport:
+        case .cancel, .quit, .copy, .alert, .writeReport:
             launch(effect)
         case .fetchBalance(let token, _), .fetchPacks(let token), .fetchHistory(let token, _, _, _),
              .spend(let token, _, _, _, _), .purchase(let token, _, _, _), .wake(let token, _), .watchRead(let token, _, _):

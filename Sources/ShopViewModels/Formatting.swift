@@ -32,6 +32,14 @@ public enum Wording {
     }
 
     /// `1,250`.
+    /// `45 s`, `3 min 20 s`, `1 h 5 min`.
+    public static func duration(_ seconds: Double) -> String {
+        let s = Int(seconds.rounded())
+        if s < 60 { return "\(s) s" }
+        if s < 3600 { return s % 60 == 0 ? "\(s / 60) min" : "\(s / 60) min \(s % 60) s" }
+        return s % 3600 / 60 == 0 ? "\(s / 3600) h" : "\(s / 3600) h \(s % 3600 / 60) min"
+    }
+
     /// `+7`, `−7` (a true minus sign), `±0`.
     public static func signedDelta(_ n: Int) -> String {
         n > 0 ? "+" + grouped(n) : n < 0 ? "−" + grouped(n).dropFirst() : "±0"

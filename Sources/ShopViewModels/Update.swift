@@ -72,6 +72,11 @@ extension Message {
     }
 }
 
+/// How a finding is told beyond the screen.
+public enum AlertStyle: String, Equatable, Sendable {
+    case bell, osc9
+}
+
 /// Work the update function asks for, as data; the store runs it and feeds results back as messages.
 public indirect enum Effect: Equatable, Sendable {
     /// Runs each in turn: the next starts when the one before has finished.
@@ -98,6 +103,8 @@ public indirect enum Effect: Equatable, Sendable {
     case quit(status: Int32)
     /// Put this text on the clipboard (OSC 52).
     case copy(String)
+    /// Tell of a finding: the terminal's bell, or an OSC 9 notification with this text.
+    case alert(AlertStyle, String)
     /// Write this bug report, with the screen as text, under the reports folder (`R`).
     case writeReport(BugReport)
     /// Write every request of the session as a HAR file (`e`).
@@ -134,12 +141,14 @@ public enum ShopUpdate {
         switch message {
         case .start:
             noteStart(&state)
-            return session(.start, &state)
+            let effects = session(.start, &state)
+            return effects + (state.watch.onAtStart ? startWatch(&state) : [])
         case .startBalance: return session(.startBalance, &state)
         case let .startWithCache(cached):
             noteStart(&state)
             applyCache(balance: cached.balance, packs: cached.packs, firstPage: cached.firstPage, &state)
-            return [.batch(loadBalance(&state) + loadPacks(&state) + loadHistoryPage(state.history.page, &state))]
+            let effects: [Effect] = [.batch(loadBalance(&state) + loadPacks(&state) + loadHistoryPage(state.history.page, &state))]
+            return effects + (state.watch.onAtStart ? startWatch(&state) : [])
         case let .notify(text):
             state.notice = Notice(.info, text)
             return []

@@ -56,9 +56,15 @@ public struct WatchState: Equatable, Sendable {
 
     public static let standInBundles = [50, 100, 200, 500, 1000, 2500, 5000]
 
-    public init(interval: Double = 2, bundles: [Int] = WatchState.standInBundles) {
+    /// How a finding is told (nil: it is not, beyond the screen).
+    public var alert: AlertStyle?
+    /// Watching starts with the session (`--watch`, `watch = true`).
+    public var onAtStart = false
+
+    public init(interval: Double = 2, bundles: [Int] = WatchState.standInBundles, alert: AlertStyle? = .bell) {
         self.interval = max(0.2, interval)
         self.bundles = bundles
+        self.alert = alert
     }
 
     public var isOn: Bool { phase != .off }
@@ -159,14 +165,20 @@ extension ShopUpdate {
             case let .history(page):
                 state.watch.round.history = (page, answer.requestID)
             case let .packs(list):
+                var effects: [Effect] = []
                 if let before = state.watch.lastPacks {
                     let ids = [state.watch.lastPacksRequestID, answer.requestID].compactMap { $0 }
-                    note(Reconciler.comparePacks(before, list.packs, cheered: state.watch.cheeredSincePacks, at: at, requestIDs: ids), &state)
+                    effects = note(Reconciler.comparePacks(before, list.packs, cheered: state.watch.cheeredSincePacks, at: at, requestIDs: ids), &state)
                 }
                 state.watch.lastPacks = list.packs
                 state.watch.lastPacksRequestID = answer.requestID
+                // The Shop tab's totals follow the watch (unless a packs request of its own is out).
+                if !state.inFlight.contains(.packs) {
+                    state.packs.list.succeeded(list, at: at)
+                    state.packs.refresh()
+                }
                 state.watch.cheeredSincePacks = [:]
-                return []
+                return effects
             }
             return finishRound(at: at, &state)
         }
@@ -182,7 +194,7 @@ extension ShopUpdate {
         if state.watch.failures > 0 {
             state.watch.failures = 0
             state.watch.phase = .watching
-            note([WatchEvent(at: at, change: .status("the reads answer again"))], &state)
+            _ = note([WatchEvent(at: at, change: .status("the reads answer again"))], &state)
         }
         var effects: [Effect] = []
         if let last = state.watch.last {
@@ -190,7 +202,7 @@ extension ShopUpdate {
             for pack in state.packs.all where names[pack.identifier] == nil { names[pack.identifier] = pack.name }
             let events = Reconciler.compare(last, observation, bundles: state.watch.bundles, own: state.watch.own, names: names)
             for case let .entry(e) in events.map(\.change) { state.watch.cheeredSincePacks[e.product, default: 0] += e.amount }
-            note(events, &state)
+            effects += note(events, &state)
             // What changed shows on the other tabs too: the history list takes the new entries.
             if observation.total != last.total || events.contains(where: { if case .entry = $0.change { return true } else { return false } }) {
                 effects += invalidateHistory(&state, merge: true)
@@ -215,14 +227,15 @@ extension ShopUpdate {
         let seconds = Int(wait.rounded(.up))
         state.watch.phase = .backingOff(seconds: seconds)
         var effects = cancelRequests(&state) { if case .watch = $0 { return true } else { return false } }
-        note([WatchEvent(at: at, change: .error(ErrorText.line(error) + " — backing off \(seconds) s" + why),
-                         requestIDs: error.requestID.map { [$0] } ?? [])], &state)
+        _ = note([WatchEvent(at: at, change: .error(ErrorText.line(error) + " — backing off \(seconds) s" + why),
+                             requestIDs: error.requestID.map { [$0] } ?? [])], &state)
         effects += scheduleRound(after: wait, &state)
         return effects
     }
 
-    /// Events go to the timeline; findings also to the Checks tab (with the reads on both sides).
-    static func note(_ events: [WatchEvent], _ state: inout AppState) {
+    /// Events go to the timeline; findings also to the Checks tab (with the reads on both sides), and
+    /// are told (the bell, or an OSC 9 notification) to a tester looking at the phone.
+    static func note(_ events: [WatchEvent], _ state: inout AppState) -> [Effect] {
         state.watch.add(events)
         let records: [CheckRecord] = events.compactMap { event in
             guard case let .finding(check, expected, actual) = event.change else { return nil }
@@ -231,6 +244,8 @@ extension ShopUpdate {
                                request: "watch of \(state.context.user)", requestID: event.requestIDs.last, at: event.at, isFinding: true)
         }
         state.checks.add(records)
+        guard let style = state.watch.alert, let first = events.first(where: { if case .finding = $0.change { return true } else { return false } }) else { return [] }
+        return [.alert(style, "reiterate-shop: " + first.text())]
     }
 
     /// A write of this tool: the watch does not count it as the phone's.

@@ -19,6 +19,7 @@ struct Interactive: AsyncParsableCommand {
     @Flag(name: .customLong("read-only"), help: "Refuse spending and buying.") var readOnly = false
     @Flag(name: .customLong("no-mouse"), help: "Leave the mouse to the terminal (its own text selection); also `mouse = false` in the config.")
     var noMouse = false
+    @Flag(help: "Watch the user from the start (w toggles it; also `watch = true` per environment).") var watch = false
 
     func run() async throws {
         MallocArenas.limit(to: 1)
@@ -32,7 +33,7 @@ struct Interactive: AsyncParsableCommand {
         let mouse: Bool
         do {
             let config = try connection.loadConfig()
-            settings = try connection.settings(config: config, readOnlyFlag: readOnly)
+            settings = try connection.settings(config: config, readOnlyFlag: readOnly, watch: watch)
             logger = try connection.makeLogger(label: "reiterate")
             do {
                 keymap = try KeymapLoader.keymap(config)
@@ -48,7 +49,9 @@ struct Interactive: AsyncParsableCommand {
             let context = settings.shopContext
             let cache = CacheStore(directory: connection.resolvedCacheDir, logger: logger)
             status = try await connection.withClient(settings, logger: logger) { client in
-                let store = await AppStore(state: AppState(context: context), service: LiveShopService(client: client), cache: cache)
+                var initial = AppState(context: context)
+                initial.watch = settings.watchState
+                let store = await AppStore(state: initial, service: LiveShopService(client: client), cache: cache)
                 // R and e: reports under $XDG_STATE_HOME/reiterate-shop/reports, HAR files at --har or beside them.
                 let state = EvidenceFiles.stateDirectory(environment: ProcessInfo.processInfo.environment)
                 await MainActor.run {

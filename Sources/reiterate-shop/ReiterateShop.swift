@@ -19,7 +19,7 @@ struct ReiterateShop: AsyncParsableCommand {
             `print` is for scripts and smoke checks.
             """,
         version: ShopClientConfiguration.appVersion,
-        subcommands: [Interactive.self, Print.self, Spend.self, Buy.self, Config.self, Keys.self, ContractCommand.self],
+        subcommands: [Interactive.self, Print.self, Spend.self, Buy.self, WatchCommand.self, Config.self, Keys.self, ContractCommand.self],
         defaultSubcommand: Interactive.self
     )
 }
@@ -72,10 +72,11 @@ struct ConnectionOptions: ParsableArguments {
     }
 
     /// Settings from a config file already read.
-    func settings(config: ConfigFile?, readOnlyFlag: Bool = false) throws -> ResolvedSettings {
+    func settings(config: ConfigFile?, readOnlyFlag: Bool = false, watch: Bool = false, watchInterval: Double? = nil) throws -> ResolvedSettings {
         do {
             return try ResolvedSettings.resolve(
-                flags: .init(env: envName, baseURL: baseURL, user: user, readOnly: readOnlyFlag, timeout: timeout, contract: contract),
+                flags: .init(env: envName, baseURL: baseURL, user: user, readOnly: readOnlyFlag, timeout: timeout, contract: contract,
+                             watch: watch, watchInterval: watchInterval),
                 environment: environment, config: config)
         } catch {
             throw CLIError(message: error.description, exitCode: .config)
@@ -176,6 +177,13 @@ extension ResolvedSettings {
     /// What the view models know of the settings: the one way the TUI, `print`, `spend` and `buy` make it.
     var shopContext: ShopContext {
         ShopContext(environment: environment, baseURL: baseURL, user: user, readOnly: readOnly, tokenVariable: tokenEnv, users: users)
+    }
+
+    /// The watch as the settings make it (off until `w`, `--watch` or `watch = true`).
+    var watchState: WatchState {
+        var state = WatchState(interval: watchInterval, bundles: bundles, alert: notify == .none ? nil : AlertStyle(rawValue: notify.rawValue))
+        state.onAtStart = watch
+        return state
     }
 }
 
