@@ -202,8 +202,10 @@ public enum Reconciler {
                     && (other.comments ?? []).map(\.body) == (entry.comments ?? []).map(\.body) && abs(other.date.timeIntervalSince(entry.date)) <= doubleTapWindow
             }
             if twin != nil {
-                events.append(WatchEvent(at: after.at, change: .note("possible double submission: two entries of \(g(entry.amount)) cheer on \(names[entry.product] ?? entry.product) within \(Int(doubleTapWindow)) s"),
-                                         requestIDs: ids))
+                // Beside the entries, before any finding (a note, not a failure).
+                let note = WatchEvent(at: after.at, change: .note("possible double submission: two entries of \(g(entry.amount)) cheer on \(names[entry.product] ?? entry.product) within \(Int(doubleTapWindow)) s"),
+                                      requestIDs: ids)
+                events.insert(note, at: events.firstIndex { if case .finding = $0.change { return true } else { return false } } ?? events.count)
                 break
             }
         }

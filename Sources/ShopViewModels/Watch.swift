@@ -39,8 +39,11 @@ public struct WatchState: Equatable, Sendable {
     var failures = 0
     var lastPacks: [AudioPack]?
     var lastPacksRequestID: String?
-    /// Amounts this user cheered per pack since the packs were last read.
+    /// Amounts of the entries surely made between the last packs read and the next, per pack: a
+    /// lower bound of how much each total must grow. Reads are not one snapshot: an entry first seen in
+    /// the round right after a packs read may have been made before it, so that round's do not count.
     var cheeredSincePacks: [String: Int] = [:]
+    var skipCheersOfNextRound = true
     /// Writes this tool made since the last round.
     var own: [OwnWrite] = []
 
@@ -68,6 +71,9 @@ public struct WatchState: Equatable, Sendable {
     }
 
     public var isOn: Bool { phase != .off }
+
+    /// The packs are read after this round's other reads.
+    var packsDue: Bool { lastPacks == nil || rounds % max(1, packsEvery) == 0 }
 
     /// `● watching 2 s`, `● backing off 8 s`, or nil when off.
     public var badge: String? {
@@ -101,6 +107,9 @@ extension ShopUpdate {
         state.watch.last = nil
         state.watch.round = .init()
         state.watch.own = []
+        state.watch.lastPacks = nil
+        state.watch.cheeredSincePacks = [:]
+        state.watch.skipCheersOfNextRound = true
         state.watch.add([WatchEvent(at: state.clock ?? .distantPast,
                                     change: .status("watching \(state.context.user) every \(WatchState.seconds(state.watch.interval))"))])
         state.notice = Notice(.info, "Watching \(state.context.user): changes show on the Live tab (w stops)")
@@ -122,19 +131,18 @@ extension ShopUpdate {
         state.watch.round = .init()
         state.watch.own = []
         state.watch.cheeredSincePacks = [:]
+        state.watch.skipCheersOfNextRound = true
         state.watch.add([WatchEvent(at: state.clock ?? .distantPast, change: .status("now watching \(state.context.user)"))])
         return beginRound(&state)
     }
 
-    /// Reads the balance and the newest entries (and every few rounds the packs): one of each at most.
+    /// Reads the balance and the newest entries: one of each at most. Every few rounds the packs are
+    /// read after them (so the entries of the round are surely older than the totals read).
     static func beginRound(_ state: inout AppState) -> [Effect] {
         var effects = cancelRequests(&state) { $0 == .watchWake }
         state.watch.round = .init()
         for read in [WatchRead.balance, .history(perPage: WatchState.perPage)] where !state.inFlight.contains(.watch(read)) {
             effects.append(.watchRead(state.ask(.watch(read)), read, user: state.context.user))
-        }
-        if state.watch.lastPacks == nil || state.watch.rounds % max(1, state.watch.packsEvery) == 0, !state.inFlight.contains(.watch(.packs)) {
-            effects.append(.watchRead(state.ask(.watch(.packs)), .packs, user: state.context.user))
         }
         return effects
     }
@@ -154,7 +162,8 @@ extension ShopUpdate {
         guard state.watch.isOn else { return [] }
         switch result {
         case let .failure(error):
-            if read == .packs { return [] }  // the packs are news, not the watch's pulse: the next round asks again
+            // The packs are news, not the watch's pulse: the round ends, the next read asks again.
+            if read == .packs { return scheduleRound(after: state.watch.interval, &state) }
             return watchFailed(error, at: at, &state)
         case let .success(answer):
             switch answer.value {
@@ -178,7 +187,8 @@ extension ShopUpdate {
                     state.packs.refresh()
                 }
                 state.watch.cheeredSincePacks = [:]
-                return effects
+                state.watch.skipCheersOfNextRound = true
+                return effects + scheduleRound(after: state.watch.interval, &state)
             }
             return finishRound(at: at, &state)
         }
@@ -201,15 +211,22 @@ extension ShopUpdate {
             var names: [String: String] = [:]
             for pack in state.packs.all where names[pack.identifier] == nil { names[pack.identifier] = pack.name }
             let events = Reconciler.compare(last, observation, bundles: state.watch.bundles, own: state.watch.own, names: names)
-            for case let .entry(e) in events.map(\.change) { state.watch.cheeredSincePacks[e.product, default: 0] += e.amount }
+            if !state.watch.skipCheersOfNextRound {
+                for case let .entry(e) in events.map(\.change) { state.watch.cheeredSincePacks[e.product, default: 0] += e.amount }
+            }
             effects += note(events, &state)
             // What changed shows on the other tabs too: the history list takes the new entries.
             if observation.total != last.total || events.contains(where: { if case .entry = $0.change { return true } else { return false } }) {
                 effects += invalidateHistory(&state, merge: true)
             }
         }
+        state.watch.skipCheersOfNextRound = false
         state.watch.own = []
         state.watch.last = observation
+        // The packs, when due, after this round's reads; the next round waits for them.
+        if state.watch.packsDue, !state.inFlight.contains(.watch(.packs)) {
+            return effects + [.watchRead(state.ask(.watch(.packs)), .packs, user: state.context.user)]
+        }
         return effects + scheduleRound(after: state.watch.interval, &state)
     }
 

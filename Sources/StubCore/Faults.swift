@@ -38,6 +38,19 @@ public enum FaultKind: String, CaseIterable, Sendable {
     case wrongDebit = "wrong_debit"
     /// A spend records only the first half of its comment.
     case cutComment = "cut_comment"
+    // Faults that break the shop's own rules (what `reiterate-shop watch` reconciles):
+    /// A spend is recorded twice in the history but debited once.
+    case doubleEntry = "double_entry"
+    /// A spend debits the balance but records no history entry.
+    case noEntry = "no_entry"
+    /// A spend records its entry but debits nothing.
+    case noDebit = "no_debit"
+    /// A spend leaves its pack's `cheer_total` where it was.
+    case stuckTotal = "stuck_total"
+    /// A balance read first credits the user 37 cheer that no purchase bought.
+    case strayCredit = "stray_credit"
+    /// A history read first drops the user's newest entry made by a spend.
+    case vanishEntry = "vanish_entry"
 
     /// Faults that decide the whole answer before the shop sees the request.
     public var isTerminal: Bool { [.status, .html, .rateLimit, .reset, .hang].contains(self) }
@@ -174,7 +187,8 @@ public struct FaultSpec: Sendable, Equatable, Encodable {
         case .contentType: try c.encode(contentType, forKey: "content_type")
         case .malformedEntry, .duplicateEntry, .outOfOrder: try c.encodeIfPresent(index, forKey: "index")
         case .hang: try c.encode(seconds, forKey: "seconds")
-        case .hostile, .reset, .noRequestID, .badPaging, .wrongDebit, .cutComment: break
+        case .hostile, .reset, .noRequestID, .badPaging, .wrongDebit, .cutComment, .doubleEntry, .noEntry, .noDebit, .stuckTotal, .strayCredit,
+             .vanishEntry: break
         }
     }
 }

@@ -157,7 +157,12 @@ public actor ShopStore {
     // MARK: Writes
 
     /// Debits `amount`, adds it to the pack's cheer total and puts a history entry on top.
-    public func spend(user: String, amount: Int, product: String, comment: String?, now: Double) throws -> Int {
+    /// Ways a faulty spend breaks the shop's rules (the stand-in's faults; none by default).
+    public enum SpendQuirk: Sendable, Hashable {
+        case recordTwice, noEntry, noDebit, stuckTotal
+    }
+
+    public func spend(user: String, amount: Int, product: String, comment: String?, now: Double, quirks: Set<SpendQuirk> = []) throws -> Int {
         guard var state = users[user] else { throw ShopError.unknownUser(user) }
         guard amount >= 1 else { throw ShopError.badRequest("amount must be a whole number of 1 or more", code: "invalid_amount") }
         guard let packIndex = packs.firstIndex(where: { $0.identifier == product }) else {
@@ -169,19 +174,37 @@ public actor ShopStore {
                 message: "balance \(state.balance) is less than \(amount); nothing was spent"
             )
         }
-        state.balance -= amount
-        spendCounter += 1
+        if !quirks.contains(.noDebit) { state.balance -= amount }
         let comments = comment.flatMap { $0.isEmpty ? nil : [CheerComment(signature: user, body: $0)] } ?? []
-        state.added.insert(
-            CheerHistoryEntry(
-                id: "h-\(user)-s\(spendCounter)", creator: packs[packIndex].creator, amount: amount,
-                product: product, date: Int64(now), dateMillis: nil, comments: comments
-            ),
-            at: 0
-        )
+        for _ in 0..<(quirks.contains(.noEntry) ? 0 : quirks.contains(.recordTwice) ? 2 : 1) {
+            spendCounter += 1
+            state.added.insert(
+                CheerHistoryEntry(
+                    id: "h-\(user)-s\(spendCounter)", creator: packs[packIndex].creator, amount: amount,
+                    product: product, date: Int64(now), dateMillis: nil, comments: comments
+                ),
+                at: 0
+            )
+        }
         users[user] = state
-        packs[packIndex].cheerTotal += amount
+        if !quirks.contains(.stuckTotal) { packs[packIndex].cheerTotal += amount }
         return state.balance
+    }
+
+    /// Credits `amount` with no purchase (the `stray_credit` fault).
+    public func credit(user: String, amount: Int) throws {
+        guard var state = users[user] else { throw ShopError.unknownUser(user) }
+        state.balance += amount
+        users[user] = state
+    }
+
+    /// Drops the user's newest entry made by a spend (the `vanish_entry` fault); false when there is none.
+    public func dropNewestEntry(user: String) throws -> Bool {
+        guard var state = users[user] else { throw ShopError.unknownUser(user) }
+        guard !state.added.isEmpty else { return false }
+        state.added.removeFirst()
+        users[user] = state
+        return true
     }
 
     /// Credits the bundle's amount once per App Store transaction.

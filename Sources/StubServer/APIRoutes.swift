@@ -32,12 +32,20 @@ extension StubService {
             }
             return try PacksBody(packs: packs).response(from: request, context: context)
         case .getBalance:
-            let balance = try await store.balance(user: try Self.requiredUser(query))
+            let user = try Self.requiredUser(query)
+            if let fault = context.contentFault(.strayCredit) {
+                try await store.credit(user: user, amount: 37)
+                context.notes.applied(fault)
+            }
+            let balance = try await store.balance(user: user)
             return try BalanceBody(balance: balance).response(from: request, context: context)
         case .getCheerHistory:
             let user = try Self.requiredUser(query)
             let pageNumber = try Self.intParameter(query, "page") ?? 1
             let perPage = try Self.intParameter(query, "per_page") ?? Paging.defaultPerPage
+            if let fault = context.contentFault(.vanishEntry), try await store.dropNewestEntry(user: user) {
+                context.notes.applied(fault)
+            }
             var page = try await store.history(user: user, page: pageNumber, perPage: perPage)
             if let hostile = context.contentFault(.hostile), !page.entries.isEmpty {
                 page = HostileText.apply(to: page)
@@ -78,7 +86,14 @@ extension StubService {
                 comment = String(whole.prefix(max(1, whole.count / 2)))
                 context.notes.applied(fault)
             }
-            let balance = try await store.spend(user: Self.actingUser(query), amount: amount, product: body.product, comment: comment, now: now)
+            var quirks: Set<ShopStore.SpendQuirk> = []
+            for (kind, quirk) in [(FaultKind.doubleEntry, ShopStore.SpendQuirk.recordTwice), (.noEntry, .noEntry), (.noDebit, .noDebit), (.stuckTotal, .stuckTotal)] {
+                if let fault = context.contentFault(kind) {
+                    quirks.insert(quirk)
+                    context.notes.applied(fault)
+                }
+            }
+            let balance = try await store.spend(user: Self.actingUser(query), amount: amount, product: body.product, comment: comment, now: now, quirks: quirks)
             return try BalanceBody(balance: balance).response(from: request, context: context)
         case .refreshToken:
             let body = try await request.decode(as: RefreshBody.self, context: context)

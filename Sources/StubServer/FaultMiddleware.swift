@@ -57,7 +57,7 @@ struct FaultMiddleware: RouterMiddleware {
         }
 
         var inner = context
-        inner.contentFaults = hits.filter { [.hostile, .malformedEntry, .badPaging, .duplicateEntry, .outOfOrder, .wrongDebit, .cutComment].contains($0.spec.kind) }
+        inner.contentFaults = hits.filter { !$0.spec.kind.isTerminal && ![.latency, .truncate, .contentType, .noRequestID, .stall].contains($0.spec.kind) }
         var response: Response
         do {
             response = try await next(request, inner)

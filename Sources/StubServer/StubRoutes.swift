@@ -27,8 +27,9 @@ enum Operation: String, CaseIterable, Sendable {
     /// Faults that rewrite this operation's data (others only make sense where there is such data).
     var contentFaults: Set<FaultKind> {
         switch self {
-        case .getCheerHistory: return [.hostile, .malformedEntry, .badPaging, .duplicateEntry, .outOfOrder]
-        case .spendCheer: return [.wrongDebit, .cutComment]
+        case .getCheerHistory: return [.hostile, .malformedEntry, .badPaging, .duplicateEntry, .outOfOrder, .vanishEntry]
+        case .spendCheer: return [.wrongDebit, .cutComment, .doubleEntry, .noEntry, .noDebit, .stuckTotal]
+        case .getBalance: return [.strayCredit]
         case .listAudioPacks: return [.hostile]
         default: return []
         }

@@ -144,6 +144,8 @@ final class Watcher {
             write(event)
             guard !done else { return }
         }
+        // The whole round is printed first: every finding of it, with the reads on both sides.
+        if strict, outcome.findings > 0 { finish("a finding, with --strict") }
     }
 
     private func write(_ event: WatchEvent) {
@@ -162,7 +164,6 @@ final class Watcher {
             outcome.findings += 1
             let ids = event.requestIDs.isEmpty ? "" : " (request id\(event.requestIDs.count == 1 ? "" : "s") \(event.requestIDs.map(Sanitizer.line).joined(separator: ", ")))"
             Terminal.err("warning: [\(check.rawValue)] expected \(Sanitizer.line(expected)), got \(Sanitizer.line(actual))\(ids)\n")
-            if strict { return finish("a finding, with --strict") }
         }
         if let count, outcome.events >= count { finish(nil) }
     }

@@ -96,9 +96,12 @@ import TerminalText
                 case .watch(.history):
                     let page = CheerHistoryPage(items: entries.map { .entry($0) }, page: 1, perPage: 20, totalPages: 12, totalCount: total)
                     l.send(.watchLoaded(token, .success(WatchAnswer(.history(page), requestID: "rq-h\(id)")), at: at))
-                case .watch(.packs): l.send(.watchLoaded(token, .success(WatchAnswer(.packs(AudioPackList(packs: fixturePacks)))), at: at))
                 default: break
                 }
+            }
+            // The packs, when due, come after the round's other reads.
+            if let token = l.app.inFlight.token(for: .watch(.packs)) {
+                l.send(.watchLoaded(token, .success(WatchAnswer(.packs(AudioPackList(packs: fixturePacks)))), at: at))
             }
         }
         func wake(_ at: Date) { if let t = l.app.inFlight.token(for: .watchWake) { l.send(.woke(t, at: at)) } }

@@ -24,12 +24,27 @@ import Testing
     static let older = (0..<20).map { entry($0) }
 
     /// Answers the watch's reads out now: the balance, the newest entries, and the packs if asked.
+    var rainTotal = 50
+
     func answer(_ d: inout Driver, balance: Int, entries: [CheerHistoryEntry] = older, total: Int = 230, at: Date = t0, id: String = "") {
-        for (token, purpose) in d.state.inFlight.purposes.sorted(by: { $0.key < $1.key }) {
+        // The packs, when due, are asked once the balance and the entries are in: answered on a second pass.
+        for (token, purpose) in d.state.inFlight.purposes.sorted(by: { $0.key < $1.key }) + [] {
+            answerOne(&d, token, purpose, balance: balance, entries: entries, total: total, at: at, id: id)
+        }
+        if let token = d.state.inFlight.token(for: .watch(.packs)) {
+            answerOne(&d, token, .watch(.packs), balance: balance, entries: entries, total: total, at: at, id: id)
+        }
+    }
+
+    func answerOne(_ d: inout Driver, _ token: Token, _ purpose: Purpose, balance: Int, entries: [CheerHistoryEntry], total: Int, at: Date, id: String) {
+        do {
             switch purpose {
             case .watch(.balance): d.apply(.watchLoaded(token, .success(WatchAnswer(.balance(CheerBalance(balance: balance)), requestID: "rq-b\(id)")), at: at))
             case .watch(.history): d.apply(.watchLoaded(token, .success(WatchAnswer(.history(Self.page(entries, total: total)), requestID: "rq-h\(id)")), at: at))
-            case .watch(.packs): d.apply(.watchLoaded(token, .success(WatchAnswer(.packs(samplePacks), requestID: "rq-p\(id)")), at: at))
+            case .watch(.packs):
+                var list = samplePacks
+                list.packs[0].cheerTotal = rainTotal
+                d.apply(.watchLoaded(token, .success(WatchAnswer(.packs(list), requestID: "rq-p\(id)")), at: at))
             default: break
             }
         }
@@ -44,7 +59,7 @@ import Testing
         var d = ready()
         let started = d.apply(.action(.watch))
         let reads = started.compactMap { if case let .watchRead(_, read, user) = $0 { return "\(read) \(user)" } else { return nil } }
-        #expect(reads == ["balance qa-alice", "history(perPage: 20) qa-alice", "packs qa-alice"])
+        #expect(reads == ["balance qa-alice", "history(perPage: 20) qa-alice"])
         #expect(d.state.watch.badge == "● watching 2 s" && d.state.watch.timeline.first?.text() == "watching qa-alice every 2 s")
         answer(&d, balance: 1250, id: "1")
         // The round is in: the next waits for the interval, and nothing animates meanwhile.
@@ -101,6 +116,38 @@ import Testing
         let out = d.run([.action(.switchUser)] + "qa-bob".map { .text($0) } + [.action(.runPrompt)])
         #expect(out.contains { if case .watchRead(_, .balance, "qa-bob") = $0 { return true } else { return false } })
         #expect(d.state.watch.timeline.first?.text() == "now watching qa-bob" && d.state.watch.isOn)
+    }
+
+    /// Reads are not one snapshot: an entry first seen in the round right after a packs read may be
+    /// older than it, so it is not held against the next totals (no false finding); one surely made
+    /// between two packs reads is.
+    @Test mutating func packTotalsAreHeldOnlyToCheersSurelyBetweenTwoReads() {
+        var d = ready()
+        d.apply(.action(.watch))
+        // Round 1's entries were read before a cheer of 7 that its packs read (after them) already counts.
+        rainTotal = 57
+        answer(&d, balance: 1250)
+        var entries = Self.older
+        var balance = 1250
+        func cheer(_ id: String, _ amount: Int) {
+            entries.insert(CheerHistoryEntry(id: id, creator: "F", amount: amount, product: Self.rain, date: t0, comments: nil), at: 0)
+            entries.removeLast()
+            balance -= amount
+        }
+        // Round 2 first sees that cheer; by round 5's packs read the total has not moved again: no finding.
+        for round in 2...5 {
+            if round == 2 { cheer("a", 7) }
+            _ = wake(&d)
+            answer(&d, balance: balance, entries: entries, total: 230 + (entries.count > 0 ? 1 : 0), id: "\(round)")
+        }
+        #expect(d.state.watch.findingCount == 0)
+        // Round 7 sees a cheer of 5 (after round 6 followed the packs read), and the total does not move by round 10.
+        for round in 6...10 {
+            if round == 7 { cheer("b", 5) }
+            _ = wake(&d)
+            answer(&d, balance: balance, entries: entries, total: 231 + (round >= 7 ? 1 : 0), id: "\(round)")
+        }
+        #expect(d.state.checks.records.first?.name == "pack-total" && d.state.watch.findingCount == 1)
     }
 
     @Test func aWriteOfThisToolIsMarkedAsItsOwn() {
