@@ -862,3 +862,43 @@ def test_u_switches_users_each_with_their_own_balance_and_place(start_stub, tui,
     t.keys("u", *"qa-alice", "Enter")
     screen = t.wait_for("entry 4 of 230")
     assert "qa-alice" in screen.splitlines()[0] and "Balance 1,250 cheer" in screen.splitlines()[0], screen
+
+
+def test_the_live_tab_reconciles_what_another_process_does(start_stub, tui, tmp_path):
+    """Issue 19: the TUI watches qa-alice while another process (the phone) spends 7 cheer with a
+    comment and buys a bundle through the stand-in's API; within two intervals the Live tab shows
+    both, reconciled. Then a debit with no entry is flagged, beside the reads on both sides."""
+    s = start_stub("--quiet")
+    config = tmp_path / "config" / "reiterate-shop"
+    config.mkdir(parents=True)
+    (config / "config.toml").write_text(f'[environments.qa]\nbase_url = "{s.url}"\nwatch_interval = 1\nnotify = "none"\n')
+    t = tui(s.url, width=140, height=32, env={"XDG_CONFIG_HOME": str(tmp_path / "config")}, args=["--env", "qa", "--watch"])
+    t.wait_for("● watching 1 s")
+    t.keys("5")
+    t.wait_for("watching qa-alice every 1 s")
+    time.sleep(1.5)  # a baseline round
+    r = s.post("/api/v1/spend_cheer?user_id=qa-alice", json={"user_id": "qa-alice", "product": "com.reiterate.pack.rain", "amount": 7,
+                                                               "comment": "great pack"}, timeout=5)
+    assert r.status_code == 200, r.text
+    r = s.post("/api/v2/purchase_cheer?user_id=qa-alice", json={"user_id": "qa-alice", "identifier": "com.reiterate.cheer.200",
+                                                                  "transaction_id": 424242}, timeout=5)
+    assert r.status_code == 200, r.text
+    # Within two intervals (one balance event, or two when a round fell between the two writes).
+    screen = t.wait_for("a purchase of 200 cheer (bundle 200)", timeout=2.5)
+    rows = screen.splitlines()
+    entry = next(line for line in rows if "new entry: 7 cheer on Rain on a Tin Roof “great pack”" in line)
+    balances = [line for line in rows if re.search(r"balance 1,2[45]\d → 1,[24]4\d", line)]
+    assert "✔" in entry and balances and all("✔" in line for line in balances), screen
+    assert "Balance 1,443 cheer" in rows[0], screen  # the header follows the watch
+    # A debit with no entry: flagged, in the Live tab and the Checks tab, with the status bar's count.
+    s.http.post(s.url + "/_stub/faults", json={"kind": "no_entry", "path": "/api/v1/spend_cheer", "count": 1}, timeout=5)
+    s.post("/api/v1/spend_cheer?user_id=qa-alice", json={"user_id": "qa-alice", "product": "com.reiterate.pack.rain", "amount": 3}, timeout=5)
+    screen = t.wait_for("[debit-without-entry]", timeout=4.0)
+    assert "✗" in next(line for line in screen.splitlines() if "[debit-without-entry]" in line) and "⚠ 1" in screen, screen
+    t.keys("4")
+    screen = t.wait_for("debit-without-entry")
+    assert "watch of qa-alice" in screen, screen
+    # w stops the watch: the badge goes.
+    t.keys("w")
+    screen = t.wait_for("Stopped watching.")
+    assert "● watching" not in screen.splitlines()[0], screen
