@@ -9,7 +9,7 @@ STUB := .build/debug/reiterate-stub
 SHOP := .build/debug/reiterate-shop
 export API_SPEC ?= $(abspath ../shared/api/reiterate-api.yaml)
 
-.PHONY: all deps build test test-swift test-contract test-fuzz-corpus venv run run-tls certs stub bench release screenshots fuzz contract clean
+.PHONY: demo-live all deps build test test-swift test-contract test-fuzz-corpus venv run run-tls certs stub bench release screenshots fuzz contract clean
 
 all: build
 
@@ -110,6 +110,18 @@ run: build
 	url=$$(awk '/listening on/ {print $$4}' "$$out"); \
 	test -n "$$url" || { echo "error: reiterate-stub did not start" >&2; exit 1; }; \
 	REITERATE_TOKEN=$${REITERATE_TOKEN:-dev-token} $(SHOP) --base-url "$$url" --user qa-alice --cache-dir "$(CURDIR)/.build/demo-cache"
+
+## The TUI watching qa-alice (the 5 Live tab) while scripts/phone.py plays the phone: spends and
+## purchases through the stand-in's API every few seconds, and now and then a fault that breaks a rule.
+demo-live: build
+	@out=$$(mktemp); \
+	$(STUB) --port 0 --quiet > "$$out" & stub=$$!; \
+	trap 'kill $$stub $$phone 2>/dev/null; wait $$stub 2>/dev/null; rm -f "$$out"' EXIT INT TERM HUP; \
+	for i in $$(seq 200); do grep -q "listening on" "$$out" && break; sleep 0.05; done; \
+	url=$$(awk '/listening on/ {print $$4}' "$$out"); \
+	test -n "$$url" || { echo "error: reiterate-stub did not start" >&2; exit 1; }; \
+	python3 scripts/phone.py "$$url" & phone=$$!; \
+	REITERATE_TOKEN=$${REITERATE_TOKEN:-dev-token} $(SHOP) --base-url "$$url" --user qa-alice --watch --cache-dir "$(CURDIR)/.build/demo-cache"
 
 ## A throwaway CA and server certificates (openssl) in .build/certs: ca.pem, right/wrong/expired .pem/.key.
 certs: deps

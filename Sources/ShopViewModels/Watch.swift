@@ -201,6 +201,8 @@ extension ShopUpdate {
                                       total: history.page.totalCount, historyRequestID: history.requestID)
         state.watch.round = .init()
         state.watch.rounds += 1
+        // A start or a switch before any time was known takes the time of its first round.
+        for i in state.watch.timeline.indices where state.watch.timeline[i].at == .distantPast { state.watch.timeline[i].at = at }
         if state.watch.failures > 0 {
             state.watch.failures = 0
             state.watch.phase = .watching

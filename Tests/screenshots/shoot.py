@@ -6,6 +6,7 @@ Usage: python3 Tests/screenshots/shoot.py OUT_DIR   (SHOP_BIN / STUB_BIN overrid
 """
 import ctypes
 import locale
+import json
 import os
 import re
 import select
@@ -160,11 +161,11 @@ def render(ansi, out_path, title):
 
 
 class Scene:
-    def __init__(self, url, cache_dir, name, user="qa-alice", command=None, extra=""):
+    def __init__(self, url, cache_dir, name, user="qa-alice", command=None, extra="", args=""):
         self.name = name
         state = shlex.quote(str(cache_dir.parent / "state"))
         env = f"REITERATE_TOKEN=dev-token TZ=UTC TERM=xterm-256color LANG=C.UTF-8 XDG_STATE_HOME={state} {extra}"
-        cmd = command or f"env {env} {shlex.quote(SHOP)} --base-url {url} --user {user} --cache-dir {shlex.quote(str(cache_dir))}"
+        cmd = command or f"env {env} {shlex.quote(SHOP)} --base-url {url} --user {user} --cache-dir {shlex.quote(str(cache_dir))} {args}"
         tmux("new-session", "-d", "-s", name, "-x", str(WIDTH), "-y", str(HEIGHT), cmd)
         tmux("resize-window", "-t", name, "-x", str(WIDTH), "-y", str(HEIGHT))
 
@@ -196,6 +197,15 @@ class Scene:
 
     def close(self):
         tmux("kill-session", "-t", self.name, check=False)
+
+
+def post(url, path, body):
+    """A POST to the stand-in's API as the phone makes it (or to its fault control)."""
+    import urllib.request
+    request = urllib.request.Request(url + path, data=json.dumps(body).encode(), method="POST",
+                                     headers={"Authorization": "Bearer dev-token", "Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=5) as r:
+        return r.read()
 
 
 def start_stub(*args):
@@ -288,6 +298,26 @@ def main():
             v.close()
         finally:
             broken.terminate()
+        # The Live tab: the phone cheers and buys (reconciled), then the stand-in debits with no entry (flagged).
+        phone, phone_url = start_stub()
+        try:
+            lv = Scene(phone_url, work / "cache-live", "live", args="--watch")
+            lv.wait("● watching 2 s")
+            lv.wait("46 of 46 packs")
+            lv.keys("5", settle=2.5)
+            post(phone_url, "/api/v1/spend_cheer?user_id=qa-alice", {"user_id": "qa-alice", "product": "com.reiterate.pack.rain", "amount": 7, "comment": "great pack"})
+            post(phone_url, "/api/v2/purchase_cheer?user_id=qa-alice", {"user_id": "qa-alice", "identifier": "com.reiterate.cheer.200", "transaction_id": 424242})
+            lv.wait("a purchase of 200 cheer")
+            time.sleep(2.5)
+            post(phone_url, "/_stub/faults", {"kind": "no_entry", "path": "/api/v1/spend_cheer", "count": 1})
+            post(phone_url, "/api/v1/spend_cheer?user_id=qa-alice", {"user_id": "qa-alice", "product": "com.reiterate.pack.rain", "amount": 3})
+            lv.wait("[debit-without-entry]")
+            lv.keys("j", settle=0.5)
+            lv.shoot(out, "live.png", "reiterate-shop — Live (w): the app's changes reconciled, a debit with no entry flagged")
+            lv.keys("q")
+            lv.close()
+        finally:
+            phone.terminate()
         # The whole history of a 1,000,000-entry whale: the go-to prompt, then a find in progress.
         whale, whale_url = start_stub("--whale-history", "1000000")
         try:
