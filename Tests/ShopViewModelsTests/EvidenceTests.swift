@@ -62,14 +62,7 @@ import Testing
 }
 
 @Suite struct BugReportTests {
-    func ready() -> Driver {
-        var d = Driver()
-        d.send(.start)
-        d.apply(.packsLoaded(d.packsToken, .success(samplePacks), at: t0))
-        d.apply(.balanceLoaded(d.balanceToken, .success(CheerBalance(balance: 1250)), at: t0))
-        d.loadPage(1)
-        return d
-    }
+    func ready() -> Driver { Driver.loaded() }
 
     /// A spend answered with a gateway's 500, recorded as the REST core records it.
     func failedSpend(_ d: inout Driver) {

@@ -150,6 +150,16 @@ struct Driver {
     var cacheToken: Token { state.inFlight.token(for: .cacheRead) ?? Token(-1) }
     var actionToken: Token { state.inFlight.token(for: .write) ?? Token(-1) }
 
+    /// Started, with the packs, a balance of 1,250 and the first history page (of 230 entries) in.
+    static func loaded() -> Driver {
+        var d = Driver()
+        d.send(.start)
+        d.apply(.packsLoaded(d.packsToken, .success(samplePacks), at: t0))
+        d.apply(.balanceLoaded(d.balanceToken, .success(CheerBalance(balance: 1250)), at: t0))
+        d.loadPage(1)
+        return d
+    }
+
     mutating func loadPage(_ page: Int, total: Int = 230) {
         guard let token = requestID(forPage: page) else { return }
         answeredHistory.insert(token)

@@ -8,14 +8,7 @@ import Testing
 @Suite struct WatchTests {
     static let rain = "com.reiterate.pack.rain"
 
-    func ready() -> Driver {
-        var d = Driver()
-        d.send(.start)
-        d.apply(.packsLoaded(d.packsToken, .success(samplePacks), at: t0))
-        d.apply(.balanceLoaded(d.balanceToken, .success(CheerBalance(balance: 1250)), at: t0))
-        d.loadPage(1)
-        return d
-    }
+    func ready() -> Driver { Driver.loaded() }
 
     static func page(_ entries: [CheerHistoryEntry], total: Int) -> CheerHistoryPage {
         CheerHistoryPage(items: entries.map { .entry($0) }, page: 1, perPage: 20, totalPages: (total + 19) / 20, totalCount: total)

@@ -10,6 +10,8 @@ Rows (one table on stdout, the same rows as JSON in .build/bench.json):
   history G, [ ×3, g, a date, a 5 s find over the 1M history: RSS and requests   goal RSS ≤ first page + 10 MiB
   cpu     CPU while a request waits (cpu_while_waiting.py), peer curl            goal < 5% of a core
   idle    wake-ups of the idle TUI over 10 s, beside a 5-line Swift program's    goal ≤ the floor + 3
+  watch   CPU watching at 2 s with nothing changing (beside the TUI not watching)  goal ≤ 1% of a core;
+          requests a minute; RSS after WATCH_RSS_SECONDS (600) with a write a second  goal ≤ start + 5 MiB
 
 Idle: no timer of the app's may run while nothing moves. The floor (Tests/bench/floor/idle_task.swift,
 measured in the same seconds) is what the platform itself does: libdispatch on Linux checks its worker
@@ -695,13 +697,93 @@ def bench_idle(ctx):
 
 # ---------------------------------------------------------------------------------------------------
 
+# ---------------------------------------------------------------------------------------------------
+# 8. watching (issue 19): CPU and requests while nothing changes, RSS over a long watch with writes
+
+WATCH_CPU_SECONDS = float(os.environ.get("WATCH_CPU_SECONDS", "30"))
+WATCH_RSS_SECONDS = float(os.environ.get("WATCH_RSS_SECONDS", "600"))
+
+
+def stub_post(url, path, body):
+    import urllib.request
+    request = urllib.request.Request(url + path, data=json.dumps(body).encode(), method="POST",
+                                     headers={"Authorization": "Bearer dev-token", "Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(request, timeout=5) as r:
+            return r.status
+    except Exception:
+        return None
+
+
+def bench_watch(ctx):
+    tm = ctx.tmux
+    rows = []
+    with Stub() as stub:
+        # Two TUIs on the Shop tab, settled, in the same seconds: one watching at 2 s, one not (the floor).
+        logs = SCRATCH / "watch.log"
+        for name, extra in (("watching", ["--watch", "--log-file", logs]), ("not-watching", [])):
+            tm.new_session(name, 200, 60, app_command("--base-url", stub.url, "--user", "qa-alice", "--cache-dir", SCRATCH / f"cache-{name}", *extra),
+                           env=APP_ENV)
+        pids = {name: tm.pane_pid(name) for name in ("watching", "not-watching")}
+        for name in pids:
+            app_loaded(ctx, name)
+        time.sleep(IDLE_SETTLE)
+        log(f"watch: {WATCH_CPU_SECONDS:g} s watching at 2 s with nothing changing, beside the same TUI not watching")
+        lines0 = logs.read_text().count("\n") if logs.exists() else 0
+        ticks0 = {n: cpu_ticks(p) for n, p in pids.items()}
+        rss0 = kib(proc_status(pids["watching"])["VmRSS"]) / 1024
+        time.sleep(WATCH_CPU_SECONDS)
+        ticks = {n: cpu_ticks(p) - ticks0[n] for n, p in pids.items()}
+        lines = (logs.read_text().count("\n") if logs.exists() else 0) - lines0
+        hz = os.sysconf("SC_CLK_TCK")
+        share = {n: t / hz / WATCH_CPU_SECONDS * 100 for n, t in ticks.items()}
+        per_minute = lines / WATCH_CPU_SECONDS * 60
+        tm.kill_session("not-watching")
+        rows.append(row("watch-cpu", "CPU while watching at 2 s, nothing changing", f"{share['watching']:.2f}% of a core",
+                        floor=f"not watching {share['not-watching']:.2f}%", ratio=f"+{share['watching'] - share['not-watching']:.2f} points",
+                        goal="≤ 1% of a core", result=verdict(share["watching"] <= 1.0),
+                        method=(f"two TUIs 200×60 on the Shop tab against one stand-in, settled {IDLE_SETTLE:g} s: one with --watch "
+                                f"(interval 2 s), one without; utime+stime from /proc/PID/stat over the same {WATCH_CPU_SECONDS:g} s"),
+                        value=share["watching"], unit="% of a core", floor_value=share["not-watching"], seconds=WATCH_CPU_SECONDS))
+        rows.append(row("watch-requests", "requests per minute while watching at 2 s", f"{per_minute:.0f} a minute",
+                        floor="2 reads a round, the packs every 5th: 66 a minute at most", ratio="—", goal="—", result="INFO",
+                        method=f"lines of --log-file (one per exchange) over the same {WATCH_CPU_SECONDS:g} s",
+                        value=per_minute, unit="requests/min"))
+        # RSS over a long watch with a write every second from another process (the phone).
+        log(f"watch: {WATCH_RSS_SECONDS:g} s watching with a write every second")
+        rng = random.Random(19)
+        start = time.monotonic()
+        writes = 0
+        while time.monotonic() - start < WATCH_RSS_SECONDS:
+            if rng.random() < 0.7:
+                stub_post(stub.url, "/api/v1/spend_cheer?user_id=qa-alice", {"user_id": "qa-alice", "product": "com.reiterate.pack.rain",
+                                                                             "amount": rng.randrange(1, 10), "comment": rng.choice(["nice", "again"])})
+            else:
+                stub_post(stub.url, "/api/v2/purchase_cheer?user_id=qa-alice", {"user_id": "qa-alice", "identifier": "com.reiterate.cheer.50",
+                                                                                "transaction_id": rng.randrange(1, 2**63)})
+            writes += 1
+            time.sleep(1)
+        end = proc_status(pids["watching"])
+        screen = tm.capture("watching")
+        tm.kill_session("watching")
+    rss, hwm = kib(end["VmRSS"]) / 1024, kib(end["VmHWM"]) / 1024
+    flagged = "⚠" in screen.splitlines()[-1] if screen else False
+    rows.append(row("watch-rss", f"RSS after a {WATCH_RSS_SECONDS / 60:g}-minute watch, a write a second", f"VmRSS {rss:.2f} MiB (VmHWM {hwm:.2f})",
+                    floor=f"start of the watch {rss0:.2f} MiB", ratio=f"+{rss - rss0:.2f} MiB", goal="≤ start + 5 MiB",
+                    result=verdict(rss - rss0 <= 5 and not flagged),
+                    method=(f"the watching TUI above while another process spends or buys once a second ({writes} writes); "
+                            f"/proc/PID/status; no finding may appear (the status bar's ⚠)"),
+                    value=rss, unit="MiB", floor_value=rss0, writes=writes, seconds=WATCH_RSS_SECONDS, findings_shown=flagged))
+    return rows
+
+
 FIGURES = [("frame", bench_frame), ("key", bench_key), ("first", bench_first), ("print", bench_print),
            ("history-json", bench_history_json),
-           ("idle", bench_idle), ("rss", bench_rss), ("history", bench_history), ("cpu", bench_cpu)]
+           ("idle", bench_idle), ("rss", bench_rss), ("history", bench_history), ("cpu", bench_cpu), ("watch", bench_watch)]
 WHAT = {"frame": "frame build + diff", "key": "key to frame", "first": "first frame, cached balance, server down",
         "print": "print balance", "history-json": "print history --all --json, 1M entries", "idle": "idle wake-ups", "rss": "RSS after 1M-entry history",
         "history": "browsing a 1M-entry history",
-        "cpu": "CPU while waiting"}
+        "cpu": "CPU while waiting", "watch": "watching"}
 
 
 class Context:
