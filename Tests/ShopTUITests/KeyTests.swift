@@ -346,3 +346,17 @@ struct Loop {
         #expect(l.ui.detailScroll == limit - 1)
     }
 }
+
+@Suite struct AlertTests {
+    /// A finding told by OSC 9 carries its line made safe: no escape, BEL or bidi control of the
+    /// server's ends the sequence early or reaches the terminal raw.
+    @Test func anOSC9NotificationCannotCarryTheServersEscapes() {
+        let hostile = "reiterate-shop: [entry-changed] expected 7 cheer on \u{1B}]52;c;aGk=\u{07}Rain\u{202E} \u{9B}31m, got"
+        let bytes = CursesTerminal.alertBytes(.osc9, hostile)
+        #expect(bytes.hasPrefix("\u{1B}]9;") && bytes.hasSuffix("\u{07}"))
+        let inner = bytes.dropFirst(3).dropLast()
+        #expect(!inner.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F || (0x80...0x9F).contains($0.value) || $0.value == 0x202E })
+        #expect(inner.contains("[entry-changed]") && inner.contains("Rain"))
+        #expect(CursesTerminal.alertBytes(.bell, hostile) == "\u{07}")
+    }
+}

@@ -70,6 +70,8 @@ import Testing
         // A debit with no entry is a finding, in the Checks tab too, with the reads on both sides.
         _ = wake(&d)
         answer(&d, balance: 1236, entries: [cheer] + Self.older.prefix(19), total: 231, id: "3")
+        // Told beyond the screen: the bell by default (an OSC 9 notification, or nothing, by `notify`).
+        #expect(d.effects.contains { if case let .alert(.bell, text) = $0 { return text.hasPrefix("reiterate-shop: [debit-without-entry]") } else { return false } })
         let finding = d.state.checks.records.first
         #expect(finding?.name == "debit-without-entry" && finding?.isFinding == true && finding?.outcome == .failed)
         #expect(finding?.actual.contains("rq-b2, rq-h2, rq-b3, rq-h3") == true && d.state.watch.findingCount == 1)
