@@ -764,7 +764,7 @@ def bench_watch(ctx):
             writes += 1
             time.sleep(1)
         end = proc_status(pids["watching"])
-        screen = tm.capture("watching")
+        screen = tm.screen("watching")
         tm.kill_session("watching")
     rss, hwm = kib(end["VmRSS"]) / 1024, kib(end["VmHWM"]) / 1024
     flagged = "⚠" in screen.splitlines()[-1] if screen else False
