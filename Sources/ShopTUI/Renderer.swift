@@ -155,9 +155,6 @@ public enum Renderer {
     }
 
     static func tabs(_ g: inout Grid, _ f: Frame, _ layout: inout Layout) {
-        let drawn = Tabs(titles: Tab.allCases.map { ($0, " \($0.rawValue) \($0.title) ") }, current: f.ui.tab).render(&g, x: 1, y: 1)
-        layout.tabs = drawn.hits
-        let x = drawn.end
         var info = ""
         switch f.ui.tab {
         case .shop:
@@ -181,6 +178,18 @@ public enum Renderer {
             let w = f.app.watch
             info = "\(Wording.grouped(w.eventCount)) event\(w.eventCount == 1 ? "" : "s") · \(Wording.grouped(w.findingCount)) flagged · \(w.isOn ? "\(Wording.grouped(w.rounds)) rounds" : "not watching")"
         }
+        // The other tabs by their number alone when their titles would cut the information short.
+        var full = g
+        let wide = Tabs(titles: Tab.allCases.map { ($0, " \($0.rawValue) \($0.title) ") }, current: f.ui.tab).render(&full, x: 1, y: 1)
+        let drawn: (end: Int, hits: [(Rect, Tab)])
+        if f.width - wide.end - 2 >= DisplayWidth.of(info) {
+            g = full
+            drawn = wide
+        } else {
+            drawn = Tabs(titles: Tab.allCases.map { ($0, $0 == f.ui.tab ? " \($0.rawValue) \($0.title) " : " \($0.rawValue) ") }, current: f.ui.tab).render(&g, x: 1, y: 1)
+        }
+        layout.tabs = drawn.hits
+        let x = drawn.end
         // What does not fit is cut from the end (the position comes first, the reason last).
         let room = f.width - x - 2
         if room > 8 {

@@ -137,7 +137,7 @@ def test_launch_history_paging_comments_help_and_quit(stub, tui):
     t.keys("?")
     t.wait_for("┌─ Keys")
     # A frame reaches tmux in several writes: wait for the row, not only the box's first line.
-    t.wait_for("copy the request id")
+    t.wait_for("copy the request as curl")  # the History tab's help: its keys and every tab's
     t.keys("Escape")
     t.keys("3")
     t.wait_for("GET /api/v1/cheer_hist")
