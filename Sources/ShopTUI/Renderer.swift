@@ -179,15 +179,11 @@ public enum Renderer {
             info = "\(Wording.grouped(w.eventCount)) event\(w.eventCount == 1 ? "" : "s") · \(Wording.grouped(w.findingCount)) flagged · \(w.isOn ? "\(Wording.grouped(w.rounds)) rounds" : "not watching")"
         }
         // The other tabs by their number alone when their titles would cut the information short.
-        var full = g
-        let wide = Tabs(titles: Tab.allCases.map { ($0, " \($0.rawValue) \($0.title) ") }, current: f.ui.tab).render(&full, x: 1, y: 1)
-        let drawn: (end: Int, hits: [(Rect, Tab)])
-        if f.width - wide.end - 2 >= DisplayWidth.of(info) {
-            g = full
-            drawn = wide
-        } else {
-            drawn = Tabs(titles: Tab.allCases.map { ($0, $0 == f.ui.tab ? " \($0.rawValue) \($0.title) " : " \($0.rawValue) ") }, current: f.ui.tab).render(&g, x: 1, y: 1)
+        var tabs = Tabs(titles: Tab.allCases.map { ($0, " \($0.rawValue) \($0.title) ") }, current: f.ui.tab)
+        if f.width - (1 + tabs.width()) - 2 < DisplayWidth.of(info) {
+            tabs.titles = Tab.allCases.map { ($0, $0 == f.ui.tab ? " \($0.rawValue) \($0.title) " : " \($0.rawValue) ") }
         }
+        let drawn = tabs.render(&g, x: 1, y: 1)
         layout.tabs = drawn.hits
         let x = drawn.end
         // What does not fit is cut from the end (the position comes first, the reason last).

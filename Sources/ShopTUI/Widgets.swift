@@ -90,6 +90,9 @@ struct Tabs {
     var titles: [(tab: Tab, label: String)]
     var current: Tab
 
+    /// The columns `render` takes, from `x0` to where it ends.
+    func width() -> Int { titles.reduce(0) { $0 + DisplayWidth.of($1.label) + 1 } }
+
     @discardableResult
     func render(_ g: inout Grid, x x0: Int, y: Int) -> (end: Int, hits: [(Rect, Tab)]) {
         var x = x0

@@ -26,7 +26,6 @@ public struct PacksState: Equatable, Sendable {
     public var all: [AudioPack] { list.value?.packs ?? [] }
     public var unreadable: [UnreadableEntry] { list.value?.unreadable ?? [] }
     public var source: DataSource? { list.source }
-    public var fetchedAt: Date? { list.at }
 
     public var selected: AudioPack? { visible.indices.contains(selectedIndex) ? visible[selectedIndex] : nil }
 
