@@ -103,25 +103,19 @@ $(VENV)/.installed: Tests/contract/requirements.txt
 ## The demo: the stand-in on a free port in the background, the TUI against it as qa-alice;
 ## the stand-in is stopped when the TUI exits (q, Ctrl-C or a failure).
 run: build
-	@out=$$(mktemp); \
+	@out=$$(mktemp); beside=; \
 	$(STUB) --port 0 --quiet > "$$out" & stub=$$!; \
-	trap 'kill $$stub 2>/dev/null; wait $$stub 2>/dev/null; rm -f "$$out"' EXIT INT TERM HUP; \
+	trap 'kill $$stub $$beside 2>/dev/null; wait $$stub 2>/dev/null; rm -f "$$out"' EXIT INT TERM HUP; \
 	for i in $$(seq 200); do grep -q "listening on" "$$out" && break; sleep 0.05; done; \
 	url=$$(awk '/listening on/ {print $$4}' "$$out"); \
 	test -n "$$url" || { echo "error: reiterate-stub did not start" >&2; exit 1; }; \
-	REITERATE_TOKEN=$${REITERATE_TOKEN:-dev-token} $(SHOP) --base-url "$$url" --user qa-alice --cache-dir "$(CURDIR)/.build/demo-cache"
+	if [ -n "$(RUN_BESIDE)" ]; then $(RUN_BESIDE) "$$url" & beside=$$!; fi; \
+	REITERATE_TOKEN=$${REITERATE_TOKEN:-dev-token} $(SHOP) --base-url "$$url" --user qa-alice $(RUN_ARGS) --cache-dir "$(CURDIR)/.build/demo-cache"
 
 ## The TUI watching qa-alice (the 5 Live tab) while scripts/phone.py plays the phone: spends and
 ## purchases through the stand-in's API every few seconds, and now and then a fault that breaks a rule.
-demo-live: build
-	@out=$$(mktemp); \
-	$(STUB) --port 0 --quiet > "$$out" & stub=$$!; \
-	trap 'kill $$stub $$phone 2>/dev/null; wait $$stub 2>/dev/null; rm -f "$$out"' EXIT INT TERM HUP; \
-	for i in $$(seq 200); do grep -q "listening on" "$$out" && break; sleep 0.05; done; \
-	url=$$(awk '/listening on/ {print $$4}' "$$out"); \
-	test -n "$$url" || { echo "error: reiterate-stub did not start" >&2; exit 1; }; \
-	python3 scripts/phone.py "$$url" & phone=$$!; \
-	REITERATE_TOKEN=$${REITERATE_TOKEN:-dev-token} $(SHOP) --base-url "$$url" --user qa-alice --watch --cache-dir "$(CURDIR)/.build/demo-cache"
+demo-live:
+	@$(MAKE) --no-print-directory run RUN_ARGS=--watch RUN_BESIDE="python3 scripts/phone.py"
 
 ## A throwaway CA and server certificates (openssl) in .build/certs: ca.pem, right/wrong/expired .pem/.key.
 certs: deps

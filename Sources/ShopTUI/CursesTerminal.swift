@@ -205,7 +205,7 @@ public final class CursesTerminal: TerminalBackend {
         FileHandle.standardOutput.write(Data(Self.alertBytes(style, text).utf8))
     }
 
-    nonisolated static func alertBytes(_ style: AlertStyle, _ text: String) -> String {
+    public nonisolated static func alertBytes(_ style: AlertStyle, _ text: String) -> String {
         switch style {
         case .bell: return "\u{07}"
         case .osc9: return "\u{1B}]9;" + Columns.truncate(Sanitizer.line(text), to: 200) + "\u{07}"

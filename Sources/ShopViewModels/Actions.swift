@@ -5,6 +5,9 @@ import TerminalText
 public enum ActionKind: Equatable, Sendable {
     case spend(product: String, productName: String, amount: Int, comment: String?)
     case purchase(identifier: String, transactionID: UInt64)
+
+    /// A bundle's cheer, from its name: com.reiterate.cheer.200 is 200 cheer.
+    static func bundleAmount(_ identifier: String) -> Int? { identifier.split(separator: ".").last.flatMap { Int($0) } }
 }
 
 /// A purchase whose answer was lost: the next buy form offers its transaction id again, so that if
@@ -203,7 +206,7 @@ extension ShopUpdate {
                 }
                 let kind = ActionKind.purchase(identifier: id, transactionID: transaction)
                 // Bundles are named by their amount: com.reiterate.cheer.200 is 200 cheer.
-                let amount = id.split(separator: ".").last.flatMap { Int($0) }
+                let amount = ActionKind.bundleAmount(id)
                 let what = amount.map { "\(Wording.grouped($0)) cheer (\(id))" } ?? id
                 state.action = ActionState(phase: .confirming(kind, summary: "Buy \(what), transaction \(transaction), \(where_)?"))
             }

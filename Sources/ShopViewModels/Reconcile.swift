@@ -6,9 +6,8 @@ public enum Reconciler {
     /// Two entries alike in product, amount and comment this close together may be one tap sent twice.
     public static let doubleTapWindow: TimeInterval = 5
 
-    public static func key(_ e: CheerHistoryEntry) -> String {
-        e.id.map { "id:" + $0 } ?? "e:\(e.date.timeIntervalSince1970)|\(e.product)|\(e.amount)|\(e.creator)"
-    }
+    /// The history list's key of an entry (its id, or date, product, amount and creator).
+    public static func key(_ e: CheerHistoryEntry) -> String { HistoryState.key(of: .entry(e)) }
 
     /// The events between `before` and `after`. `bundles` are the sizes the environment sells;
     /// `own` the writes this tool made meanwhile; `names` the packs' names by identifier.

@@ -272,7 +272,7 @@ extension ShopUpdate {
         guard state.watch.isOn else { return }
         switch kind {
         case let .spend(product, _, amount, comment): state.watch.own.append(.spend(product: product, amount: amount, comment: comment))
-        case let .purchase(identifier, _): state.watch.own.append(.purchase(amount: identifier.split(separator: ".").last.flatMap { Int($0) }))
+        case let .purchase(identifier, _): state.watch.own.append(.purchase(amount: ActionKind.bundleAmount(identifier)))
         }
     }
 }

@@ -67,7 +67,7 @@ struct WriteRules {
                 unknown: "whether the spend was applied is not known: the balance could not be read again.",
                 refusedUnchanged: { " Nothing was spent (balance \(g($0)), unchanged)." })
         case let .purchase(identifier, transactionID):
-            let bundle = identifier.split(separator: ".").last.flatMap { Int($0) }
+            let bundle = ActionKind.bundleAmount(identifier)
             return WriteRules(
                 delta: bundle, deltaText: "+ \(bundle.map(g) ?? "?")", balanceCheck: "purchase-balance", replay: (409, "replay-unchanged"),
                 checksEitherOutcome: false,

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import ShopAPI
 import ShopSettings
+import ShopTUI
 import ShopViewModels
 import TerminalText
 
@@ -107,8 +108,7 @@ final class Watcher {
         store.onChange = { [weak self] state in self?.changed(state) }
         store.onFrontEnd = { effect in
             if case let .alert(style, text) = effect {
-                let bytes = style == .bell ? "\u{07}" : "\u{1B}]9;" + Sanitizer.line(text) + "\u{07}"
-                FileHandle.standardError.write(Data(bytes.utf8))
+                FileHandle.standardError.write(Data(CursesTerminal.alertBytes(style, text).utf8))
             }
         }
         store.send(.action(.watch))
