@@ -39,6 +39,11 @@ public enum Reconciler {
             }
         }
 
+        // More new entries than one read shows (a long outage, a busy phone): the ones not shown
+        // cannot be counted, so the balance is not judged this time (nothing is invented).
+        let newCount = after.total - before.total
+        let overflow = !fresh.isEmpty && fresh.count == after.entries.count && newCount > fresh.count
+
         // Which new entries are this tool's own writes.
         var ownLeft = own
         var ownFlags: [Bool] = []
@@ -63,7 +68,11 @@ public enum Reconciler {
         let spent = fresh.reduce(0) { $0 + $1.amount }
         let rest = delta + spent - ownCredit  // what the entries and this tool's purchases leave unexplained
         var balanceOutcome: WatchEvent.Outcome = .reconciled
-        if rest != 0, !(ownUnknownPurchase && rest > 0) {
+        if overflow {
+            balanceOutcome = .none
+            events.append(WatchEvent(at: after.at, change: .status("\(g(newCount)) new entries since the last read, \(g(fresh.count)) shown: the balance is not reconciled this time"),
+                                     requestIDs: ids))
+        } else if rest != 0, !(ownUnknownPurchase && rest > 0) {
             if rest > 0, isBundleSum(rest, bundles) {
                 events.append(WatchEvent(at: after.at, change: .note("a purchase of \(g(rest)) cheer (\(bundleWords(rest, bundles)))"), outcome: .reconciled, requestIDs: ids))
             } else if fresh.isEmpty, rest < 0 {
@@ -83,7 +92,7 @@ public enum Reconciler {
         if delta != 0 {
             // All of it this tool's own writes: counted once, by their own verification.
             let spentByOthers = zip(fresh, ownFlags).filter { !$0.1 }.reduce(0) { $0 + $1.0.amount }
-            let allOwn = rest == 0 && spentByOthers == 0 && (ownCredit != 0 || ownFlags.contains(true))
+            let allOwn = !overflow && rest == 0 && spentByOthers == 0 && (ownCredit != 0 || ownFlags.contains(true))
             let outcome: WatchEvent.Outcome = balanceOutcome == .flagged ? .flagged : allOwn ? .own : balanceOutcome
             events.insert(WatchEvent(at: after.at, change: .balance(from: before.balance, to: after.balance), outcome: outcome, requestIDs: ids), at: 0)
         }

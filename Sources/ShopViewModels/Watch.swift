@@ -47,15 +47,24 @@ public struct WatchState: Equatable, Sendable {
     /// Writes this tool made since the last round.
     var own: [OwnWrite] = []
 
+    /// One round's reads, in order: the balance, the newest entries, the balance again. The two
+    /// balances bracket the entries: when they agree, no write landed between them (a write moves the
+    /// balance), so the entries and the balance are one state and can be reconciled. When they do not,
+    /// the entries are read again, bracketed by the newer balance.
     struct Round: Equatable, Sendable {
-        var balance: (value: Int, requestID: String?)?
+        var opening: (value: Int, requestID: String?)?
         var history: (page: CheerHistoryPage, requestID: String?)?
+        /// Times the balance moved while the entries were read.
+        var crossed = 0
 
         static func == (a: Round, b: Round) -> Bool {
-            a.balance?.value == b.balance?.value && a.balance?.requestID == b.balance?.requestID
-                && a.history?.page == b.history?.page && a.history?.requestID == b.history?.requestID
+            a.opening?.value == b.opening?.value && a.opening?.requestID == b.opening?.requestID
+                && a.history?.page == b.history?.page && a.history?.requestID == b.history?.requestID && a.crossed == b.crossed
         }
     }
+
+    /// Reads of the entries a round tries before it gives up comparing (the balance kept moving).
+    public static let maxCrossings = 4
 
     public static let standInBundles = [50, 100, 200, 500, 1000, 2500, 5000]
 
@@ -136,15 +145,19 @@ extension ShopUpdate {
         return beginRound(&state)
     }
 
-    /// Reads the balance and the newest entries: one of each at most. Every few rounds the packs are
-    /// read after them (so the entries of the round are surely older than the totals read).
+    /// Starts a round: the balance first, then the newest entries, then the balance again (see
+    /// `WatchState.Round`). One read of a kind at most. Every few rounds the packs are read after them
+    /// (so the entries of the round are surely older than the totals read).
     static func beginRound(_ state: inout AppState) -> [Effect] {
         var effects = cancelRequests(&state) { $0 == .watchWake }
         state.watch.round = .init()
-        for read in [WatchRead.balance, .history(perPage: WatchState.perPage)] where !state.inFlight.contains(.watch(read)) {
-            effects.append(.watchRead(state.ask(.watch(read)), read, user: state.context.user))
-        }
+        effects += watchAsk(.balance, &state)
         return effects
+    }
+
+    static func watchAsk(_ read: WatchRead, _ state: inout AppState) -> [Effect] {
+        guard !state.inFlight.contains(.watch(read)) else { return [] }
+        return [.watchRead(state.ask(.watch(read)), read, user: state.context.user)]
     }
 
     static func scheduleRound(after seconds: Double, _ state: inout AppState) -> [Effect] {
@@ -168,11 +181,27 @@ extension ShopUpdate {
         case let .success(answer):
             switch answer.value {
             case let .balance(b):
-                state.watch.round.balance = (b.balance, answer.requestID)
                 // The header follows the watch (unless a balance request of its own is out).
                 if !state.inFlight.contains(.balance) { state.balance.succeeded(b.balance, at: at) }
+                let read = (value: b.balance, requestID: answer.requestID)
+                guard let opening = state.watch.round.opening, state.watch.round.history != nil else {
+                    state.watch.round.opening = read
+                    return watchAsk(.history(perPage: WatchState.perPage), &state)
+                }
+                if read.value == opening.value { return finishRound(balance: read, at: at, &state) }
+                // A write landed while the entries were read: read them again, after this balance.
+                state.watch.round.crossed += 1
+                guard state.watch.round.crossed < WatchState.maxCrossings else {
+                    state.watch.round = .init()
+                    _ = note([WatchEvent(at: at, change: .status("the balance moved during each of \(WatchState.maxCrossings) reads of the entries: compared next round"))], &state)
+                    return scheduleRound(after: state.watch.interval, &state)
+                }
+                state.watch.round.opening = read
+                state.watch.round.history = nil
+                return watchAsk(.history(perPage: WatchState.perPage), &state)
             case let .history(page):
                 state.watch.round.history = (page, answer.requestID)
+                return watchAsk(.balance, &state)
             case let .packs(list):
                 var effects: [Effect] = []
                 if let before = state.watch.lastPacks {
@@ -190,13 +219,13 @@ extension ShopUpdate {
                 state.watch.skipCheersOfNextRound = true
                 return effects + scheduleRound(after: state.watch.interval, &state)
             }
-            return finishRound(at: at, &state)
         }
     }
 
-    /// Both reads of a round are in: compare with the last round, then wait for the next.
-    static func finishRound(at: Date, _ state: inout AppState) -> [Effect] {
-        guard let balance = state.watch.round.balance, let history = state.watch.round.history else { return [] }
+    /// The round's reads agree (the balance did not move while the entries were read): compare with
+    /// the last round, then wait for the next.
+    static func finishRound(balance: (value: Int, requestID: String?), at: Date, _ state: inout AppState) -> [Effect] {
+        guard let history = state.watch.round.history else { return [] }
         let observation = Observation(at: at, balance: balance.value, balanceRequestID: balance.requestID, entries: history.page.entries,
                                       total: history.page.totalCount, historyRequestID: history.requestID)
         state.watch.round = .init()

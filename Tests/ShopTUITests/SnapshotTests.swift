@@ -90,7 +90,10 @@ import TerminalText
         var l = Loop()
         l.press(.char("w"))
         func answer(_ balance: Int, _ entries: [ShopAPI.CheerHistoryEntry], total: Int, id: String, at: Date) {
-            for (token, purpose) in l.app.inFlight.purposes.sorted(by: { $0.key < $1.key }) {
+            // The balance, the entries and the balance again, one after the other.
+            for _ in 0..<10 {
+                guard let (token, purpose) = l.app.inFlight.purposes.sorted(by: { $0.key < $1.key }).first(where: { $0.value == .watch(.balance) || $0.value == .watch(.history(perPage: 20)) })
+                else { break }
                 switch purpose {
                 case .watch(.balance): l.send(.watchLoaded(token, .success(WatchAnswer(.balance(CheerBalance(balance: balance)), requestID: "rq-b\(id)")), at: at))
                 case .watch(.history):

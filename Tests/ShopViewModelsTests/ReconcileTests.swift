@@ -38,6 +38,20 @@ import Testing
         #expect(events.allSatisfy { $0.outcome == .reconciled && $0.requestIDs == ["rq-b1", "rq-h1", "rq-b2", "rq-h2"] })
     }
 
+    /// More new entries than the read shows (here 7 new, 5 shown): the unseen ones' amounts are not
+    /// known, so the balance is not judged, and it says so. With the same shown entries and a total
+    /// that says they are all, the same fall is a mismatch.
+    @Test func moreNewEntriesThanOneReadShowsAreNotJudged() {
+        let before = Self.read(1_000, Self.older, total: 100)
+        let fresh = (1...5).map { Self.e("n\($0)", 10, at: Self.t1.addingTimeInterval(Double($0) * 10)) }.reversed()
+        let after = Self.read(930, Array(fresh), total: 107, at: Self.t1)
+        let events = Self.compare(before, after)
+        #expect(Self.findings(events).isEmpty)
+        #expect(events.contains { $0.text() == "7 new entries since the last read, 5 shown: the balance is not reconciled this time" })
+        #expect(events.allSatisfy { $0.outcome == .none })
+        #expect(Self.findings(Self.compare(before, Self.read(930, Array(fresh), total: 105, at: Self.t1))) == [.debitMismatch])
+    }
+
     @Test func aPurchaseIsABundle() {
         let events = Self.compare(Self.read(1_250, Self.older), Self.read(1_450, Self.older, at: Self.t1))
         #expect(Self.findings(events).isEmpty)
