@@ -72,7 +72,8 @@ public final class HistoryLayoutCache: Sendable {
 }
 
 extension Renderer {
-    typealias HistoryLine = (text: String, style: Style, item: Int, cells: (row: Grid, used: Int)?)
+    /// A line of the list; `isNew` marks an entry's own row when the watch just saw it come in.
+    typealias HistoryLine = (text: String, style: Style, item: Int, cells: (row: Grid, used: Int)?, isNew: Bool)
 
     /// The History tab: the whole history as one list, one line per entry and its comments under it
     /// when they are open; a place whose page has not come yet shows as loading. Only the entries
@@ -104,6 +105,7 @@ extension Renderer {
         for pack in f.app.packs.all where names[pack.identifier] == nil { names[pack.identifier] = pack.name }
         let zone = f.timeZone.secondsFromGMT()
         let selected = min(max(0, history.cursor), count - 1)
+        let marks = f.app.watch.marks
         func lines(_ index: Int) -> [HistoryLine] {
             let style: Style
             let text: String
@@ -116,7 +118,8 @@ extension Renderer {
                     entryLines(item, expanded: key.expanded, product: product, f: f, widths: (dateW, creatorW, productW, amountW, commentsW), area: area)
                         .map { $0.measured(width: area.width - 2) }
                 }
-                return laid.map { ($0.text, index == selected && $0.isRow ? .selected : $0.style, index, $0.cells) }
+                let isNew = marks.isNew(item)
+                return laid.map { ($0.text, index == selected && $0.isRow ? .selected : $0.style, index, $0.cells, isNew && $0.isRow) }
             case let .loading(page):
                 text = "… entry \(Wording.grouped(index + 1)): loading page \(Wording.grouped(page)) \(spinner[f.tick % spinner.count])"
                 style = .muted
@@ -127,7 +130,7 @@ extension Renderer {
                 text = "⚠ entry \(Wording.grouped(index + 1)) is missing: page \(Wording.grouped(page)) came shorter than the totals say"
                 style = Style(foreground: .warning)
             }
-            return [(text, index == selected ? .selected : style, index, nil)]
+            return [(text, index == selected ? .selected : style, index, nil, false)]
         }
         // The cursor's row stays near the middle (at the ends, the list's first or last screenful shows).
         var below: [HistoryLine] = []
@@ -152,6 +155,7 @@ extension Renderer {
             } else {
                 g.put(line.text, x: 1, y: y + i, maxWidth: area.width - 2, style: line.style)
             }
+            if line.isNew { g.put("+", x: 0, y: y + i, maxWidth: 1, style: line.style == .selected ? Style(bold: true, reverse: true) : Style(foreground: .accent, bold: true)) }
             if !query.isEmpty { highlight(query, in: line.text, &g, x: 1, y: y + i, maxWidth: area.width - 2, selected: line.style == .selected) }
             layout.rows.append(RowHit(y: y + i, x: area.x, width: area.width, index: line.item))
         }

@@ -111,8 +111,13 @@ public enum Renderer {
         if f.app.context.readOnly { x += g.put(" READ-ONLY ", x: x + 1, y: 0, style: Style(foreground: .danger, bold: true, reverse: true)) + 1 }
         x += g.put("  " + Columns.truncate(clean(f.app.context.user), to: 16), x: x, y: 0, style: .bold)
         if let badge = f.app.watch.badge, f.width - x - balanceWidth(f) - 4 > DisplayWidth.of(badge) {
-            let backingOff = if case .backingOff = f.app.watch.phase { true } else { false }
-            x += g.put("  " + badge, x: x, y: 0, style: Style(foreground: backingOff ? .warning : .accent))
+            let style: Style
+            switch f.app.watch.phase {
+            case .backingOff: style = Style(foreground: .warning)
+            case .paused: style = .muted
+            default: style = Style(foreground: .accent)
+            }
+            x += g.put("  " + badge, x: x, y: 0, style: style)
         }
         let spin = String(spinner[f.tick % spinner.count])
         let balance = f.app.balance
@@ -122,7 +127,10 @@ public enum Renderer {
         case .idle: forms = [[("Balance —", .plain)]]
         case .loading: forms = [[("Balance loading… \(spin)", .muted)]]
         case let .live(value, _):
-            forms = [[("Balance \(Wording.grouped(value)) cheer", .bold)] + (balance.isLoading ? [(" \(spin)", .muted)] : [])]
+            // A change the watch just saw is shown beside it, briefly.
+            let change = f.app.watch.marks.balanceDelta.map { [(" (\(Wording.signedDelta($0)))", Style(foreground: .accent, bold: true))] } ?? []
+            forms = [[("Balance \(Wording.grouped(value)) cheer", .bold)] + change + (balance.isLoading ? [(" \(spin)", .muted)] : []),
+                     [("Balance \(Wording.grouped(value)) cheer", .bold)] + (balance.isLoading ? [(" \(spin)", .muted)] : [])]
         case let .cached(value, at, reason):
             let amount = ("Balance \(Wording.grouped(value)) cheer", Style.bold)
             let age = (" · cached \(Wording.age(of: at, now: f.now))", Style(foreground: .warning))
@@ -176,7 +184,7 @@ public enum Renderer {
             info = "\(c.records.count) check\(c.records.count == 1 ? "" : "s") · \(c.failures) failed"
         case .live:
             let w = f.app.watch
-            info = "\(Wording.grouped(w.eventCount)) event\(w.eventCount == 1 ? "" : "s") · \(Wording.grouped(w.findingCount)) flagged · \(w.isOn ? "\(Wording.grouped(w.rounds)) rounds" : "not watching")"
+            info = "\(Wording.grouped(w.eventCount)) event\(w.eventCount == 1 ? "" : "s") · \(Wording.grouped(w.findingCount)) flagged · \(w.isOn ? "\(Wording.grouped(w.rounds)) rounds" : w.phase == .paused ? "paused" : "not watching")"
         }
         // The other tabs by their number alone when their titles would cut the information short.
         var tabs = Tabs(titles: Tab.allCases.map { ($0, " \($0.rawValue) \($0.title) ") }, current: f.ui.tab)

@@ -12,7 +12,7 @@ extension Renderer {
         let priceW = 7, cheerW = 8
         let creatorW = max(8, (list.width - priceW - cheerW - 6) / 3)
         let nameW = list.width - creatorW - priceW - cheerW - 6
-        let table = Table(
+        var table = Table(
             columns: [.init(title: "NAME", width: nameW), .init(title: "CREATOR", width: creatorW),
                       .init(title: "PRICE", width: priceW, alignRight: true), .init(title: "CHEER", width: cheerW, alignRight: true)],
             count: packs.visible.count, selected: packs.selectedIndex
@@ -20,6 +20,16 @@ extension Renderer {
             let pack = packs.visible[i]
             return [(clean(pack.name), nil), (clean(pack.creator ?? ""), nil),
                     (Wording.price(cents: pack.priceCents, currency: pack.currency.map(clean)), nil), (pack.cheerTotal.map(Wording.grouped) ?? "", nil)]
+        }
+        let marks = f.app.watch.marks
+        if !marks.isEmpty {
+            table.mark = { i in
+                switch marks.mark(pack: packs.visible[i].identifier) {
+                case .new?: return "+"
+                case .changed?: return "Δ"
+                case nil: return nil
+                }
+            }
         }
         let empty: (String, Bool)
         switch packs.list.phase {

@@ -36,6 +36,8 @@ struct Table {
     var selected: Int?
     /// Row `i`'s cells (sanitized text) and, per cell, a style of its own (nil: the row's style).
     var cells: (Int) -> [(String, Style?)]
+    /// A one-column mark in the gutter left of row `i` (what the watch just saw change), if any.
+    var mark: ((Int) -> String?)? = nil
 
     /// Draws the column titles on the area's first line and the rows below — or, with no rows,
     /// `empty` wrapped under the titles (muted, or in the error style when it is an error). Answers
@@ -59,6 +61,7 @@ struct Table {
             let isSelected = index == selected
             let rowStyle: Style = isSelected ? .selected : .plain
             if isSelected { g.fill(Rect(x: area.x, y: y, width: area.width, height: 1), style: rowStyle) }
+            if let glyph = mark?(index) { g.put(glyph, x: area.x, y: y, maxWidth: 1, style: isSelected ? Style(bold: true, reverse: true) : Style(foreground: .accent, bold: true)) }
             var x = area.x + 1
             for (column, cell) in zip(columns, cells(index)) {
                 let style = isSelected ? rowStyle : (cell.1 ?? rowStyle)

@@ -221,7 +221,7 @@ public struct Keymap: Sendable, Equatable {
         Binding(.spend, [.char("s")], "spend cheer on the selected pack", tabs: [.shop], hint: "spend", writes: true),
         Binding(.buy, [.char("b")], "buy cheer", hint: "buy", writes: true),
         Binding(.switchUser, [.char("u")], "switch user: the environment's users (Tab) or any id", hint: "user"),
-        Binding(.watch, [.char("w")], "watch this user: read every interval, reconcile each change; again stops", hint: "watch"),
+        Binding(.watch, [.char("w")], "watch this user: read every interval, reconcile each change; again pauses/resumes", hint: "watch"),
         Binding(.copyID, [.char("y")], "copy the request id (OSC 52)", tabs: [.requests], hint: "copy id"),
         Binding(.copyCurl, [.char("c")], "copy the request as curl (the selected one, or the one behind the error)", hint: "curl"),
         Binding(.showRequest, [.char("!")], "show the request behind the error (or the selected check)"),

@@ -195,7 +195,7 @@ public enum ShopUpdate {
                 }
                 if let effects = evidenceAction(action, &state) { return effects }
                 if action == .switchUser { return beginUserSwitch(&state) }
-                if action == .watch { return state.watch.isOn ? stopWatch(&state) : startWatch(&state) }
+                if action == .watch { return toggleWatch(&state) }
                 if action == .spend || action == .buy { return beginAction(action, &state) }
                 switch state.screen.tab {
                 case .shop: return packsAction(action, &state)

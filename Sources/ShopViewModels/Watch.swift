@@ -16,6 +16,8 @@ public struct WatchState: Equatable, Sendable {
         case watching
         /// Reads failed: the next round waits `seconds` (doubling, or what `Retry-After` said).
         case backingOff(seconds: Int)
+        /// `w` paused it: no reads, and the last ones kept, so resuming reconciles across the pause.
+        case paused
     }
 
     public internal(set) var phase: Phase = .off
@@ -79,7 +81,11 @@ public struct WatchState: Equatable, Sendable {
         self.alert = alert
     }
 
-    public var isOn: Bool { phase != .off }
+    /// Rounds are being read (or waited for after failures): neither off nor paused.
+    public var isOn: Bool { phase != .off && phase != .paused }
+
+    /// What the last rounds changed, marked briefly on the other tabs.
+    public internal(set) var marks = WatchMarks()
 
     /// The packs are read after this round's other reads.
     var packsDue: Bool { lastPacks == nil || rounds % max(1, packsEvery) == 0 }
@@ -90,6 +96,7 @@ public struct WatchState: Equatable, Sendable {
         case .off: return nil
         case .watching: return "● watching \(Self.seconds(interval))"
         case let .backingOff(seconds): return "● backing off \(seconds) s"
+        case .paused: return "‖ paused"
         }
     }
 
@@ -109,40 +116,66 @@ public struct WatchState: Equatable, Sendable {
 }
 
 extension ShopUpdate {
+    /// `w`: starts watching, pauses it, or resumes it.
+    static func toggleWatch(_ state: inout AppState) -> [Effect] {
+        switch state.watch.phase {
+        case .off: return startWatch(&state)
+        case .paused: return resumeWatch(&state)
+        case .watching, .backingOff: return pauseWatch(&state)
+        }
+    }
+
     static func startWatch(_ state: inout AppState) -> [Effect] {
-        guard !state.watch.isOn else { return [] }
+        guard state.watch.phase == .off else { return [] }
         state.watch.phase = .watching
         state.watch.failures = 0
+        forget(&state)
+        state.watch.add([WatchEvent(at: state.clock ?? .distantPast,
+                                    change: .status("watching \(state.context.user) every \(WatchState.seconds(state.watch.interval))"))])
+        state.notice = Notice(.info, "Watching \(state.context.user): changes show on the Live tab (w pauses)")
+        return beginRound(&state)
+    }
+
+    /// No reads until `w` again; what was last read is kept, so the first round after reconciles
+    /// everything that happened meanwhile.
+    static func pauseWatch(_ state: inout AppState) -> [Effect] {
+        guard state.watch.isOn else { return [] }
+        state.watch.phase = .paused
+        state.watch.round = .init()
+        state.watch.marks = WatchMarks()
+        state.watch.add([WatchEvent(at: state.clock ?? .distantPast, change: .status("paused"))])
+        state.notice = Notice(.info, "Watch paused: w resumes, and reconciles what changed meanwhile.")
+        return cancelRequests(&state) { $0.isWatch }
+    }
+
+    static func resumeWatch(_ state: inout AppState) -> [Effect] {
+        guard state.watch.phase == .paused else { return [] }
+        state.watch.phase = .watching
+        state.watch.failures = 0
+        let since = state.watch.last.map { last in state.clock.map { " (compared with the reads of \(Wording.age(of: last.at, now: $0)))" } ?? "" } ?? ""
+        state.watch.add([WatchEvent(at: state.clock ?? .distantPast, change: .status("resumed\(since)"))])
+        state.notice = Notice(.info, "Watching \(state.context.user) again.")
+        return beginRound(&state)
+    }
+
+    /// A fresh start: no last reads, no marks, no writes of this tool pending.
+    static func forget(_ state: inout AppState) {
         state.watch.last = nil
         state.watch.round = .init()
         state.watch.own = []
         state.watch.lastPacks = nil
         state.watch.cheeredSincePacks = [:]
         state.watch.skipCheersOfNextRound = true
-        state.watch.add([WatchEvent(at: state.clock ?? .distantPast,
-                                    change: .status("watching \(state.context.user) every \(WatchState.seconds(state.watch.interval))"))])
-        state.notice = Notice(.info, "Watching \(state.context.user): changes show on the Live tab (w stops)")
-        return beginRound(&state)
-    }
-
-    static func stopWatch(_ state: inout AppState) -> [Effect] {
-        guard state.watch.isOn else { return [] }
-        state.watch.phase = .off
-        state.watch.add([WatchEvent(at: state.clock ?? .distantPast, change: .status("stopped watching"))])
-        state.notice = Notice(.info, "Stopped watching.")
-        return cancelRequests(&state) { $0.isWatch }
+        state.watch.marks = WatchMarks()
     }
 
     /// A user switch moves the watch to the new user: it starts afresh from the new user's first read.
+    /// Paused, it stays paused, and will start from the new user's first read.
     static func moveWatch(_ state: inout AppState) -> [Effect] {
-        guard state.watch.isOn else { return [] }
-        state.watch.last = nil
-        state.watch.round = .init()
-        state.watch.own = []
-        state.watch.cheeredSincePacks = [:]
-        state.watch.skipCheersOfNextRound = true
+        guard state.watch.phase != .off else { return [] }
+        forget(&state)
         state.watch.add([WatchEvent(at: state.clock ?? .distantPast, change: .status("now watching \(state.context.user)"))])
-        return beginRound(&state)
+        return state.watch.isOn ? beginRound(&state) : []
     }
 
     /// Starts a round: the balance first, then the newest entries, then the balance again (see
@@ -208,6 +241,7 @@ extension ShopUpdate {
                     let ids = [state.watch.lastPacksRequestID, answer.requestID].compactMap { $0 }
                     effects = note(Reconciler.comparePacks(before, list.packs, cheered: state.watch.cheeredSincePacks, at: at, requestIDs: ids), &state)
                 }
+                if let before = state.watch.lastPacks { state.watch.marks.seen(packs: before, list.packs, at: at) }
                 state.watch.lastPacks = list.packs
                 state.watch.lastPacksRequestID = answer.requestID
                 // The Shop tab's totals follow the watch (unless a packs request of its own is out).
@@ -238,6 +272,7 @@ extension ShopUpdate {
             _ = note([WatchEvent(at: at, change: .status("the reads answer again"))], &state)
         }
         var effects: [Effect] = []
+        state.watch.marks.expire(now: at)
         if let last = state.watch.last {
             var names: [String: String] = [:]
             for pack in state.packs.all where names[pack.identifier] == nil { names[pack.identifier] = pack.name }
@@ -246,6 +281,7 @@ extension ShopUpdate {
                 for case let .entry(e) in events.map(\.change) { state.watch.cheeredSincePacks[e.product, default: 0] += e.amount }
             }
             effects += note(events, &state)
+            state.watch.marks.seen(events, balance: observation.balance - last.balance, at: at)
             // What changed shows on the other tabs too: the history list takes the new entries.
             if observation.total != last.total || events.contains(where: { if case .entry = $0.change { return true } else { return false } }) {
                 effects += invalidateHistory(&state, merge: true)

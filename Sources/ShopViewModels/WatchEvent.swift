@@ -128,3 +128,66 @@ extension WatchEvent {
         }
     }
 }
+
+/// What the watch's last rounds changed, marked briefly on the other tabs: the header's balance
+/// shows the change, a new history entry and a changed pack carry a mark. A mark lasts until the
+/// first round at least `hold` seconds after it was seen (two rounds at the default 2 s).
+public struct WatchMarks: Equatable, Sendable {
+    public static let hold: TimeInterval = 3
+
+    public enum PackMark: Equatable, Sendable {
+        /// New in the list.
+        case new
+        /// Its total or its price changed.
+        case changed
+    }
+
+    /// The balance's last change, while it is marked.
+    public private(set) var balanceDelta: Int?
+    var balanceSeen: Date?
+    var entries: [String: Date] = [:]
+    var packs: [String: (PackMark, Date)] = [:]
+
+    public init() {}
+
+    public var isEmpty: Bool { balanceDelta == nil && entries.isEmpty && packs.isEmpty }
+
+    /// Whether a history item came in with the last rounds.
+    public func isNew(_ item: HistoryItem) -> Bool { !entries.isEmpty && entries[HistoryState.key(of: item)] != nil }
+
+    public func mark(pack identifier: String) -> PackMark? { packs[identifier]?.0 }
+
+    mutating func seen(_ events: [WatchEvent], balance delta: Int, at: Date) {
+        if delta != 0 {
+            balanceDelta = delta
+            balanceSeen = at
+        }
+        for case let .entry(e) in events.map(\.change) { entries[Reconciler.key(e)] = at }
+    }
+
+    mutating func seen(packs before: [AudioPack], _ after: [AudioPack], at: Date) {
+        let old = Dictionary(before.map { ($0.identifier, $0) }, uniquingKeysWith: { a, _ in a })
+        for pack in after {
+            guard let was = old[pack.identifier] else {
+                packs[pack.identifier] = (.new, at)
+                continue
+            }
+            if was.cheerTotal != pack.cheerTotal || was.priceCents != pack.priceCents { packs[pack.identifier] = (.changed, at) }
+        }
+    }
+
+    mutating func expire(now: Date) {
+        func old(_ seen: Date) -> Bool { now.timeIntervalSince(seen) >= Self.hold }
+        if let seen = balanceSeen, old(seen) {
+            balanceDelta = nil
+            balanceSeen = nil
+        }
+        entries = entries.filter { !old($0.value) }
+        packs = packs.filter { !old($0.value.1) }
+    }
+
+    public static func == (a: WatchMarks, b: WatchMarks) -> Bool {
+        a.balanceDelta == b.balanceDelta && a.balanceSeen == b.balanceSeen && a.entries == b.entries
+            && a.packs.mapValues { $0.0 } == b.packs.mapValues { $0.0 } && a.packs.mapValues { $0.1 } == b.packs.mapValues { $0.1 }
+    }
+}

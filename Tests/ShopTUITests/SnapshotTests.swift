@@ -84,44 +84,70 @@ import TerminalText
         both("checks", l.app)
     }
 
+    /// Answers a watch round: the balance, the entries and the balance again, then the packs if asked.
+    func watchRound(_ l: inout Loop, _ balance: Int, _ entries: [ShopAPI.CheerHistoryEntry], total: Int, id: String, at: Date,
+                    packs: [ShopAPI.AudioPack] = fixturePacks) {
+        if let t = l.app.inFlight.token(for: .watchWake) { l.send(.woke(t, at: at)) }
+        for _ in 0..<10 {
+            guard let (token, purpose) = l.app.inFlight.purposes.sorted(by: { $0.key < $1.key }).first(where: { $0.value == .watch(.balance) || $0.value == .watch(.history(perPage: 20)) })
+            else { break }
+            switch purpose {
+            case .watch(.balance): l.send(.watchLoaded(token, .success(WatchAnswer(.balance(CheerBalance(balance: balance)), requestID: "rq-b\(id)")), at: at))
+            case .watch(.history):
+                let page = CheerHistoryPage(items: entries.map { .entry($0) }, page: 1, perPage: 20, totalPages: 12, totalCount: total)
+                l.send(.watchLoaded(token, .success(WatchAnswer(.history(page), requestID: "rq-h\(id)")), at: at))
+            default: break
+            }
+        }
+        if let token = l.app.inFlight.token(for: .watch(.packs)) {
+            l.send(.watchLoaded(token, .success(WatchAnswer(.packs(AudioPackList(packs: packs)))), at: at))
+        }
+    }
+
+    static let older = [ShopAPI.CheerHistoryEntry(id: "h1", creator: "Field & Foley", amount: 5, product: "com.reiterate.pack.rain", date: now.addingTimeInterval(-900), comments: nil)]
+    static let cheer = ShopAPI.CheerHistoryEntry(id: "h2", creator: "Field & Foley", amount: 7, product: "com.reiterate.pack.rain", date: now.addingTimeInterval(1),
+                                                 comments: [ShopAPI.CheerComment(signature: "qa-alice", body: "great pack")])
+
     /// The Live tab: a reconciled cheer, a purchase, and a flagged debit, newest first, with the
     /// header's watch badge; the flagged row's detail names the reads on both sides.
     @Test func liveTabWithAReconciledAndAFlaggedEvent() {
         var l = Loop()
         l.press(.char("w"))
-        func answer(_ balance: Int, _ entries: [ShopAPI.CheerHistoryEntry], total: Int, id: String, at: Date) {
-            // The balance, the entries and the balance again, one after the other.
-            for _ in 0..<10 {
-                guard let (token, purpose) = l.app.inFlight.purposes.sorted(by: { $0.key < $1.key }).first(where: { $0.value == .watch(.balance) || $0.value == .watch(.history(perPage: 20)) })
-                else { break }
-                switch purpose {
-                case .watch(.balance): l.send(.watchLoaded(token, .success(WatchAnswer(.balance(CheerBalance(balance: balance)), requestID: "rq-b\(id)")), at: at))
-                case .watch(.history):
-                    let page = CheerHistoryPage(items: entries.map { .entry($0) }, page: 1, perPage: 20, totalPages: 12, totalCount: total)
-                    l.send(.watchLoaded(token, .success(WatchAnswer(.history(page), requestID: "rq-h\(id)")), at: at))
-                default: break
-                }
-            }
-            // The packs, when due, come after the round's other reads.
-            if let token = l.app.inFlight.token(for: .watch(.packs)) {
-                l.send(.watchLoaded(token, .success(WatchAnswer(.packs(AudioPackList(packs: fixturePacks)))), at: at))
-            }
-        }
-        func wake(_ at: Date) { if let t = l.app.inFlight.token(for: .watchWake) { l.send(.woke(t, at: at)) } }
-        let older = [ShopAPI.CheerHistoryEntry(id: "h1", creator: "Field & Foley", amount: 5, product: "com.reiterate.pack.rain", date: now.addingTimeInterval(-900), comments: nil)]
-        answer(1_250, older, total: 230, id: "1", at: now)
-        wake(now.addingTimeInterval(2))
-        let cheer = ShopAPI.CheerHistoryEntry(id: "h2", creator: "Field & Foley", amount: 7, product: "com.reiterate.pack.rain", date: now.addingTimeInterval(1),
-                                      comments: [ShopAPI.CheerComment(signature: "qa-alice", body: "great pack")])
-        answer(1_243, [cheer] + older, total: 231, id: "2", at: now.addingTimeInterval(2))
-        wake(now.addingTimeInterval(4))
-        answer(1_443, [cheer] + older, total: 231, id: "3", at: now.addingTimeInterval(4))
-        wake(now.addingTimeInterval(6))
-        answer(1_436, [cheer] + older, total: 231, id: "4", at: now.addingTimeInterval(6))
+        let (older, cheer) = (Self.older, Self.cheer)
+        watchRound(&l, 1_250, older, total: 230, id: "1", at: now)
+        watchRound(&l, 1_243, [cheer] + older, total: 231, id: "2", at: now.addingTimeInterval(2))
+        watchRound(&l, 1_443, [cheer] + older, total: 231, id: "3", at: now.addingTimeInterval(4))
+        watchRound(&l, 1_436, [cheer] + older, total: 231, id: "4", at: now.addingTimeInterval(6))
         l.press(.char("5"), .char("j"))
         both("live", l.app)
         let text = Renderer.render(frame(l.app, width: 120, height: 40)).text
         #expect(text.contains("● watching 2 s") && text.contains("✔") && text.contains("✗ flagged") && text.contains("request id rq-b3"))
+    }
+
+    /// What the watch just saw change shows briefly on the other tabs, by a mark, not by colour alone:
+    /// the header's balance with its change, `+` beside the new history entry, `Δ` beside the pack
+    /// whose total moved. Then the watch pauses: `‖ paused`, and the marks go.
+    @Test func watchMarksOnTheOtherTabs() {
+        var l = Loop()
+        l.press(.char("w"))
+        var moved = fixturePacks
+        moved[0].cheerTotal = (moved[0].cheerTotal ?? 0) + 7
+        for round in 1...4 { watchRound(&l, 1_250, Self.older, total: 230, id: "\(round)", at: now.addingTimeInterval(Double(round - 1) * 2)) }
+        watchRound(&l, 1_243, [Self.cheer] + Self.older, total: 231, id: "5", at: now.addingTimeInterval(8), packs: moved)
+        // The History list takes the new entry: its first page, read again, has it on top.
+        var first = historyFixture()
+        first.items.insert(.entry(Self.cheer), at: 0)
+        first.totalCount += 1
+        if let token = l.app.inFlight.token(for: .historyPage(1)) { l.send(.historyLoaded(token, page: 1, .success(first), at: now.addingTimeInterval(8))) }
+        l.press(.char("1"))
+        both("watch-marks-shop", l.app)
+        l.press(.char("2"))
+        both("watch-marks-history", l.app)
+        var text = Renderer.render(frame(l.app, width: 120, height: 40)).text
+        #expect(text.contains("Balance 1,243 cheer (−7)") && text.contains("+"))
+        l.press(.char("w"))
+        text = Renderer.render(frame(l.app, width: 120, height: 40)).text
+        #expect(text.contains("‖ paused") && !text.contains("(−7)"))
     }
 
     @Test func aWriteBeingVerifiedClaimsNothingYet() {

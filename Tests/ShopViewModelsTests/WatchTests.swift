@@ -108,18 +108,64 @@ import Testing
         #expect(d.state.watch.phase == .watching && d.state.watch.timeline.first?.text() == "the reads answer again")
     }
 
-    @Test func aStopAndAUserSwitchAreOperationsOnTheTable() {
+    @Test func aPauseAndAUserSwitchAreOperationsOnTheTable() {
         var d = ready()
         d.apply(.action(.watch))
         answer(&d, balance: 1250)
         let wakeToken = d.state.inFlight.token(for: .watchWake)
-        let stopped = d.apply(.action(.watch))
-        #expect(wakeToken.map { stopped.contains(.cancel($0)) } == true && !d.state.inFlight.purposes.values.contains { $0.isWatch })
-        #expect(d.state.watch.phase == .off && d.state.watch.timeline.first?.text() == "stopped watching")
-        d.apply(.action(.watch))
+        let paused = d.apply(.action(.watch))
+        #expect(wakeToken.map { paused.contains(.cancel($0)) } == true && !d.state.inFlight.purposes.values.contains { $0.isWatch })
+        #expect(d.state.watch.phase == .paused && d.state.watch.badge == "‖ paused" && d.state.watch.timeline.first?.text() == "paused")
+        // A user switch while paused moves the watch, and it stays paused: no reads.
         let out = d.run([.action(.switchUser)] + "qa-bob".map { .text($0) } + [.action(.runPrompt)])
-        #expect(out.contains { if case .watchRead(_, .balance, "qa-bob") = $0 { return true } else { return false } })
-        #expect(d.state.watch.timeline.first?.text() == "now watching qa-bob" && d.state.watch.isOn)
+        #expect(!out.contains { if case .watchRead = $0 { return true } else { return false } })
+        #expect(d.state.watch.timeline.first?.text() == "now watching qa-bob" && d.state.watch.phase == .paused)
+        let resumed = d.apply(.action(.watch))
+        #expect(resumed.contains { if case .watchRead(_, .balance, "qa-bob") = $0 { return true } else { return false } })
+        #expect(d.state.watch.phase == .watching && d.state.watch.timeline.first?.text() == "resumed")
+    }
+
+    /// A pause keeps the last reads: what the phone did meanwhile is reconciled by the first round after.
+    @Test func whatChangedDuringAPauseIsReconciledOnResuming() {
+        var d = ready()
+        d.apply(.action(.watch))
+        answer(&d, balance: 1250, id: "1")
+        d.apply(.action(.watch))
+        let cheer = CheerHistoryEntry(id: "new", creator: "F", amount: 7, product: Self.rain, date: t0, comments: nil)
+        d.apply(.action(.watch))
+        #expect(d.state.watch.timeline.first?.text() == "resumed (compared with the reads of just now)")
+        answer(&d, balance: 1443, entries: [cheer] + Self.older.prefix(19), total: 231, id: "2")
+        let texts = d.state.watch.timeline.prefix(3).map { $0.text() }
+        #expect(texts.contains("balance 1,250 → 1,443 (+193)") && texts.contains("a purchase of 200 cheer (bundle 200)"))
+        #expect(d.state.watch.findingCount == 0)
+    }
+
+    /// What a round changed is marked on the other tabs briefly: until the first round at least
+    /// `WatchMarks.hold` seconds later.
+    @Test mutating func changesAreMarkedBrieflyForTheOtherTabs() {
+        var d = ready()
+        d.apply(.action(.watch))
+        rainTotal = 50
+        answer(&d, balance: 1250, id: "1")  // round 1 reads the packs too
+        #expect(d.state.watch.marks.isEmpty)
+        let cheer = CheerHistoryEntry(id: "new", creator: "F", amount: 7, product: Self.rain, date: t0, comments: nil)
+        var at = t0
+        for round in 2...5 {
+            at = t0.addingTimeInterval(Double(round - 1) * 2)
+            _ = wake(&d, at: at)
+            if round == 5 { rainTotal = 57 }  // round 5 reads the packs again
+            answer(&d, balance: round >= 2 ? 1243 : 1250, entries: [cheer] + Self.older.prefix(19), total: 231, at: at, id: "\(round)")
+            if round == 2 {
+                #expect(d.state.watch.marks.balanceDelta == -7 && d.state.watch.marks.isNew(.entry(cheer)))
+                #expect(!d.state.watch.marks.isNew(.entry(Self.older[0])))
+            }
+            if round == 3 { #expect(d.state.watch.marks.balanceDelta == -7) }  // 2 s later: still marked
+            if round == 4 { #expect(d.state.watch.marks.balanceDelta == nil && !d.state.watch.marks.isNew(.entry(cheer))) }  // 4 s later: gone
+        }
+        #expect(d.state.watch.marks.mark(pack: Self.rain) == .changed && d.state.watch.marks.mark(pack: samplePacks.packs[1].identifier) == nil)
+        // A pause takes the marks away.
+        d.apply(.action(.watch))
+        #expect(d.state.watch.marks.isEmpty)
     }
 
     /// Reads are not one snapshot: an entry first seen in the round right after a packs read may be

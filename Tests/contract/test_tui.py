@@ -874,12 +874,21 @@ def test_the_live_tab_reconciles_what_another_process_does(start_stub, tui, tmp_
     (config / "config.toml").write_text(f'[environments.qa]\nbase_url = "{s.url}"\nwatch_interval = 1\nnotify = "none"\n')
     t = tui(s.url, width=140, height=32, env={"XDG_CONFIG_HOME": str(tmp_path / "config")}, args=["--env", "qa", "--watch"])
     t.wait_for("● watching 1 s")
-    t.keys("5")
-    t.wait_for("watching qa-alice every 1 s")
+    t.keys("2")
+    t.wait_for("entry 1 of 230")
     time.sleep(1.5)  # a baseline round
     r = s.post("/api/v1/spend_cheer?user_id=qa-alice", json={"user_id": "qa-alice", "product": "com.reiterate.pack.rain", "amount": 7,
                                                                "comment": "great pack"}, timeout=5)
     assert r.status_code == 200, r.text
+    # The History tab shows the new entry marked `+` for a moment, and the header the balance's change.
+    screen = t.wait_for("(−7)", timeout=3.0)
+    rows = screen.splitlines()
+    assert "Balance 1,243 cheer (−7)" in rows[0] and any(line.startswith("+") and "Rain on a Tin Roof" in line for line in rows), screen
+    deadline = time.monotonic() + 6
+    while "(−7)" in t.screen() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert "(−7)" not in t.screen() and not any(line.startswith("+") for line in t.screen().splitlines()), t.screen()  # briefly
+    t.keys("5")
     r = s.post("/api/v2/purchase_cheer?user_id=qa-alice", json={"user_id": "qa-alice", "identifier": "com.reiterate.cheer.200",
                                                                   "transaction_id": 424242}, timeout=5)
     assert r.status_code == 200, r.text
@@ -898,7 +907,9 @@ def test_the_live_tab_reconciles_what_another_process_does(start_stub, tui, tmp_
     t.keys("4")
     screen = t.wait_for("debit-without-entry")
     assert "watch of qa-alice" in screen, screen
-    # w stops the watch: the badge goes.
+    # w pauses the watch: the badge says so, and w resumes it.
     t.keys("w")
-    screen = t.wait_for("Stopped watching.")
-    assert "● watching" not in screen.splitlines()[0], screen
+    screen = t.wait_for("Watch paused")
+    assert "‖ paused" in screen.splitlines()[0] and "● watching" not in screen.splitlines()[0], screen
+    t.keys("w")
+    screen = t.wait_for("● watching 1 s")
