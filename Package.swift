@@ -14,6 +14,7 @@ import PackageDescription
 //        │        │            log; errors as facts)
 //        │        └──> ShopCache (on-disk cache: atomic, versioned; knows nothing of the API)
 //        ├──> ShopSettings (config.toml through TOMLKit: environments, users, [keys])
+//        ├──> ShopCompare (snapshot/HAR files, the keyed structural diff, ignore rules; pure)
 //        └──> TerminalText (sanitizer + display width for untrusted server text; a leaf)
 //
 //   reiterate-stub (executable) ──> StubServer (Hummingbird) ──> StubCore (data, state, faults)
@@ -104,6 +105,9 @@ let package = Package(
             dependencies: [.product(name: "Logging", package: "swift-log")],
             swiftSettings: strict
         ),
+        // Comparisons (`snapshot`, `compare`, `replay`): the structural diff keyed by the shop's
+        // identities, ignore rules, snapshot and HAR files. Pure: reads JSON values, knows no network.
+        .target(name: "ShopCompare", dependencies: ["JSONTokens", "TerminalText"], swiftSettings: strict),
         .target(
             name: "ShopViewModels",
             dependencies: [
@@ -123,6 +127,7 @@ let package = Package(
                 "ShopAPI",
                 "TerminalText",
                 "JSONTokens",
+                "ShopCompare",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -156,6 +161,7 @@ let package = Package(
         .testTarget(name: "TerminalTextTests", dependencies: ["TerminalText"], swiftSettings: strict),
         .testTarget(name: "JSONTokensTests", dependencies: ["JSONTokens"], swiftSettings: strict),
         .testTarget(name: "ShopCacheTests", dependencies: ["ShopCache"], swiftSettings: strict),
+        .testTarget(name: "ShopCompareTests", dependencies: ["ShopCompare", "JSONTokens"], swiftSettings: strict),
         .testTarget(name: "ShopSettingsTests", dependencies: ["ShopSettings"], swiftSettings: strict),
         .testTarget(
             name: "ShopTUITests", dependencies: ["ShopTUI", "ShopViewModels", "ShopAPI", "StubCore", "TerminalText"],

@@ -18,6 +18,38 @@ public struct JSONWriter {
 
     public mutating func null() { raw("null") }
 
+    /// A whole value, compact, members in their order.
+    public mutating func value(_ v: JSONValue) {
+        switch v {
+        case .null: null()
+        case let .bool(b): raw(b ? "true" : "false")
+        case let .int(n): int(n)
+        case let .double(d): bytes.append(contentsOf: (d.isFinite ? "\(d)" : "null").utf8)
+        case let .string(s): string(s)
+        case let .array(items):
+            raw("[")
+            for (i, item) in items.enumerated() {
+                if i > 0 { raw(",") }
+                value(item)
+            }
+            raw("]")
+        case let .object(o):
+            raw("{")
+            members(of: o)
+            raw("}")
+        }
+    }
+
+    /// An object's members with no braces around them (`"a":1,"b":2`): for an object written in parts.
+    public mutating func members(of o: JSONObject) {
+        for (i, member) in o.members.enumerated() {
+            if i > 0 { raw(",") }
+            string(member.key)
+            raw(":")
+            value(member.value)
+        }
+    }
+
     public mutating func string(_ value: String?) {
         guard var s = value else { return null() }
         bytes.append(UInt8(ascii: "\""))

@@ -80,6 +80,18 @@ public struct Sleeper: Sendable {
 
 /// Sends any `Endpoint`: builds the request, adds the bearer token, retries safe requests, refreshes an
 /// expired token once for everyone waiting, decodes the answer, and records every exchange.
+/// A read as the server sent it (`ShopClient.sendRecorded`).
+public struct Recorded<Value: Sendable>: Sendable {
+    public var value: Value
+    public var document: JSONValue?
+    public var requestID: String?
+    public var status: Int
+    public var method: String
+    /// Path and query.
+    public var target: String
+    public var at: Date
+}
+
 public actor ShopClient {
     public nonisolated let configuration: ShopClientConfiguration
     public nonisolated let exchanges: ExchangeLog
@@ -139,9 +151,24 @@ public actor ShopClient {
     /// The same, with the request id the answer carried (a watch names the reads on both sides).
     public func sendAnswered<E: Endpoint>(_ endpoint: E) async throws -> (response: E.Response, requestID: String?) {
         let response = try await perform(endpoint)
+        return (try decoded(E.self, response), response.headers[.requestID])
+    }
+
+    /// A read kept as it came, for snapshots and comparisons: the decoded value (so an answer the app
+    /// could not read fails as any read would), the body as JSON values, the request id, the status
+    /// and the request line (path and query; the token travels in a header and is not in it).
+    public func sendRecorded<E: Endpoint>(_ endpoint: E) async throws -> Recorded<E.Response> {
+        let at = Date()
+        let response = try await perform(endpoint)
+        let value = try decoded(E.self, response)
+        let document = response.tokens.flatMap { JSONValue.parse(response.body, tokens: $0) } ?? JSONValue.parse(response.body)
+        return Recorded(value: value, document: document, requestID: response.headers[.requestID], status: response.status,
+                        method: E.endpoint.method.rawValue, target: E.endpoint.path + Self.queryString(endpoint.query), at: at)
+    }
+
+    private func decoded<E: Endpoint>(_: E.Type, _ response: TransportResponse) throws -> E.Response {
         do {
-            let value = try response.tokens.map { try E.decode(response.body, tokens: $0) } ?? E.decode(response.body)
-            return (value, response.headers[.requestID])
+            return try response.tokens.map { try E.decode(response.body, tokens: $0) } ?? E.decode(response.body)
         } catch let error as DecodingError {
             let requestID = response.headers[.requestID]
             if let contentType = response.headers[.contentType], !Self.isJSON(contentType) {

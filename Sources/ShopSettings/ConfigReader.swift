@@ -153,9 +153,27 @@ private struct Reader {
                 for (action, keys) in inFileOrder(table, under: [key]) {
                     file.keyBindings.append(try binding(action, keys))
                 }
+            case "compare":
+                guard let table = value.table else {
+                    throw error(at: [key], key: key, "expected a table [compare] with ignore = [\"packs[].cheer_total\", ...], not \(Self.kind(value))")
+                }
+                for (name, body) in inFileOrder(table, under: [key]) {
+                    guard name == "ignore" else { throw error(at: [key, name], key: name, "unknown key in [compare]; keys: ignore") }
+                    var rules: [String] = []
+                    guard let list = body.array else {
+                        throw error(at: [key, name], key: name, "expected a list of paths in quotes, e.g. ignore = [\"packs[].cheer_total\"]")
+                    }
+                    for item in list {
+                        guard let rule = item.string else {
+                            throw error(at: [key, name], key: name, "expected paths in quotes, e.g. ignore = [\"packs[].cheer_total\"]; the list holds \(Self.kind(item))")
+                        }
+                        rules.append(rule)
+                    }
+                    file.compareIgnore = rules
+                }
             default:
                 if map.isHeader([key]) {
-                    throw error(at: [key], key: nil, "unknown table [\(key)]; environments are [environments.NAME], key bindings [keys]")
+                    throw error(at: [key], key: nil, "unknown table [\(key)]; environments are [environments.NAME], key bindings [keys], comparisons [compare]")
                 }
                 throw error(at: [key], key: key, "unknown top-level key (keys go under [environments.NAME])")
             }

@@ -112,6 +112,8 @@ public struct ConfigFile: Sendable, Equatable {
     public var defaultEnvironment: String?
     /// The `[keys]` table in file order; only its shape is checked here (action and key names are not).
     public var keyBindings: [KeyBindingConfig] = []
+    /// `[compare] ignore = [...]`: paths every comparison leaves out (`packs[].cheer_total`).
+    public var compareIgnore: [String] = []
     /// `mouse = false` turns mouse reporting off (so the terminal's own text selection works).
     public var mouse: Bool?
 

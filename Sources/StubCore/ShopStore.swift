@@ -134,6 +134,35 @@ public actor ShopStore {
 
     public func audioPacks() -> [AudioPack] { packs }
 
+    /// A catalogue change made on purpose (`PUT /_stub/packs/ID`): the fields given, on the pack with
+    /// this identifier, or a new pack at the end (it needs a name). False: a new pack with no name.
+    public func editPack(identifier: String, name: String?, priceCents: Int?, cheerTotal: Int?, creator: String?) -> Bool {
+        var pack: AudioPack
+        if let i = packs.firstIndex(where: { $0.identifier == identifier }) {
+            pack = packs[i]
+        } else {
+            guard let name, let base = packs.first ?? basePacks.first else { return false }
+            pack = base
+            pack.identifier = identifier
+            pack.name = name
+            pack.cheerTotal = 0
+            pack.tags = []
+        }
+        if let name { pack.name = name }
+        if let priceCents { pack.priceCents = priceCents }
+        if let cheerTotal { pack.cheerTotal = cheerTotal }
+        if let creator { pack.creator = creator }
+        if let i = packs.firstIndex(where: { $0.identifier == identifier }) { packs[i] = pack } else { packs.append(pack) }
+        return true
+    }
+
+    /// `DELETE /_stub/packs/ID`; false when there was no such pack.
+    public func removePack(identifier: String) -> Bool {
+        guard let i = packs.firstIndex(where: { $0.identifier == identifier }) else { return false }
+        packs.remove(at: i)
+        return true
+    }
+
     public func balance(user: String) throws -> Int {
         guard let state = users[user] else { throw ShopError.unknownUser(user) }
         return state.balance

@@ -1,0 +1,232 @@
+import JSONTokens
+
+/// One difference between two sides: what was added, removed, changed (old → new), or moved (the
+/// same element at another place in its list, nothing else about it changed).
+public struct Difference: Equatable, Sendable {
+    public enum Kind: String, Sendable, CaseIterable {
+        case changed, removed, added, moved
+    }
+
+    public var kind: Kind
+    public var path: DiffPath
+    public var old: JSONValue?
+    public var new: JSONValue?
+    /// For an element of a keyed list: what a person calls it (a pack's name).
+    public var label: String?
+    /// For a move: the places in each list (0-based).
+    public var places: (old: Int, new: Int)?
+
+    public init(_ kind: Kind, _ path: DiffPath, old: JSONValue? = nil, new: JSONValue? = nil, label: String? = nil, places: (old: Int, new: Int)? = nil) {
+        self.kind = kind
+        self.path = path
+        self.old = old
+        self.new = new
+        self.label = label
+        self.places = places
+    }
+
+    public static func == (a: Difference, b: Difference) -> Bool {
+        a.kind == b.kind && a.path == b.path && a.old == b.old && a.new == b.new && a.label == b.label
+            && a.places?.old == b.places?.old && a.places?.new == b.places?.new
+    }
+}
+
+/// How the shop's lists are keyed: each pack by its `identifier`, each history entry by its `id`
+/// (or, when it has none, by its date, product, amount and creator — as the history list keys it).
+/// Other lists (comments, tags) are compared by place.
+public enum ShopKeys {
+    /// Lists whose elements are known by a key.
+    public static func isKeyed(_ rule: String) -> Bool { rule == "packs" || rule == "history" }
+
+    public static func key(of element: JSONValue, inList rule: String) -> String? {
+        guard case let .object(o) = element else { return nil }
+        switch rule {
+        case "packs":
+            if case let .string(id)? = o["identifier"] { return id }
+            return nil
+        case "history":
+            if case let .string(id)? = o["id"] { return "id=" + id }
+            let parts = ["date", "product", "amount", "creator"].map { o[$0].map(Self.plain) ?? "" }
+            return parts.joined(separator: "|")
+        default:
+            return nil
+        }
+    }
+
+    /// What a person calls an element: a pack's name; an entry's amount, product and date.
+    public static func label(of element: JSONValue, inList rule: String) -> String? {
+        guard case let .object(o) = element else { return nil }
+        switch rule {
+        case "packs":
+            if case let .string(name)? = o["name"] { return name }
+        case "history":
+            let amount = o["amount"].map(plain) ?? "?"
+            let product = o["product"].map(plain) ?? "?"
+            let date = o["date"].map(plain) ?? "?"
+            return "\(amount) cheer on \(product) at \(date)"
+        default: break
+        }
+        return nil
+    }
+
+    static func plain(_ v: JSONValue) -> String {
+        switch v {
+        case let .string(s): return s
+        case let .int(n): return String(n)
+        case let .double(d): return String(d)
+        case let .bool(b): return String(b)
+        case .null: return "null"
+        case .array, .object: return "…"
+        }
+    }
+}
+
+/// The structural diff: objects field by field, keyed lists by key, other lists by place. Pure.
+public struct Differ: Sendable {
+    public var ignore: IgnoreRules
+
+    public init(ignore: IgnoreRules = IgnoreRules()) {
+        self.ignore = ignore
+    }
+
+    /// The differences between `a` and `b` at `path` (nil: absent on that side).
+    public func diff(_ a: JSONValue?, _ b: JSONValue?, at path: DiffPath) -> [Difference] {
+        var out: [Difference] = []
+        diff(a, b, at: path, into: &out)
+        return out
+    }
+
+    func diff(_ a: JSONValue?, _ b: JSONValue?, at path: DiffPath, into out: inout [Difference]) {
+        guard !ignore.ignores(path) else { return }
+        switch (a, b) {
+        case (nil, nil): return
+        case let (nil, b?): out.append(Difference(.added, path, new: b))
+        case let (a?, nil): out.append(Difference(.removed, path, old: a))
+        case let (.object(x)?, .object(y)?):
+            var seen = Set<String>()
+            for (key, value) in x where seen.insert(key).inserted { diff(value, y[key], at: path.field(key), into: &out) }
+            for (key, value) in y where seen.insert(key).inserted { diff(nil, value, at: path.field(key), into: &out) }
+        case let (.array(x)?, .array(y)?):
+            if ShopKeys.isKeyed(path.rule) {
+                var keyed = KeyedListDiff(path: path, differ: self)
+                keyed.add(a: x)
+                keyed.add(b: y)
+                out += keyed.finish()
+            } else {
+                for i in 0..<max(x.count, y.count) {
+                    diff(i < x.count ? x[i] : nil, i < y.count ? y[i] : nil, at: path.index(i), into: &out)
+                }
+            }
+        case let (a?, b?):
+            if a != b { out.append(Difference(.changed, path, old: a, new: b)) }
+        }
+    }
+}
+
+/// A keyed list compared a piece at a time (history pages as they come from each side): an element
+/// is compared as soon as its key has come from both sides, and only the elements still waiting for
+/// their other side are held — two sides that mostly agree keep little in memory however long they
+/// are. Moves are the elements outside the longest run of common elements in the same order.
+public struct KeyedListDiff: Sendable {
+    let path: DiffPath
+    let differ: Differ
+    let rule: String
+    var waitingA: [String: (place: Int, value: JSONValue)] = [:]
+    var waitingB: [String: (place: Int, value: JSONValue)] = [:]
+    var countA = 0
+    var countB = 0
+    /// Places of each element found on both sides, in the order it completed.
+    var pairs: [(a: Int, b: Int, key: String, label: String?)] = []
+    public private(set) var differences: [Difference] = []
+    /// Elements compared on both sides so far.
+    public private(set) var matched = 0
+
+    public init(path: DiffPath, differ: Differ) {
+        self.path = path
+        self.differ = differ
+        rule = path.rule
+    }
+
+    public mutating func add(a elements: [JSONValue]) { add(elements, sideA: true) }
+    public mutating func add(b elements: [JSONValue]) { add(elements, sideA: false) }
+
+    mutating func add(_ elements: [JSONValue], sideA: Bool) {
+        for element in elements {
+            let place = sideA ? countA : countB
+            if sideA { countA += 1 } else { countB += 1 }
+            let base = ShopKeys.key(of: element, inList: rule) ?? "#\(place)"
+            // The other side's element with this key, or (a key given twice on a side, a server bug
+            // worth showing) its second, third… one: the nth of one side meets the nth of the other.
+            if let key = (1...Self.maxRepeats).lazy.map({ Self.nth(base, $0) }).first(where: { (sideA ? waitingB : waitingA)[$0] != nil }) {
+                if sideA, let other = waitingB.removeValue(forKey: key) { complete(key: key, a: (place, element), b: other) }
+                if !sideA, let other = waitingA.removeValue(forKey: key) { complete(key: key, a: other, b: (place, element)) }
+                continue
+            }
+            var n = 1
+            while (sideA ? waitingA : waitingB)[Self.nth(base, n)] != nil { n += 1 }
+            if sideA { waitingA[Self.nth(base, n)] = (place, element) } else { waitingB[Self.nth(base, n)] = (place, element) }
+        }
+    }
+
+    /// Repeats of one key on one side told apart (beyond this, they pair up less exactly).
+    static let maxRepeats = 8
+
+    static func nth(_ key: String, _ n: Int) -> String { n == 1 ? key : "\(key)#\(n)" }
+
+    mutating func complete(key: String, a: (place: Int, value: JSONValue), b: (place: Int, value: JSONValue)) {
+        matched += 1
+        let elementPath = path.key(Self.shown(key))
+        let label = ShopKeys.label(of: b.value, inList: rule)
+        var changes = differ.diff(a.value, b.value, at: elementPath)
+        for i in changes.indices where changes[i].label == nil { changes[i].label = label }
+        differences += changes
+        pairs.append((a.place, b.place, key, label))
+    }
+
+    /// The key as a path shows it (`id=h-1` for an entry's id, the identifier for a pack).
+    static func shown(_ key: String) -> String { key }
+
+    /// What is left: elements only one side had, and the moves.
+    public mutating func finish() -> [Difference] {
+        var out = differences
+        differences = []
+        for (key, a) in waitingA.sorted(by: { $0.value.place < $1.value.place }) where !differ.ignore.ignores(path.key(key)) {
+            out.append(Difference(.removed, path.key(key), old: a.value, label: ShopKeys.label(of: a.value, inList: rule)))
+        }
+        for (key, b) in waitingB.sorted(by: { $0.value.place < $1.value.place }) where !differ.ignore.ignores(path.key(key)) {
+            out.append(Difference(.added, path.key(key), new: b.value, label: ShopKeys.label(of: b.value, inList: rule)))
+        }
+        waitingA = [:]
+        waitingB = [:]
+        // Moves: common elements outside the longest run kept in the same order on both sides.
+        let byA = pairs.sorted { $0.a < $1.a }
+        let kept = Self.longestIncreasing(byA.map(\.b))
+        for (i, pair) in byA.enumerated() where !kept.contains(i) && !differ.ignore.ignores(path.key(pair.key)) {
+            out.append(Difference(.moved, path.key(pair.key), label: pair.label, places: (pair.a, pair.b)))
+        }
+        pairs = []
+        return out
+    }
+
+    /// Indices of one longest strictly increasing subsequence of `values` (patience sorting, n log n).
+    static func longestIncreasing(_ values: [Int]) -> Set<Int> {
+        var tails: [Int] = []  // index into values of the smallest tail of each length
+        var previous = [Int](repeating: -1, count: values.count)
+        for (i, v) in values.enumerated() {
+            var lo = 0, hi = tails.count
+            while lo < hi {
+                let mid = (lo + hi) / 2
+                if values[tails[mid]] < v { lo = mid + 1 } else { hi = mid }
+            }
+            if lo > 0 { previous[i] = tails[lo - 1] }
+            if lo == tails.count { tails.append(i) } else { tails[lo] = i }
+        }
+        var kept = Set<Int>()
+        var i = tails.last ?? -1
+        while i >= 0 {
+            kept.insert(i)
+            i = previous[i]
+        }
+        return kept
+    }
+}

@@ -1,0 +1,221 @@
+import Foundation
+import JSONTokens
+
+/// One read kept as the server answered it: what it was, the request line, the request id, the
+/// status, when, and the body as JSON values.
+public struct RecordedRead: Sendable, Equatable {
+    public enum What: Sendable, Equatable, Hashable {
+        case balance
+        case packs
+        case history(page: Int)
+    }
+
+    public var what: What
+    public var method: String
+    /// Path and query (`/api/v1/balance?user_id=qa-alice`).
+    public var target: String
+    public var requestID: String?
+    public var status: Int
+    public var at: Date?
+    public var body: JSONValue?
+
+    public init(what: What, method: String = "GET", target: String, requestID: String?, status: Int, at: Date?, body: JSONValue?) {
+        self.what = what
+        self.method = method
+        self.target = target
+        self.requestID = requestID
+        self.status = status
+        self.at = at
+        self.body = body
+    }
+
+    /// What a GET of `target` reads, from its path (nil: not a read this tool compares).
+    public static func what(method: String, target: String) -> What? {
+        guard method.uppercased() == "GET" else { return nil }
+        let parts = target.split(separator: "?", maxSplits: 1)
+        let path = parts.first.map(String.init) ?? ""
+        switch path {
+        case "/api/v1/balance": return .balance
+        case "/api/v1/audio_packs": return .packs
+        case "/api/v1/cheer_history":
+            let page = Self.query(parts.count > 1 ? String(parts[1]) : "", "page").flatMap(Int.init) ?? 1
+            return .history(page: page)
+        default: return nil
+        }
+    }
+
+    static func query(_ query: String, _ name: String) -> String? {
+        for pair in query.split(separator: "&") {
+            let kv = pair.split(separator: "=", maxSplits: 1)
+            if kv.first.map(String.init) == name { return kv.count > 1 ? String(kv[1]).removingPercentEncoding : "" }
+        }
+        return nil
+    }
+
+    /// The user a read was for (its `user_id`).
+    public var user: String? {
+        let parts = target.split(separator: "?", maxSplits: 1)
+        return parts.count > 1 ? Self.query(String(parts[1]), "user_id") : nil
+    }
+}
+
+/// A POST found in a recording: listed by `replay`, never sent.
+public struct RecordedWrite: Sendable, Equatable {
+    public var method: String
+    public var target: String
+    public var requestID: String?
+}
+
+/// What one user saw, saved: `reiterate-shop snapshot`, `S` in the TUI, or a HAR file written by
+/// `--har` read as one. The file is JSON: the environment, the user, the time, and each read with its
+/// request and request id. Tokens never go in (reads are GETs; the base URL loses any user info).
+public struct Snapshot: Sendable, Equatable {
+    public static let format = 1
+
+    public var environment: String?
+    public var baseURL: String?
+    public var user: String?
+    public var takenAt: Date?
+    public var reads: [RecordedRead]
+    /// Writes a HAR held (a snapshot holds none).
+    public var writes: [RecordedWrite] = []
+    /// Reads a HAR held whose body it cut short (its preview limit): not comparable.
+    public var cut: [String] = []
+
+    public init(environment: String?, baseURL: String?, user: String?, takenAt: Date?, reads: [RecordedRead]) {
+        self.environment = environment
+        self.baseURL = baseURL.map(Self.withoutUserInfo)
+        self.user = user
+        self.takenAt = takenAt
+        self.reads = reads
+    }
+
+    public struct Unreadable: Error, Equatable, Sendable, CustomStringConvertible {
+        public var reason: String
+        public var description: String { reason }
+    }
+
+    /// The balance read, the packs read, and the history pages in page order (the last read of each).
+    public var balance: RecordedRead? { reads.last { $0.what == .balance && $0.status / 100 == 2 } }
+    public var packs: RecordedRead? { reads.last { $0.what == .packs && $0.status / 100 == 2 } }
+    public var historyPages: [RecordedRead] {
+        var byPage: [Int: RecordedRead] = [:]
+        for read in reads where read.status / 100 == 2 {
+            if case let .history(page) = read.what { byPage[page] = read }
+        }
+        return byPage.keys.sorted().compactMap { byPage[$0] }
+    }
+
+    // MARK: Reading
+
+    /// A snapshot file, or a HAR 1.2 file (told apart by their contents).
+    public static func read(_ bytes: [UInt8]) throws -> Snapshot {
+        guard case let .object(root)? = JSONValue.parse(bytes) else { throw Unreadable(reason: "it is not JSON") }
+        if case .object? = root["log"] { return try har(root) }
+        guard case let .int(format)? = root["reiterate_snapshot"] else {
+            throw Unreadable(reason: "it is neither a snapshot of reiterate-shop nor a HAR file")
+        }
+        guard format == Self.format else { throw Unreadable(reason: "it is a snapshot of format \(format); this version reads format \(Self.format)") }
+        var reads: [RecordedRead] = []
+        if case let .array(items)? = root["reads"] {
+            for item in items {
+                guard case let .object(o) = item, case let .string(method)? = o["method"], case let .string(target)? = o["target"],
+                      let what = RecordedRead.what(method: method, target: target) else { continue }
+                reads.append(RecordedRead(what: what, method: method, target: target, requestID: string(o["request_id"]),
+                                          status: int(o["status"]) ?? 0, at: string(o["at"]).flatMap(Stamp.date), body: o["body"]))
+            }
+        }
+        return Snapshot(environment: string(root["environment"]), baseURL: string(root["base_url"]), user: string(root["user"]),
+                        takenAt: string(root["taken_at"]).flatMap(Stamp.date), reads: reads)
+    }
+
+    static func har(_ root: JSONObject) throws -> Snapshot {
+        guard case let .object(log)? = root["log"], case let .array(entries)? = log["entries"] else {
+            throw Unreadable(reason: "it is a HAR file with no entries")
+        }
+        var reads: [RecordedRead] = []
+        var writes: [RecordedWrite] = []
+        var cut: [String] = []
+        var base: String?
+        for entry in entries {
+            guard case let .object(e) = entry, case let .object(request)? = e["request"], case let .string(method)? = request["method"],
+                  case let .string(url)? = request["url"], let split = split(url) else { continue }
+            base = base ?? split.base
+            var requestID: String?
+            var status = 0
+            var body: JSONValue?
+            if case let .object(response)? = e["response"] {
+                status = int(response["status"]) ?? 0
+                if case let .array(headers)? = response["headers"] {
+                    for case let .object(h) in headers where string(h["name"])?.lowercased() == "x-request-id" { requestID = string(h["value"]) }
+                }
+                if case let .object(content)? = response["content"], let text = string(content["text"]) {
+                    body = JSONValue.parse(Array(text.utf8))
+                    if body == nil, status / 100 == 2 { cut.append("\(method) \(split.target)") }
+                }
+            }
+            if let what = RecordedRead.what(method: method, target: split.target) {
+                if body == nil, status / 100 == 2 { continue }
+                reads.append(RecordedRead(what: what, method: method, target: split.target, requestID: requestID, status: status,
+                                          at: string(e["startedDateTime"]).flatMap(Stamp.date), body: body))
+            } else if method.uppercased() != "GET" {
+                writes.append(RecordedWrite(method: method.uppercased(), target: split.target, requestID: requestID))
+            }
+        }
+        var snapshot = Snapshot(environment: nil, baseURL: base, user: reads.lazy.compactMap(\.user).first, takenAt: reads.first?.at, reads: reads)
+        snapshot.writes = writes
+        snapshot.cut = cut
+        return snapshot
+    }
+
+    /// `http://host:8080/api/v1/balance?user_id=x` → (`http://host:8080`, `/api/v1/balance?user_id=x`).
+    static func split(_ url: String) -> (base: String, target: String)? {
+        guard let scheme = url.range(of: "://") else { return nil }
+        let rest = url[scheme.upperBound...]
+        let slash = rest.firstIndex(of: "/") ?? rest.endIndex
+        return (String(url[..<slash]), slash == rest.endIndex ? "/" : String(rest[slash...]))
+    }
+
+    static func withoutUserInfo(_ url: String) -> String {
+        guard let scheme = url.range(of: "://") else { return url }
+        let rest = url[scheme.upperBound...]
+        let hostEnd = rest.firstIndex(of: "/") ?? rest.endIndex
+        guard let at = rest[..<hostEnd].lastIndex(of: "@") else { return url }
+        return String(url[..<scheme.upperBound]) + String(rest[rest.index(after: at)...])
+    }
+
+    static func string(_ v: JSONValue?) -> String? { if case let .string(s)? = v { return s } else { return nil } }
+    static func int(_ v: JSONValue?) -> Int? { if case let .int(n)? = v { return n } else { return nil } }
+
+    // MARK: Writing
+
+    /// The snapshot as its file holds it: one JSON object, a read a line.
+    public func encoded() -> [UInt8] {
+        func text(_ s: String?) -> JSONValue { s.map(JSONValue.string) ?? .null }
+        let head: JSONObject = ["reiterate_snapshot": .int(Self.format), "environment": text(environment), "base_url": text(baseURL),
+                                "user": text(user), "taken_at": text(takenAt.map(Stamp.text))]
+        var w = JSONWriter(capacity: 4096)
+        w.raw("{")
+        w.members(of: head)
+        w.raw(",\"reads\":[")
+        for (i, read) in reads.enumerated() {
+            w.raw(i == 0 ? "\n" : ",\n")
+            w.value(.object(["method": .string(read.method), "target": .string(read.target), "request_id": text(read.requestID),
+                             "status": .int(read.status), "at": text(read.at.map(Stamp.text)), "body": read.body ?? .null]))
+        }
+        w.raw("\n]}\n")
+        return w.bytes
+    }
+}
+
+/// Times as the files write them: ISO 8601 in UTC with milliseconds.
+enum Stamp {
+    static func text(_ date: Date) -> String {
+        date.formatted(.iso8601.year().month().day().dateSeparator(.dash).time(includingFractionalSeconds: true).timeSeparator(.colon).timeZone(separator: .omitted))
+    }
+
+    static func date(_ text: String) -> Date? {
+        if let d = try? Date(text, strategy: .iso8601.year().month().day().dateSeparator(.dash).time(includingFractionalSeconds: true).timeSeparator(.colon).timeZone(separator: .omitted)) { return d }
+        return try? Date(text, strategy: .iso8601)
+    }
+}

@@ -1,0 +1,340 @@
+import ArgumentParser
+import Foundation
+import JSONTokens
+import Logging
+import ShopAPI
+import ShopCompare
+import ShopSettings
+import ShopViewModels
+import Synchronization
+import TerminalText
+
+/// What one side of a comparison is: an environment and user read now, or a file (a snapshot, or a
+/// HAR written by `--har`).
+enum SideSpec: Equatable {
+    case live(env: String?, user: String?)
+    case file(String)
+
+    /// `env:NAME`, `user:ID`, `env:NAME/user:ID`, or a path.
+    static func parse(_ text: String) throws -> SideSpec {
+        var env: String?, user: String?
+        guard text.hasPrefix("env:") || text.hasPrefix("user:") else {
+            guard FileManager.default.fileExists(atPath: text) else {
+                throw CLIError(message: "“\(text)” is neither env:NAME, user:ID, env:NAME/user:ID nor a file that exists", exitCode: .usage)
+            }
+            return .file(text)
+        }
+        for part in text.split(separator: "/", omittingEmptySubsequences: false) {
+            if part.hasPrefix("env:"), env == nil, !part.dropFirst(4).isEmpty { env = String(part.dropFirst(4)) }
+            else if part.hasPrefix("user:"), user == nil, !part.dropFirst(5).isEmpty { user = String(part.dropFirst(5)) }
+            else { throw CLIError(message: "“\(text)”: write a side as env:NAME, user:ID or env:NAME/user:ID", exitCode: .usage) }
+        }
+        return .live(env: env, user: user)
+    }
+}
+
+/// Reads one side: a page at a time, so a long history is compared as it comes.
+protocol SideReader: Sendable {
+    var description: SideDescription { get }
+    func balance() async throws -> RecordedRead?
+    func packs() async throws -> RecordedRead?
+    /// Page `page`, or nil past the last (a file's, or the server's `total_pages`).
+    func history(page: Int, perPage: Int) async throws -> RecordedRead?
+}
+
+struct FileSide: SideReader {
+    let snapshot: Snapshot
+    let description: SideDescription
+
+    init(path: String) throws {
+        let bytes: [UInt8]
+        do {
+            bytes = Array(try Data(contentsOf: URL(fileURLWithPath: path)))
+        } catch {
+            throw CLIError(message: "\(path) cannot be read", exitCode: .config)
+        }
+        do {
+            snapshot = try Snapshot.read(bytes)
+        } catch {
+            throw CLIError(message: "\(path): \(error)", exitCode: .dataError)
+        }
+        description = SideDescription(name: path, environment: snapshot.environment ?? snapshot.baseURL, user: snapshot.user, takenAt: snapshot.takenAt)
+    }
+
+    func balance() async throws -> RecordedRead? { snapshot.balance }
+    func packs() async throws -> RecordedRead? { snapshot.packs }
+    func history(page: Int, perPage: Int) async throws -> RecordedRead? {
+        let pages = snapshot.historyPages
+        return page <= pages.count ? pages[page - 1] : nil
+    }
+}
+
+/// A live side: every read goes through the client (retries, sign-in, the contract watchdog).
+final class LiveSide: SideReader {
+    let client: ShopClient
+    let user: String
+    let description: SideDescription
+    /// Pages the server said it has (from the first page read).
+    private let totalPages = Mutex<Int?>(nil)
+
+    init(client: ShopClient, settings: ResolvedSettings, name: String) {
+        self.client = client
+        user = settings.user
+        description = SideDescription(name: name, environment: settings.environment, user: settings.user, takenAt: Date())
+    }
+
+    static func read<V>(_ r: Recorded<V>, _ what: RecordedRead.What) -> RecordedRead {
+        RecordedRead(what: what, method: r.method, target: r.target, requestID: r.requestID, status: r.status, at: r.at, body: r.document)
+    }
+
+    func balance() async throws -> RecordedRead? { Self.read(try await client.sendRecorded(Balance(user: user)), .balance) }
+    func packs() async throws -> RecordedRead? { Self.read(try await client.sendRecorded(AudioPacks()), .packs) }
+    func history(page: Int, perPage: Int) async throws -> RecordedRead? {
+        if let total = totalPages.withLock({ $0 }), page > max(1, total) { return nil }
+        let answer = try await client.sendRecorded(CheerHistory(user: user, page: page, perPage: perPage))
+        if page == 1 { totalPages.withLock { $0 = answer.value.totalPages } }
+        return Self.read(answer, .history(page: page))
+    }
+}
+
+/// `reiterate-shop compare A B`: the same reads on two sides, as a diff that knows the shop's data.
+struct CompareCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "compare",
+        abstract: "Compare two environments, two users, or a saved snapshot (or HAR), keyed by the shop's identities.",
+        discussion: """
+            A side is env:NAME, user:ID (in the current environment), env:NAME/user:ID, or a file written
+            by `snapshot` or `--har`. Only reads are sent, never a write. Packs are matched by identifier,
+            history entries by id, fields by JSON path; each difference is added, removed, changed (old →
+            new) or moved (order only). Ignore a path with --ignore packs[].cheer_total (or [compare]
+            ignore = [...] in the config). Exit status: 0 the same; 1 different; 2 could not compare.
+            """
+    )
+
+    @Argument(help: "The first side: env:NAME, user:ID, env:NAME/user:ID, or a snapshot or HAR file.") var a: String
+    @Argument(help: "The second side.") var b: String
+    @Option(help: "What to compare: balance, packs, history (comma-separated; default all three).") var what: String = "balance,packs,history"
+    @Option(name: .customLong("history-pages"), help: "History pages to compare (of 200 entries when read live; default 1).") var historyPages = 1
+    @Option(help: "A path to leave out, e.g. packs[].cheer_total or history[].comments[].body (repeatable).") var ignore: [String] = []
+    @Flag(help: "One JSON object: the sides, the differences (kind, path, rule, old, new), the counts.") var json = false
+    @OptionGroup var connection: ConnectionOptions
+
+    func validate() throws {
+        guard historyPages >= 0, historyPages <= 100_000 else { throw ValidationError("--history-pages takes 0 to 100000") }
+        for part in what.split(separator: ",") where ComparedPart(rawValue: part.trimmingCharacters(in: .whitespaces)) == nil {
+            throw ValidationError("--what takes balance, packs, history (comma-separated), not “\(part)”")
+        }
+    }
+
+    var parts: Set<ComparedPart> { Set(what.split(separator: ",").compactMap { ComparedPart(rawValue: $0.trimmingCharacters(in: .whitespaces)) }) }
+
+    func run() async throws {
+        do {
+            let config = try connection.loadConfig()
+            let rules: IgnoreRules
+            do {
+                rules = try IgnoreRules((config?.compareIgnore ?? []) + ignore)
+            } catch {
+                throw CLIError(message: "\(error)", exitCode: .usage)
+            }
+            let sideA = try SideSpec.parse(a), sideB = try SideSpec.parse(b)
+            let logger = try connection.makeLogger(label: "reiterate")
+            let (parts, pages) = (parts, historyPages)
+            let outcome = try await connection.withSide(sideA, name: a, config: config, logger: logger) { readerA in
+                try await connection.withSide(sideB, name: b, config: config, logger: logger) { readerB in
+                    try await Self.compare(readerA, readerB, parts: parts, historyPages: pages, ignore: rules)
+                }
+            }
+            if let note = DiffReport.edgeNote(outcome.pastTheEdge) { Terminal.err(note + "\n") }
+            Terminal.out(json ? DiffReport.json(outcome.differences, a: outcome.a, b: outcome.b, requestIDs: outcome.requestIDs)
+                              : DiffReport.text(outcome.differences, a: outcome.a, b: outcome.b))
+            if !outcome.differences.isEmpty { throw ExitCode(1) }
+        } catch let exit as ExitCode {
+            throw exit
+        } catch {
+            throw Self.couldNotCompare(error)
+        }
+    }
+
+    struct Outcome: Sendable {
+        var differences: [Difference]
+        var requestIDs: (a: [String], b: [String])
+        var a: SideDescription
+        var b: SideDescription
+        var pastTheEdge = 0
+    }
+
+    /// The reads of both sides, each pair at once, compared as they come.
+    static func compare(_ sideA: any SideReader, _ sideB: any SideReader, parts: Set<ComparedPart>, historyPages: Int, ignore: IgnoreRules) async throws -> Outcome {
+        let a = Tagged(side: .a, inner: sideA), b = Tagged(side: .b, inner: sideB)
+        var comparison = Comparison(ignore: ignore)
+        func both(_ what: String, _ x: RecordedRead?, _ y: RecordedRead?) throws -> (RecordedRead, RecordedRead) {
+            guard let x else { throw CLIError(message: "A (\(a.description.name)) holds no \(what)", exitCode: .serverError) }
+            guard let y else { throw CLIError(message: "B (\(b.description.name)) holds no \(what)", exitCode: .serverError) }
+            return (x, y)
+        }
+        if parts.contains(.balance) {
+            async let x = a.balance()
+            async let y = b.balance()
+            let (ra, rb) = try both("balance", try await x, try await y)
+            comparison.balance(ra, rb)
+        }
+        if parts.contains(.packs) {
+            async let x = a.packs()
+            async let y = b.packs()
+            let (ra, rb) = try both("pack list", try await x, try await y)
+            comparison.packs(ra, rb)
+        }
+        if parts.contains(.history) {
+            var page = 1
+            while page <= historyPages {
+                let n = page
+                async let x = a.history(page: n, perPage: CheerHistory.maxPerPage)
+                async let y = b.history(page: n, perPage: CheerHistory.maxPerPage)
+                let (ra, rb) = (try await x, try await y)
+                if ra == nil, rb == nil { break }
+                if page == 1 { _ = try both("history", ra, rb) }
+                comparison.history(a: ra, b: rb)
+                page += 1
+            }
+        }
+        let differences = comparison.finish()
+        return Outcome(differences: differences, requestIDs: comparison.requestIDs, a: a.description, b: b.description, pastTheEdge: comparison.pastTheEdge)
+    }
+
+    /// Which side a failure came from, for its one line.
+    enum Side: String {
+        case a = "A", b = "B"
+
+        func tag<T>(_ value: () async throws -> T) async throws -> T {
+            do {
+                return try await value()
+            } catch let error as ShopAPIError {
+                throw SideFailure(side: self, error: error)
+            }
+        }
+    }
+
+    /// A side whose failures say which side they came from.
+    struct Tagged: SideReader {
+        let side: Side
+        let inner: any SideReader
+        var description: SideDescription { inner.description }
+        func balance() async throws -> RecordedRead? { try await side.tag { try await inner.balance() } }
+        func packs() async throws -> RecordedRead? { try await side.tag { try await inner.packs() } }
+        func history(page: Int, perPage: Int) async throws -> RecordedRead? { try await side.tag { try await inner.history(page: page, perPage: perPage) } }
+    }
+
+    struct SideFailure: Error {
+        var side: Side
+        var error: ShopAPIError
+    }
+
+    /// Exit status 2, with the reason on one line.
+    static func couldNotCompare(_ error: any Error) -> ExitCode {
+        let reason: String
+        switch error {
+        case let failure as SideFailure: reason = "side \(failure.side.rawValue): " + ErrorText.line(failure.error)
+        case let failure as ShopAPIError: reason = ErrorText.line(failure)
+        case let failure as CLIError: reason = Sanitizer.line(failure.message)
+        case let failure as ValidationError: reason = Sanitizer.line(failure.message)
+        default: reason = "an unexpected internal failure"
+        }
+        Terminal.err("error: could not compare: \(reason)\n")
+        return ExitCode(2)
+    }
+}
+
+extension ConnectionOptions {
+    /// Settings for a side: `env:NAME` reads that environment as the config names it (the current
+    /// environment's variables and --base-url do not reach it); `user:ID` another user.
+    func settings(config: ConfigFile?, env: String?, user: String?) throws -> ResolvedSettings {
+        var vars = environment
+        var flags = ResolvedSettings.Flags(env: envName, baseURL: baseURL, user: user ?? self.user, timeout: timeout, contract: contract)
+        if let env {
+            vars["REITERATE_ENV"] = nil
+            vars["REITERATE_BASE_URL"] = nil
+            flags.env = env
+            flags.baseURL = nil
+            if user == nil { flags.user = nil; vars["REITERATE_USER"] = nil }
+        }
+        do {
+            return try ResolvedSettings.resolve(flags: flags, environment: vars, config: config)
+        } catch {
+            throw CLIError(message: error.description, exitCode: .config)
+        }
+    }
+
+    /// `body` with a reader for `side`: a file's, or a client's for an environment and user.
+    func withSide<T: Sendable>(_ side: SideSpec, name: String, config: ConfigFile?, logger: Logger, _ body: (any SideReader) async throws -> T) async throws -> T {
+        switch side {
+        case let .file(path):
+            return try await body(try FileSide(path: path))
+        case let .live(env, user):
+            let settings = try settings(config: config, env: env, user: user)
+            return try await withClient(settings, logger: logger) { client in
+                try await body(LiveSide(client: client, settings: settings, name: name))
+            }
+        }
+    }
+}
+
+/// `reiterate-shop snapshot --out FILE`: what the current user sees (the balance, the packs, the first
+/// history pages), saved with each read's request and request id, to compare or replay later.
+struct SnapshotCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "snapshot",
+        abstract: "Save what the current user sees (balance, packs, history pages) as a snapshot file, for compare and replay.",
+        discussion: "The file is JSON: the environment, the user, the time, and each read with its request and request id (no token). Exit status: 0; as `print` on a failed read."
+    )
+
+    @Option(name: .customLong("history-pages"), help: "History pages to save (of 200 entries; default 1).") var historyPages = 1
+    @Option(help: "The file to write (mode 0600).") var out: String
+    @OptionGroup var connection: ConnectionOptions
+
+    func validate() throws {
+        guard historyPages >= 0, historyPages <= 100_000 else { throw ValidationError("--history-pages takes 0 to 100000") }
+    }
+
+    func run() async throws {
+        let (settings, logger) = try connection.settingsAndLogger()
+        let pages = historyPages
+        do {
+            let snapshot: Snapshot = try await connection.withClient(settings, logger: logger) { client in
+                let side = LiveSide(client: client, settings: settings, name: "")
+                var reads: [RecordedRead] = []
+                if let b = try await side.balance() { reads.append(b) }
+                if let p = try await side.packs() { reads.append(p) }
+                var page = 1
+                while page <= pages, let h = try await side.history(page: page, perPage: CheerHistory.maxPerPage) {
+                    reads.append(h)
+                    page += 1
+                }
+                return Snapshot(environment: settings.environment, baseURL: settings.baseURL, user: settings.user, takenAt: Date(), reads: reads)
+            }
+            try Self.write(snapshot.encoded(), to: out)
+            let entries = snapshot.historyPages.reduce(0) { n, read in
+                if case let .object(o)? = read.body, case let .array(items)? = o["history"] { return n + items.count }
+                return n
+            }
+            Terminal.err("note: saved \(Sanitizer.line(settings.user)) on \(settings.environment.uppercased()): the balance, \(snapshot.packs.map { _ in "the packs, " } ?? "")"
+                         + "\(Wording.grouped(entries)) history entr\(entries == 1 ? "y" : "ies") (\(snapshot.reads.count) reads) to \(Sanitizer.line(out))\n")
+        } catch let error as CLIError {
+            throw fail(error)
+        } catch let error as ShopAPIError {
+            throw fail(error, tokenVariable: settings.tokenEnv)
+        }
+    }
+
+    /// Written whole (a temporary file renamed over), readable by its owner only.
+    static func write(_ bytes: [UInt8], to path: String) throws {
+        let temporary = path + ".tmp-\(getpid())"
+        guard FileManager.default.createFile(atPath: temporary, contents: Data(bytes), attributes: [.posixPermissions: 0o600]) else {
+            throw CLIError(message: "\(path) cannot be written", exitCode: .config)
+        }
+        guard rename(temporary, path) == 0 else {
+            unlink(temporary)
+            throw CLIError(message: "\(path) cannot be written", exitCode: .config)
+        }
+    }
+}
