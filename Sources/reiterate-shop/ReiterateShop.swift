@@ -19,7 +19,7 @@ struct ReiterateShop: AsyncParsableCommand {
             `print` is for scripts and smoke checks.
             """,
         version: ShopClientConfiguration.appVersion,
-        subcommands: [Interactive.self, Print.self, Spend.self, Buy.self, WatchCommand.self, SnapshotCommand.self, CompareCommand.self, Config.self, Keys.self, ContractCommand.self],
+        subcommands: [Interactive.self, Print.self, Spend.self, Buy.self, WatchCommand.self, SnapshotCommand.self, CompareCommand.self, ReplayCommand.self, Config.self, Keys.self, ContractCommand.self],
         defaultSubcommand: Interactive.self
     )
 }
