@@ -131,12 +131,7 @@ struct CompareCommand: AsyncParsableCommand {
     func run() async throws {
         do {
             let config = try connection.loadConfig()
-            let rules: IgnoreRules
-            do {
-                rules = try IgnoreRules((config?.compareIgnore ?? []) + ignore)
-            } catch {
-                throw CLIError(message: "\(error)", exitCode: .usage)
-            }
+            let rules = try IgnoreRules.of(config, ignore)
             let sideA = try SideSpec.parse(a), sideB = try SideSpec.parse(b)
             let logger = try connection.makeLogger(label: "reiterate")
             let (parts, pages) = (parts, historyPages)
@@ -242,6 +237,18 @@ struct CompareCommand: AsyncParsableCommand {
         }
         Terminal.err("error: could not compare: \(reason)\n")
         return ExitCode(2)
+    }
+}
+
+extension IgnoreRules {
+    /// The config's `[compare] ignore` and the command's `--ignore`; a rule that is not a path is a
+    /// usage error naming it.
+    static func of(_ config: ConfigFile?, _ flags: [String]) throws -> IgnoreRules {
+        do {
+            return try IgnoreRules((config?.compareIgnore ?? []) + flags)
+        } catch {
+            throw CLIError(message: "\(error)", exitCode: .usage)
+        }
     }
 }
 
@@ -362,12 +369,7 @@ struct ReplayCommand: AsyncParsableCommand {
     func run() async throws {
         do {
             let config = try connection.loadConfig()
-            let rules: IgnoreRules
-            do {
-                rules = try IgnoreRules((config?.compareIgnore ?? []) + ignore)
-            } catch {
-                throw CLIError(message: "\(error)", exitCode: .usage)
-            }
+            let rules = try IgnoreRules.of(config, ignore)
             let recorded = try FileSide(path: file).snapshot
             let reads = recorded.reads.filter { $0.status / 100 == 2 && $0.body != nil }
             guard !reads.isEmpty else { throw CLIError(message: "\(file) holds no read to send again", exitCode: .usage) }
