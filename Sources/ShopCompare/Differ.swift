@@ -135,8 +135,14 @@ public struct KeyedListDiff: Sendable {
     var waitingB: [String: (place: Int, value: JSONValue)] = [:]
     var countA = 0
     var countB = 0
-    /// Places of each element found on both sides, in the order it completed.
-    var pairs: [(a: Int, b: Int, key: String, label: String?)] = []
+    /// Places of each element found on both sides, in the order it completed, and its key (what a
+    /// person calls it only for a short list: a long history keeps no text per entry for moves).
+    var pairs: [(a: Int32, b: Int32)] = []
+    /// The pairs' keys, end to end (a 100,000-entry history holds them in about 2 MB, not 100,000 strings).
+    var keyBytes: [UInt8] = []
+    var keyEnds: [Int32] = []
+    /// Labels of a short list's pairs (packs), by pair.
+    var labels: [Int: String] = [:]
     public private(set) var differences: [Difference] = []
     /// Elements compared on both sides so far.
     public private(set) var matched = 0
@@ -176,11 +182,14 @@ public struct KeyedListDiff: Sendable {
     mutating func complete(key: String, a: (place: Int, value: JSONValue), b: (place: Int, value: JSONValue)) {
         matched += 1
         let elementPath = path.key(Self.shown(key))
-        let label = ShopKeys.label(of: b.value, inList: rule)
         var changes = differ.diff(a.value, b.value, at: elementPath)
+        let label = changes.isEmpty && rule == "history" ? nil : ShopKeys.label(of: b.value, inList: rule)
         for i in changes.indices where changes[i].label == nil { changes[i].label = label }
         differences += changes
-        pairs.append((a.place, b.place, key, label))
+        if rule != "history", let label { labels[pairs.count] = label }
+        pairs.append((Int32(truncatingIfNeeded: a.place), Int32(truncatingIfNeeded: b.place)))
+        keyBytes.append(contentsOf: key.utf8)
+        keyEnds.append(Int32(truncatingIfNeeded: keyBytes.count))
     }
 
     /// The key as a path shows it (`id=h-1` for an entry's id, the identifier for a pack).
@@ -199,17 +208,23 @@ public struct KeyedListDiff: Sendable {
         waitingA = [:]
         waitingB = [:]
         // Moves: common elements outside the longest run kept in the same order on both sides.
-        let byA = pairs.sorted { $0.a < $1.a }
-        let kept = Self.longestIncreasing(byA.map(\.b))
-        for (i, pair) in byA.enumerated() where !kept.contains(i) && !differ.ignore.ignores(path.key(pair.key)) {
-            out.append(Difference(.moved, path.key(pair.key), label: pair.label, places: (pair.a, pair.b)))
+        let byA = pairs.indices.sorted { pairs[$0].a < pairs[$1].a }
+        let kept = Self.longestIncreasing(byA.map { Int(pairs[$0].b) })
+        for (i, n) in byA.enumerated() where !kept[i] {
+            let start = n == 0 ? 0 : Int(keyEnds[n - 1])
+            let key = String(decoding: keyBytes[start..<Int(keyEnds[n])], as: UTF8.self)
+            guard !differ.ignore.ignores(path.key(key)) else { continue }
+            out.append(Difference(.moved, path.key(key), label: labels[n], places: (Int(pairs[n].a), Int(pairs[n].b))))
         }
         pairs = []
+        keyBytes = []
+        keyEnds = []
+        labels = [:]
         return out
     }
 
-    /// Indices of one longest strictly increasing subsequence of `values` (patience sorting, n log n).
-    static func longestIncreasing(_ values: [Int]) -> Set<Int> {
+    /// Which of `values` make one longest strictly increasing subsequence (patience sorting, n log n).
+    static func longestIncreasing(_ values: [Int]) -> [Bool] {
         var tails: [Int] = []  // index into values of the smallest tail of each length
         var previous = [Int](repeating: -1, count: values.count)
         for (i, v) in values.enumerated() {
@@ -221,10 +236,10 @@ public struct KeyedListDiff: Sendable {
             if lo > 0 { previous[i] = tails[lo - 1] }
             if lo == tails.count { tails.append(i) } else { tails[lo] = i }
         }
-        var kept = Set<Int>()
+        var kept = [Bool](repeating: false, count: values.count)
         var i = tails.last ?? -1
         while i >= 0 {
-            kept.insert(i)
+            kept[i] = true
             i = previous[i]
         }
         return kept

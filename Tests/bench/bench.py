@@ -44,6 +44,7 @@ import os
 import platform
 import random
 import re
+import urllib.request
 import shlex
 import subprocess
 import sys
@@ -492,6 +493,85 @@ def bench_history_json(_ctx):
                 value=WHALE_ENTRIES / f_wall, unit="entries/s")]
 
 
+COMPARE_ENTRIES = 100_000
+
+
+def bench_compare(_ctx):
+    """`compare` of two 100,000-entry histories (one new entry on one side) beside `curl -K | jq -S`
+    for each side and `diff` over the same pages; the app's peak RSS at 100,000 and at 10,000 entries."""
+    pages = COMPARE_ENTRIES // 200
+    config = SCRATCH / "compare-config"
+    (config / "reiterate-shop").mkdir(parents=True, exist_ok=True)
+    with Stub("--whale-history", str(COMPARE_ENTRIES)) as one, Stub("--whale-history", str(COMPARE_ENTRIES)) as two:
+        (config / "reiterate-shop" / "config.toml").write_text(f'[environments.one]\nbase_url = "{one.url}"\n[environments.two]\nbase_url = "{two.url}"\n')
+        env = {**os.environ, **APP_ENV, "XDG_CONFIG_HOME": str(config)}
+        # One difference made on purpose: qa-whale cheers once on side two.
+        body = json.dumps({"user_id": "qa-whale", "product": "com.reiterate.pack.rain", "amount": 7}).encode()
+        req = urllib.request.Request(f"{two.url}/api/v1/spend_cheer?user_id=qa-whale", data=body, method="POST",
+                                     headers={"Authorization": "Bearer dev-token", "Content-Type": "application/json"})
+        urllib.request.urlopen(req, timeout=10).read()
+
+        def app(n_pages):
+            argv = [str(BIN / "reiterate-shop"), "compare", "env:one/user:qa-whale", "env:two/user:qa-whale", "--what", "history",
+                    "--history-pages", str(n_pages), "--json"]
+            t0 = time.perf_counter()
+            p = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            out, err = p.communicate()
+            wall = time.perf_counter() - t0
+            doc = json.loads(out)
+            if p.returncode != 1 or not any(d["kind"] == "added" for d in doc["differences"]):
+                raise RuntimeError(f"compare: exit {p.returncode}; {err[:300]!r}")
+            return wall, doc
+
+        def peak_rss_of(argv):
+            # A child's own peak: measured in a fresh process so earlier children do not count.
+            probe = [sys.executable, "-c", "import resource, subprocess, sys; subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, "
+                     "stderr=subprocess.DEVNULL); print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)", *argv]
+            return int(subprocess.run(probe, env=env, capture_output=True, text=True).stdout.strip() or 0) / 1024
+
+        def peer():
+            urls = []
+            for side, stub in (("a", one), ("b", two)):
+                u = SCRATCH / f"compare-{side}.curl"
+                u.write_text('header = "Authorization: Bearer dev-token"\nsilent\n'
+                             + "".join(f'url = "{stub.url}/api/v1/cheer_history?user_id=qa-whale&page={n}&per_page=200"\n' for n in range(1, pages + 1)))
+                urls.append(u)
+            t0 = time.perf_counter()
+            procs = []
+            for side, u in zip("ab", urls):
+                f = open(SCRATCH / f"compare-{side}.jsonl", "wb")
+                curl = subprocess.Popen(["curl", "-K", str(u)], stdout=subprocess.PIPE)
+                jq = subprocess.Popen(["jq", "-S", "-c", ".history[]"], stdin=curl.stdout, stdout=f)
+                curl.stdout.close()
+                procs += [curl, jq]
+            for p in procs:
+                p.wait()
+            d = subprocess.run(["diff", str(SCRATCH / "compare-a.jsonl"), str(SCRATCH / "compare-b.jsonl")], capture_output=True)
+            wall = time.perf_counter() - t0
+            if d.returncode != 1:
+                raise RuntimeError(f"diff: exit {d.returncode}")
+            return wall
+
+        log(f"compare: two {COMPARE_ENTRIES:,}-entry histories, app vs curl -K | jq -S + diff")
+        a_wall, doc = app(pages)
+        p_wall = peer()
+        base = [str(BIN / "reiterate-shop"), "compare", "env:one/user:qa-whale", "env:two/user:qa-whale", "--what", "history", "--json"]
+        rss_full = peak_rss_of(base + ["--history-pages", str(pages)])
+        rss_tenth = peak_rss_of(base + ["--history-pages", str(pages // 10)])
+    ratio = a_wall / p_wall
+    kinds = ", ".join(f"{n} {k}" for k, n in doc["counts"].items() if n)
+    return [row("compare", "compare two 100,000-entry histories", f"{a_wall:.1f} s wall",
+                floor=f"curl -K | jq -S ×2 + diff {p_wall:.1f} s", ratio=f"{ratio:.2f}×",
+                method=(f"two reiterate-stub --whale-history {COMPARE_ENTRIES:,}, one cheer of 7 on side two; `compare env:one/user:qa-whale "
+                        f"env:two/user:qa-whale --what history --history-pages {pages} --json` ({kinds}) vs both sides' {pages} pages of 200 "
+                        f"through `curl -K | jq -S -c '.history[]'` at once, then `diff`"),
+                value=a_wall, unit="s", floor_value=p_wall, ratio_value=ratio),
+            row("compare-rss", "compare's peak RSS, 100,000 vs 10,000 entries", f"{rss_full:.1f} MiB",
+                floor=f"{rss_tenth:.1f} MiB at 10,000", ratio=f"{rss_full / rss_tenth:.2f}×",
+                method="ru_maxrss of the same compare over 500 pages and over 50: the history is compared as it comes, so ten times the entries should not cost ten times the memory",
+                value=rss_full, unit="MiB", floor_value=rss_tenth, ratio_value=rss_full / rss_tenth)]
+
+
 # ---------------------------------------------------------------------------------------------------
 # 5. RSS while browsing a 1,000,000-entry history
 
@@ -746,7 +826,7 @@ def bench_watch(ctx):
                                 f"(interval 2 s), one without; utime+stime from /proc/PID/stat over the same {WATCH_CPU_SECONDS:g} s"),
                         value=share["watching"], unit="% of a core", floor_value=share["not-watching"], seconds=WATCH_CPU_SECONDS))
         rows.append(row("watch-requests", "requests per minute while watching at 2 s", f"{per_minute:.0f} a minute",
-                        floor="2 reads a round, the packs every 5th: 66 a minute at most", ratio="—", goal="—", result="INFO",
+                        floor="3 reads a round (balance, entries, balance), the packs every 5th: 96 a minute at most", ratio="—", goal="—", result="INFO",
                         method=f"lines of --log-file (one per exchange) over the same {WATCH_CPU_SECONDS:g} s",
                         value=per_minute, unit="requests/min"))
         # RSS over a long watch with a write every second from another process (the phone).
@@ -778,11 +858,11 @@ def bench_watch(ctx):
 
 
 FIGURES = [("frame", bench_frame), ("key", bench_key), ("first", bench_first), ("print", bench_print),
-           ("history-json", bench_history_json),
+           ("history-json", bench_history_json), ("compare", bench_compare),
            ("idle", bench_idle), ("rss", bench_rss), ("history", bench_history), ("cpu", bench_cpu), ("watch", bench_watch)]
 WHAT = {"frame": "frame build + diff", "key": "key to frame", "first": "first frame, cached balance, server down",
         "print": "print balance", "history-json": "print history --all --json, 1M entries", "idle": "idle wake-ups", "rss": "RSS after 1M-entry history",
-        "history": "browsing a 1M-entry history",
+        "history": "browsing a 1M-entry history", "compare": "compare two 100,000-entry histories",
         "cpu": "CPU while waiting", "watch": "watching"}
 
 
