@@ -111,7 +111,7 @@ let package = Package(
         .target(
             name: "ShopViewModels",
             dependencies: [
-                "ShopAPI", "ShopCache", "TerminalText", "JSONTokens",
+                "ShopAPI", "ShopCache", "TerminalText", "JSONTokens", "ShopCompare",
                 // Standard HTTP reason phrases for error lines.
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
@@ -167,7 +167,7 @@ let package = Package(
             name: "ShopTUITests", dependencies: ["ShopTUI", "ShopViewModels", "ShopAPI", "StubCore", "TerminalText"],
             exclude: ["__Snapshots__"], swiftSettings: strict
         ),
-        .testTarget(name: "ShopViewModelsTests", dependencies: ["ShopViewModels", "ShopCache", "ShopAPI", "StubCore"], swiftSettings: strict),
+        .testTarget(name: "ShopViewModelsTests", dependencies: ["ShopViewModels", "ShopCache", "ShopAPI", "StubCore", "ShopCompare", "JSONTokens"], swiftSettings: strict),
         // `make bench`: frame build and diff times (p50/p99) at three sizes, as JSON lines.
         .executableTarget(name: "tui-bench", dependencies: ["ShopTUI", "ShopViewModels", "ShopAPI"], path: "Tests/TUIBench", swiftSettings: strict),
         // Writes cache entries in a loop until killed: the crash-safety test SIGKILLs it mid-write.

@@ -106,6 +106,8 @@ public actor ShopClient {
     /// first answer from the contract, which is read in the background from the first request on
     /// (not at start: the first frame does not share the CPU with it, and the request does not wait).
     private var watchdog: ContractWatchdog?
+    /// Answers pinned by the tester: a later answer that differs is a finding `pinned`.
+    public nonisolated let pins: (any AnswerPins)?
     private let readContract: @Sendable () -> Contract
     private var contract: Task<Contract, Never>?
     /// A refresh token the server refused: not sent again (the user must sign in anew).
@@ -121,8 +123,10 @@ public actor ShopClient {
         logger: Logger = Logger(label: "reiterate.api", factory: { _ in SwiftLogNoOpLogHandler() }),
         sleeper: Sleeper = .live,
         random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) },
-        contract: @escaping @Sendable () -> Contract = { .builtIn() }
+        contract: @escaping @Sendable () -> Contract = { .builtIn() },
+        pins: (any AnswerPins)? = nil
     ) {
+        self.pins = pins
         readContract = contract
         self.configuration = configuration
         self.transport = transport
@@ -360,6 +364,7 @@ public actor ShopClient {
             record.findings = watchdog?.check(ObservedExchange(operation: operation, pathAndQuery: pathAndQuery, requestBody: request.body,
                                                              status: response.status, headers: response.headers, body: response.body,
                                                              tokens: tokens)) ?? []
+            if let pins { record.findings += await pins.check(method: record.method, pathAndQuery: pathAndQuery, status: response.status, body: response.body, tokens: tokens) }
             await exchanges.finish(record)
             logger.info("\(record.method) \(record.path) \(response.status) \(Self.millis(record.duration))ms \(record.requestID ?? "-")")
             return response

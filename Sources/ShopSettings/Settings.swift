@@ -174,6 +174,8 @@ public struct ResolvedSettings: Sendable, Equatable {
     public var watchInterval: Double = 2
     public var bundles: [Int] = ResolvedSettings.standInBundles
     public var notify: NotifyStyle = .bell
+    /// `[compare] ignore`: paths comparisons and pins leave out.
+    public var compareIgnore: [String] = []
     /// The stand-in's bundles: `com.reiterate.cheer.N`.
     public static let standInBundles = [50, 100, 200, 500, 1000, 2500, 5000]
     /// Where each value came from (`flag`, `environment variable X`, `config file`, `default`).
@@ -258,6 +260,7 @@ public struct ResolvedSettings: Sendable, Equatable {
         settings.watch = pick("watch", flags.watch ? true : nil, nil, chosen?.watch, false) { _ in nil }
         settings.watchInterval = pick("watch_interval", flags.watchInterval, nil, chosen?.watchInterval, 2) { _ in nil }
         settings.bundles = pick("bundles", nil, nil, chosen?.bundles, standInBundles) { _ in nil }
+        settings.compareIgnore = config?.compareIgnore ?? []
         settings.notify = pick("notify", nil, nil, chosen?.notify, .bell) { _ in nil }
         return settings
     }

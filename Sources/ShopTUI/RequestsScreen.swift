@@ -17,7 +17,8 @@ extension Renderer {
         let (list, detail) = area.columns(left: listWidth)
         // A request a failed check is about is marked ⚠.
         let flagged = Set(f.app.checks.records.filter { $0.outcome == .failed }.compactMap(\.requestID))
-        let table = Table(
+        let pinned = f.app.pinned
+        var table = Table(
             columns: [.init(title: "REQUEST", width: list.width - 17), .init(title: "CODE", width: 4, alignRight: true),
                       .init(title: "TIME", width: 8, alignRight: true)],
             count: requests.rows.count, selected: requests.selectedIndex
@@ -32,6 +33,10 @@ extension Renderer {
             let status = e.failure == nil ? e.status.map(String.init) ?? "ERR" : "ERR"
             let statusStyle = (e.status ?? 500) >= 400 || e.failure != nil ? Style(foreground: .danger) : Style(foreground: .good)
             return [request, (status, statusStyle), ("\(Int(e.duration / .milliseconds(1))) ms", nil)]
+        }
+        // A request with a pinned answer: ◉ in the gutter (its detail says so in words).
+        if !pinned.isEmpty {
+            table.mark = { i in pinned.contains(requests.rows[i].method + " " + requests.rows[i].path) ? "◉" : nil }
         }
         layout.rows = table.render(&g, list, empty: ("No requests yet.", false))
         _ = requestDetail(&g, f, detail)
@@ -71,6 +76,9 @@ extension Renderer {
         lines.append(("\(outcome) · \(Int(e.duration / .milliseconds(1))) ms · \(Wording.grouped(e.responseBytes)) B · attempt \(e.attempt)", .plain))
         lines.append(("at \(date(e.startedAt, f.timeZone))", .plain))
         lines.append(("request id \(clean(e.requestID ?? "—"))", .plain))
+        if f.app.pinned.contains(e.method + " " + e.path) {
+            lines.append(("◉ pinned: its answers are compared with the pinned one (\(f.keys(.pin, in: .browse)) unpins)", Style(foreground: .accent)))
+        }
         lines.append(("", .plain))
         lines.append(("Request headers", .muted))
         for h in e.requestHeaders { lines.append(("  \(clean(h.name.rawName)): \(clean(h.value))", .plain)) }

@@ -18,6 +18,8 @@ public final class AppStore {
     public var screenText: (() -> String?)?
     /// Where bug reports and HAR files go.
     public var evidence = EvidenceFiles()
+    /// The environment's pins (`P`): the client checks every answer against them too.
+    public var pins: PinStore?
 
     private let service: any ShopService
     private let cache: CacheStore?
@@ -118,6 +120,12 @@ public final class AppStore {
                 await self.writeReport(draft, screen: screen)
                 self.running[id] = nil
             }
+        case .pin, .unpin:
+            let id = UUID()
+            running[id] = Task {
+                await self.changePins(effect)
+                self.running[id] = nil
+            }
         case .fetchBalance(let token, _), .fetchPacks(let token), .fetchHistory(let token, _, _, _),
              .spend(let token, _, _, _, _), .purchase(let token, _, _, _), .wake(let token, _), .watchRead(let token, _, _):
             // Registered at once, so a cancellation in the same turn finds it.
@@ -155,6 +163,12 @@ public final class AppStore {
             }
         case .cancel, .quit, .copy, .alert, .writeReport:
             launch(effect)
+        case .pin, .unpin:
+            let id = UUID()
+            running[id] = Task {
+                await self.changePins(effect)
+                self.running[id] = nil
+            }
         case .fetchBalance(let token, _), .fetchPacks(let token), .fetchHistory(let token, _, _, _),
              .spend(let token, _, _, _, _), .purchase(let token, _, _, _), .wake(let token, _), .watchRead(let token, _, _):
             await startRequest(effect, token: token)?.value
@@ -234,6 +248,25 @@ public final class AppStore {
             await writeHAR()
         default:
             break
+        }
+    }
+
+    // MARK: Pins (P)
+
+    private func changePins(_ effect: Effect) async {
+        guard let pins else { return send(.pinsChanged(state.pinned, .failed("No folder for pins: set XDG_STATE_HOME or HOME."))) }
+        do {
+            switch effect {
+            case let .pin(pin):
+                try await pins.add(pin)
+                send(.pinsChanged(await pins.requests, .pinned(pin.request)))
+            case let .unpin(request):
+                try await pins.remove(request)
+                send(.pinsChanged(await pins.requests, .unpinned(request)))
+            default: break
+            }
+        } catch {
+            send(.pinsChanged(await pins.requests, .failed("The pins could not be saved: check that \(Self.shown(pins.path ?? "")) is in a writable folder.")))
         }
     }
 

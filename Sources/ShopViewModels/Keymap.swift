@@ -121,6 +121,7 @@ public enum Action: String, Sendable, Hashable, CaseIterable {
     case putAway = "put_away", dismiss
     case switchUser = "switch_user"
     case watch
+    case pin
 }
 
 /// One key binding: an action, its keys, its help, and when it is enabled. The same table resolves
@@ -223,6 +224,7 @@ public struct Keymap: Sendable, Equatable {
         Binding(.switchUser, [.char("u")], "switch user: the environment's users (Tab) or any id", hint: "user"),
         Binding(.watch, [.char("w")], "watch this user: read every interval, reconcile each change; again pauses/resumes", hint: "watch"),
         Binding(.copyID, [.char("y")], "copy the request id (OSC 52)", tabs: [.requests], hint: "copy id"),
+        Binding(.pin, [.char("P")], "pin this answer: later answers to the request are compared with it (again unpins)", tabs: [.requests], hint: "pin"),
         Binding(.copyCurl, [.char("c")], "copy the request as curl (the selected one, or the one behind the error)", hint: "curl"),
         Binding(.showRequest, [.char("!")], "show the request behind the error (or the selected check)"),
         Binding(.bugReport, [.char("R")], "bug report (Markdown) on the selected request or check, else the latest error",

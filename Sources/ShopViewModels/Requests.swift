@@ -1,4 +1,6 @@
 import ShopAPI
+import ShopCompare
+import JSONTokens
 
 /// The request inspector: the exchanges the REST core recorded, newest first.
 public struct RequestsState: Equatable, Sendable {
@@ -41,6 +43,8 @@ extension ShopUpdate {
             }
             state.notice = Notice(.info, "copied request id \(id) to the clipboard (OSC 52)")
             return [.copy(id)]
+        case .pin:
+            return pinSelected(&state)
         default: break
         }
         return []
@@ -74,4 +78,47 @@ extension ShopUpdate {
                         isFinding: true)
         })
     }
+}
+
+extension ShopUpdate {
+    /// `P`: pins the selected answer for its request (or unpins a pinned request). Only a whole answer
+    /// of a read the tool compares can be pinned: a GET of the balance, the packs or a history page
+    /// that answered 2xx, kept whole in the log (16 KiB).
+    static func pinSelected(_ state: inout AppState) -> [Effect] {
+        guard let exchange = state.requests.selected else { return [] }
+        let request = Pin.request(method: exchange.method, pathAndQuery: exchange.path)
+        if state.pinned.contains(request) { return [.unpin(request)] }
+        guard RecordedRead.what(method: exchange.method, target: exchange.path) != nil else {
+            state.notice = Notice(.info, "Only the answers of the balance, the packs and the history can be pinned.")
+            return []
+        }
+        guard let status = exchange.status, status / 100 == 2, !exchange.isPending else {
+            state.notice = Notice(.info, "Only an answer that came (2xx) can be pinned.")
+            return []
+        }
+        guard let text = exchange.responseBodyPreview, let body = JSONValue.parse(Array(text.utf8)) else {
+            state.notice = Notice(.info, "This answer is longer than the 16 KiB the log keeps: `reiterate-shop pins --add` pins it whole.")
+            return []
+        }
+        return [.pin(Pin(request: request, body: body, requestID: exchange.requestID, pinnedAt: exchange.startedAt))]
+    }
+
+    /// The pins changed (or were read at start); `outcome` says what was done.
+    static func pinsChanged(_ requests: Set<String>, _ outcome: PinOutcome?, _ state: inout AppState) -> [Effect] {
+        state.pinned = requests
+        switch outcome {
+        case let .pinned(request)?: state.notice = Notice(.info, "Pinned \(request): later answers to it are compared with this one (P again unpins).")
+        case let .unpinned(request)?: state.notice = Notice(.info, "Unpinned \(request).")
+        case let .failed(message)?: state.notice = Notice(.error, message)
+        case nil: break
+        }
+        return []
+    }
+}
+
+/// What a pin or an unpin came to.
+public enum PinOutcome: Equatable, Sendable {
+    case pinned(String)
+    case unpinned(String)
+    case failed(String)
 }

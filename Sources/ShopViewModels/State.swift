@@ -83,6 +83,8 @@ public struct AppState: Equatable, Sendable {
     public var packs = PacksState()
     public var history: HistoryState
     public var requests = RequestsState()
+    /// Requests with a pinned answer (`GET /api/v1/balance?user_id=qa-alice`): marked on the Requests tab.
+    public var pinned: Set<String> = []
     public var action: ActionState?
     public var notice: Notice?
     /// A purchase whose answer was lost (its transaction id is offered again).

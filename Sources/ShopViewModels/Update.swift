@@ -1,5 +1,6 @@
 import Foundation
 import ShopAPI
+import ShopCompare
 import ShopCache
 
 /// Everything the app can experience. A front end sends keys already resolved by the keymap
@@ -45,6 +46,8 @@ public enum Message: Sendable {
     case notify(String)
     /// A bug report or HAR file was written (its path), or could not be.
     case evidenceWritten(EvidenceKind, Result<String, EvidenceError>)
+    /// The requests pinned now (read at start, or after `P`), and what was done.
+    case pinsChanged(Set<String>, PinOutcome?)
 }
 
 extension Message {
@@ -109,6 +112,9 @@ public indirect enum Effect: Equatable, Sendable {
     case writeReport(BugReport)
     /// Write every request of the session as a HAR file (`e`).
     case writeHAR
+    /// Pin this answer for its request (`P`), or take the pin of a request away.
+    case pin(Pin)
+    case unpin(String)
 
     /// This effect and those inside it, in order.
     public var flattened: [Effect] {
@@ -161,6 +167,8 @@ public enum ShopUpdate {
         case let .exchangeRecorded(exchange):
             recordExchange(exchange, &state)
             return []
+        case let .pinsChanged(requests, outcome):
+            return pinsChanged(requests, outcome, &state)
         case let .text(c):
             return typed(c, &state)
         case let .select(index):

@@ -54,8 +54,14 @@ struct Interactive: AsyncParsableCommand {
                 let store = await AppStore(state: initial, service: LiveShopService(client: client), cache: cache)
                 // R and e: reports under $XDG_STATE_HOME/reiterate-shop/reports, HAR files at --har or beside them.
                 let state = EvidenceFiles.stateDirectory(environment: ProcessInfo.processInfo.environment)
+                // P: the same pins the client checks every answer against.
+                let pins = client.pins as? PinStore
+                let pinned = await pins?.requests ?? []
+                let unreadable = pins?.unreadable
                 await MainActor.run {
                     store.evidence = EvidenceFiles(reportsDirectory: state + "/reports", harFile: connection.harFile, harDirectory: state + "/har")
+                    store.pins = pins
+                    store.send(.pinsChanged(pinned, unreadable.map { .failed("The pins cannot be read (\($0)); none are checked.") }))
                 }
                 // The cache is read here, before curses starts: the first frame shows it at once.
                 let cached = await store.cachedShopNow()

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Logging
 import ShopAPI
+import ShopCompare
 import ShopCache
 import ShopSettings
 import ShopViewModels
@@ -19,7 +20,7 @@ struct ReiterateShop: AsyncParsableCommand {
             `print` is for scripts and smoke checks.
             """,
         version: ShopClientConfiguration.appVersion,
-        subcommands: [Interactive.self, Print.self, Spend.self, Buy.self, WatchCommand.self, SnapshotCommand.self, CompareCommand.self, ReplayCommand.self, Config.self, Keys.self, ContractCommand.self],
+        subcommands: [Interactive.self, Print.self, Spend.self, Buy.self, WatchCommand.self, SnapshotCommand.self, CompareCommand.self, ReplayCommand.self, PinsCommand.self, Config.self, Keys.self, ContractCommand.self],
         defaultSubcommand: Interactive.self
     )
 }
@@ -144,7 +145,8 @@ struct ConnectionOptions: ParsableArguments {
         }
         // With --har the log keeps the whole session (up to 10,000 requests), not only the last 100.
         let log = ExchangeLog(capacity: harFile == nil ? 100 : 10_000)
-        let client = ShopClient(configuration: configuration, transport: transport, tokens: tokens, exchanges: log, logger: logger, contract: contract)
+        let client = ShopClient(configuration: configuration, transport: transport, tokens: tokens, exchanges: log, logger: logger, contract: contract,
+                                pins: pins(settings))
         do {
             let result = try await body(client)
             try? await transport.shutdown()
@@ -155,6 +157,14 @@ struct ConnectionOptions: ParsableArguments {
             await writeHAR(client, baseURL: settings.baseURL)
             throw error
         }
+    }
+
+    /// The environment's pins, read now (`P`, `reiterate-shop pins`): every answer is checked against
+    /// them, under `[compare] ignore`. None when the rules are not paths (`config check` says so).
+    func pins(_ settings: ResolvedSettings) -> PinStore? {
+        guard let ignore = try? IgnoreRules(settings.compareIgnore) else { return nil }
+        let state = EvidenceFiles.stateDirectory(environment: environment)
+        return PinStore(path: PinStore.path(stateDirectory: state, environment: settings.environment), ignore: ignore)
     }
 
     /// `--har FILE`: the session's requests, whatever the ending (q, an error, SIGTERM, SIGHUP).

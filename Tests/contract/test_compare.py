@@ -147,3 +147,28 @@ def test_replay_lists_the_writes_of_a_har_and_never_sends_them(stub, tmp_path):
     assert r.returncode in (0, 1), r.stdout + r.stderr
     assert "not sent POST /api/v1/spend_cheer" in r.stdout and "1 write not sent" in r.stdout, r.stdout
     assert len(re.findall(r"POST /api/v1/spend_cheer", stub.log())) == posts  # no write sent again
+
+
+def test_a_pin_shows_a_finding_after_the_stand_in_changes_the_pinned_answer(stub, tmp_path):
+    env = {"XDG_STATE_HOME": str(tmp_path / "state")}
+    r = shop("pins", "--base-url", stub.url, "--add", "balance", env=env)
+    assert r.returncode == 0 and "pinned GET /api/v1/balance?user_id=qa-alice" in r.stderr, r.stderr
+    listed = shop("pins", "--base-url", stub.url, env=env)
+    assert listed.stdout.startswith("GET /api/v1/balance?user_id=qa-alice  pinned "), listed.stdout
+    same = shop("print", "balance", "--base-url", stub.url, env=env)
+    assert same.returncode == 0 and "[pinned]" not in same.stderr, same.stderr
+    stub.post("/api/v1/spend_cheer?user_id=qa-alice", json={"user_id": "qa-alice", "product": RAIN, "amount": 7})
+    changed = shop("print", "balance", "--base-url", stub.url, env=env)
+    assert changed.returncode == 0, changed.stderr
+    warning = next((l for l in changed.stderr.splitlines() if "[pinned]" in l), "")
+    assert warning.startswith("warning: GET /api/v1/balance?user_id=qa-alice: [pinned] expected the answer pinned ") and "changed balance.balance 1250 → 1243" in warning, changed.stderr
+    assert "request id rq-" in warning, warning
+    # Under an ignore rule the same change is no finding; and a pin taken away is gone.
+    config = tmp_path / "config" / "reiterate-shop"
+    config.mkdir(parents=True)
+    (config / "config.toml").write_text('[compare]\nignore = ["balance.balance"]\n')
+    quiet = shop("print", "balance", "--base-url", stub.url, env={**env, "XDG_CONFIG_HOME": str(tmp_path / "config")})
+    assert "[pinned]" not in quiet.stderr, quiet.stderr
+    assert shop("pins", "--base-url", stub.url, "--remove", "GET /api/v1/balance?user_id=qa-alice", env=env).returncode == 0
+    assert "No pins on LOCAL." in shop("pins", "--base-url", stub.url, env=env).stdout
+    assert "[pinned]" not in shop("print", "balance", "--base-url", stub.url, env=env).stderr

@@ -913,3 +913,36 @@ def test_the_live_tab_reconciles_what_another_process_does(start_stub, tui, tmp_
     assert "‖ paused" in screen.splitlines()[0] and "● watching" not in screen.splitlines()[0], screen
     t.keys("w")
     screen = t.wait_for("● watching 1 s")
+
+
+def test_p_pins_an_answer_and_a_later_different_answer_is_a_finding(stub, tui, tmp_path):
+    """Issue 20: P on the balance's row of the Requests tab pins its answer (◉); the phone spends; r
+    reads the balance again, and the Checks tab holds a finding `pinned` with the difference."""
+    t = tui(stub.url, width=120, height=32)
+    t.wait_for("Balance 1,250 cheer")
+    t.keys("3")
+    t.wait_for("GET /api/v1/balance")
+    def detail_heading():
+        # The detail panel's first line names the selected request.
+        line = t.screen().splitlines()[3]
+        return line.split("│")[1] if "│" in line else ""
+
+    for _ in range(8):
+        if "GET /api/v1/balance" in detail_heading():
+            break
+        t.keys("j")
+        time.sleep(0.2)
+    assert "GET /api/v1/balance" in detail_heading(), t.screen()
+    t.keys("P")
+    screen = t.wait_for("Pinned GET /api/v1/balance?user_id=qa-alice")
+    assert any(line.startswith("◉") and "/api/v1/balance" in line for line in screen.splitlines()), screen
+    assert "◉ pinned" in screen, screen  # the detail says it in words
+    pins = json.loads((tmp_path / "state" / "reiterate-shop" / "pins" / "local.json").read_text())
+    assert [p["request"] for p in pins["pins"]] == ["GET /api/v1/balance?user_id=qa-alice"], pins
+    r = stub.post("/api/v1/spend_cheer?user_id=qa-alice", json={"user_id": "qa-alice", "product": "com.reiterate.pack.rain", "amount": 7}, timeout=5)
+    assert r.status_code == 200, r.text
+    t.keys("r")
+    t.wait_for("Balance 1,243 cheer")
+    t.keys("4")
+    screen = t.wait_for("balance.balance 1250 → 1243")
+    assert any("pinned" in line and "✗" in line for line in screen.splitlines()), screen

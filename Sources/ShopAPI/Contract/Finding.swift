@@ -1,3 +1,5 @@
+import JSONTokens
+
 /// The checks a response can fail: the contract's structure (`status` … `schema`), what the history's
 /// pages must agree on (`paging`, `order`, `duplicate`), and the rules its words state (docs/checks.md).
 public enum ContractCheck: String, Sendable, Codable, CaseIterable {
@@ -11,6 +13,14 @@ public enum ContractCheck: String, Sendable, Codable, CaseIterable {
     case spendRefused = "spend-refused"
     /// "A transaction is credited once: a second call with the same transaction_id answers 409" (purchaseCheer).
     case creditedOnce = "credited-once"
+    /// Not the contract's: the answer differs from one the tester pinned for the same request (`P`).
+    case pinned
+}
+
+/// Compares an answer with the one pinned for its request, if any (the app sets it; the REST core
+/// knows no pin). Its findings join the exchange's, beside the contract's.
+public protocol AnswerPins: Sendable {
+    func check(method: String, pathAndQuery: String, status: Int, body: [UInt8], tokens: [JSONToken]) async -> [Finding]
 }
 
 /// A way a response deviates from the contract (`../shared/api/reiterate-api.yaml`): the data still

@@ -1,0 +1,73 @@
+import Foundation
+import JSONTokens
+import ShopAPI
+import ShopCompare
+import Testing
+@testable import ShopViewModels
+
+/// Pins: `P` on a Requests row pins its answer; every later answer to the same request is checked
+/// against it (a finding `pinned`), under the ignore rules; the pins are kept in a file.
+@Suite struct PinsTests {
+    static let request = "GET /api/v1/balance?user_id=qa-alice"
+
+    static func exchange(_ id: Int, method: String = "GET", path: String = "/api/v1/balance?user_id=qa-alice", status: Int? = 200, body: String?) -> Exchange {
+        Exchange(id: id, method: method, path: path, startedAt: t0, duration: .milliseconds(5), status: status, failure: nil, requestID: "rq-\(id)",
+                 attempt: 1, requestBytes: 0, responseBytes: body?.utf8.count ?? 0, requestHeaders: [:], responseHeaders: [:],
+                 requestBodyPreview: nil, responseBodyPreview: body)
+    }
+
+    static func check(_ store: PinStore, _ body: String, status: Int = 200, path: String = "/api/v1/balance?user_id=qa-alice") async -> [Finding] {
+        let bytes = Array(body.utf8)
+        return await store.check(method: "GET", pathAndQuery: path, status: status, body: bytes, tokens: JSONTokenizer.tokens(bytes))
+    }
+
+    @Test func aLaterAnswerThatDiffersIsAFindingUnderTheIgnoreRules() async throws {
+        let store = PinStore(path: nil)
+        try await store.add(Pin(request: Self.request, body: .object(["balance": .int(1250)]), requestID: "rq-1", pinnedAt: t0))
+        #expect(await Self.check(store, #"{"balance":1250}"#).isEmpty)
+        let found = await Self.check(store, #"{"balance":1243}"#)
+        #expect(found.count == 1 && found[0].check == .pinned)
+        #expect(found.first?.actual == "1 difference: 1 changed — changed balance.balance 1250 → 1243" && found.first?.expected.contains("(request id rq-1)") == true)
+        // Another request, an error answer: not held to this pin.
+        #expect(await Self.check(store, #"{"balance":1243}"#, path: "/api/v1/balance?user_id=qa-bob").isEmpty)
+        #expect(await Self.check(store, #"{"message":"down"}"#, status: 503).isEmpty)
+        let lenient = PinStore(path: nil, ignore: try IgnoreRules(["balance.balance"]))
+        try await lenient.add(Pin(request: Self.request, body: .object(["balance": .int(1250)]), requestID: nil, pinnedAt: t0))
+        #expect(await Self.check(lenient, #"{"balance":1243}"#).isEmpty)
+    }
+
+    @Test func pinsAreKeptInTheirFile() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("pins-\(UUID())").path
+        let path = PinStore.path(stateDirectory: folder, environment: "stag/ing")
+        #expect(path.hasSuffix("/pins/stag_ing.json"))
+        try await PinStore(path: path).add(Pin(request: Self.request, body: .object(["balance": .int(5)]), requestID: "rq-9", pinnedAt: t0))
+        let again = PinStore(path: path)
+        #expect(await again.requests == [Self.request] && again.unreadable == nil)
+        let attributes = try FileManager.default.attributesOfItem(atPath: path)
+        #expect((attributes[.posixPermissions] as? Int) == 0o600)
+        #expect(try await again.remove(nil) == 1)
+        #expect(await PinStore(path: path).requests.isEmpty)
+        try Data("not json".utf8).write(to: URL(fileURLWithPath: path))
+        #expect(PinStore(path: path).unreadable != nil)
+    }
+
+    @Test func pOnARequestsRowPinsItsAnswerAndAgainUnpins() {
+        var d = Driver.loaded()
+        d.apply(.action(.requests))
+        d.apply(.exchangeRecorded(Self.exchange(90, body: #"{"balance": 1250}"#)))
+        d.state.requests.selectedIndex = d.state.requests.rows.firstIndex { $0.id == 90 } ?? 0
+        let out = d.apply(.action(.pin))
+        guard case let .pin(pin)? = out.first else { Issue.record("no pin effect: \(out)"); return }
+        #expect(pin.request == Self.request && pin.body == .object(["balance": .int(1250)]) && pin.requestID == "rq-90")
+        d.apply(.pinsChanged([Self.request], .pinned(Self.request)))
+        #expect(d.state.pinned == [Self.request] && d.state.notice?.text.hasPrefix("Pinned GET /api/v1/balance?user_id=qa-alice") == true)
+        #expect(d.apply(.action(.pin)) == [.unpin(Self.request)])
+        // A write, or an answer cut at the log's 16 KiB, is not pinned: said in words.
+        d.apply(.exchangeRecorded(Self.exchange(91, method: "POST", path: "/api/v1/spend_cheer?user_id=qa-alice", body: #"{"balance": 3}"#)))
+        d.state.requests.selectedIndex = d.state.requests.rows.firstIndex { $0.id == 91 } ?? 0
+        #expect(d.apply(.action(.pin)).isEmpty && d.state.notice?.text.hasPrefix("Only the answers of the balance") == true)
+        d.apply(.exchangeRecorded(Self.exchange(92, path: "/api/v1/audio_packs", body: #"{"packs": [1, 2"# + "\n… (900 more bytes)")))
+        d.state.requests.selectedIndex = d.state.requests.rows.firstIndex { $0.id == 92 } ?? 0
+        #expect(d.apply(.action(.pin)).isEmpty && d.state.notice?.text.contains("16 KiB") == true)
+    }
+}
