@@ -92,7 +92,7 @@ let package = Package(
         .systemLibrary(name: "CNcursesw", providers: [.apt(["libncurses-dev"])]),
         .target(
             name: "ShopTUI",
-            dependencies: ["ShopViewModels", "ShopAPI", "TerminalText", "CNcursesw"],
+            dependencies: ["ShopViewModels", "ShopAPI", "ShopCompare", "JSONTokens", "TerminalText", "CNcursesw"],
             swiftSettings: strict
         ),
         .target(
@@ -164,7 +164,7 @@ let package = Package(
         .testTarget(name: "ShopCompareTests", dependencies: ["ShopCompare", "JSONTokens"], swiftSettings: strict),
         .testTarget(name: "ShopSettingsTests", dependencies: ["ShopSettings"], swiftSettings: strict),
         .testTarget(
-            name: "ShopTUITests", dependencies: ["ShopTUI", "ShopViewModels", "ShopAPI", "StubCore", "TerminalText"],
+            name: "ShopTUITests", dependencies: ["ShopTUI", "ShopViewModels", "ShopAPI", "ShopCompare", "StubCore", "TerminalText"],
             exclude: ["__Snapshots__"], swiftSettings: strict
         ),
         .testTarget(name: "ShopViewModelsTests", dependencies: ["ShopViewModels", "ShopCache", "ShopAPI", "StubCore", "ShopCompare", "JSONTokens"], swiftSettings: strict),

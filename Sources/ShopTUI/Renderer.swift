@@ -1,5 +1,6 @@
 import Foundation
 import ShopAPI
+import ShopCompare
 import ShopViewModels
 import TerminalText
 
@@ -60,12 +61,10 @@ public enum Renderer {
         header(&g, f)
         tabs(&g, f, &layout)
         let body = body(f)
-        switch f.ui.tab {
-        case .shop: shop(&g, f, body, &layout)
-        case .history: history(&g, f, body, &layout)
-        case .requests: requests(&g, f, body, &layout)
-        case .checks: checks(&g, f, body, &layout)
-        case .live: live(&g, f, body, &layout)
+        if let view = f.app.diff, f.app.mode == .diff {
+            diff(&g, f, view, body)
+        } else {
+            tab(&g, f, body, &layout)
         }
         messageLine(&g, f)
         let failures = f.app.checks.failures
@@ -78,6 +77,16 @@ public enum Renderer {
             layout.detailMaxScroll = nil
         }
         return (g, layout)
+    }
+
+    static func tab(_ g: inout Grid, _ f: Frame, _ body: Rect, _ layout: inout Layout) {
+        switch f.ui.tab {
+        case .shop: shop(&g, f, body, &layout)
+        case .history: history(&g, f, body, &layout)
+        case .requests: requests(&g, f, body, &layout)
+        case .checks: checks(&g, f, body, &layout)
+        case .live: live(&g, f, body, &layout)
+        }
     }
 
     static func clean(_ s: String) -> String { Sanitizer.line(s) }
@@ -212,6 +221,9 @@ public enum Renderer {
             case .user:
                 let others = f.app.context.users.filter { $0 != f.app.context.user }.map(clean)
                 (label, hint) = ("user: ", others.isEmpty ? "   any user id" : "   Tab: " + others.joined(separator: ", ") + " · or any user id")
+            case .compare:
+                (label, hint) = ("compare the \(ComparedPart.of(f.ui.tab).rawValue) with: ", "   env:NAME, user:ID, env:NAME/user:ID or a snapshot file"
+                                    + (f.app.compareTargets.isEmpty ? "" : " · Tab: " + f.app.compareTargets.prefix(4).map(clean).joined(separator: ", ")))
             }
             let x = g.put(label, x: 1, y: y, style: .bold)
             let typed = clean(prompt.text) + "▏"

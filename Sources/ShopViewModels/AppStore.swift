@@ -20,6 +20,8 @@ public final class AppStore {
     public var evidence = EvidenceFiles()
     /// The environment's pins (`P`): the client checks every answer against them too.
     public var pins: PinStore?
+    /// `D` and `S`: comparisons and snapshots, done by the program.
+    public var comparer: (any Comparer)?
 
     private let service: any ShopService
     private let cache: CacheStore?
@@ -230,6 +232,12 @@ public final class AppStore {
 
     private func perform(_ effect: Effect) async {
         switch effect {
+        case let .compare(token, a, b, what):
+            guard let comparer else { return send(.compared(token, .failure(CompareFailure("comparing is not available here")))) }
+            send(.compared(token, await comparer.compare(a, with: b, what: what)))
+        case let .saveSnapshot(user):
+            guard let comparer else { return send(.snapshotSaved(.failure(CompareFailure("snapshots are not available here")))) }
+            send(.snapshotSaved(await comparer.saveSnapshot(user: user)))
         case let .readCache(token, userKey, shopKey):
             guard let cache else { return send(.cacheLoaded(token, balance: nil, packs: nil, firstPage: nil)) }
             let balance = await cache.read(CheerBalance.self, kind: .balance, key: userKey)

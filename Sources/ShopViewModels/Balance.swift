@@ -92,6 +92,7 @@ extension ShopUpdate {
         case let (.write, .actionFinished(_, result, at)): return actionFinished(result, at: at, &state)
         case (.watchWake, .woke): return watchWoke(&state)
         case let (.watch(read), .watchLoaded(_, result, at)): return watchLoaded(read, result, at: at, &state)
+        case let (.compare, .compared(_, result)): return compared(result, &state)
         default:
             return []  // an answer of another kind than was asked: no store sends one
         }
@@ -130,6 +131,7 @@ extension ShopUpdate {
         case .verificationHistory: verificationHistory(.unread(unread), &state)
         case .write: actionCancelled(&state)
         case .watchWake, .watch: break  // cancelled by a stop, a switch or a quit: they say what comes next
+        case .compare: break
         }
     }
 }

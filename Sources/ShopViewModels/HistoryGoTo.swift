@@ -36,6 +36,8 @@ extension ShopUpdate {
         switch prompt.kind {
         case .user:
             return switchUser(to: text, &state)
+        case .compare:
+            return runCompare(text, &state)
         case .find:
             state.steps.add("searched the history for “\(Sanitizer.line(text))” (/)")
             return startFind(text, &state)

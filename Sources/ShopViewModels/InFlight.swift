@@ -27,6 +27,8 @@ public enum Purpose: Hashable, Sendable {
     case watchWake
     /// A read of the watch (its own requests: the lists' paging goes on beside it).
     case watch(WatchRead)
+    /// A comparison (`D`): the reads of both sides and their diff.
+    case compare
 
     var isWatch: Bool {
         switch self {
@@ -40,7 +42,7 @@ public enum Purpose: Hashable, Sendable {
     var isPerUser: Bool {
         switch self {
         case .cacheRead, .balance, .historyPage, .findScan, .watchWake, .watch: return true
-        case .packs, .verificationHistory, .write: return false
+        case .packs, .verificationHistory, .write, .compare: return false
         }
     }
 }

@@ -122,6 +122,7 @@ public enum Action: String, Sendable, Hashable, CaseIterable {
     case switchUser = "switch_user"
     case watch
     case pin
+    case compare, snapshot
 }
 
 /// One key binding: an action, its keys, its help, and when it is enabled. The same table resolves
@@ -224,6 +225,13 @@ public struct Keymap: Sendable, Equatable {
         Binding(.switchUser, [.char("u")], "switch user: the environment's users (Tab) or any id", hint: "user"),
         Binding(.watch, [.char("w")], "watch this user: read every interval, reconcile each change; again pauses/resumes", hint: "watch"),
         Binding(.copyID, [.char("y")], "copy the request id (OSC 52)", tabs: [.requests], hint: "copy id"),
+        Binding(.compare, [.char("D")], "compare this tab with another environment, user or snapshot (Tab completes)"),
+        Binding(.snapshot, [.char("S")], "save a snapshot of what this user sees (D compares with it)"),
+        Binding(.down, [.char("j"), .down], "next difference", modes: [.diff]),
+        Binding(.up, [.char("k"), .up], "previous difference", modes: [.diff]),
+        Binding(.nextMatch, [.char("n")], "next difference", modes: [.diff], hint: "next", hintWith: [.previousMatch]),
+        Binding(.previousMatch, [.char("N")], "previous difference", modes: [.diff]),
+        Binding(.back, [.escape, .char("q")], "close the diff, back to the tab", modes: [.diff], hint: "back"),
         Binding(.pin, [.char("P")], "pin this answer: later answers to the request are compared with it (again unpins)", tabs: [.requests], hint: "pin"),
         Binding(.copyCurl, [.char("c")], "copy the request as curl (the selected one, or the one behind the error)", hint: "curl"),
         Binding(.showRequest, [.char("!")], "show the request behind the error (or the selected check)"),
@@ -239,7 +247,7 @@ public struct Keymap: Sendable, Equatable {
         // The go-to and find prompt.
         Binding(.runPrompt, [.enter], "go / find", modes: [.prompt], hint: "go"),
         Binding(.cancelPrompt, [.escape], "cancel", modes: [.prompt], hint: "cancel"),
-        Binding(.nextField, [.tab], "the next of the environment's users (user prompt)", modes: [.prompt]),
+        Binding(.nextField, [.tab], "the next of the environment's users, or what to compare with", modes: [.prompt]),
         // The spend and buy dialog.
         Binding(.submit, [.enter], "check the form and ask to confirm", modes: [.form], hint: "continue"),
         Binding(.nextField, [.tab, .backTab, .down, .up], "the other field", modes: [.form], hint: "next field"),

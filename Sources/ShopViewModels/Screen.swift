@@ -22,6 +22,8 @@ public enum Mode: String, Sendable, Hashable, CaseIterable {
     case filter
     /// The `?` overlay.
     case help
+    /// The diff view (`D`).
+    case diff
     /// Typing into the go-to (`:`) or find (`/`) prompt.
     case prompt
     /// The spend or buy form.
@@ -40,7 +42,7 @@ public struct ScreenState: Equatable, Sendable {
     /// What has the keys when no dialog is shown: one value, so the help overlay, the pack filter and a
     /// prompt can never be open at once.
     public enum Focus: Equatable, Sendable {
-        case browse, help, filter
+        case browse, help, filter, diff
         case prompt(PromptState)
     }
 
@@ -186,7 +188,7 @@ extension ShopUpdate {
 
 /// The one-line prompt of `:` (go to) and `/` (find) on the History tab.
 public struct PromptState: Equatable, Sendable {
-    public enum Kind: Equatable, Sendable { case goTo, find, user }
+    public enum Kind: Equatable, Sendable { case goTo, find, user, compare }
     public var kind: Kind
     public var text: String
 
@@ -202,6 +204,7 @@ extension ShopUpdate {
         case .runPrompt: return runPrompt(&state)
         case .nextField:
             completeUser(&state)
+            completeCompare(&state)
             return []
         case .cancelPrompt:
             state.screen.prompt = nil

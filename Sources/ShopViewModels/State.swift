@@ -85,6 +85,10 @@ public struct AppState: Equatable, Sendable {
     public var requests = RequestsState()
     /// Requests with a pinned answer (`GET /api/v1/balance?user_id=qa-alice`): marked on the Requests tab.
     public var pinned: Set<String> = []
+    /// The diff view's comparison (`D`), while it is open.
+    public var diff: DiffViewState?
+    /// What `D` can compare with, for Tab: `env:NAME`, `user:ID`, snapshot files (set by the program).
+    public var compareTargets: [String] = []
     public var action: ActionState?
     public var notice: Notice?
     /// A purchase whose answer was lost (its transaction id is offered again).
@@ -133,6 +137,7 @@ public struct AppState: Equatable, Sendable {
         switch screen.focus {
         case .browse: return .browse
         case .help: return .help
+        case .diff: return .diff
         case .filter: return .filter
         case .prompt: return .prompt
         }

@@ -48,6 +48,9 @@ public enum Message: Sendable {
     case evidenceWritten(EvidenceKind, Result<String, EvidenceError>)
     /// The requests pinned now (read at start, or after `P`), and what was done.
     case pinsChanged(Set<String>, PinOutcome?)
+    /// A comparison (`D`) came back; a snapshot (`S`) was saved, or not.
+    case compared(Token, Result<DiffResult, CompareFailure>)
+    case snapshotSaved(Result<String, CompareFailure>)
 }
 
 extension Message {
@@ -56,7 +59,7 @@ extension Message {
         switch self {
         case let .cacheLoaded(token, _, _, _), let .balanceLoaded(token, _, _), let .packsLoaded(token, _, _),
              let .historyLoaded(token, _, _, _), let .actionFinished(token, _, _), let .cancelled(token),
-             let .woke(token, _), let .watchLoaded(token, _, _):
+             let .woke(token, _), let .watchLoaded(token, _, _), let .compared(token, _):
             return token
         default:
             return nil
@@ -115,6 +118,9 @@ public indirect enum Effect: Equatable, Sendable {
     /// Pin this answer for its request (`P`), or take the pin of a request away.
     case pin(Pin)
     case unpin(String)
+    /// Compare `a` with `b` (`D`); save a snapshot of `user` (`S`).
+    case compare(Token, a: String, b: String, what: ComparedPart)
+    case saveSnapshot(user: String)
 
     /// This effect and those inside it, in order.
     public var flattened: [Effect] {
@@ -160,7 +166,7 @@ public enum ShopUpdate {
             return []
         case let .evidenceWritten(what, result):
             return evidenceWritten(what, result, &state)
-        case .cacheLoaded, .balanceLoaded, .packsLoaded, .historyLoaded, .actionFinished, .cancelled, .woke, .watchLoaded:
+        case .cacheLoaded, .balanceLoaded, .packsLoaded, .historyLoaded, .actionFinished, .cancelled, .woke, .watchLoaded, .compared:
             return []  // answered above
         case .transactionIDMade: return actionMessage(message, &state)
         case let .write(kind): return writeNow(kind, &state)
@@ -169,6 +175,8 @@ public enum ShopUpdate {
             return []
         case let .pinsChanged(requests, outcome):
             return pinsChanged(requests, outcome, &state)
+        case let .snapshotSaved(result):
+            return snapshotSaved(result, &state)
         case let .text(c):
             return typed(c, &state)
         case let .select(index):
@@ -195,6 +203,7 @@ public enum ShopUpdate {
             case .form, .confirm, .sending, .outcome: return dialogAction(action, &state)
             case .filter: return filterAction(action, &state)
             case .help: return []
+            case .diff: return diffAction(action, &state)
             case .prompt: return promptAction(action, &state)
             case .browse:
                 if action == .refresh {
@@ -204,6 +213,8 @@ public enum ShopUpdate {
                 if let effects = evidenceAction(action, &state) { return effects }
                 if action == .switchUser { return beginUserSwitch(&state) }
                 if action == .watch { return toggleWatch(&state) }
+                if action == .compare { return beginCompare(&state) }
+                if action == .snapshot { return saveSnapshot(&state) }
                 if action == .spend || action == .buy { return beginAction(action, &state) }
                 switch state.screen.tab {
                 case .shop: return packsAction(action, &state)

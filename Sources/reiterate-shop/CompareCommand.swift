@@ -3,6 +3,7 @@ import Foundation
 import JSONTokens
 import Logging
 import ShopAPI
+import ShopCache
 import ShopCompare
 import ShopSettings
 import ShopViewModels
@@ -227,16 +228,19 @@ struct CompareCommand: AsyncParsableCommand {
 
     /// Exit status 2, with the reason on one line.
     static func couldNotCompare(_ error: any Error) -> ExitCode {
-        let reason: String
-        switch error {
-        case let failure as SideFailure: reason = "side \(failure.side.rawValue): " + ErrorText.line(failure.error)
-        case let failure as ShopAPIError: reason = ErrorText.line(failure)
-        case let failure as CLIError: reason = Sanitizer.line(failure.message)
-        case let failure as ValidationError: reason = Sanitizer.line(failure.message)
-        default: reason = "an unexpected internal failure"
-        }
-        Terminal.err("error: could not compare: \(reason)\n")
+        Terminal.err("error: could not compare: \(reason(error))\n")
         return ExitCode(2)
+    }
+
+    /// Why a comparison could not be made, in plain words.
+    static func reason(_ error: any Error) -> String {
+        switch error {
+        case let failure as SideFailure: return "side \(failure.side.rawValue): " + ErrorText.line(failure.error)
+        case let failure as ShopAPIError: return ErrorText.line(failure)
+        case let failure as CLIError: return Sanitizer.line(failure.message)
+        case let failure as ValidationError: return Sanitizer.line(failure.message)
+        default: return "an unexpected internal failure"
+        }
     }
 }
 
@@ -308,16 +312,7 @@ struct SnapshotCommand: AsyncParsableCommand {
         let pages = historyPages
         do {
             let snapshot: Snapshot = try await connection.withClient(settings, logger: logger) { client in
-                let side = LiveSide(client: client, settings: settings, name: "")
-                var reads: [RecordedRead] = []
-                if let b = try await side.balance() { reads.append(b) }
-                if let p = try await side.packs() { reads.append(p) }
-                var page = 1
-                while page <= pages, let h = try await side.history(page: page, perPage: CheerHistory.maxPerPage) {
-                    reads.append(h)
-                    page += 1
-                }
-                return Snapshot(environment: settings.environment, baseURL: settings.baseURL, user: settings.user, takenAt: Date(), reads: reads)
+                try await Self.take(client: client, settings: settings, historyPages: pages)
             }
             try Self.write(snapshot.encoded(), to: out)
             let entries = snapshot.historyPages.reduce(0) { n, read in
@@ -331,6 +326,20 @@ struct SnapshotCommand: AsyncParsableCommand {
         } catch let error as ShopAPIError {
             throw fail(error, tokenVariable: settings.tokenEnv)
         }
+    }
+
+    /// The balance, the packs and the first history pages of `settings.user`, read now.
+    static func take(client: ShopClient, settings: ResolvedSettings, historyPages: Int) async throws -> Snapshot {
+        let side = LiveSide(client: client, settings: settings, name: "")
+        var reads: [RecordedRead] = []
+        if let b = try await side.balance() { reads.append(b) }
+        if let p = try await side.packs() { reads.append(p) }
+        var page = 1
+        while page <= historyPages, let h = try await side.history(page: page, perPage: CheerHistory.maxPerPage) {
+            reads.append(h)
+            page += 1
+        }
+        return Snapshot(environment: settings.environment, baseURL: settings.baseURL, user: settings.user, takenAt: Date(), reads: reads)
     }
 
     /// Written whole (a temporary file renamed over), readable by its owner only.
@@ -541,5 +550,70 @@ struct PinsCommand: AsyncParsableCommand {
         } catch {
             throw fail(CLIError(message: "the pins could not be saved in \(pins.path ?? "the state folder")", exitCode: .config))
         }
+    }
+}
+
+/// `D` and `S` in the TUI: comparisons and snapshots with clients of their own (never the session's
+/// HAR file: their requests are not the tester's session).
+struct TUIComparer: Comparer {
+    let connection: ConnectionOptions
+    let config: ConfigFile?
+    let logger: Logger
+    let settings: ResolvedSettings
+    /// Where `S` saves (`$XDG_STATE_HOME/reiterate-shop/snapshots`).
+    let snapshots: String
+
+    init(connection: ConnectionOptions, config: ConfigFile?, logger: Logger, settings: ResolvedSettings, stateDirectory: String) {
+        var quiet = connection
+        quiet.harFile = nil
+        self.connection = quiet
+        self.config = config
+        self.logger = logger
+        self.settings = settings
+        snapshots = stateDirectory + "/snapshots"
+    }
+
+    func compare(_ a: String, with b: String, what: ComparedPart) async -> Result<DiffResult, CompareFailure> {
+        do {
+            let ignore = try IgnoreRules.of(config, [])
+            let sideA = try SideSpec.parse(a), sideB = try SideSpec.parse(b)
+            let outcome = try await connection.withSide(sideA, name: a, config: config, logger: logger) { readerA in
+                try await connection.withSide(sideB, name: b, config: config, logger: logger) { readerB in
+                    try await CompareCommand.compare(readerA, readerB, parts: [what], historyPages: 1, ignore: ignore)
+                }
+            }
+            return .success(DiffResult(what: what, a: outcome.a, b: outcome.b, differences: outcome.differences, pastTheEdge: outcome.pastTheEdge))
+        } catch {
+            return .failure(CompareFailure(CompareCommand.reason(error)))
+        }
+    }
+
+    func saveSnapshot(user: String) async -> Result<String, CompareFailure> {
+        do {
+            var who = settings
+            who.user = user
+            let snapshot = try await connection.withClient(who, logger: logger) { client in
+                try await SnapshotCommand.take(client: client, settings: who, historyPages: 1)
+            }
+            try AtomicFile.ensureDirectory(snapshots)
+            let stamp = DiffReport.stamp(snapshot.takenAt ?? Date()).replacingOccurrences(of: ":", with: "")
+            let safe = { (s: String) in String(s.map { $0.isASCII && ($0.isLetter || $0.isNumber || "._-".contains($0)) ? $0 : "_" }) }
+            let path = "\(snapshots)/\(safe(settings.environment))-\(safe(user))-\(stamp).json"
+            try SnapshotCommand.write(snapshot.encoded(), to: path)
+            return .success(path)
+        } catch {
+            return .failure(CompareFailure(CompareCommand.reason(error)))
+        }
+    }
+
+    /// What Tab offers after `D`: the other environments, the environment's other users, and the
+    /// snapshots saved (newest first).
+    func targets() -> [String] {
+        var out: [String] = []
+        for name in (config?.environments.keys.sorted() ?? []) where name != settings.environment { out.append("env:" + name) }
+        for user in settings.users where user != settings.user { out.append("user:" + user) }
+        let files = (try? FileManager.default.contentsOfDirectory(atPath: snapshots)) ?? []
+        out += files.filter { $0.hasSuffix(".json") }.sorted(by: >).prefix(10).map { snapshots + "/" + $0 }
+        return out
     }
 }

@@ -31,8 +31,9 @@ struct Interactive: AsyncParsableCommand {
         let logger: Logger
         let keymap: Keymap
         let mouse: Bool
+        let config: ConfigFile?
         do {
-            let config = try connection.loadConfig()
+            config = try connection.loadConfig()
             settings = try connection.settings(config: config, readOnlyFlag: readOnly, watch: watch)
             logger = try connection.makeLogger(label: "reiterate")
             do {
@@ -49,11 +50,14 @@ struct Interactive: AsyncParsableCommand {
             let context = settings.shopContext
             let cache = CacheStore(directory: connection.resolvedCacheDir, logger: logger)
             status = try await connection.withClient(settings, logger: logger) { client in
-                var initial = AppState(context: context)
-                initial.watch = settings.watchState
-                let store = await AppStore(state: initial, service: LiveShopService(client: client), cache: cache)
                 // R and e: reports under $XDG_STATE_HOME/reiterate-shop/reports, HAR files at --har or beside them.
                 let state = EvidenceFiles.stateDirectory(environment: ProcessInfo.processInfo.environment)
+                // D and S: comparisons and snapshots with clients of their own.
+                let comparer = TUIComparer(connection: connection, config: config, logger: logger, settings: settings, stateDirectory: state)
+                var initial = AppState(context: context)
+                initial.watch = settings.watchState
+                initial.compareTargets = comparer.targets()
+                let store = await AppStore(state: initial, service: LiveShopService(client: client), cache: cache)
                 // P: the same pins the client checks every answer against.
                 let pins = client.pins as? PinStore
                 let pinned = await pins?.requests ?? []
@@ -61,6 +65,7 @@ struct Interactive: AsyncParsableCommand {
                 await MainActor.run {
                     store.evidence = EvidenceFiles(reportsDirectory: state + "/reports", harFile: connection.harFile, harDirectory: state + "/har")
                     store.pins = pins
+                    store.comparer = comparer
                     store.send(.pinsChanged(pinned, unreadable.map { .failed("The pins cannot be read (\($0)); none are checked.") }))
                 }
                 // The cache is read here, before curses starts: the first frame shows it at once.

@@ -1,5 +1,6 @@
 import Foundation
 import ShopAPI
+import ShopCompare
 import StubCore
 import Testing
 import TerminalText
@@ -148,6 +149,24 @@ import TerminalText
         l.press(.char("w"))
         text = Renderer.render(frame(l.app, width: 120, height: 40)).text
         #expect(text.contains("‖ paused") && !text.contains("(−7)"))
+    }
+
+    /// `D` on the Shop tab: three differences marked by glyph and word, the selected one's values side by side.
+    @Test func diffViewOfThePacks() {
+        var l = Loop()
+        let a = SideDescription(name: "user:qa-alice", environment: "staging", user: "qa-alice", takenAt: nil)
+        let b = SideDescription(name: "env:next-build", environment: "next-build", user: "qa-alice", takenAt: nil)
+        let differences = [
+            Difference(.changed, DiffPath.root("packs").key("com.reiterate.pack.rain").field("price_cents"), old: .int(199), new: .int(249), label: "Rain on a Tin Roof"),
+            Difference(.removed, DiffPath.root("packs").key("com.reiterate.pack.harbour-fog"), old: .object(["identifier": .string("com.reiterate.pack.harbour-fog"), "name": .string("Harbour Foghorns")]), label: "Harbour Foghorns"),
+            Difference(.added, DiffPath.root("packs").key("com.reiterate.pack.new"), new: .object(["identifier": .string("com.reiterate.pack.new"), "name": .string("Brand New Pack \u{1B}[31m")]), label: "Brand New Pack"),
+        ]
+        l.app.diff = DiffViewState(result: DiffResult(what: .packs, a: a, b: b, differences: differences))
+        l.app.screen.focus = .diff
+        l.press(.char("n"))
+        both("diff", l.app)
+        let text = Renderer.render(frame(l.app, width: 120, height: 40)).text
+        #expect(text.contains("− removed") && text.contains("~ changed") && text.contains("+ added") && text.contains("Harbour Foghorns"))
     }
 
     @Test func aWriteBeingVerifiedClaimsNothingYet() {

@@ -1,5 +1,6 @@
 import Foundation
 import ShopAPI
+import ShopCompare
 import ShopCache
 import StubCore
 import Testing
@@ -167,6 +168,8 @@ import Testing
         case .watch(.balance): return .watchLoaded(token, fail ? .failure(error) : .success(WatchAnswer(.balance(CheerBalance(balance: 100)))), at: t0)
         case .watch(.history): return .watchLoaded(token, fail ? .failure(error) : .success(WatchAnswer(.history(historyPage(1, perPage: 20, total: total)))), at: t0)
         case .watch(.packs): return .watchLoaded(token, fail ? .failure(error) : .success(WatchAnswer(.packs(samplePacks))), at: t0)
+        case .compare: return .compared(token, fail ? .failure(CompareFailure("side B: down")) : .success(DiffResult(what: .balance,
+            a: .init(name: "A", environment: nil, user: nil, takenAt: nil), b: .init(name: "B", environment: nil, user: nil, takenAt: nil), differences: [])))
         }
     }
 }

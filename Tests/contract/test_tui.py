@@ -946,3 +946,43 @@ def test_p_pins_an_answer_and_a_later_different_answer_is_a_finding(stub, tui, t
     t.keys("4")
     screen = t.wait_for("balance.balance 1250 → 1243")
     assert any("pinned" in line and "✗" in line for line in screen.splitlines()), screen
+
+
+def test_d_compares_the_shop_tab_with_another_environment_and_s_saves_a_snapshot(start_stub, tui, tmp_path):
+    """Issue 20: D on the Shop tab, Tab completes the other environment, Enter shows the diff view
+    (glyph and word per row), n moves between differences, Esc goes back; S saves a snapshot that D
+    then offers."""
+    one, two = start_stub("--quiet"), start_stub("--quiet")
+    packs = two.get("/api/v1/audio_packs").json()["packs"]
+    price = next(p for p in packs if p["identifier"] == "com.reiterate.pack.rain")["price_cents"]
+    two.http.put(f"{two.url}/_stub/packs/com.reiterate.pack.rain", json={"price_cents": price + 50}, timeout=5)
+    two.http.delete(f"{two.url}/_stub/packs/{packs[-1]['identifier']}", timeout=5)
+    config = tmp_path / "config" / "reiterate-shop"
+    config.mkdir(parents=True)
+    (config / "config.toml").write_text(f'default_environment = "one"\n[environments.one]\nbase_url = "{one.url}"\n'
+                                        f'[environments.two]\nbase_url = "{two.url}"\n')
+    t = tui(one.url, width=120, height=32, env={"XDG_CONFIG_HOME": str(tmp_path / "config")})
+    t.wait_for("Balance 1,250 cheer")
+    t.keys("D")
+    t.wait_for("compare the packs with:")
+    t.keys("Tab")
+    t.wait_for("env:two▏")
+    t.keys("Enter")
+    screen = t.wait_for("2 differences: 1 changed, 1 removed")
+    rows = screen.splitlines()
+    assert any(l.lstrip().startswith("~ changed") and "packs[com.reiterate.pack.rain].price_cents" in l for l in rows), screen
+    assert any(l.lstrip().startswith("− removed") and packs[-1]["identifier"] in l for l in rows), screen
+    assert f"│ {price}" in screen and f"│ {price + 50}" in screen, screen  # A and B side by side
+    t.keys("n")
+    screen = t.wait_for("(not there)")
+    t.keys("Escape")
+    screen = t.wait_for("6 of 46 packs" if "6 of 46" in screen else "of 46 packs")
+    assert "CHANGE" not in screen, screen
+    # S: a snapshot, which D's Tab then offers; comparing with it says the same.
+    t.keys("S")
+    screen = t.wait_for("Saved the snapshot")
+    t.keys("D", "Tab", "Tab")
+    screen = t.wait_for("compare the packs with: " + str(tmp_path / "state" / "reiterate-shop" / "snapshots")[:30])
+    t.keys("Enter")
+    t.wait_for("The same: no difference")
+    assert len(list((tmp_path / "state" / "reiterate-shop" / "snapshots").iterdir())) == 1

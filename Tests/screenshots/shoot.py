@@ -16,6 +16,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 from pathlib import Path
 
 from PIL import Image, ImageDraw, ImageFont
@@ -318,6 +319,34 @@ def main():
             lv.close()
         finally:
             phone.terminate()
+        # D: the Shop tab compared with another stand-in whose catalogue changed on purpose.
+        one, one_url = start_stub()
+        two, two_url = start_stub()
+        try:
+            packs = json.loads(urllib.request.urlopen(urllib.request.Request(f"{two_url}/api/v1/audio_packs", headers={"Authorization": "Bearer dev-token"})).read())["packs"]
+            price = next(p for p in packs if p["identifier"] == "com.reiterate.pack.rain")["price_cents"]
+            for method, path, body in (("PUT", "/_stub/packs/com.reiterate.pack.rain", {"price_cents": price + 50}),
+                                       ("DELETE", f"/_stub/packs/{packs[-1]['identifier']}", None),
+                                       ("PUT", "/_stub/packs/com.reiterate.pack.new", {"name": "Brand New Pack"})):
+                req = urllib.request.Request(two_url + path, data=json.dumps(body).encode() if body else None, method=method,
+                                             headers={"Content-Type": "application/json"})
+                urllib.request.urlopen(req).read()
+            cfg = work / "config-diff" / "reiterate-shop"
+            cfg.mkdir(parents=True)
+            (cfg / "config.toml").write_text(f'default_environment = "staging"\n[environments.staging]\nbase_url = "{one_url}"\n'
+                                             f'[environments.next-build]\nbase_url = "{two_url}"\n')
+            d = Scene(one_url, work / "cache-diff", "diff", extra=f"XDG_CONFIG_HOME={shlex.quote(str(work / 'config-diff'))}")
+            d.wait("46 of 46 packs")
+            d.keys("D", "Tab", settle=0.3)
+            d.keys("Enter")
+            d.wait("3 differences")
+            d.keys("n", settle=0.4)
+            d.shoot(out, "diff.png", "reiterate-shop — D: the Shop tab compared with another environment")
+            d.keys("Escape", "q")
+            d.close()
+        finally:
+            one.terminate()
+            two.terminate()
         # The whole history of a 1,000,000-entry whale: the go-to prompt, then a find in progress.
         whale, whale_url = start_stub("--whale-history", "1000000")
         try:

@@ -1,0 +1,66 @@
+import Foundation
+import JSONTokens
+import ShopCompare
+import ShopViewModels
+import TerminalText
+
+extension Renderer {
+    /// The diff view (`D`): one row a difference, marked by a glyph and a word (never colour alone),
+    /// and the selected one's values side by side, A on the left and B on the right.
+    static func diff(_ g: inout Grid, _ f: Frame, _ view: DiffViewState, _ area: Rect) {
+        let result = view.result
+        let title = "\(result.what.rawValue): A \(clean(result.a.name)) · B \(clean(result.b.name))"
+        g.put(title, x: area.x + 1, y: area.y, maxWidth: area.width - 2, style: .bold)
+        let rest = Rect(x: area.x, y: area.y + 1, width: area.width, height: area.height - 1)
+        guard !result.differences.isEmpty else {
+            g.put("The same: no difference." + (result.pastTheEdge > 0 ? " (\(result.pastTheEdge) entries near the last page compared were not judged.)" : ""),
+                  x: rest.x + 1, y: rest.y + 1, maxWidth: rest.width - 2, style: Style(foreground: .good))
+            return
+        }
+        let listHeight = max(3, rest.height * 55 / 100)
+        let list = Rect(x: rest.x, y: rest.y, width: rest.width, height: listHeight)
+        let detail = Rect(x: rest.x, y: rest.y + listHeight, width: rest.width, height: rest.height - listHeight)
+        let kindW = 9
+        let table = Table(columns: [.init(title: "CHANGE", width: kindW), .init(title: "WHERE", width: list.width - kindW - 4)],
+                          count: result.differences.count, selected: view.selectedIndex) { i in
+            let d = result.differences[i]
+            let (mark, style) = Self.mark(d.kind)
+            var whereText = clean(d.path.description)
+            if let label = d.label { whereText += "  (" + clean(label) + ")" }
+            return [(mark + " " + d.kind.rawValue, style), (whereText, nil)]
+        }
+        table.render(&g, list)
+        guard let selected = view.selected else { return }
+        let half = detail.width / 2
+        let left = Rect(x: detail.x, y: detail.y, width: half, height: detail.height)
+        let right = Rect(x: detail.x + half, y: detail.y, width: detail.width - half, height: detail.height)
+        let inner = Panel.inner(left)
+        func lines(_ value: JSONValue?, absent: String) -> [(String, Style)] {
+            guard let value else { return [(absent, .muted)] }
+            var w = JSONWriter()
+            w.value(value)
+            // Indented as JSON; a line too wide is wrapped.
+            return Sanitizer.lines(JSONPretty.format(w.text)).flatMap { DisplayWidth.of($0) <= inner.width ? [$0] : Columns.wrap($0, to: inner.width) }
+                .map { ($0, Style.plain) }
+        }
+        switch selected.kind {
+        case .moved:
+            let places = selected.places.map { ("place \($0.old + 1)", "place \($0.new + 1)") } ?? ("", "")
+            Panel.draw(&g, left, title: "A · " + clean(result.a.name), style: .muted, lines: [(places.0, .plain)])
+            Panel.draw(&g, right, title: "B · " + clean(result.b.name), style: .muted, lines: [(places.1, .plain)])
+        default:
+            Panel.draw(&g, left, title: "A · " + clean(result.a.name), style: .muted, lines: lines(selected.old, absent: "(not there)"))
+            Panel.draw(&g, right, title: "B · " + clean(result.b.name), style: .muted, lines: lines(selected.new, absent: "(not there)"))
+        }
+    }
+
+    /// `~ changed`, `+ added`, `− removed`, `↕ moved`.
+    static func mark(_ kind: Difference.Kind) -> (String, Style) {
+        switch kind {
+        case .changed: return ("~", Style(foreground: .warning))
+        case .added: return ("+", Style(foreground: .good))
+        case .removed: return ("−", Style(foreground: .danger))
+        case .moved: return ("↕", Style(foreground: .accent))
+        }
+    }
+}

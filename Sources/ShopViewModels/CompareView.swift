@@ -1,0 +1,139 @@
+import Foundation
+import ShopCompare
+import TerminalText
+
+/// What the program does for `D` and `S` (it knows the environments and can make clients for them);
+/// the view models only ask. A failure is one line in plain words.
+public protocol Comparer: Sendable {
+    /// Compares `a` with `b` (each `env:NAME`, `user:ID`, `env:NAME/user:ID` or a snapshot file).
+    func compare(_ a: String, with b: String, what: ComparedPart) async -> Result<DiffResult, CompareFailure>
+    /// Saves what `user` sees as a snapshot file; answers its path.
+    func saveSnapshot(user: String) async -> Result<String, CompareFailure>
+}
+
+public struct CompareFailure: Error, Equatable, Sendable {
+    public var message: String
+    public init(_ message: String) { self.message = message }
+}
+
+/// A comparison made: its two sides, what was compared, and the differences.
+public struct DiffResult: Equatable, Sendable {
+    public var what: ComparedPart
+    public var a: SideDescription
+    public var b: SideDescription
+    public var differences: [Difference]
+    /// History entries near the last page compared that were not judged (see `Comparison`).
+    public var pastTheEdge: Int
+
+    public init(what: ComparedPart, a: SideDescription, b: SideDescription, differences: [Difference], pastTheEdge: Int = 0) {
+        self.what = what
+        self.a = a
+        self.b = b
+        self.differences = differences
+        self.pastTheEdge = pastTheEdge
+    }
+}
+
+/// The diff view (`D`): the differences, one a row, the selected one's fields side by side.
+public struct DiffViewState: Equatable, Sendable {
+    public var result: DiffResult
+    public var selectedIndex = 0
+
+    public init(result: DiffResult) { self.result = result }
+
+    public var selected: Difference? { result.differences.indices.contains(selectedIndex) ? result.differences[selectedIndex] : nil }
+}
+
+extension ComparedPart {
+    /// What `D` compares on each tab: the packs on the Shop tab, the history on the History tab, else
+    /// the balance.
+    public static func of(_ tab: Tab) -> ComparedPart {
+        switch tab {
+        case .shop: return .packs
+        case .history: return .history
+        case .requests, .checks, .live: return .balance
+        }
+    }
+}
+
+extension ShopUpdate {
+    /// `D`: asks what to compare this tab with (Tab completes from the environments, the users and the
+    /// snapshots saved).
+    static func beginCompare(_ state: inout AppState) -> [Effect] {
+        state.screen.prompt = PromptState(kind: .compare)
+        return []
+    }
+
+    static func completeCompare(_ state: inout AppState) {
+        guard var prompt = state.screen.prompt, prompt.kind == .compare else { return }
+        let targets = state.compareTargets
+        guard !targets.isEmpty else { return }
+        let typed = prompt.text
+        // Cycle through the targets that start with what was typed before the first Tab.
+        let next = targets.firstIndex(of: typed).map { (targets.index(after: $0)) % targets.count }
+            ?? targets.firstIndex { $0.hasPrefix(typed) } ?? 0
+        prompt.text = targets[next]
+        state.screen.prompt = prompt
+    }
+
+    static func runCompare(_ target: String, _ state: inout AppState) -> [Effect] {
+        let what = ComparedPart.of(state.screen.tab)
+        _ = cancel(.compare, &state)
+        state.steps.add("compared the \(what.rawValue) with \(Sanitizer.line(target)) (D)")
+        state.notice = Notice(.info, "Comparing the \(what.rawValue) of \(state.context.user) with \(target)…")
+        return [.compare(state.ask(.compare), a: "user:\(state.context.user)", b: target, what: what)]
+    }
+
+    static func compared(_ result: Result<DiffResult, CompareFailure>, _ state: inout AppState) -> [Effect] {
+        switch result {
+        case let .success(diff):
+            state.diff = DiffViewState(result: diff)
+            state.screen.focus = .diff
+            let count = diff.differences.count
+            state.notice = Notice(.info, count == 0 ? "The same: no difference (Esc goes back)." : DiffReport.summary(diff.differences) + " (n/N between them, Esc goes back)")
+        case let .failure(failure):
+            state.notice = Notice(.error, "Could not compare: \(failure.message)")
+        }
+        return []
+    }
+
+    /// Keys in the diff view.
+    static func diffAction(_ action: Action, _ state: inout AppState) -> [Effect] {
+        guard let view = state.diff else {
+            state.screen.focus = .browse
+            return []
+        }
+        let count = view.result.differences.count
+        switch action {
+        case .back:
+            state.diff = nil
+            state.screen.focus = .browse
+            state.notice = nil
+        case .nextMatch:
+            state.diff?.selectedIndex = count == 0 ? 0 : (view.selectedIndex + 1) % count
+        case .previousMatch:
+            state.diff?.selectedIndex = count == 0 ? 0 : (view.selectedIndex - 1 + count) % count
+        default:
+            if let index = moved(view.selectedIndex, by: action, count: count, page: state.screen.pageSize) { state.diff?.selectedIndex = index }
+        }
+        return []
+    }
+
+    /// `S`: saves what this user sees as a snapshot, to compare with later.
+    static func saveSnapshot(_ state: inout AppState) -> [Effect] {
+        state.notice = Notice(.info, "Saving a snapshot of \(state.context.user)…")
+        state.steps.add("saved a snapshot (S)")
+        return [.saveSnapshot(user: state.context.user)]
+    }
+
+    static func snapshotSaved(_ result: Result<String, CompareFailure>, _ state: inout AppState) -> [Effect] {
+        switch result {
+        case let .success(path):
+            if !state.compareTargets.contains(path) { state.compareTargets.append(path) }
+            state.notice = Notice(.info, "Saved the snapshot \(Sanitizer.line(path)) (D compares with it).")
+        case let .failure(failure):
+            state.notice = Notice(.error, "The snapshot was not saved: \(failure.message)")
+        }
+        return []
+    }
+}

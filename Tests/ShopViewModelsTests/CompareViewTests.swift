@@ -1,0 +1,71 @@
+import Foundation
+import JSONTokens
+import ShopAPI
+import ShopCompare
+import Testing
+@testable import ShopViewModels
+
+/// `D`: the prompt (Tab completes), the comparison asked as an effect with its own token, the diff
+/// view (n/N between differences, Esc back); `S`: a snapshot asked and said.
+@Suite struct CompareViewTests {
+    static func result(_ count: Int) -> DiffResult {
+        let differences = (0..<count).map { i in
+            Difference(.changed, DiffPath.root("packs").key("p.\(i)").field("price_cents"), old: .int(199), new: .int(249 + i), label: "Pack \(i)")
+        }
+        return DiffResult(what: .packs, a: SideDescription(name: "user:qa-alice", environment: "staging", user: "qa-alice", takenAt: nil),
+                          b: SideDescription(name: "env:next-build", environment: "next-build", user: "qa-alice", takenAt: nil), differences: differences)
+    }
+
+    @Test func dAsksWhatToCompareWithAndShowsTheDiff() {
+        var d = Driver.loaded()
+        d.state.compareTargets = ["env:next-build", "user:qa-bob", "/state/snapshots/staging-qa-alice.json"]
+        d.apply(.action(.compare))
+        #expect(d.state.mode == .prompt && d.state.screen.prompt?.kind == .compare)
+        d.apply(.action(.nextField))
+        #expect(d.state.screen.prompt?.text == "env:next-build")
+        d.apply(.action(.nextField))
+        #expect(d.state.screen.prompt?.text == "user:qa-bob")
+        d.apply(.action(.nextField))
+        d.apply(.action(.nextField))  // round again
+        #expect(d.state.screen.prompt?.text == "env:next-build")
+        let out = d.apply(.action(.runPrompt))
+        guard case let .compare(token, a, b, what)? = out.first else { Issue.record("no compare: \(out)"); return }
+        #expect(a == "user:qa-alice" && b == "env:next-build" && what == .packs && d.state.inFlight.contains(.compare))
+        d.apply(.compared(token, .success(Self.result(3))))
+        #expect(d.state.mode == .diff && d.state.diff?.selectedIndex == 0 && d.state.notice?.text.hasPrefix("3 differences: 3 changed") == true)
+        d.apply(.action(.nextMatch))
+        d.apply(.action(.nextMatch))
+        #expect(d.state.diff?.selectedIndex == 2)
+        d.apply(.action(.nextMatch))
+        #expect(d.state.diff?.selectedIndex == 0)  // round to the first
+        d.apply(.action(.previousMatch))
+        #expect(d.state.diff?.selectedIndex == 2)
+        d.apply(.action(.back))
+        #expect(d.state.mode == .browse && d.state.diff == nil)
+    }
+
+    /// The History tab compares the history; a failure is one line and the tab stays as it was; a
+    /// late answer of a comparison asked again is dropped.
+    @Test func aFailureIsOneLineAndAStaleAnswerIsDropped() {
+        var d = Driver.loaded()
+        d.apply(.action(.history))
+        d.apply(.action(.compare))
+        "user:qa-bob".forEach { d.apply(.text($0)) }
+        guard case let .compare(first, _, _, what)? = d.apply(.action(.runPrompt)).first else { Issue.record("no compare"); return }
+        #expect(what == .history)
+        d.apply(.action(.compare))
+        "env:nowhere".forEach { d.apply(.text($0)) }
+        guard case let .compare(second, _, _, _)? = d.apply(.action(.runPrompt)).last else { Issue.record("no second compare"); return }
+        d.apply(.compared(first, .success(Self.result(1))))
+        #expect(d.state.mode == .browse && d.state.diff == nil)  // stale: the first was replaced
+        d.apply(.compared(second, .failure(CompareFailure("side B: no [environments.nowhere] in the config"))))
+        #expect(d.state.mode == .browse && d.state.notice?.kind == .error && d.state.notice?.text == "Could not compare: side B: no [environments.nowhere] in the config")
+    }
+
+    @Test func sSavesASnapshotThatDThenOffers() {
+        var d = Driver.loaded()
+        #expect(d.apply(.action(.snapshot)) == [.saveSnapshot(user: "qa-alice")])
+        d.apply(.snapshotSaved(.success("/state/snapshots/local-qa-alice-1.json")))
+        #expect(d.state.compareTargets.last == "/state/snapshots/local-qa-alice-1.json" && d.state.notice?.text.hasPrefix("Saved the snapshot") == true)
+    }
+}
