@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import ShopCompare
 import ShopSettings
 import ShopViewModels
 import TerminalText
@@ -35,6 +36,12 @@ struct Config: AsyncParsableCommand {
             } catch {
                 throw fail(CLIError(message: error.description, exitCode: .config))
             }
+            // [compare] ignore: each rule must be a path (comparisons and pins use them).
+            do {
+                _ = try IgnoreRules(file?.compareIgnore ?? [])
+            } catch {
+                throw fail(CLIError(message: "\(path): [compare] \(error)", exitCode: .config))
+            }
             var out = file == nil ? "config file: \(path) (none: built-in defaults)\n"
                 : "config file: \(path) — valid, \(file?.environments.count ?? 0) environment(s)\n"
             let names = ["local"] + (file?.environments.keys.sorted().filter { $0 != "local" } ?? [])
@@ -56,6 +63,9 @@ struct Config: AsyncParsableCommand {
                 out += "  timeout    \(s.timeout) s\n"
                 // The proxy in effect, credentials masked (`***@`), and why.
                 out += "  proxy      \(s.proxy.map { Sanitizer.line($0.shown) } ?? "none")   (\(Sanitizer.line(s.sources["proxy"] ?? "")))\n"
+            }
+            if let rules = file?.compareIgnore, !rules.isEmpty {
+                out += "\n[compare]\n  ignore     \(rules.map(Sanitizer.line).joined(separator: ", "))\n"
             }
             Terminal.out(out)
         }

@@ -172,3 +172,14 @@ def test_a_pin_shows_a_finding_after_the_stand_in_changes_the_pinned_answer(stub
     assert shop("pins", "--base-url", stub.url, "--remove", "GET /api/v1/balance?user_id=qa-alice", env=env).returncode == 0
     assert "No pins on LOCAL." in shop("pins", "--base-url", stub.url, env=env).stdout
     assert "[pinned]" not in shop("print", "balance", "--base-url", stub.url, env=env).stderr
+
+
+def test_config_check_names_an_ignore_rule_that_is_not_a_path(tmp_path):
+    config = tmp_path / "config" / "reiterate-shop"
+    config.mkdir(parents=True)
+    (config / "config.toml").write_text('[compare]\nignore = ["packs[].cheer_total", "packs[p.rain].name"]\n')
+    r = shop("config", "check", env={"XDG_CONFIG_HOME": str(tmp_path / "config")})
+    assert r.returncode == 78 and r.stderr.count("\n") == 1 and "packs[p.rain].name" in r.stderr, r.stderr
+    (config / "config.toml").write_text('[compare]\nignore = ["packs[].cheer_total"]\n')
+    r = shop("config", "check", env={"XDG_CONFIG_HOME": str(tmp_path / "config")})
+    assert r.returncode == 0 and "ignore     packs[].cheer_total" in r.stdout, r.stdout + r.stderr

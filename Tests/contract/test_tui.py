@@ -937,6 +937,7 @@ def test_p_pins_an_answer_and_a_later_different_answer_is_a_finding(stub, tui, t
     screen = t.wait_for("Pinned GET /api/v1/balance?user_id=qa-alice")
     assert any(line.startswith("◉") and "/api/v1/balance" in line for line in screen.splitlines()), screen
     assert "◉ pinned" in screen, screen  # the detail says it in words
+    assert "◉ pinned: GET /api/v1/balance?user_id=qa-alice" in screen.splitlines()[1], screen  # the tab lists the pins
     pins = json.loads((tmp_path / "state" / "reiterate-shop" / "pins" / "local.json").read_text())
     assert [p["request"] for p in pins["pins"]] == ["GET /api/v1/balance?user_id=qa-alice"], pins
     r = stub.post("/api/v1/spend_cheer?user_id=qa-alice", json={"user_id": "qa-alice", "product": "com.reiterate.pack.rain", "amount": 7}, timeout=5)
