@@ -156,6 +156,12 @@ public enum Redactor {
         return String(path[..<q]) + "?" + query.joined(separator: "&")
     }
 
+    /// The whole body with the string value of every token-like JSON key redacted (what snapshots,
+    /// pins and comparisons keep: nothing meant for sharing holds a secret a server let slip).
+    public static func redacted(_ body: [UInt8], tokens: [JSONToken]) -> [UInt8] {
+        JSONText.replacingValues(body, tokens: tokens, placeholder: placeholder, isSecret: isSecretName)
+    }
+
     /// The first 16 KiB of a body as text, with the string value of every token-like JSON key redacted.
     /// Works on invalid or cut JSON too: it reads tokens rather than parsing. `tokens` are the whole
     /// body's, when the caller has them already (the answer is tokenized once).

@@ -165,7 +165,8 @@ public actor ShopClient {
         let at = Date()
         let response = try await perform(endpoint)
         let value = try decoded(E.self, response)
-        let document = response.tokens.flatMap { JSONValue.parse(response.body, tokens: $0) } ?? JSONValue.parse(response.body)
+        // Token-like keys redacted, as the log and the HAR have them: a snapshot or a pin is for sharing.
+        let document = JSONValue.parse(Redactor.redacted(response.body, tokens: response.tokens ?? JSONTokenizer.tokens(response.body)))
         return Recorded(value: value, document: document, requestID: response.headers[.requestID], status: response.status,
                         method: E.endpoint.method.rawValue, target: E.endpoint.path + Self.queryString(endpoint.query), at: at)
     }

@@ -103,9 +103,10 @@ public struct Differ: Sendable {
         case let (nil, b?): out.append(Difference(.added, path, new: b))
         case let (a?, nil): out.append(Difference(.removed, path, old: a))
         case let (.object(x)?, .object(y)?):
+            // Each distinct key once, its value as a reader takes it (the last of a key given twice).
             var seen = Set<String>()
-            for (key, value) in x where seen.insert(key).inserted { diff(value, y[key], at: path.field(key), into: &out) }
-            for (key, value) in y where seen.insert(key).inserted { diff(nil, value, at: path.field(key), into: &out) }
+            for (key, _) in x where seen.insert(key).inserted { diff(x[key], y[key], at: path.field(key), into: &out) }
+            for (key, _) in y where seen.insert(key).inserted { diff(nil, y[key], at: path.field(key), into: &out) }
         case let (.array(x)?, .array(y)?):
             if ShopKeys.isKeyed(path.rule) {
                 var keyed = KeyedListDiff(path: path, differ: self)
@@ -131,8 +132,16 @@ public struct KeyedListDiff: Sendable {
     let path: DiffPath
     let differ: Differ
     let rule: String
-    var waitingA: [String: (place: Int, value: JSONValue)] = [:]
-    var waitingB: [String: (place: Int, value: JSONValue)] = [:]
+    /// Elements waiting for their other side, by key: a queue, since a key given twice on one side (a
+    /// server bug worth showing) pairs the nth of one side with the nth of the other.
+    var waitingA: [String: Waiting] = [:]
+    var waitingB: [String: Waiting] = [:]
+
+    struct Waiting: Sendable {
+        var items: [(place: Int, value: JSONValue, occurrence: Int)] = []
+        /// Taken from the front so far (the next one's occurrence follows them).
+        var taken = 0
+    }
     var countA = 0
     var countB = 0
     /// Places of each element found on both sides, in the order it completed, and its key (what a
@@ -160,22 +169,37 @@ public struct KeyedListDiff: Sendable {
         for element in elements {
             let place = sideA ? countA : countB
             if sideA { countA += 1 } else { countB += 1 }
-            let base = ShopKeys.key(of: element, inList: rule) ?? "#\(place)"
-            // The other side's element with this key, or (a key given twice on a side, a server bug
-            // worth showing) its second, third… one: the nth of one side meets the nth of the other.
-            if let key = (1...Self.maxRepeats).lazy.map({ Self.nth(base, $0) }).first(where: { (sideA ? waitingB : waitingA)[$0] != nil }) {
-                if sideA, let other = waitingB.removeValue(forKey: key) { complete(key: key, a: (place, element), b: other) }
-                if !sideA, let other = waitingA.removeValue(forKey: key) { complete(key: key, a: other, b: (place, element)) }
+            let key = ShopKeys.key(of: element, inList: rule) ?? "#\(place)"
+            if sideA, let other = Self.take(key, from: &waitingB) {
+                complete(key: key, a: (place, element), b: (other.place, other.value))
                 continue
             }
-            var n = 1
-            while (sideA ? waitingA : waitingB)[Self.nth(base, n)] != nil { n += 1 }
-            if sideA { waitingA[Self.nth(base, n)] = (place, element) } else { waitingB[Self.nth(base, n)] = (place, element) }
+            if !sideA, let other = Self.take(key, from: &waitingA) {
+                complete(key: key, a: (other.place, other.value), b: (place, element))
+                continue
+            }
+            if sideA { Self.wait(key, place, element, in: &waitingA) } else { Self.wait(key, place, element, in: &waitingB) }
         }
     }
 
-    /// Repeats of one key on one side told apart (beyond this, they pair up less exactly).
-    static let maxRepeats = 8
+    static func take(_ key: String, from waiting: inout [String: Waiting]) -> (place: Int, value: JSONValue, occurrence: Int)? {
+        guard var queue = waiting[key], !queue.items.isEmpty else { return nil }
+        let first = queue.items.removeFirst()
+        queue.taken += 1
+        waiting[key] = queue.items.isEmpty ? nil : queue
+        return first
+    }
+
+    static func wait(_ key: String, _ place: Int, _ element: JSONValue, in waiting: inout [String: Waiting]) {
+        var queue = waiting[key] ?? Waiting()
+        queue.items.append((place, element, queue.taken + queue.items.count + 1))
+        waiting[key] = queue
+    }
+
+    /// Only one side's elements, in their places, named `key`, `key#2`… when a key came more than once.
+    static func leftovers(_ waiting: [String: Waiting]) -> [(key: String, place: Int, value: JSONValue)] {
+        waiting.flatMap { key, queue in queue.items.map { (nth(key, $0.occurrence), $0.place, $0.value) } }.sorted { $0.place < $1.place }
+    }
 
     static func nth(_ key: String, _ n: Int) -> String { n == 1 ? key : "\(key)#\(n)" }
 
@@ -199,11 +223,11 @@ public struct KeyedListDiff: Sendable {
     public mutating func finish() -> [Difference] {
         var out = differences
         differences = []
-        for (key, a) in waitingA.sorted(by: { $0.value.place < $1.value.place }) where !differ.ignore.ignores(path.key(key)) {
-            out.append(Difference(.removed, path.key(key), old: a.value, label: ShopKeys.label(of: a.value, inList: rule)))
+        for a in Self.leftovers(waitingA) where !differ.ignore.ignores(path.key(a.key)) {
+            out.append(Difference(.removed, path.key(a.key), old: a.value, label: ShopKeys.label(of: a.value, inList: rule)))
         }
-        for (key, b) in waitingB.sorted(by: { $0.value.place < $1.value.place }) where !differ.ignore.ignores(path.key(key)) {
-            out.append(Difference(.added, path.key(key), new: b.value, label: ShopKeys.label(of: b.value, inList: rule)))
+        for b in Self.leftovers(waitingB) where !differ.ignore.ignores(path.key(b.key)) {
+            out.append(Difference(.added, path.key(b.key), new: b.value, label: ShopKeys.label(of: b.value, inList: rule)))
         }
         waitingA = [:]
         waitingB = [:]

@@ -95,15 +95,32 @@ public struct Snapshot: Sendable, Equatable {
         public var description: String { reason }
     }
 
-    /// The balance read, the packs read, and the history pages in page order (the last read of each).
-    public var balance: RecordedRead? { reads.last { $0.what == .balance && $0.status / 100 == 2 } }
+    /// The snapshot's user's balance read, the packs read, and one series of history pages (the page
+    /// size of its first page 1; a HAR of a session also holds the watch's and the find's pages, and
+    /// other users' after a switch): the last read of each.
+    public var balance: RecordedRead? { reads.last { $0.what == .balance && $0.status / 100 == 2 && isUsers($0) } }
     public var packs: RecordedRead? { reads.last { $0.what == .packs && $0.status / 100 == 2 } }
     public var historyPages: [RecordedRead] {
+        let history = reads.filter { read in
+            if case .history = read.what { return read.status / 100 == 2 && isUsers(read) }
+            return false
+        }
+        let size = history.first { $0.what == .history(page: 1) }.map(Self.perPage) ?? history.first.map(Self.perPage)
         var byPage: [Int: RecordedRead] = [:]
-        for read in reads where read.status / 100 == 2 {
+        for read in history where Self.perPage(read) == size {
             if case let .history(page) = read.what { byPage[page] = read }
         }
         return byPage.keys.sorted().compactMap { byPage[$0] }
+    }
+
+    /// Page `n` of `historyPages` (nil when the file has none: a gap ends the history read).
+    public func historyPage(_ n: Int) -> RecordedRead? { historyPages.first { $0.what == .history(page: n) } }
+
+    func isUsers(_ read: RecordedRead) -> Bool { user == nil || read.user == nil || read.user == user }
+
+    static func perPage(_ read: RecordedRead) -> Int? {
+        let parts = read.target.split(separator: "?", maxSplits: 1)
+        return parts.count > 1 ? RecordedRead.query(String(parts[1]), "per_page").flatMap(Int.init) : nil
     }
 
     // MARK: Reading

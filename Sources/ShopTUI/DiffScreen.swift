@@ -9,7 +9,9 @@ extension Renderer {
     /// and the selected one's values side by side, A on the left and B on the right.
     static func diff(_ g: inout Grid, _ f: Frame, _ view: DiffViewState, _ area: Rect) {
         let result = view.result
-        let title = "\(result.what.rawValue): A \(clean(result.a.name)) · B \(clean(result.b.name))"
+        func side(_ s: SideDescription) -> String { clean(s.name) + (s.user.map { s.name.contains($0) ? "" : " (\(clean($0)))" } ?? "") }
+        var title = "\(result.what.rawValue): A \(side(result.a)) · B \(side(result.b))"
+        if result.pastTheEdge > 0 { title += " · \(result.pastTheEdge) entries near the last page not judged" }
         g.put(title, x: area.x + 1, y: area.y, maxWidth: area.width - 2, style: .bold)
         let rest = Rect(x: area.x, y: area.y + 1, width: area.width, height: area.height - 1)
         guard !result.differences.isEmpty else {

@@ -76,8 +76,10 @@ extension ShopUpdate {
         state.screen.prompt = prompt
     }
 
-    static func runCompare(_ target: String, _ state: inout AppState) -> [Effect] {
+    static func runCompare(_ typed: String, _ state: inout AppState) -> [Effect] {
         let what = ComparedPart.of(state.screen.tab)
+        // Another environment, the same user: `env:NAME` alone would read that environment's own user.
+        let target = typed.hasPrefix("env:") && !typed.contains("/user:") ? typed + "/user:" + state.context.user : typed
         _ = cancel(.compare, &state)
         state.steps.add("compared the \(what.rawValue) with \(Sanitizer.line(target)) (D)")
         state.notice = Notice(.info, "Comparing the \(what.rawValue) of \(state.context.user) with \(target)…")
@@ -88,8 +90,14 @@ extension ShopUpdate {
         switch result {
         case let .success(diff):
             state.diff = DiffViewState(result: diff)
-            state.screen.focus = .diff
             let count = diff.differences.count
+            // A dialog or a prompt opened meanwhile keeps the keys; the diff waits behind it.
+            guard state.mode == .browse || state.mode == .diff else {
+                state.diff = nil
+                state.notice = Notice(.info, "Compared with \(diff.b.name): " + (count == 0 ? "the same." : DiffReport.summary(diff.differences)) + " (D again shows it)")
+                return []
+            }
+            state.screen.focus = .diff
             state.notice = Notice(.info, count == 0 ? "The same: no difference (Esc goes back)." : DiffReport.summary(diff.differences) + " (n/N between them, Esc goes back)")
         case let .failure(failure):
             state.notice = Notice(.error, "Could not compare: \(failure.message)")

@@ -39,10 +39,22 @@ public actor PinStore: AnswerPins {
 
     public var requests: Set<String> { Set(book.pins.map(\.request)) }
 
+    /// The last answer reported per pinned request: the same difference again (a watch reads the
+    /// balance twice a round) is not a new finding.
+    private var reported: [String: JSONValue] = [:]
+
     public func check(method: String, pathAndQuery: String, status: Int, body: [UInt8], tokens: [JSONToken]) -> [Finding] {
-        guard status / 100 == 2, let pin = book[Pin.request(method: method, pathAndQuery: pathAndQuery)] else { return [] }
-        let differences = pin.differences(from: JSONValue.parse(body, tokens: tokens), ignore: ignore)
-        guard !differences.isEmpty else { return [] }
+        let request = Pin.request(method: method, pathAndQuery: pathAndQuery)
+        guard status / 100 == 2, let pin = book[request] else { return [] }
+        // Compared as it was pinned: token-like keys redacted.
+        let answer = JSONValue.parse(Redactor.redacted(body, tokens: tokens))
+        let differences = pin.differences(from: answer, ignore: ignore)
+        guard !differences.isEmpty else {
+            reported[request] = nil
+            return []
+        }
+        if let answer, reported[request] == answer { return [] }
+        reported[request] = answer
         return [Finding(check: .pinned, expected: "the answer pinned \(DiffReport.stamp(pin.pinnedAt))\(pin.requestID.map { " (request id \($0))" } ?? "")",
                         actual: DiffReport.summary(differences) + " — " + DiffReport.brief(differences))]
     }

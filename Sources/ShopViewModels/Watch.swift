@@ -58,10 +58,14 @@ public struct WatchState: Equatable, Sendable {
         var history: (page: CheerHistoryPage, requestID: String?)?
         /// Times the balance moved while the entries were read.
         var crossed = 0
+        /// A write of this tool was out during the round (or answered in it): whether the reads saw
+        /// it cannot be told, so the round is not compared; the next one is, with the write counted.
+        var ownWriteCrossed = false
 
         static func == (a: Round, b: Round) -> Bool {
             a.opening?.value == b.opening?.value && a.opening?.requestID == b.opening?.requestID
                 && a.history?.page == b.history?.page && a.history?.requestID == b.history?.requestID && a.crossed == b.crossed
+                && a.ownWriteCrossed == b.ownWriteCrossed
         }
     }
 
@@ -184,6 +188,7 @@ extension ShopUpdate {
     static func beginRound(_ state: inout AppState) -> [Effect] {
         var effects = cancelRequests(&state) { $0 == .watchWake }
         state.watch.round = .init()
+        state.watch.round.ownWriteCrossed = state.inFlight.contains(.write)
         effects += watchAsk(.balance, &state)
         return effects
     }
@@ -260,6 +265,11 @@ extension ShopUpdate {
     /// the last round, then wait for the next.
     static func finishRound(balance: (value: Int, requestID: String?), at: Date, _ state: inout AppState) -> [Effect] {
         guard let history = state.watch.round.history else { return [] }
+        if state.watch.round.ownWriteCrossed || state.inFlight.contains(.write) {
+            // This tool's write crossed the round: compared next round, from the same last reads.
+            state.watch.round = .init()
+            return scheduleRound(after: state.watch.interval, &state)
+        }
         let observation = Observation(at: at, balance: balance.value, balanceRequestID: balance.requestID, entries: history.page.entries,
                                       total: history.page.totalCount, historyRequestID: history.requestID)
         state.watch.round = .init()
@@ -335,6 +345,7 @@ extension ShopUpdate {
     /// A write of this tool: the watch does not count it as the phone's.
     static func noteOwnWrite(_ kind: ActionKind, _ state: inout AppState) {
         guard state.watch.isOn else { return }
+        state.watch.round.ownWriteCrossed = true
         switch kind {
         case let .spend(product, _, amount, comment): state.watch.own.append(.spend(product: product, amount: amount, comment: comment))
         case let .purchase(identifier, _): state.watch.own.append(.purchase(amount: ActionKind.bundleAmount(identifier)))

@@ -60,14 +60,15 @@ struct FileSide: SideReader {
             throw CLIError(message: "\(path): \(error)", exitCode: .dataError)
         }
         description = SideDescription(name: path, environment: snapshot.environment ?? snapshot.baseURL, user: snapshot.user, takenAt: snapshot.takenAt)
+        // Said, not hidden: pages the HAR cut at its preview size are not compared.
+        if !snapshot.cut.isEmpty {
+            Terminal.err("note: \(path): \(snapshot.cut.count) answer\(snapshot.cut.count == 1 ? "" : "s") cut at the HAR's 16 KiB preview, not compared (\(Sanitizer.line(snapshot.cut[0]))\(snapshot.cut.count > 1 ? ", …" : ""))\n")
+        }
     }
 
     func balance() async throws -> RecordedRead? { snapshot.balance }
     func packs() async throws -> RecordedRead? { snapshot.packs }
-    func history(page: Int, perPage: Int) async throws -> RecordedRead? {
-        let pages = snapshot.historyPages
-        return page <= pages.count ? pages[page - 1] : nil
-    }
+    func history(page: Int, perPage: Int) async throws -> RecordedRead? { snapshot.historyPage(page) }
 }
 
 /// A live side: every read goes through the client (retries, sign-in, the contract watchdog).
@@ -414,14 +415,26 @@ struct ReplayCommand: AsyncParsableCommand {
         }
     }
 
-    /// Where to send: --env or --base-url when given; else the base URL the file recorded (with the
-    /// settings of the environment it names, when the config has it: its token variable).
+    /// Where to send: --env or --base-url when given; else the environment of the config (or the
+    /// built-in `local`) whose base URL the file recorded. A file is not trusted with a token: a base
+    /// URL that no environment names is refused, whatever environment name the file claims.
     func target(_ recorded: Snapshot, config: ConfigFile?) throws -> ResolvedSettings {
-        guard connection.envName == nil, connection.baseURL == nil, let base = recorded.baseURL else { return try connection.settings(config: config) }
-        var options = connection
-        options.baseURL = base
-        if let name = recorded.environment, name == "local" || config?.environments[name] != nil { options.envName = name }
-        return try options.settings(config: config)
+        guard connection.envName == nil, connection.baseURL == nil else { return try connection.settings(config: config) }
+        guard let base = recorded.baseURL else {
+            throw CLIError(message: "\(file) does not say where it was recorded: give --env or --base-url", exitCode: .usage)
+        }
+        let names = ["local"] + (config?.environments.keys.sorted() ?? [])
+        for name in names {
+            let settings = try connection.settings(config: config, env: name, user: nil)
+            if Self.sameServer(settings.baseURL, base) { return try connection.settings(config: config, env: name, user: connection.user) }
+        }
+        throw CLIError(message: "\(file) was recorded on \(Sanitizer.line(base)), which no environment of the config names: give --env or --base-url to send its reads (and a token) there",
+                       exitCode: .usage)
+    }
+
+    static func sameServer(_ a: String, _ b: String) -> Bool {
+        func norm(_ s: String) -> String { (s.hasSuffix("/") ? String(s.dropLast()) : s).lowercased() }
+        return norm(a) == norm(b)
     }
 
     /// The recorded read as its endpoint, for `user` when given (else the user it was recorded for).
@@ -612,8 +625,9 @@ struct TUIComparer: Comparer {
         var out: [String] = []
         for name in (config?.environments.keys.sorted() ?? []) where name != settings.environment { out.append("env:" + name) }
         for user in settings.users where user != settings.user { out.append("user:" + user) }
-        let files = (try? FileManager.default.contentsOfDirectory(atPath: snapshots)) ?? []
-        out += files.filter { $0.hasSuffix(".json") }.sorted(by: >).prefix(10).map { snapshots + "/" + $0 }
+        let files = ((try? FileManager.default.contentsOfDirectory(atPath: snapshots)) ?? []).filter { $0.hasSuffix(".json") }.map { snapshots + "/" + $0 }
+        func modified(_ path: String) -> Date { ((try? FileManager.default.attributesOfItem(atPath: path))?[.modificationDate] as? Date) ?? .distantPast }
+        out += files.map { ($0, modified($0)) }.sorted { $0.1 > $1.1 }.prefix(10).map(\.0)
         return out
     }
 }

@@ -220,3 +220,33 @@ extension DifferTests {
         #expect(last.finish().contains { $0.kind == .removed && $0.path.description == "history[id=h-9]" })
     }
 }
+
+extension DifferTests {
+    /// Nine entries sharing a key on both sides (keyless entries alike in date, product, amount and
+    /// creator) pair up: no difference. Duplicate keys inside an object are read as a reader takes them.
+    @Test func manyRepeatsOfAKeyPairUpAndAnObjectsRepeatedKeyIsItsLast() {
+        let same = #"{"creator":"F","amount":5,"product":"p.rain","date":"2026-11-10T00:00:00Z"}"#
+        var c = Comparison()
+        let page = Self.page(Array(repeating: same, count: 9))
+        c.history(a: Self.read(.history(page: 1), page), b: Self.read(.history(page: 1), page))
+        #expect(c.finish().isEmpty)
+        let differ = Differ()
+        #expect(differ.diff(Self.json(#"{"price":1,"price":2}"#), Self.json(#"{"price":2}"#), at: .root("p")).isEmpty)
+    }
+}
+
+extension SnapshotFileTests {
+    /// A session's HAR holds the list's pages (per_page 50), the watch's (20), and another user's after
+    /// a switch: the history compared is one series of the snapshot's user, by page number.
+    @Test func aSessionsHARGivesOneSeriesOfTheUsersPages() {
+        func read(_ user: String, page: Int, perPage: Int) -> RecordedRead {
+            RecordedRead(what: .history(page: page), target: "/api/v1/cheer_history?user_id=\(user)&page=\(page)&per_page=\(perPage)", requestID: nil, status: 200,
+                         at: nil, body: DifferTests.page([DifferTests.entry(page)], page: page))
+        }
+        let s = Snapshot(environment: nil, baseURL: nil, user: "qa-alice", takenAt: nil,
+                         reads: [read("qa-alice", page: 1, perPage: 50), read("qa-alice", page: 1, perPage: 20), read("qa-alice", page: 3, perPage: 50),
+                                 read("qa-whale", page: 2, perPage: 50)])
+        #expect(s.historyPages.map(\.what) == [.history(page: 1), .history(page: 3)] && s.historyPages.allSatisfy { $0.target.hasSuffix("per_page=50") })
+        #expect(s.historyPage(1)?.target.contains("qa-alice") == true && s.historyPage(2) == nil)
+    }
+}

@@ -30,7 +30,7 @@ import Testing
         #expect(d.state.screen.prompt?.text == "env:next-build")
         let out = d.apply(.action(.runPrompt))
         guard case let .compare(token, a, b, what)? = out.first else { Issue.record("no compare: \(out)"); return }
-        #expect(a == "user:qa-alice" && b == "env:next-build" && what == .packs && d.state.inFlight.contains(.compare))
+        #expect(a == "user:qa-alice" && b == "env:next-build/user:qa-alice" && what == .packs && d.state.inFlight.contains(.compare))
         d.apply(.compared(token, .success(Self.result(3))))
         #expect(d.state.mode == .diff && d.state.diff?.selectedIndex == 0 && d.state.notice?.text.hasPrefix("3 differences: 3 changed") == true)
         d.apply(.action(.nextMatch))

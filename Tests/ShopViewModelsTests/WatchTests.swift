@@ -276,4 +276,22 @@ import Testing
         #expect(d.state.watch.rounds == 2 && d.state.watch.findingCount == 0)
         #expect(d.state.watch.timeline.contains { $0.text() == "balance 1,000 → 996 (−4)" })
     }
+    /// This tool's purchase is credited before a round's reads, but its answer comes after the round:
+    /// the round is not compared (whether its reads saw the write cannot be told), and the next one
+    /// counts the write as this tool's own. No false finding either way.
+    @Test func aRoundCrossedByThisToolsWriteIsComparedNextRound() {
+        var d = ready()
+        d.apply(.action(.watch))
+        answer(&d, balance: 1250, id: "1")
+        d.apply(.write(.purchase(identifier: "com.reiterate.cheer.100", transactionID: 7)))
+        #expect(d.state.inFlight.contains(.write))
+        _ = wake(&d)
+        answer(&d, balance: 1350, id: "2")  // the credit is in; the answer of the POST is not yet
+        #expect(d.state.watch.rounds == 1 && d.state.watch.findingCount == 0 && d.state.inFlight.contains(.watchWake))
+        d.apply(.actionFinished(d.actionToken, .success(CheerBalance(balance: 1350)), at: t0))
+        _ = wake(&d)
+        answer(&d, balance: 1350, id: "3")
+        #expect(d.state.watch.rounds == 2 && d.state.watch.findingCount == 0)
+        #expect(d.state.watch.timeline.first { if case .balance = $0.change { return true } else { return false } }?.outcome == .own)
+    }
 }

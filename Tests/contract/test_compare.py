@@ -123,18 +123,21 @@ def test_what_cannot_be_compared_is_exit_2_with_one_line(two, tmp_path):
 def test_replay_of_a_snapshot_before_a_spend_shows_the_balance_the_entry_and_the_total(stub, tmp_path):
     before = tmp_path / "before.json"
     assert shop("snapshot", "--base-url", stub.url, "--out", str(before)).returncode == 0
+    # A file is not trusted with a token: its base URL is no environment's, so it is refused.
     r = shop("replay", str(before), "--json")
+    assert r.returncode == 2 and "which no environment of the config names" in r.stderr and r.stderr.count("\n") == 1, r.stderr
+    r = shop("replay", str(before), "--json", "--base-url", stub.url)
     assert r.returncode == 0, r.stdout + r.stderr  # nothing changed yet: all matched
     assert {x["outcome"] for x in json.loads(r.stdout)["reads"]} == {"matched"}
     spent = stub.post("/api/v1/spend_cheer?user_id=qa-alice", json={"user_id": "qa-alice", "product": RAIN, "amount": 7, "comment": "great pack"})
     assert spent.status_code == 200
-    r = shop("replay", str(before), "--json")
+    r = shop("replay", str(before), "--json", "--base-url", stub.url)
     assert r.returncode == 1, r.stdout + r.stderr
     doc = json.loads(r.stdout)
     got = sorted((d["kind"], d["rule"]) for x in doc["reads"] for d in x.get("differences", []))
     assert got == sorted([("changed", "balance.balance"), ("changed", "packs[].cheer_total"), ("changed", "history_total"), ("added", "history[]")]), r.stdout
     assert all(x["request_id"] and x["recorded_request_id"] for x in doc["reads"])
-    text = shop("replay", str(before))
+    text = shop("replay", str(before), "--base-url", stub.url)
     assert text.returncode == 1 and "changed  GET /api/v1/balance?user_id=qa-alice" in text.stdout and "3 reads: 0 matched, 3 changed, 0 failed" in text.stdout, text.stdout
 
 
@@ -143,7 +146,7 @@ def test_replay_lists_the_writes_of_a_har_and_never_sends_them(stub, tmp_path):
     r = shop("spend", "--base-url", stub.url, "--har", str(har), "--yes", "--product", RAIN, "--amount", "3")
     assert r.returncode == 0, r.stderr
     posts = len(re.findall(r"POST /api/v1/spend_cheer", stub.log()))
-    r = shop("replay", str(har))
+    r = shop("replay", str(har), "--base-url", stub.url)
     assert r.returncode in (0, 1), r.stdout + r.stderr
     assert "not sent POST /api/v1/spend_cheer" in r.stdout and "1 write not sent" in r.stdout, r.stdout
     assert len(re.findall(r"POST /api/v1/spend_cheer", stub.log())) == posts  # no write sent again
