@@ -22,7 +22,10 @@ public enum Reconciler {
 
         // The history: what is new, and what was seen and should still be there.
         let seen = Dictionary(before.entries.map { (key($0), $0) }, uniquingKeysWith: { a, _ in a })
-        let fresh = Array(after.entries.prefix { seen[key($0)] == nil })
+        // New: not seen before, and above the lowest entry seen before (one made in the same second as
+        // a seen one may sort below it; those under the lowest seen one came up from past the read).
+        let lowestSeen = after.entries.lastIndex { seen[key($0)] != nil }
+        let fresh = lowestSeen.map { Array(after.entries[...$0].filter { seen[key($0)] == nil }) } ?? after.entries
         let afterByKey = Dictionary(after.entries.map { (key($0), $0) }, uniquingKeysWith: { a, _ in a })
         if after.total < before.total {
             flag(.historyShrank, "total \(g(before.total)) or more (the history only grows)", "total \(g(after.total))")

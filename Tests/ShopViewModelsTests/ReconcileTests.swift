@@ -128,3 +128,16 @@ import Testing
         #expect(Reconciler.bundleWords(10_000, Self.bundles) == "2 × bundle 5,000")
     }
 }
+
+extension ReconcileTests {
+    /// A new entry made in the same second as the newest seen one may sort below it: it is still new
+    /// (its debit is explained), and the entry it pushed off the read is not called vanished.
+    @Test func aNewEntryThatSortsBelowASeenOneIsStillNew() {
+        let before = Self.read(1_000, Self.older, total: 100)
+        let tie = Self.e("tie", 9, at: Self.older[0].date)
+        let after = Self.read(991, [Self.older[0], tie] + Self.older.dropFirst().dropLast(), total: 101, at: Self.t1)
+        let events = Self.compare(before, after)
+        #expect(Self.findings(events).isEmpty, "\(events.map { $0.text() })")
+        #expect(events.contains { if case let .entry(e) = $0.change { return e.id == "tie" } else { return false } })
+    }
+}
