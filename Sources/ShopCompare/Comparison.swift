@@ -28,7 +28,12 @@ public struct Comparison: Sendable {
         var oldest: Date?
     }
 
-    public init(ignore: IgnoreRules = IgnoreRules()) {
+    /// Reads an entry's `date` (the app passes the contract's reader, which takes every form the
+    /// contract allows; the default takes ISO 8601 with `Z` or a `+hh:mm` offset).
+    let dates: @Sendable (String) -> Date?
+
+    public init(ignore: IgnoreRules = IgnoreRules(), dates: @escaping @Sendable (String) -> Date? = Stamp.date) {
+        self.dates = dates
         differ = Differ(ignore: ignore)
         history = KeyedListDiff(path: .root("history"), differ: differ)
     }
@@ -54,12 +59,12 @@ public struct Comparison: Sendable {
         if let a, case let .array(entries)? = Self.member(a.body, "history") {
             history.add(a: entries)
             historyEntries.a += entries.count
-            edge.a = Self.edge(a.body, entries)
+            edge.a = edge(a.body, entries)
         }
         if let b, case let .array(entries)? = Self.member(b.body, "history") {
             history.add(b: entries)
             historyEntries.b += entries.count
-            edge.b = Self.edge(b.body, entries)
+            edge.b = edge(b.body, entries)
         }
         // The totals, from the first pages.
         if !totalsCompared, let a, let b, a.what == .history(page: 1), b.what == .history(page: 1) {
@@ -76,8 +81,8 @@ public struct Comparison: Sendable {
         let judged = history.finish().filter { d in
             let beyond: Bool
             switch d.kind {
-            case .removed: beyond = b.more && Self.date(of: d.old).map { date in b.oldest.map { date <= $0 } ?? false } ?? false
-            case .added: beyond = a.more && Self.date(of: d.new).map { date in a.oldest.map { date <= $0 } ?? false } ?? false
+            case .removed: beyond = b.more && date(of: d.old).map { date in b.oldest.map { date <= $0 } ?? false } ?? false
+            case .added: beyond = a.more && date(of: d.new).map { date in a.oldest.map { date <= $0 } ?? false } ?? false
             case .changed, .moved: beyond = false
             }
             if beyond { pastTheEdge += 1 }
@@ -87,16 +92,16 @@ public struct Comparison: Sendable {
         return differences
     }
 
-    static func edge(_ body: JSONValue?, _ entries: [JSONValue]) -> Edge {
+    func edge(_ body: JSONValue?, _ entries: [JSONValue]) -> Edge {
         var e = Edge()
-        if case let .int(page)? = member(body, "page"), case let .int(pages)? = member(body, "total_pages") { e.more = page < pages }
+        if case let .int(page)? = Self.member(body, "page"), case let .int(pages)? = Self.member(body, "total_pages") { e.more = page < pages }
         e.oldest = entries.last.flatMap { date(of: $0) }
         return e
     }
 
-    static func date(of entry: JSONValue?) -> Date? {
-        guard case let .string(text)? = member(entry, "date") else { return nil }
-        return Stamp.date(text)
+    func date(of entry: JSONValue?) -> Date? {
+        guard case let .string(text)? = Self.member(entry, "date") else { return nil }
+        return dates(text)
     }
 
     static func member(_ body: JSONValue?, _ key: String) -> JSONValue? {

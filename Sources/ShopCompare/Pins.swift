@@ -22,12 +22,12 @@ public struct Pin: Sendable, Equatable {
 
     /// What a later answer to the same request differs by (nothing when it is not a read this tool
     /// compares: only GETs of the balance, the packs and the history are pinned).
-    public func differences(from answer: JSONValue?, ignore: IgnoreRules) -> [Difference] {
+    public func differences(from answer: JSONValue?, ignore: IgnoreRules, dates: @escaping @Sendable (String) -> Date? = Stamp.date) -> [Difference] {
         let parts = request.split(separator: " ", maxSplits: 1).map(String.init)
         guard parts.count == 2, let what = RecordedRead.what(method: parts[0], target: parts[1]) else { return [] }
         let pinned = RecordedRead(what: what, method: parts[0], target: parts[1], requestID: requestID, status: 200, at: pinnedAt, body: body)
         let now = RecordedRead(what: what, method: parts[0], target: parts[1], requestID: nil, status: 200, at: nil, body: answer)
-        var comparison = Comparison(ignore: ignore)
+        var comparison = Comparison(ignore: ignore, dates: dates)
         switch what {
         case .balance: comparison.balance(pinned, now)
         case .packs: comparison.packs(pinned, now)

@@ -226,12 +226,12 @@ public struct Snapshot: Sendable, Equatable {
 }
 
 /// Times as the files write them: ISO 8601 in UTC with milliseconds.
-enum Stamp {
-    static func text(_ date: Date) -> String {
+public enum Stamp {
+    public static func text(_ date: Date) -> String {
         date.formatted(.iso8601.year().month().day().dateSeparator(.dash).time(includingFractionalSeconds: true).timeSeparator(.colon).timeZone(separator: .omitted))
     }
 
-    static func date(_ text: String) -> Date? {
+    @Sendable public static func date(_ text: String) -> Date? {
         if let d = try? Date(text, strategy: .iso8601.year().month().day().dateSeparator(.dash).time(includingFractionalSeconds: true).timeSeparator(.colon).timeZone(separator: .omitted)) { return d }
         return try? Date(text, strategy: .iso8601)
     }

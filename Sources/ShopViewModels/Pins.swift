@@ -48,7 +48,7 @@ public actor PinStore: AnswerPins {
         guard status / 100 == 2, let pin = book[request] else { return [] }
         // Compared as it was pinned: token-like keys redacted.
         let answer = JSONValue.parse(Redactor.redacted(body, tokens: tokens))
-        let differences = pin.differences(from: answer, ignore: ignore)
+        let differences = pin.differences(from: answer, ignore: ignore, dates: { ISO8601.parse($0) })
         guard !differences.isEmpty else {
             reported[request] = nil
             return []

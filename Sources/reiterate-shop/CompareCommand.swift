@@ -164,7 +164,7 @@ struct CompareCommand: AsyncParsableCommand {
     /// The reads of both sides, each pair at once, compared as they come.
     static func compare(_ sideA: any SideReader, _ sideB: any SideReader, parts: Set<ComparedPart>, historyPages: Int, ignore: IgnoreRules) async throws -> Outcome {
         let a = Tagged(side: .a, inner: sideA), b = Tagged(side: .b, inner: sideB)
-        var comparison = Comparison(ignore: ignore)
+        var comparison = Comparison(ignore: ignore, dates: { ISO8601.parse($0) })
         func both(_ what: String, _ x: RecordedRead?, _ y: RecordedRead?) throws -> (RecordedRead, RecordedRead) {
             guard let x else { throw CLIError(message: "A (\(a.description.name)) holds no \(what)", exitCode: .serverError) }
             guard let y else { throw CLIError(message: "B (\(b.description.name)) holds no \(what)", exitCode: .serverError) }
@@ -391,7 +391,7 @@ struct ReplayCommand: AsyncParsableCommand {
                 for read in reads {
                     do {
                         let again = try await Self.send(read, as: user, client: client)
-                        var comparison = Comparison(ignore: rules)
+                        var comparison = Comparison(ignore: rules, dates: { ISO8601.parse($0) })
                         switch read.what {
                         case .balance: comparison.balance(read, again)
                         case .packs: comparison.packs(read, again)

@@ -250,3 +250,26 @@ extension SnapshotFileTests {
         #expect(s.historyPage(1)?.target.contains("qa-alice") == true && s.historyPage(2) == nil)
     }
 }
+
+extension DifferTests {
+    /// The edge of the pages compared reads entry dates with the reader it is given: the contract
+    /// allows `-05` offsets and a space for the T, which the default reader does not take.
+    @Test func theEdgeUsesTheDateReaderItIsGiven() {
+        func dated(_ i: Int, _ date: String) -> String { #"{"id":"h-\#(i)","creator":"F","amount":5,"product":"p.rain","date":"\#(date)"}"# }
+        let a = (0..<3).map { dated($0, "2026-11-2\(5 - $0) 10:00:00-05") }
+        let b = [dated(9, "2026-11-26 10:00:00-05")] + a.prefix(2)
+        func page(_ items: [String]) -> JSONValue {
+            Self.json(#"{"history":["# + items.joined(separator: ",") + #"],"page":1,"per_page":3,"total_pages":2,"total_count":6}"#)
+        }
+        var plain = Comparison()
+        plain.history(a: Self.read(.history(page: 1), page(a)), b: Self.read(.history(page: 1), page(b)))
+        #expect(plain.finish().contains { $0.kind == .removed })  // no date read: not excused
+        let contract: @Sendable (String) -> Date? = { text in
+            // The contract's forms, enough for this test: a space for the T, a bare `-05` offset.
+            Stamp.date(text.replacingOccurrences(of: " ", with: "T").replacingOccurrences(of: "-05", with: "-05:00"))
+        }
+        var c = Comparison(dates: contract)
+        c.history(a: Self.read(.history(page: 1), page(a)), b: Self.read(.history(page: 1), page(b)))
+        #expect(c.finish().map { $0.kind } == [.added] && c.pastTheEdge == 1)
+    }
+}
