@@ -124,7 +124,8 @@ extension Renderer {
                 text = "… entry \(Wording.grouped(index + 1)): loading page \(Wording.grouped(page)) \(spinner[f.tick % spinner.count])"
                 style = .muted
             case let .failed(page, message):
-                text = "✖ entry \(Wording.grouped(index + 1)): page \(Wording.grouped(page)) did not load: \(clean(message)) — \(f.keys(.toggle, in: .browse)) retries"
+                text = errorLine("✖ entry \(Wording.grouped(index + 1)): page \(Wording.grouped(page)) did not load: \(clean(message)) — \(f.keys(.toggle, in: .browse)) retries",
+                                 to: area.width - 2)
                 style = Style(foreground: .danger)
             case let .missing(page):
                 text = "⚠ entry \(Wording.grouped(index + 1)) is missing: page \(Wording.grouped(page)) came shorter than the totals say"

@@ -20,7 +20,10 @@ extension Renderer {
         ) { i in
             let e = watch.timeline[i]
             let (mark, style) = liveMark(e)
-            return [(clock(e.at, f.timeZone), nil), (mark, style), (clean(e.text(names: names)), e.outcome == .flagged ? Style(foreground: .danger) : nil)]
+            // An error keeps its request id in sight however narrow the column.
+            let text = clean(e.text(names: names))
+            let shown = if case .error = e.change { errorLine(text, to: max(10, list.width - 13)) } else { text }
+            return [(clock(e.at, f.timeZone), nil), (mark, style), (shown, e.outcome == .flagged ? Style(foreground: .danger) : nil)]
         }
         let empty = watch.isOn ? "Watching: nothing has changed yet." : "Not watching. \(f.keys(.watch, in: .browse)) watches this user: every change the app makes shows here, reconciled or flagged."
         layout.rows = table.render(&g, list, empty: (empty, false))

@@ -1,0 +1,70 @@
+import Foundation
+import ShopAPI
+import Testing
+@testable import ShopTUI
+@testable import ShopViewModels
+
+/// Every error line the app shows keeps its request id in sight at 80, 100 and 120 columns: the
+/// message line, a history page that did not load, and the watch's error in the Live tab; the
+/// middle of the message is shortened first.
+@Suite struct ErrorLineTests {
+    static let id = "rq-0123456789abcdef"
+    static let long = String(repeating: "the upstream inventory service timed out while reading ", count: 3)
+
+    /// Each failure that comes with a response head, and so with a request id.
+    static let errors: [ShopAPIError] = [
+        .http(status: 500, message: long, code: "internal", requestID: id, endpoint: "GET /api/v1/cheer_history", retryAfter: nil),
+        .http(status: 429, message: "slow down", code: nil, requestID: id, endpoint: "GET /api/v1/balance", retryAfter: 7),
+        .notJSON(status: 502, contentType: "text/html; charset=utf-8", requestID: id, endpoint: "GET /api/v1/cheer_history"),
+        .undecodable(DecodeProblem(path: "history[3].amount", reason: .wrongType(expected: "integer")), requestID: id, endpoint: "GET /api/v1/cheer_history"),
+    ]
+
+    static let widths = [80, 100, 120]
+
+    func visible(_ app: AppState, _ width: Int, _ where: String, sourceLocation: SourceLocation = #_sourceLocation) {
+        let text = Renderer.render(frame(app, width: width, height: 30)).text
+        #expect(text.contains("request id \(Self.id)"), "\(`where`) at \(width) columns:\n\(text)", sourceLocation: sourceLocation)
+    }
+
+    @Test(arguments: Array(errors.indices))
+    func theMessageLineKeepsTheRequestID(_ n: Int) {
+        var l = Loop(loadedState())
+        l.press(.char("r"))
+        guard let token = l.app.inFlight.token(for: .balance) else { Issue.record("no balance read"); return }
+        l.send(.balanceLoaded(token, .failure(Self.errors[n]), at: now))
+        for width in Self.widths { visible(l.app, width, "the message line") }
+    }
+
+    @Test(arguments: Array(errors.indices))
+    func aHistoryPageThatDidNotLoadKeepsTheRequestID(_ n: Int) {
+        var l = Loop(loadedState())
+        l.press(.char("2"), .char("]"))
+        guard let token = l.app.inFlight.purposes.first(where: { if case .historyPage(2) = $0.value { return true } else { return false } })?.key else {
+            Issue.record("page 2 not asked: \(l.app.inFlight.purposes)")
+            return
+        }
+        l.send(.historyLoaded(token, page: 2, .failure(Self.errors[n]), at: now))
+        l.app.notice = nil  // the row alone
+        for width in Self.widths { visible(l.app, width, "the failed page's row") }
+    }
+
+    @Test(arguments: Array(errors.indices))
+    func theWatchsErrorKeepsTheRequestID(_ n: Int) {
+        var l = Loop(loadedState())
+        l.press(.char("w"), .char("5"))
+        guard let token = l.app.inFlight.token(for: .watch(.balance)) else { Issue.record("no watch read"); return }
+        l.send(.watchLoaded(token, .failure(Self.errors[n]), at: now))
+        l.app.notice = nil
+        for width in Self.widths { visible(l.app, width, "the Live tab's error") }
+    }
+
+    /// The shortening itself: the id whole, the head and tail of the message kept, the verdict kept
+    /// while there is room for 24 columns of message.
+    @Test func errorLineShortensTheMiddle() {
+        let line = "✖ entry 66: page 2 did not load: GET /api/v1/cheer_history: HTTP 500 Internal Server Error: \(Self.long) (request id \(Self.id)) — Enter retries"
+        let fitted = Renderer.errorLine(line, to: 100)
+        #expect(fitted.hasPrefix("✖ entry 66: page 2") && fitted.hasSuffix("(request id \(Self.id)) — Enter retries") && fitted.contains("…"))
+        #expect(Renderer.errorLine("short (request id rq-1)", to: 100) == "short (request id rq-1)")
+        #expect(Renderer.errorLine(line, to: 50).hasSuffix("(request id \(Self.id))"))
+    }
+}
