@@ -94,7 +94,7 @@ extension ShopUpdate {
             // A dialog or a prompt opened meanwhile keeps the keys; the diff waits behind it.
             guard state.mode == .browse || state.mode == .diff else {
                 state.diff = nil
-                state.notice = Notice(.info, "Compared with \(diff.b.name): " + (count == 0 ? "the same." : DiffReport.summary(diff.differences)) + " (D again shows it)")
+                state.notice = Notice(.info, "Compared with \(diff.b.name): " + (count == 0 ? "the same." : DiffReport.summary(diff.differences)) + " (D again shows the diff)")
                 return []
             }
             state.screen.focus = .diff
