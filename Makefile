@@ -9,7 +9,7 @@ STUB := .build/debug/reiterate-stub
 SHOP := .build/debug/reiterate-shop
 export API_SPEC ?= $(abspath ../shared/api/reiterate-api.yaml)
 
-.PHONY: demo-live all deps build test test-swift test-contract test-fuzz-corpus venv run run-tls certs stub bench release screenshots fuzz contract clean
+.PHONY: install uninstall demo-live all deps build test test-swift test-contract test-fuzz-corpus venv run run-tls certs stub bench release screenshots fuzz contract clean
 
 all: build
 
@@ -50,6 +50,34 @@ bench:
 	  echo "$(SWIFT) build -c release --product tui-bench"; $(SWIFT) build -c release --product tui-bench; \
 	else echo "bench: Package.swift has no tui-bench yet; its rows show as not built"; rm -f .build/release/tui-bench; fi
 	BIN_DIR=.build/release $(PYTHON) Tests/bench/bench.py
+
+## `make install PREFIX=…` (default ~/.local): the release's two binaries, a man page made from the
+## argument parser's own help (its generate-manual plugin), and bash, zsh and fish completions from
+## `--generate-completion-script`. What it wrote is listed in PREFIX/share/reiterate-shop/installed.txt,
+## and `make uninstall PREFIX=…` removes exactly that.
+PREFIX ?= $(HOME)/.local
+INSTALLED = bin/reiterate-shop bin/reiterate-contract share/man/man1/reiterate-shop.1 \
+  share/bash-completion/completions/reiterate-shop share/zsh/site-functions/_reiterate-shop \
+  share/fish/vendor_completions.d/reiterate-shop.fish share/reiterate-shop/installed.txt
+
+install: release
+	mkdir -p .build/man
+	$(SWIFT) package --allow-writing-to-directory .build/man generate-manual --output-directory .build/man
+	install -d $(PREFIX)/bin $(PREFIX)/share/man/man1 $(PREFIX)/share/bash-completion/completions \
+	  $(PREFIX)/share/zsh/site-functions $(PREFIX)/share/fish/vendor_completions.d $(PREFIX)/share/reiterate-shop
+	install -m 0755 dist/reiterate-shop dist/reiterate-contract $(PREFIX)/bin/
+	install -m 0644 .build/man/reiterate-shop.1 $(PREFIX)/share/man/man1/
+	dist/reiterate-shop --generate-completion-script bash > $(PREFIX)/share/bash-completion/completions/reiterate-shop
+	dist/reiterate-shop --generate-completion-script zsh > $(PREFIX)/share/zsh/site-functions/_reiterate-shop
+	dist/reiterate-shop --generate-completion-script fish > $(PREFIX)/share/fish/vendor_completions.d/reiterate-shop.fish
+	printf '%s\n' $(INSTALLED) > $(PREFIX)/share/reiterate-shop/installed.txt
+	@echo "installed into $(PREFIX): $(INSTALLED)"
+
+uninstall:
+	@if [ -f $(PREFIX)/share/reiterate-shop/installed.txt ]; then \
+	  for f in $$(cat $(PREFIX)/share/reiterate-shop/installed.txt); do rm -f "$(PREFIX)/$$f"; done; \
+	  rmdir $(PREFIX)/share/reiterate-shop 2>/dev/null || true; echo "removed from $(PREFIX)"; \
+	else echo "nothing of reiterate-shop installed in $(PREFIX)"; fi
 
 ## A self-contained release (issue 21): both executables with the Swift runtime and Foundation linked in
 ## (--static-swift-stdlib; a scratch folder of their own, so the bench's dynamic build stays), stripped,
