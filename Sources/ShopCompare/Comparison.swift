@@ -14,7 +14,6 @@ public struct Comparison: Sendable {
     public private(set) var differences: [Difference] = []
     /// The request ids of the reads compared, per side.
     public private(set) var requestIDs: (a: [String], b: [String]) = ([], [])
-    public private(set) var historyEntries: (a: Int, b: Int) = (0, 0)
     var history: KeyedListDiff
     var totalsCompared = false
     /// Per side: whether the server has pages past the last one compared, and the oldest entry's date read.
@@ -58,12 +57,10 @@ public struct Comparison: Sendable {
         note(a, b)
         if let a, case let .array(entries)? = Self.member(a.body, "history") {
             history.add(a: entries)
-            historyEntries.a += entries.count
             edge.a = edge(a.body, entries)
         }
         if let b, case let .array(entries)? = Self.member(b.body, "history") {
             history.add(b: entries)
-            historyEntries.b += entries.count
             edge.b = edge(b.body, entries)
         }
         // The totals, from the first pages.

@@ -153,8 +153,6 @@ public struct KeyedListDiff: Sendable {
     /// Labels of a short list's pairs (packs), by pair.
     var labels: [Int: String] = [:]
     public private(set) var differences: [Difference] = []
-    /// Elements compared on both sides so far.
-    public private(set) var matched = 0
 
     public init(path: DiffPath, differ: Differ) {
         self.path = path
@@ -204,8 +202,7 @@ public struct KeyedListDiff: Sendable {
     static func nth(_ key: String, _ n: Int) -> String { n == 1 ? key : "\(key)#\(n)" }
 
     mutating func complete(key: String, a: (place: Int, value: JSONValue), b: (place: Int, value: JSONValue)) {
-        matched += 1
-        let elementPath = path.key(Self.shown(key))
+        let elementPath = path.key(key)
         var changes = differ.diff(a.value, b.value, at: elementPath)
         let label = changes.isEmpty && rule == "history" ? nil : ShopKeys.label(of: b.value, inList: rule)
         for i in changes.indices where changes[i].label == nil { changes[i].label = label }
@@ -215,9 +212,6 @@ public struct KeyedListDiff: Sendable {
         keyBytes.append(contentsOf: key.utf8)
         keyEnds.append(Int32(truncatingIfNeeded: keyBytes.count))
     }
-
-    /// The key as a path shows it (`id=h-1` for an entry's id, the identifier for a pack).
-    static func shown(_ key: String) -> String { key }
 
     /// What is left: elements only one side had, and the moves.
     public mutating func finish() -> [Difference] {

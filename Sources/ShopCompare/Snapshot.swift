@@ -118,7 +118,7 @@ public struct Snapshot: Sendable, Equatable {
 
     func isUsers(_ read: RecordedRead) -> Bool { user == nil || read.user == nil || read.user == user }
 
-    static func perPage(_ read: RecordedRead) -> Int? {
+    public static func perPage(_ read: RecordedRead) -> Int? {
         let parts = read.target.split(separator: "?", maxSplits: 1)
         return parts.count > 1 ? RecordedRead.query(String(parts[1]), "per_page").flatMap(Int.init) : nil
     }
@@ -191,6 +191,13 @@ public struct Snapshot: Sendable, Equatable {
         let rest = url[scheme.upperBound...]
         let slash = rest.firstIndex(of: "/") ?? rest.endIndex
         return (String(url[..<slash]), slash == rest.endIndex ? "/" : String(rest[slash...]))
+    }
+
+    /// A name kept to letters, digits, `.`, `_` and `-` (the rest `_`): an environment's or a user's,
+    /// in a file name.
+    public static func fileSafe(_ name: String) -> String {
+        let safe = String(name.map { $0.isASCII && ($0.isLetter || $0.isNumber || "._-".contains($0)) ? $0 : "_" })
+        return safe.isEmpty ? "_" : safe
     }
 
     static func withoutUserInfo(_ url: String) -> String {

@@ -33,8 +33,7 @@ public actor PinStore: AnswerPins {
 
     /// `STATE/pins/ENV.json`; the environment's name kept to letters, digits, `.`, `_` and `-`.
     public static func path(stateDirectory: String, environment: String) -> String {
-        let safe = String(environment.map { $0.isASCII && ($0.isLetter || $0.isNumber || "._-".contains($0)) ? $0 : "_" })
-        return "\(stateDirectory)/pins/\(safe.isEmpty ? "_" : safe).json"
+        "\(stateDirectory)/pins/\(Snapshot.fileSafe(environment)).json"
     }
 
     public var requests: Set<String> { Set(book.pins.map(\.request)) }

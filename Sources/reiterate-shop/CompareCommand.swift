@@ -345,12 +345,10 @@ struct SnapshotCommand: AsyncParsableCommand {
 
     /// Written whole (a temporary file renamed over), readable by its owner only.
     static func write(_ bytes: [UInt8], to path: String) throws {
-        let temporary = path + ".tmp-\(getpid())"
-        guard FileManager.default.createFile(atPath: temporary, contents: Data(bytes), attributes: [.posixPermissions: 0o600]) else {
-            throw CLIError(message: "\(path) cannot be written", exitCode: .config)
-        }
-        guard rename(temporary, path) == 0 else {
-            unlink(temporary)
+        let folder = (path as NSString).deletingLastPathComponent
+        do {
+            try AtomicFile.write(Data(bytes), to: path, directory: folder.isEmpty ? "." : folder)
+        } catch {
             throw CLIError(message: "\(path) cannot be written", exitCode: .config)
         }
     }
@@ -444,9 +442,7 @@ struct ReplayCommand: AsyncParsableCommand {
         case .balance: return LiveSide.read(try await client.sendRecorded(Balance(user: who)), .balance)
         case .packs: return LiveSide.read(try await client.sendRecorded(AudioPacks()), .packs)
         case let .history(page):
-            let perPage = read.target.split(separator: "?", maxSplits: 1).dropFirst().first.flatMap { query in
-                query.split(separator: "&").first { $0.hasPrefix("per_page=") }.flatMap { Int($0.dropFirst("per_page=".count)) }
-            } ?? 50
+            let perPage = Snapshot.perPage(read) ?? 50
             return LiveSide.read(try await client.sendRecorded(CheerHistory(user: who, page: page, perPage: perPage)), .history(page: page))
         }
     }
@@ -610,8 +606,7 @@ struct TUIComparer: Comparer {
             }
             try AtomicFile.ensureDirectory(snapshots)
             let stamp = DiffReport.stamp(snapshot.takenAt ?? Date()).replacingOccurrences(of: ":", with: "")
-            let safe = { (s: String) in String(s.map { $0.isASCII && ($0.isLetter || $0.isNumber || "._-".contains($0)) ? $0 : "_" }) }
-            let path = "\(snapshots)/\(safe(settings.environment))-\(safe(user))-\(stamp).json"
+            let path = "\(snapshots)/\(Snapshot.fileSafe(settings.environment))-\(Snapshot.fileSafe(user))-\(stamp).json"
             try SnapshotCommand.write(snapshot.encoded(), to: path)
             return .success(path)
         } catch {
