@@ -81,13 +81,18 @@ uninstall:
 
 ## A self-contained release (issue 21): both executables with the Swift runtime and Foundation linked in
 ## (--static-swift-stdlib; a scratch folder of their own, so the bench's dynamic build stays), stripped,
-## in dist/. Only the system's C libraries stay dynamic: the recipe fails if ldd names a Swift one.
+## in dist/, reiterate-shop stamped with the commit (--version). Only the system's C libraries stay dynamic: the recipe fails if ldd names a Swift one.
 release: deps
 	$(SWIFT) build -c release --static-swift-stdlib --scratch-path .build-static --product reiterate-shop
 	$(SWIFT) build -c release --static-swift-stdlib --scratch-path .build-static --product reiterate-contract
 	mkdir -p dist
 	strip -o dist/reiterate-shop .build-static/release/reiterate-shop
 	strip -o dist/reiterate-contract .build-static/release/reiterate-contract
+	@if commit=$$(git rev-parse --short=12 HEAD 2>/dev/null); then \
+	  git diff --quiet HEAD -- || commit="$$commit-dirty"; commit="$$commit $$(git log -1 --format=%cs)"; \
+	else commit="unknown (not a git checkout)"; fi; \
+	$(PYTHON) scripts/stamp-build.py dist/reiterate-shop "$$commit"
+	@dist/reiterate-shop --version
 	@for f in dist/reiterate-shop dist/reiterate-contract; do \
 	  echo "$$f: $$(du -h $$f | cut -f1)B; needs: $$(ldd $$f | awk '{print $$1}' | tr '\n' ' ')"; \
 	  if ldd $$f | grep -Eq 'libswift|libFoundation|libdispatch|libBlocksRuntime'; then echo "$$f still needs a Swift library"; exit 1; fi; \

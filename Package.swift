@@ -90,6 +90,9 @@ let package = Package(
         ),
         .executableTarget(name: "reiterate-contract", dependencies: ["ContractReader", "ShopAPI", "TerminalText"], swiftSettings: strict),
         .systemLibrary(name: "CNcursesw", providers: [.apt(["libncurses-dev"])]),
+        // The commit `--version` names: a fixed field in the binary that `make release` fills in after
+        // linking (scripts/stamp-build.py), so a new commit costs no rebuild.
+        .target(name: "BuildStamp"),
         .target(
             name: "ShopTUI",
             dependencies: ["ShopViewModels", "ShopAPI", "ShopCompare", "JSONTokens", "TerminalText", "CNcursesw"],
@@ -128,6 +131,7 @@ let package = Package(
                 "TerminalText",
                 "JSONTokens",
                 "ShopCompare",
+                "BuildStamp",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],

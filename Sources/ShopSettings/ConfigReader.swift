@@ -139,6 +139,11 @@ private struct Reader {
                     throw error(at: [key], key: key, "expected true or false, not \(Self.kind(value))")
                 }
                 file.mouse = on
+            case "theme":
+                guard let name = value.string, let theme = ThemeSetting(name: name) else {
+                    throw error(at: [key], key: key, "expected one of \(ThemeSetting.names.map { "\"\($0)\"" }.joined(separator: ", ")), not \(value.string.map { "\"\($0)\"" } ?? Self.kind(value))")
+                }
+                file.theme = theme
             case "environments":
                 guard let table = value.table else {
                     throw error(at: [key], key: key, "expected tables [environments.NAME], not \(Self.kind(value))")

@@ -53,6 +53,33 @@ public struct EnvironmentConfig: Sendable, Equatable {
     public static let local = EnvironmentConfig(name: "local", baseURL: "http://127.0.0.1:8080", user: "qa-alice", readOnly: false)
 }
 
+/// The palette asked for: `dark`, `light` or `auto` (the terminal's background, asked with OSC 11),
+/// each with a colour-blind-safe variant (`light-colorblind`).
+public struct ThemeSetting: Sendable, Equatable, CustomStringConvertible {
+    public enum Background: String, Sendable, Equatable, CaseIterable { case auto, dark, light }
+    public var background: Background
+    public var colorBlindSafe: Bool
+
+    public init(_ background: Background, colorBlindSafe: Bool = false) {
+        self.background = background
+        self.colorBlindSafe = colorBlindSafe
+    }
+
+    static let suffix = "-colorblind"
+
+    /// From a name as `theme =`, `--theme` and REITERATE_THEME take it (any case); nil for another word.
+    public init?(name: String) {
+        let lower = name.lowercased()
+        let safe = lower.hasSuffix(Self.suffix)
+        guard let background = Background(rawValue: safe ? String(lower.dropLast(Self.suffix.count)) : lower) else { return nil }
+        self.init(background, colorBlindSafe: safe)
+    }
+
+    public static let standard = ThemeSetting(.auto)
+    public static let names = Background.allCases.map(\.rawValue) + Background.allCases.map { $0.rawValue + suffix }
+    public var description: String { background.rawValue + (colorBlindSafe ? Self.suffix : "") }
+}
+
 /// How the watch tells of a finding: the terminal's bell, an OSC 9 notification (iTerm2, WezTerm,
 /// kitty, Windows Terminal show it as a desktop notification), or not at all.
 public enum NotifyStyle: String, Sendable, Equatable, CaseIterable {
@@ -87,6 +114,7 @@ public struct ConfigError: Error, Sendable, Equatable, CustomStringConvertible {
 ///
 /// ```toml
 /// default_environment = "staging"      # optional
+/// theme = "auto"                     # optional: "dark", "light", "auto", each also "-colorblind"
 /// [environments.staging]
 /// base_url = "https://staging.example.com"
 /// user = "qa-alice"
@@ -116,6 +144,8 @@ public struct ConfigFile: Sendable, Equatable {
     public var compareIgnore: [String] = []
     /// `mouse = false` turns mouse reporting off (so the terminal's own text selection works).
     public var mouse: Bool?
+    /// `theme = "light"`: the palette (`--theme` and REITERATE_THEME come first).
+    public var theme: ThemeSetting?
 
     public static let keys = ["base_url", "user", "read_only", "token_env", "refresh_token_env", "ca_file", "timeout", "users", "proxy", "contract",
                               "watch", "watch_interval", "bundles", "notify"]

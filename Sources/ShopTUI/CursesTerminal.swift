@@ -12,11 +12,30 @@ public final class CursesTerminal: TerminalBackend {
     /// Cells written by the last `draw` (for tests and the benchmark).
     public private(set) var cellsWritten = 0
     private var started = false
-    private var colors = false
     private let mouse: Bool
+    private let themeRequest: ThemeRequest
+    /// The palette in use once started (nil: no colours — NO_COLOR, or a terminal without them), the
+    /// number of colours the terminal has, and how `auto` decided.
+    public private(set) var theme: Theme?
+    private var colorCount = 0
+    public private(set) var themeSource: ThemeSource = .asked
+    /// Each style's curses attributes, worked out once per style.
+    private var attributeCache: [Style: attr_t] = [:]
 
-    /// `mouse: false` leaves the mouse to the terminal (its own text selection).
-    public init(mouse: Bool = true) { self.mouse = mouse }
+    /// How the palette was chosen.
+    public enum ThemeSource: Sendable, Equatable {
+        case asked
+        /// `auto`: the terminal's answer to OSC 11, COLORFGBG, or neither (dark).
+        case terminalAnswer, colorFGBG, fallback
+        case noColor
+    }
+
+    /// `mouse: false` leaves the mouse to the terminal (its own text selection); `theme` picks the
+    /// palette (`auto`: the terminal's background, asked before curses starts).
+    public init(mouse: Bool = true, theme: ThemeRequest = .standard) {
+        self.mouse = mouse
+        self.themeRequest = theme
+    }
 
     /// Initialises curses: alternate screen (initscr), no echo, raw input (Ctrl-C, Ctrl-Q, Ctrl-S and
     /// Ctrl-Z arrive as keys, so every Ctrl key can be bound), keypad, non-blocking reads,
@@ -25,6 +44,28 @@ public final class CursesTerminal: TerminalBackend {
 
     public func start(environment: [String: String]) {
         guard !started else { return }
+        let noColor = !(environment["NO_COLOR"] ?? "").isEmpty
+        var chosen: Theme
+        switch themeRequest {
+        case let .fixed(theme):
+            chosen = theme
+            themeSource = noColor ? .noColor : .asked
+        case let .auto(colorBlindSafe):
+            // Asked before initscr: the answer is read here, not by curses as keys.
+            if noColor {
+                chosen = Theme(.dark, colorBlindSafe: colorBlindSafe)
+                themeSource = .noColor
+            } else if let background = TerminalBackground.ask() {
+                chosen = Theme(background, colorBlindSafe: colorBlindSafe)
+                themeSource = .terminalAnswer
+            } else if let background = TerminalBackground.fromColorFGBG(environment["COLORFGBG"]) {
+                chosen = Theme(background, colorBlindSafe: colorBlindSafe)
+                themeSource = .colorFGBG
+            } else {
+                chosen = Theme(.dark, colorBlindSafe: colorBlindSafe)
+                themeSource = .fallback
+            }
+        }
         _ = shim_set_locale()  // before initscr, or wide characters print as blanks
         initscr()
         started = true
@@ -37,17 +78,19 @@ public final class CursesTerminal: TerminalBackend {
         curs_set(0)
         if mouse { shim_mouse(1) }
         if environment["ESCDELAY"] == nil { set_escdelay(25) }
-        let noColor = !(environment["NO_COLOR"] ?? "").isEmpty
+        theme = nil
         if !noColor, has_colors() {
             start_color()
             use_default_colors()
-            init_pair(1, Int16(COLOR_CYAN), -1)
-            init_pair(2, Int16(COLOR_GREEN), -1)
-            init_pair(3, Int16(COLOR_YELLOW), -1)
-            init_pair(4, Int16(COLOR_RED), -1)
-            init_pair(5, Int16(COLOR_BLUE), -1)
-            colors = true
+            colorCount = Int(shim_colors())
+            // One pair per semantic colour (pair n is Color(rawValue: n - 1)), on the default background.
+            for color in Color.allCases {
+                let ink = chosen.ink(color)
+                init_pair(Int16(color.rawValue) + 1, colorCount >= 256 ? ink.index256 : (ink.index8 ?? -1), -1)
+            }
+            theme = chosen
         }
+        attributeCache = [:]
         previous = nil
     }
 
@@ -109,25 +152,15 @@ public final class CursesTerminal: TerminalBackend {
     }
 
     private func attributes(_ style: Style) -> attr_t {
+        if let known = attributeCache[style] { return known }
+        let look = theme?.look(style, colors: colorCount) ?? Theme.monochrome(style)
         var a = shim_a_normal()
-        if style.bold { a |= shim_a_bold() }
-        if style.reverse { a |= shim_a_reverse() }
-        if style.underline { a |= shim_a_underline() }
-        if style.dim { a |= shim_a_dim() }
-        if let color = style.foreground {
-            if colors {
-                let pair: Int16 = switch color {
-                case .accent: 1
-                case .good: 2
-                case .warning: 3
-                case .danger: 4
-                case .muted: 5
-                }
-                a |= shim_color_pair(pair)
-            } else if color == .danger || color == .warning || color == .accent {
-                a |= shim_a_bold()  // NO_COLOR: emphasis only
-            }
-        }
+        if look.bold { a |= shim_a_bold() }
+        if look.reverse { a |= shim_a_reverse() }
+        if look.underline { a |= shim_a_underline() }
+        if look.dim { a |= shim_a_dim() }
+        if look.ink != nil, let color = style.foreground { a |= shim_color_pair(Int16(color.rawValue) + 1) }
+        attributeCache[style] = a
         return a
     }
 
@@ -135,9 +168,13 @@ public final class CursesTerminal: TerminalBackend {
     public func readInput() -> [TerminalInput] {
         var keys: [TerminalInput] = []
         var code: Int32 = 0
+        var read: [(kind: Int32, code: Int32)] = []
         while true {
             let kind = shim_read_key(&code)
             if kind == 0 { break }
+            read.append((kind, code))  // function keys are above 255
+        }
+        for (kind, code) in LateReplyFilter.removingReplies(read, code: { $0.code }) {
             if kind == 2, code == KEY_RESIZE {
                 keys.append(.resize)
             } else if kind == 2, code == KEY_MOUSE {

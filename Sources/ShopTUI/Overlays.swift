@@ -41,7 +41,7 @@ extension Renderer {
         let title: String
         let where_ = "\(f.app.context.environment.uppercased()) · \(clean(f.app.context.user))"
         switch action.phase {
-        case let .editing(form, problem):
+        case let .editing(form, note):
             switch form {
             case let .spend(_, name, amount, comment):
                 title = "Spend cheer"
@@ -58,7 +58,12 @@ extension Renderer {
                 lines.append(field("Transaction", transaction, active: f.ui.dialogField == 1))
             }
             lines.append(("", .plain))
-            if let problem { lines.append((problem, .error)) }
+            // Each with its glyph: the colour alone would not tell a refusal from the form's own lines.
+            switch note {
+            case let .problem(text): lines.append(("✖ " + text, .error))
+            case let .kept(text): lines.append(("⚠ " + text, Style(foreground: .warning, bold: true)))
+            case nil: break
+            }
         case let .confirming(_, summary):
             title = "Confirm"
             for line in Columns.wrap(clean(summary), to: rect.width - 4) { lines.append((line, .bold)) }
@@ -73,7 +78,8 @@ extension Renderer {
             // Until the reads after the write are back, nothing is claimed (the balance may be stale).
             let checking = f.app.verification != nil
             title = checking ? "Checking" : "Done"
-            for line in Columns.wrap(clean(message), to: rect.width - 4) { lines.append((line, Style(foreground: .good, bold: true))) }
+            // Green only once the reads after the write agree: "Checking" claims nothing yet.
+            for line in Columns.wrap(clean(message), to: rect.width - 4) { lines.append((line, checking ? .bold : Style(foreground: .good, bold: true))) }
             if checking { lines.append(("reading the balance again… \(spinner[f.tick % spinner.count])", .muted)) }
             lines.append(("", .plain))
             lines.append(("\(f.keys(.dismiss, in: .outcome)) closes", .muted))

@@ -106,7 +106,8 @@ public enum Renderer {
         switch context.environment.lowercased() {
         case "local": return (" LOCAL ", Style(foreground: .good, bold: true, reverse: true))
         case "staging": return (" STAGING ", Style(foreground: .warning, bold: true, reverse: true))
-        default: return (" \(clean(context.environment).uppercased()) ", Style(foreground: .danger, bold: true, reverse: true))
+        // Any other environment is treated as a real one: the glyph says so without the red.
+        default: return (" ⚠ \(clean(context.environment).uppercased()) ", Style(foreground: .danger, bold: true, reverse: true))
         }
     }
 

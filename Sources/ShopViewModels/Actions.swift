@@ -24,8 +24,14 @@ public struct ActionState: Equatable, Sendable {
         case purchase(identifier: String, transactionID: String)
     }
 
+    /// A line under a form: a value it refuses, or something kept for the user (a lost purchase's id).
+    public enum FormNote: Equatable, Sendable {
+        case problem(String)
+        case kept(String)
+    }
+
     public enum Phase: Equatable, Sendable {
-        case editing(Form, problem: String?)
+        case editing(Form, note: FormNote?)
         /// "Spend 50 cheer on Rain on a Tin Roof as qa-alice on STAGING?"
         case confirming(ActionKind, summary: String)
         /// Sent (its request is the table's `.write`).
@@ -57,15 +63,15 @@ extension ShopUpdate {
                 state.notice = Notice(.error, "Select an Audio Pack to cheer for first.")
                 return []
             }
-            state.action = ActionState(phase: .editing(.spend(product: pack.identifier, productName: pack.name, amount: "", comment: ""), problem: nil))
+            state.action = ActionState(phase: .editing(.spend(product: pack.identifier, productName: pack.name, amount: "", comment: ""), note: nil))
             return []
         }
         if let lost = state.lostPurchase {
             state.action = ActionState(phase: .editing(.purchase(identifier: lost.identifier, transactionID: String(lost.transactionID)),
-                                                       problem: "The last purchase's answer was lost: its transaction id is kept, so the server cannot credit it twice."))
+                                                       note: .kept("The last purchase's answer was lost: its transaction id is kept, so the server cannot credit it twice.")))
             return []
         }
-        state.action = ActionState(phase: .editing(.purchase(identifier: "com.reiterate.cheer.200", transactionID: ""), problem: nil))
+        state.action = ActionState(phase: .editing(.purchase(identifier: "com.reiterate.cheer.200", transactionID: ""), note: nil))
         return [.makeTransactionID]
     }
 
@@ -95,11 +101,11 @@ extension ShopUpdate {
         case let .spend(product, name, amount, comment):
             var a = amount, c = comment
             if first { change(&a) } else { change(&c) }
-            state.action = ActionState(phase: .editing(.spend(product: product, productName: name, amount: a, comment: c), problem: nil))
+            state.action = ActionState(phase: .editing(.spend(product: product, productName: name, amount: a, comment: c), note: nil))
         case let .purchase(identifier, transaction):
             var i = identifier, t = transaction
             if first { change(&i) } else { change(&t) }
-            state.action = ActionState(phase: .editing(.purchase(identifier: i, transactionID: t), problem: nil))
+            state.action = ActionState(phase: .editing(.purchase(identifier: i, transactionID: t), note: nil))
         }
     }
 
@@ -107,8 +113,8 @@ extension ShopUpdate {
         switch message {
         case let .transactionIDMade(id):
             // Fills an empty transaction field of the buy form (what the user typed is kept).
-            if case .editing(.purchase(let identifier, ""), let problem) = state.action?.phase {
-                state.action = ActionState(phase: .editing(.purchase(identifier: identifier, transactionID: String(id)), problem: problem))
+            if case .editing(.purchase(let identifier, ""), let note) = state.action?.phase {
+                state.action = ActionState(phase: .editing(.purchase(identifier: identifier, transactionID: String(id)), note: note))
             }
             return []
         default:
@@ -184,11 +190,11 @@ extension ShopUpdate {
             switch form {
             case let .spend(product, name, amountText, comment):
                 guard let amount = Int(amountText.trimmingCharacters(in: .whitespaces)), amount >= 1 else {
-                    state.action = ActionState(phase: .editing(form, problem: "The amount is a whole number of cheer, 1 or more."))
+                    state.action = ActionState(phase: .editing(form, note: .problem("The amount is a whole number of cheer, 1 or more.")))
                     return []
                 }
                 if let balance = state.balance.value, amount > balance {
-                    state.action = ActionState(phase: .editing(form, problem: "That is more than the balance (\(Wording.grouped(balance)) cheer)."))
+                    state.action = ActionState(phase: .editing(form, note: .problem("That is more than the balance (\(Wording.grouped(balance)) cheer).")))
                     return []
                 }
                 let trimmed = comment.trimmingCharacters(in: .whitespacesAndNewlines)
@@ -197,11 +203,11 @@ extension ShopUpdate {
             case let .purchase(identifier, transactionText):
                 let id = identifier.trimmingCharacters(in: .whitespaces)
                 guard !id.isEmpty else {
-                    state.action = ActionState(phase: .editing(form, problem: "Name the cheer bundle, e.g. com.reiterate.cheer.200."))
+                    state.action = ActionState(phase: .editing(form, note: .problem("Name the cheer bundle, e.g. com.reiterate.cheer.200.")))
                     return []
                 }
                 guard let transaction = UInt64(transactionText.trimmingCharacters(in: .whitespaces)) else {
-                    state.action = ActionState(phase: .editing(form, problem: "The transaction id is a whole number (0 to 18446744073709551615)."))
+                    state.action = ActionState(phase: .editing(form, note: .problem("The transaction id is a whole number (0 to 18446744073709551615).")))
                     return []
                 }
                 let kind = ActionKind.purchase(identifier: id, transactionID: transaction)

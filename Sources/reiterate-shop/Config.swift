@@ -64,6 +64,9 @@ struct Config: AsyncParsableCommand {
                 // The proxy in effect, credentials masked (`***@`), and why.
                 out += "  proxy      \(s.proxy.map { Sanitizer.line($0.shown) } ?? "none")   (\(Sanitizer.line(s.sources["proxy"] ?? "")))\n"
             }
+            let theme: ThemeSetting, themeSource: String
+            do { (theme, themeSource) = try Interactive.theme(flag: nil, environment: env, config: file) } catch { throw fail(error) }
+            out += "\ntheme        \(theme)   (\(themeSource))\(env["NO_COLOR"].map { $0.isEmpty ? "" : "; NO_COLOR is set: no colours" } ?? "")\n"
             if let rules = file?.compareIgnore, !rules.isEmpty {
                 out += "\n[compare]\n  ignore     \(rules.map(Sanitizer.line).joined(separator: ", "))\n"
             }

@@ -6,6 +6,7 @@ import ShopCache
 import ShopSettings
 import ShopTUI
 import ShopViewModels
+import TerminalText
 
 /// Bare `reiterate-shop [options]`: the interactive TUI.
 struct Interactive: AsyncParsableCommand {
@@ -20,6 +21,29 @@ struct Interactive: AsyncParsableCommand {
     @Flag(name: .customLong("no-mouse"), help: "Leave the mouse to the terminal (its own text selection); also `mouse = false` in the config.")
     var noMouse = false
     @Flag(help: "Watch the user from the start (w toggles it; also `watch = true` per environment).") var watch = false
+    @Option(name: .customLong("theme"), help: "Palette: auto (the terminal's background), dark or light, each also -colorblind (env REITERATE_THEME; `theme =` in the config; NO_COLOR turns colours off).")
+    var theme: String?
+
+    /// The palette: --theme, then REITERATE_THEME, then `theme =` in the config, then auto; and where it came from.
+    static func theme(flag: String?, environment: [String: String], config: ConfigFile?) throws -> (ThemeSetting, source: String) {
+        for (value, source) in [(flag, "--theme"), (environment["REITERATE_THEME"], "REITERATE_THEME")] {
+            guard let value else { continue }
+            guard let setting = ThemeSetting(name: value) else {
+                throw CLIError(message: "\(source) \"\(Sanitizer.line(value))\" is not a theme; themes: \(ThemeSetting.names.joined(separator: ", "))", exitCode: .usage)
+            }
+            return (setting, source)
+        }
+        if let setting = config?.theme { return (setting, "config file") }
+        return (.standard, "default")
+    }
+
+    static func request(_ setting: ThemeSetting) -> ThemeRequest {
+        switch setting.background {
+        case .auto: .auto(colorBlindSafe: setting.colorBlindSafe)
+        case .dark: .fixed(Theme(.dark, colorBlindSafe: setting.colorBlindSafe))
+        case .light: .fixed(Theme(.light, colorBlindSafe: setting.colorBlindSafe))
+        }
+    }
 
     func run() async throws {
         MallocArenas.limit(to: 1)
@@ -31,6 +55,7 @@ struct Interactive: AsyncParsableCommand {
         let logger: Logger
         let keymap: Keymap
         let mouse: Bool
+        let themeRequest: ThemeRequest
         let config: ConfigFile?
         do {
             config = try connection.loadConfig()
@@ -42,6 +67,7 @@ struct Interactive: AsyncParsableCommand {
                 throw CLIError(message: error.description, exitCode: .config)
             }
             mouse = !noMouse && config?.mouse != false
+            themeRequest = Self.request(try Self.theme(flag: theme, environment: ProcessInfo.processInfo.environment, config: config).0)
         } catch {
             throw fail(error)
         }
@@ -70,7 +96,7 @@ struct Interactive: AsyncParsableCommand {
                 }
                 // The cache is read here, before curses starts: the first frame shows it at once.
                 let cached = await store.cachedShopNow()
-                let backend = await CursesTerminal(mouse: mouse)
+                let backend = await CursesTerminal(mouse: mouse, theme: themeRequest)
                 return await TerminalApp(store: store, keymap: keymap, backend: backend).run(cached: cached)
             }
         } catch {

@@ -19,7 +19,7 @@ struct ReiterateShop: AsyncParsableCommand {
             Tokens come from the environment only: REITERATE_TOKEN (access) and REITERATE_REFRESH_TOKEN.
             `print` is for scripts and smoke checks.
             """,
-        version: ShopClientConfiguration.appVersion,
+        version: BuildInfo.versionLine,
         subcommands: [Interactive.self, Print.self, Spend.self, Buy.self, WatchCommand.self, SnapshotCommand.self, CompareCommand.self, ReplayCommand.self, PinsCommand.self, Config.self, Keys.self, ContractCommand.self],
         defaultSubcommand: Interactive.self
     )

@@ -241,6 +241,16 @@ import Testing
         }
     }
 
+    /// `theme =`: the six names in any case; any other word is a mistake naming them all.
+    @Test func themeNamesAndMistakes() throws {
+        #expect(try ConfigFile.parse("theme = \"light-colorblind\"\n", path: "/c.toml").theme == ThemeSetting(.light, colorBlindSafe: true))
+        #expect(try ConfigFile.parse("theme = \"Dark\"\n", path: "/c.toml").theme == ThemeSetting(.dark))
+        #expect(try ConfigFile.parse("mouse = true\n", path: "/c.toml").theme == nil)
+        #expect(ThemeSetting.names.compactMap(ThemeSetting.init(name:)).map(\.description) == ThemeSetting.names)
+        expectError("# palette\ntheme = \"solarized\"\n", line: 2, key: "theme", message: "expected one of \"auto\", \"dark\", \"light\", \"auto-colorblind\", \"dark-colorblind\", \"light-colorblind\", not \"solarized\"")
+        expectError("theme = 3\n", line: 1, key: "theme", message: "not a whole number")
+    }
+
     private func expectError(_ text: String, line: Int, key: String?, message: String, sourceLocation: SourceLocation = #_sourceLocation) {
         do {
             let file = try ConfigFile.parse(text, path: "/q/config.toml")

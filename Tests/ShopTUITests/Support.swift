@@ -9,10 +9,10 @@ let now = Date(timeIntervalSince1970: 1_795_305_600)  // 2026-11-21T21:20:00Z
 let utc = TimeZone(identifier: "UTC") ?? .current
 
 /// Compares a grid with `__Snapshots__/NAME.txt`; RECORD_SNAPSHOTS=1 (re)writes the reference.
-func assertSnapshot(_ grid: Grid, _ name: String, filePath: String = #filePath, sourceLocation: SourceLocation = #_sourceLocation) {
+func assertSnapshot(_ grid: Grid, _ name: String, extra: String = "", filePath: String = #filePath, sourceLocation: SourceLocation = #_sourceLocation) {
     let dir = URL(fileURLWithPath: filePath).deletingLastPathComponent().appendingPathComponent("__Snapshots__")
     let file = dir.appendingPathComponent(name + ".txt")
-    let actual = grid.text + "\n" + styleMap(grid)
+    let actual = grid.text + "\n" + styleMap(grid) + extra
     let record = ProcessInfo.processInfo.environment["RECORD_SNAPSHOTS"] == "1"
     guard !record, let reference = try? String(contentsOf: file, encoding: .utf8) else {
         try? FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)

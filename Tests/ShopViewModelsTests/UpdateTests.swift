@@ -534,10 +534,10 @@ import Testing
         }
         d.send(.editSpend(amount: "abc", comment: ""))
         d.send(.submitAction)
-        guard case .editing(_, problem: .some) = d.state.action?.phase else { Issue.record("no problem shown"); return }
+        guard case .editing(_, note: .problem) = d.state.action?.phase else { Issue.record("no problem shown"); return }
         d.send(.editSpend(amount: "5000", comment: ""))
         d.send(.submitAction)
-        guard case .editing(_, problem: "That is more than the balance (1,250 cheer).") = d.state.action?.phase else { Issue.record("over balance"); return }
+        guard case .editing(_, note: .problem("That is more than the balance (1,250 cheer).")) = d.state.action?.phase else { Issue.record("over balance"); return }
         d.send(.editSpend(amount: "50", comment: "  Lovely  "))
         #expect(d.send(.submitAction).isEmpty)
         guard case let .confirming(kind, summary) = d.state.action?.phase else { Issue.record("not confirming"); return }
@@ -757,10 +757,10 @@ import Testing
         d.send(.beginPurchase(transactionID: 1))
         d.send(.editPurchase(identifier: "com.reiterate.cheer.500", transactionID: "-3"))
         d.send(.submitAction)
-        guard case .editing(_, problem: .some) = d.state.action?.phase else { Issue.record("accepted -3"); return }
+        guard case .editing(_, note: .problem) = d.state.action?.phase else { Issue.record("accepted -3"); return }
         d.send(.editPurchase(identifier: " ", transactionID: "3"))
         d.send(.submitAction)
-        guard case .editing(_, problem: .some) = d.state.action?.phase else { Issue.record("accepted an empty bundle"); return }
+        guard case .editing(_, note: .problem) = d.state.action?.phase else { Issue.record("accepted an empty bundle"); return }
         d.send(.cancelAction)
         #expect(d.state.action == nil)
     }
