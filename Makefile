@@ -9,7 +9,7 @@ STUB := .build/debug/reiterate-stub
 SHOP := .build/debug/reiterate-shop
 export API_SPEC ?= $(abspath ../shared/api/reiterate-api.yaml)
 
-.PHONY: install uninstall demo-live all deps build test test-swift test-contract test-fuzz-corpus venv run run-tls certs stub bench release screenshots fuzz contract clean
+.PHONY: install uninstall test-install demo-live all deps build test test-swift test-contract test-fuzz-corpus venv run run-tls certs stub bench release screenshots fuzz contract clean
 
 all: build
 
@@ -52,7 +52,8 @@ bench:
 	BIN_DIR=.build/release $(PYTHON) Tests/bench/bench.py
 
 ## `make install PREFIX=…` (default ~/.local): the release's two binaries, a man page made from the
-## argument parser's own help (its generate-manual plugin), and bash, zsh and fish completions from
+## argument parser's own help (its generate-manual tool, run on the release binary: the plugin of the
+## same name would build the whole package again in release mode), and bash, zsh and fish completions from
 ## `--generate-completion-script`. What it wrote is listed in PREFIX/share/reiterate-shop/installed.txt,
 ## and `make uninstall PREFIX=…` removes exactly that.
 PREFIX ?= $(HOME)/.local
@@ -61,8 +62,9 @@ INSTALLED = bin/reiterate-shop bin/reiterate-contract share/man/man1/reiterate-s
   share/fish/vendor_completions.d/reiterate-shop.fish share/reiterate-shop/installed.txt
 
 install: release
+	$(SWIFT) build -c release --static-swift-stdlib --scratch-path .build-static --product generate-manual
 	mkdir -p .build/man
-	$(SWIFT) package --allow-writing-to-directory .build/man generate-manual --output-directory .build/man
+	.build-static/release/generate-manual dist/reiterate-shop --date "$$(git log -1 --format=%cs 2>/dev/null || date +%F)" --output-directory .build/man
 	install -d $(PREFIX)/bin $(PREFIX)/share/man/man1 $(PREFIX)/share/bash-completion/completions \
 	  $(PREFIX)/share/zsh/site-functions $(PREFIX)/share/fish/vendor_completions.d $(PREFIX)/share/reiterate-shop
 	install -m 0755 dist/reiterate-shop dist/reiterate-contract $(PREFIX)/bin/
@@ -72,6 +74,18 @@ install: release
 	dist/reiterate-shop --generate-completion-script fish > $(PREFIX)/share/fish/vendor_completions.d/reiterate-shop.fish
 	printf '%s\n' $(INSTALLED) > $(PREFIX)/share/reiterate-shop/installed.txt
 	@echo "installed into $(PREFIX): $(INSTALLED)"
+
+## CI: `make install` into a fresh folder, the installed tree checked (Tests/contract/test_install.py: runs
+## without the toolchain, --version, man -l, completions in bash, zsh and fish), then `make uninstall`
+## must leave the folder empty.
+test-install: build venv
+	@bash .ci/deps install
+	@prefix=$$(mktemp -d); trap 'rm -rf "$$prefix"' EXIT; \
+	$(MAKE) --no-print-directory install PREFIX="$$prefix"; \
+	INSTALL_PREFIX="$$prefix" STUB_BIN=$(abspath $(STUB)) $(VENV)/bin/python -m pytest -q -p no:cacheprovider -rs Tests/contract/test_install.py; \
+	$(MAKE) --no-print-directory uninstall PREFIX="$$prefix"; \
+	left=$$(find "$$prefix" -type f); if [ -n "$$left" ]; then echo "uninstall left: $$left" >&2; exit 1; fi; \
+	echo "test-install: installed, checked and removed again"
 
 uninstall:
 	@if [ -f $(PREFIX)/share/reiterate-shop/installed.txt ]; then \

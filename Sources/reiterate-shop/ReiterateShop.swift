@@ -15,7 +15,8 @@ struct ReiterateShop: AsyncParsableCommand {
         abstract: "Terminal client for the Reiterate shop: Audio Packs, cheer balance and cheer history.",
         discussion: """
             Without a subcommand it starts the interactive UI:
-              reiterate-shop [--base-url URL] [--user ID] [--cache-dir DIR] [--read-only] [--log-file PATH]
+              reiterate-shop [--env NAME] [--base-url URL] [--user ID] [--theme THEME] [--read-only] [--watch] [--no-mouse] [--cache-dir DIR] [--log-file PATH]
+            THEME is auto (the terminal's background), dark or light, each also -colorblind; NO_COLOR turns colours off.
             Tokens come from the environment only: REITERATE_TOKEN (access) and REITERATE_REFRESH_TOKEN.
             `print` is for scripts and smoke checks.
             """,
