@@ -40,6 +40,21 @@ PALETTE = {  # xterm-ish colours on a dark background
     5: (190, 120, 220), 6: (90, 200, 210), 7: (200, 200, 200),
 }
 BG, FG = (24, 26, 30), (215, 218, 222)
+LIGHT_BG, LIGHT_FG = (255, 255, 255), (30, 30, 30)
+
+
+def xterm(n):
+    """A 256-colour index as xterm draws it: the 16 basic ones from PALETTE (bright ones brighter),
+    then the 6×6×6 cube and the grey ramp."""
+    if n < 16:
+        base = PALETTE[n % 8]
+        return base if n < 8 else tuple(min(255, c + 40) for c in base)
+    if n < 232:
+        levels = [0, 95, 135, 175, 215, 255]
+        n -= 16
+        return (levels[n // 36], levels[n // 6 % 6], levels[n % 6])
+    v = 8 + 10 * (n - 232)
+    return (v, v, v)
 
 
 def tmux(*args, check=True):
@@ -116,7 +131,7 @@ def parse(ansi):
                 elif c == 49: bg = None
                 elif 90 <= c <= 97: fg = PALETTE[c - 90]
                 elif c in (38, 48) and i + 2 < len(codes) and codes[i + 1] == 5:
-                    color = PALETTE.get(codes[i + 2] % 8, FG)
+                    color = xterm(codes[i + 2])
                     if c == 38: fg = color
                     else: bg = color
                     i += 2
@@ -125,14 +140,16 @@ def parse(ansi):
     return rows
 
 
-def render(ansi, out_path, title):
+def render(ansi, out_path, title, light=False):
+    """The captured screen as a PNG; `light` draws it on a white terminal (default colours dark text)."""
+    bg_default, fg_default = (LIGHT_BG, LIGHT_FG) if light else (BG, FG)
     size = 16
     regular, bold_font, fallbacks = fonts(size)
     cw = int(regular.getlength("M"))
     ch = size + 6
     pad = 14
     bar = 30
-    img = Image.new("RGB", (WIDTH * cw + 2 * pad, HEIGHT * ch + 2 * pad + bar), BG)
+    img = Image.new("RGB", (WIDTH * cw + 2 * pad, HEIGHT * ch + 2 * pad + bar), bg_default)
     d = ImageDraw.Draw(img)
     d.rectangle([0, 0, img.width, bar], fill=(44, 47, 54))
     for i, color in enumerate([(237, 106, 94), (245, 191, 79), (98, 197, 84)]):
@@ -145,11 +162,11 @@ def render(ansi, out_path, title):
             if w == 0:
                 # A combining mark: draw over the previous cell.
                 if x > 0:
-                    d.text((pad + (x - 1) * cw, bar + pad + y * ch), char, font=regular, fill=FG)
+                    d.text((pad + (x - 1) * cw, bar + pad + y * ch), char, font=regular, fill=fg_default)
                 continue
-            fore, back = (fg or FG), bg
+            fore, back = (fg or fg_default), bg
             if dim and fg is None: fore = (140, 145, 155)
-            if rev: fore, back = (back or BG), (fg or FG)
+            if rev: fore, back = (back or bg_default), (fg or fg_default)
             px, py = pad + x * cw, bar + pad + y * ch
             if back:
                 d.rectangle([px, py, px + w * cw - 1, py + ch - 1], fill=back)
@@ -191,9 +208,9 @@ class Scene:
         self.keys("Enter")
         self.keys("y", settle=1.0)
 
-    def shoot(self, out_dir, file, title):
+    def shoot(self, out_dir, file, title, light=False):
         ansi = tmux("capture-pane", "-e", "-p", "-N", "-t", self.name).stdout
-        render(ansi, out_dir / file, title)
+        render(ansi, out_dir / file, title, light=light)
         print(f"wrote {out_dir / file}")
 
     def close(self):
@@ -319,6 +336,31 @@ def main():
             lv.close()
         finally:
             phone.terminate()
+        # The light theme: `auto` on a terminal whose background is white (tmux answers OSC 11 with the
+        # pane's window-style), and its colour-blind-safe variant on the Checks tab.
+        tmux("set-option", "-gw", "window-style", "bg=#ffffff,fg=#1e1e1e")
+        lit, lit_url = start_stub("--fault", "wrong_debit,path=/api/v1/spend_cheer,count=1")
+        try:
+            li = Scene(lit_url, work / "cache-light", "light")
+            li.wait("Balance 1,250 cheer")
+            li.wait("46 of 46 packs")
+            li.keys("2")
+            li.wait("entry 1 of 230")
+            li.keys("Enter")
+            li.shoot(out, "light.png", "reiterate-shop — theme auto on a light terminal: History with comments", light=True)
+            li.keys("q")
+            li.close()
+            lc = Scene(lit_url, work / "cache-light", "light-cb", args="--theme light-colorblind")
+            lc.wait("46 of 46 packs")
+            lc.spend("7", "light theme")
+            lc.wait("spend-balance")
+            lc.keys("Enter", "4", "j", "k", settle=0.5)
+            lc.shoot(out, "light-colorblind.png", "reiterate-shop — --theme light-colorblind: Checks (✔ passed, ✗ failed)", light=True)
+            lc.keys("q")
+            lc.close()
+        finally:
+            lit.terminate()
+            tmux("set-option", "-gwu", "window-style")
         # D: the Shop tab compared with another stand-in whose catalogue changed on purpose.
         one, one_url = start_stub()
         two, two_url = start_stub()
