@@ -38,10 +38,10 @@ screenshots: build venv
 	$(VENV)/bin/pip install -q --disable-pip-version-check -r Tests/screenshots/requirements.txt
 	SHOP_BIN=$(abspath $(SHOP)) STUB_BIN=$(abspath $(STUB)) $(VENV)/bin/python Tests/screenshots/shoot.py Screenshots
 
-## Benchmarks (release build): each figure of issue 10 beside its floor or peer, measured in the same
+## Benchmarks (release builds: the static one `make release` ships, and the dynamic one): each figure of issue 10 beside its floor or peer, measured in the same
 ## run, with the ratio (Tests/bench/bench.py); the rows also go to .build/bench.json. Fails on a missed goal.
 ## `swift build` takes one --product at a time; tui-bench (frame build + diff) only once Package.swift has it.
-bench:
+bench: release
 	@bash .ci/deps bench
 	$(SWIFT) build -c release --product reiterate-shop
 	$(SWIFT) build -c release --product reiterate-stub

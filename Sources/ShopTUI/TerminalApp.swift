@@ -51,6 +51,7 @@ public final class TerminalApp {
     /// loads start.
     public func start(cached: CachedShop? = nil) {
         backend.start()
+        StartupTrace.mark("initscr")
         store.onChange = { [weak self] _ in self?.scheduleRender() }
         store.onFrontEnd = { [weak self] effect in self?.carryOut(effect) }
         store.screenText = { [weak self] in self?.lastGrid?.text }
@@ -60,6 +61,7 @@ public final class TerminalApp {
         store.send(.resize(width: width, height: height))
         store.send(cached.map { .startWithCache($0) } ?? .start)
         render()
+        StartupTrace.mark("drawn")
         store.release()
     }
 

@@ -46,6 +46,7 @@ struct Interactive: AsyncParsableCommand {
     }
 
     func run() async throws {
+        StartupTrace.mark("parsed")
         MallocArenas.limit(to: 1)
         guard isatty(STDIN_FILENO) == 1, isatty(STDOUT_FILENO) == 1 else {
             Terminal.err("error: the interactive UI needs a terminal; for scripts use `reiterate-shop print`\n")
@@ -71,11 +72,13 @@ struct Interactive: AsyncParsableCommand {
         } catch {
             throw fail(error)
         }
+        StartupTrace.mark("settings")
         let status: Int32
         do {
             let context = settings.shopContext
             let cache = CacheStore(directory: connection.resolvedCacheDir, logger: logger)
             status = try await connection.withClient(settings, logger: logger) { client in
+                StartupTrace.mark("client")
                 // R and e: reports under $XDG_STATE_HOME/reiterate-shop/reports, HAR files at --har or beside them.
                 let state = EvidenceFiles.stateDirectory(environment: ProcessInfo.processInfo.environment)
                 // D and S: comparisons and snapshots with clients of their own.
@@ -95,7 +98,9 @@ struct Interactive: AsyncParsableCommand {
                     store.send(.pinsChanged(pinned, unreadable.map { .failed("The pins cannot be read (\($0)); none are checked.") }))
                 }
                 // The cache is read here, before curses starts: the first frame shows it at once.
+                StartupTrace.mark("store")
                 let cached = await store.cachedShopNow()
+                StartupTrace.mark("cache")
                 let backend = await CursesTerminal(mouse: mouse, theme: themeRequest)
                 return await TerminalApp(store: store, keymap: keymap, backend: backend).run(cached: cached)
             }

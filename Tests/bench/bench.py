@@ -302,13 +302,16 @@ def bench_key(ctx):
 # ---------------------------------------------------------------------------------------------------
 # 3. first frame with the cached balance, server down, against printf
 
-def time_to_text(tm, name, command, text, line, width=200, height=60, timeout=10.0):
+def time_to_text(tm, name, command, text, line, width=200, height=60, timeout=10.0, env=None, started=None):
     """Milliseconds from `new-session -d … COMMAND` until `text` is on the pane's line `line` (only
-    that line is captured: a full capture of an app screen costs ~8 ms, of printf's next to nothing)."""
+    that line is captured: a full capture of an app screen costs ~8 ms, of printf's next to nothing).
+    `started` (a list) receives CLOCK_MONOTONIC in ns at the start, the clock the app's trace uses."""
     needle = text.encode()
     args = ["new-session", "-d", "-s", name, "-x", str(width), "-y", str(height)]
-    for k, v in APP_ENV.items():
+    for k, v in {**APP_ENV, **(env or {})}.items():
         args += ["-e", f"{k}={v}"]
+    if started is not None:
+        started.append(time.monotonic_ns())
     t0 = time.perf_counter()
     tm.cmd(*args, command)
     try:
@@ -323,6 +326,21 @@ def time_to_text(tm, name, command, text, line, width=200, height=60, timeout=10
     finally:
         tm.kill_session(name)
         time.sleep(0.05)  # let the killed process go before the next run
+
+
+# The app's steps to its first frame, as REITERATE_STARTUP_TRACE marks them (Sources/ShopTUI/StartupTrace.swift).
+TRACE_STEPS = [("main", "exec, loading, runtime start"), ("parsed", "argument parsing"), ("settings", "config, settings, keymap, theme"),
+               ("client", "contract, HTTP client"), ("store", "model, pins, store"), ("cache", "cache read"),
+               ("initscr", "terminal: theme probe, initscr"), ("drawn", "first frame drawn")]
+
+
+def read_trace(path, t0_ns):
+    """{step: ms since t0} from one run's trace file."""
+    marks = {}
+    for text in path.read_text().splitlines():
+        step, _, ns = text.partition(" ")
+        marks.setdefault(step, (int(ns) - t0_ns) / 1e6)
+    return marks
 
 
 def bench_first(ctx):
@@ -342,29 +360,60 @@ def bench_first(ctx):
         tm.kill_session("prefill")
     if not any(cache.rglob("*")):
         raise RuntimeError(f"the prefill run left no cache in {cache}")
+    # The static release (make release) is what ships; the dynamic build beside it for comparison.
+    static_bin = Path(os.environ.get("STATIC_BIN", "dist/reiterate-shop"))
+    if not static_bin.exists():
+        raise RuntimeError(f"{static_bin} not found: `make release` builds it (make bench does)")
     log(f"first: {FIRST_FRAME_RUNS} runs each, stand-in stopped")
-    app = app_command("--base-url", url, "--user", "qa-alice", "--cache-dir", cache)
-    printf = f"printf '{BALANCE}\\n'; sleep 5"
-    swift = "exec " + shlex.quote(str(swift_floor("first_line"))) + " " + shlex.quote(BALANCE)
-    floor, figure, swift_ms = [], [], []
-    for i in range(FIRST_FRAME_RUNS + 2):  # 2 warm-up runs each
-        f = time_to_text(tm, f"ff-printf-{i}", printf, BALANCE, 0)
-        w = time_to_text(tm, f"ff-swift-{i}", swift, BALANCE, 0)
-        a = time_to_text(tm, f"ff-app-{i}", app, BALANCE, line)
-        if i >= 2:
-            floor.append(f)
-            swift_ms.append(w)
-            figure.append(a)
-    f50, a50, w50 = median(floor), median(figure), median(swift_ms)
-    return [row("first", "first frame, cached balance, server down", f"median {ms(a50)} (p90 {ms(percentile(figure, 90))})",
-                floor=f"printf {ms(f50)} (p90 {ms(percentile(floor, 90))}); Swift floor {ms(w50)}",
-                ratio=f"{a50 / f50:.2f}× ({a50 / w50:.2f}× Swift)",
-                goal="≤ 2× floor", result=verdict(a50 <= 2 * f50),
-                method=(f"tmux new-session -d 200×60 `reiterate-shop --cache-dir D` (D filled by one run against "
-                        f"a live stand-in, then stopped) until `{BALANCE}` shows, polling `capture-pane -p -S {line} -E {line}` (the line it is on) back to back; floor: "
-                        f"`printf '{BALANCE}\\n'; sleep 5`, its line 0 the same way; Swift floor: Tests/bench/floor/first_line.swift (links Foundation, prints the line); {FIRST_FRAME_RUNS} each, interleaved"),
+    args = ("--base-url", url, "--user", "qa-alice", "--cache-dir", cache)
+    programs = {
+        "printf": (f"printf '{BALANCE}\\n'; sleep 5", 0),
+        "stdlib": ("exec " + shlex.quote(str(swift_floor("first_line_stdlib", static=True))) + " " + shlex.quote(BALANCE), 0),
+        "foundation": ("exec " + shlex.quote(str(swift_floor("first_line", static=True))) + " " + shlex.quote(BALANCE), 0),
+        "foundation-dynamic": ("exec " + shlex.quote(str(swift_floor("first_line"))) + " " + shlex.quote(BALANCE), 0),
+        "app": (app_command(*args, binary=static_bin.resolve()), line),
+        "app-dynamic": (app_command(*args), line),
+    }
+    samples = {k: [] for k in programs}
+    steps = {k: [] for k, _ in TRACE_STEPS}
+    for i in range(FIRST_FRAME_RUNS + 2):  # 2 warm-up runs each, interleaved
+        for key, (command, at) in programs.items():
+            trace = SCRATCH / "first-trace.txt"
+            trace.unlink(missing_ok=True)
+            started = []
+            env = {"REITERATE_STARTUP_TRACE": str(trace)} if key == "app" else None
+            shown = time_to_text(tm, f"ff-{key}-{i}", command, BALANCE, at, env=env, started=started)
+            if i < 2:
+                continue
+            samples[key].append(shown)
+            if key == "app":
+                marks = read_trace(trace, started[0])
+                before = 0.0
+                for step, _ in TRACE_STEPS:
+                    at_ms = marks.get(step, before)
+                    steps[step].append(at_ms - before)
+                    before = at_ms
+                steps.setdefault("shown", []).append(shown - before)
+    m = {k: median(v) for k, v in samples.items()}
+    f50, a50 = m["printf"], m["app"]
+    breakdown = "; ".join(f"{label} {ms(median(steps[step]))}" for step, label in TRACE_STEPS) + f"; on screen (tmux, our poll) {ms(median(steps['shown']))}"
+    return [row("first", "first frame, cached balance, server down (static release)", f"median {ms(a50)} (p90 {ms(percentile(samples['app'], 90))})",
+                floor=(f"printf {ms(f50)}; static Swift floors: stdlib {ms(m['stdlib'])}, Foundation {ms(m['foundation'])}"),
+                ratio=f"{a50 / f50:.2f}× printf ({a50 / m['stdlib']:.2f}× stdlib, {a50 / m['foundation']:.2f}× Foundation floor)",
+                goal="≤ 2× printf", result=verdict(a50 <= 2 * f50),
+                method=(f"tmux new-session -d 200×60 `dist/reiterate-shop --cache-dir D` (make release; D filled by one run against "
+                        f"a live stand-in, then stopped) until `{BALANCE}` shows, polling `capture-pane -p -S {line} -E {line}` back to back; "
+                        f"floors the same way, line 0: `printf '{BALANCE}\\n'; sleep 5`, and Tests/bench/floor/first_line_stdlib.swift and first_line.swift "
+                        f"(Foundation) built `swiftc -O -static-stdlib`; {FIRST_FRAME_RUNS} runs each, interleaved; the steps from REITERATE_STARTUP_TRACE"),
                 value=a50, unit="ms", floor_value=f50, ratio_value=a50 / f50, runs=FIRST_FRAME_RUNS,
-                samples_ms=figure, floor_samples_ms=floor, swift_floor_ms=w50, swift_floor_samples_ms=swift_ms)]
+                samples_ms=samples["app"], floor_samples_ms=samples["printf"], stdlib_floor_ms=m["stdlib"], foundation_floor_ms=m["foundation"],
+                steps_ms={k: median(v) for k, v in steps.items()}),
+            row("first-steps", "first frame, where the time goes (static release, medians)", breakdown,
+                floor=f"start of the Foundation floor: {ms(m['foundation'])} in all", result="INFO",
+                method="REITERATE_STARTUP_TRACE=FILE: each step appends CLOCK_MONOTONIC; the bench notes the same clock before `tmux new-session`"),
+            row("first-dynamic", "first frame, the dynamic build (for comparison)", f"median {ms(m['app-dynamic'])}",
+                floor=f"printf {ms(f50)}; dynamic Foundation floor {ms(m['foundation-dynamic'])}",
+                ratio=f"{m['app-dynamic'] / f50:.2f}× printf", result="INFO", value=m["app-dynamic"], unit="ms")]
 
 
 # ---------------------------------------------------------------------------------------------------

@@ -285,10 +285,10 @@ class Tmux:
         self.close()
 
 
-def app_command(*args):
+def app_command(*args, binary=None):
     """The shell command of a pane that runs the app (exec: the pane's pid is the app's)."""
     import shlex
-    return "exec " + " ".join(shlex.quote(str(a)) for a in [BIN / "reiterate-shop", *args])
+    return "exec " + " ".join(shlex.quote(str(a)) for a in [binary or BIN / "reiterate-shop", *args])
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -297,14 +297,16 @@ def app_command(*args):
 FLOOR_SOURCES = Path(__file__).resolve().parent / "floor"
 
 
-def swift_floor(name):
-    """Path of Tests/bench/floor/NAME.swift built with `swiftc -O` (rebuilt when the source is newer)."""
+def swift_floor(name, static=False):
+    """Path of Tests/bench/floor/NAME.swift built with `swiftc -O` (rebuilt when the source is newer);
+    `static`: with the Swift runtime (and Foundation, if it imports it) linked in, as `make release` builds the app."""
     src = FLOOR_SOURCES / f"{name}.swift"
-    out = BIN.parent / "bench-floor" / name
+    out = BIN.parent / "bench-floor" / (name + ("-static" if static else ""))
     if not out.exists() or out.stat().st_mtime < src.stat().st_mtime:
         out.parent.mkdir(parents=True, exist_ok=True)
         swiftc = os.environ.get("SWIFTC", "swiftc")
-        subprocess.run([swiftc, "-O", str(src), "-o", str(out)], check=True, stdout=subprocess.DEVNULL)
+        subprocess.run([swiftc, "-O", *(["-static-stdlib"] if static else []), str(src), "-o", str(out)], check=True,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     return out
 
 

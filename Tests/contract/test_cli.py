@@ -368,3 +368,18 @@ def test_print_history_all_shows_progress_on_a_terminal_stderr(start_stub):
     assert "page 2 of 2 · 230 printed" in text and text.endswith("\r\x1b[K")
     # stdout (a pipe) has the rows only.
     assert b"printed" not in p.stdout
+
+
+def test_the_ui_path_parses_alone_but_mistakes_and_help_read_as_before():
+    """Bare `reiterate-shop [options]` is parsed by the UI's command alone (a faster first frame);
+    what it refuses goes through the root parser, so the words and exit status are the same."""
+    r = shop("--bogus")
+    assert r.returncode == 64 and "Unknown option '--bogus'" in r.stderr and "Usage: reiterate-shop" in r.stderr, r.stderr
+    r = shop("--timeout", "0")
+    assert r.returncode == 64 and "--timeout must be in (0, 600] seconds" in r.stderr, r.stderr
+    r = shop("--help")
+    assert r.returncode == 0 and "SUBCOMMANDS:" in r.stdout and "print" in r.stdout, r.stdout
+    r = shop("--version")
+    assert r.returncode == 0 and r.stdout.startswith("reiterate-shop 0."), r.stdout
+    r = shop("--theme", "light")  # parsed, then refused for want of a terminal (stdin is not one)
+    assert r.returncode == 64 and "the interactive UI needs a terminal" in r.stderr, r.stderr
