@@ -123,26 +123,26 @@ public actor CacheStore {
             logger.warning("cache: \(file) is empty; ignored")
             return nil
         }
+        // One decoding when the entry is good (the first frame reads three); the probe only to say
+        // what is wrong with one that is not.
         let decoder = JSONDecoder()
-        guard let probe = try? decoder.decode(VersionProbe.self, from: data) else {
-            logger.warning("cache: \(file) is not a cache file (cut or garbage); ignored")
-            return nil
-        }
-        guard probe.format == Self.formatVersion else {
-            logger.warning("cache: \(file) has format \(probe.format), this build reads \(Self.formatVersion); ignored")
-            return nil
-        }
-        do {
-            let envelope = try decoder.decode(Envelope<Value>.self, from: data)
-            guard envelope.kind == kind.name, envelope.key == key, envelope.fetchedAt.isFinite else {
-                logger.warning("cache: \(file) holds another entry; ignored")
-                return nil
+        guard let envelope = try? decoder.decode(Envelope<Value>.self, from: data), envelope.format == Self.formatVersion else {
+            if let probe = try? decoder.decode(VersionProbe.self, from: data) {
+                if probe.format != Self.formatVersion {
+                    logger.warning("cache: \(file) has format \(probe.format), this build reads \(Self.formatVersion); ignored")
+                } else {
+                    logger.warning("cache: \(file) does not hold a readable \(kind); ignored")
+                }
+            } else {
+                logger.warning("cache: \(file) is not a cache file (cut or garbage); ignored")
             }
-            return CacheEntry(value: envelope.value, fetchedAt: Date(timeIntervalSince1970: envelope.fetchedAt))
-        } catch {
-            logger.warning("cache: \(file) does not hold a readable \(kind); ignored")
             return nil
         }
+        guard envelope.kind == kind.name, envelope.key == key, envelope.fetchedAt.isFinite else {
+            logger.warning("cache: \(file) holds another entry; ignored")
+            return nil
+        }
+        return CacheEntry(value: envelope.value, fetchedAt: Date(timeIntervalSince1970: envelope.fetchedAt))
     }
 
     /// Writes atomically; a failure is logged and reported, never fatal (the app works without a cache).

@@ -66,6 +66,7 @@ public final class CursesTerminal: TerminalBackend {
                 themeSource = .fallback
             }
         }
+        StartupTrace.mark("probed")
         _ = shim_set_locale()  // before initscr, or wide characters print as blanks
         initscr()
         started = true
@@ -147,6 +148,7 @@ public final class CursesTerminal: TerminalBackend {
         }
         cellsWritten = written
         previous = grid
+        StartupTrace.mark("put")
         wnoutrefresh(shim_stdscr())
         doupdate()
     }

@@ -60,6 +60,7 @@ public final class TerminalApp {
         store.hold()
         store.send(.resize(width: width, height: height))
         store.send(cached.map { .startWithCache($0) } ?? .start)
+        StartupTrace.mark("sent")
         render()
         StartupTrace.mark("drawn")
         store.release()
@@ -248,6 +249,7 @@ public final class TerminalApp {
         let (width, height) = backend.size
         let frame = Frame(app: store.state, keymap: keymap, width: width, height: height, now: clock(), layouts: layouts)
         let drawn = Renderer.draw(frame)
+        StartupTrace.mark("built")
         layout = drawn.layout
         lastGrid = drawn.grid
         backend.draw(drawn.grid)

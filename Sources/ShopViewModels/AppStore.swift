@@ -71,13 +71,15 @@ public final class AppStore {
     }
 
     /// The cached balance, packs and first history page of the state's context, read at once (no
-    /// actor hop, no task): for a front end's first frame. Nil without a cache.
-    public func cachedShopNow() -> CachedShop? {
+    /// actor hop, no task): for a front end's first frame. Nil without a cache. `firstPage: false`
+    /// leaves the history page to an effect after the first frame (it opens on the Shop tab).
+    public func cachedShopNow(firstPage: Bool = true) -> CachedShop? {
         guard let cache else { return nil }
         let keys = state.context
         return CachedShop(balance: cache.readNow(CheerBalance.self, kind: .balance, key: keys.userKey),
                           packs: cache.readNow(AudioPackList.self, kind: .packs, key: keys.shopKey),
-                          firstPage: cache.readNow(CheerHistoryPage.self, kind: .historyFirstPage, key: keys.userKey))
+                          firstPage: firstPage ? cache.readNow(CheerHistoryPage.self, kind: .historyFirstPage, key: keys.userKey) : nil,
+                          firstPageDeferred: !firstPage)
     }
 
     /// Mirrors the REST core's exchange log into the requests inspector.
@@ -244,6 +246,8 @@ public final class AppStore {
             let packs = await cache.read(AudioPackList.self, kind: .packs, key: shopKey)
             let firstPage = await cache.read(CheerHistoryPage.self, kind: .historyFirstPage, key: userKey)
             send(.cacheLoaded(token, balance: balance, packs: packs, firstPage: firstPage))
+        case let .readCachedFirstPage(token, userKey):
+            send(.cacheLoaded(token, balance: nil, packs: nil, firstPage: await cache?.read(CheerHistoryPage.self, kind: .historyFirstPage, key: userKey)))
         case let .writeBalance(key, value, fetchedAt):
             await cache?.write(value, kind: .balance, key: key, fetchedAt: fetchedAt)
         case let .writePacks(key, value, fetchedAt):

@@ -174,10 +174,14 @@ public struct CachedShop: Sendable {
     public var balance: CacheEntry<CheerBalance>?
     public var packs: CacheEntry<AudioPackList>?
     public var firstPage: CacheEntry<CheerHistoryPage>?
+    /// The first history page was left for after the first frame (which shows the Shop tab).
+    public var firstPageDeferred: Bool
 
-    public init(balance: CacheEntry<CheerBalance>? = nil, packs: CacheEntry<AudioPackList>? = nil, firstPage: CacheEntry<CheerHistoryPage>? = nil) {
+    public init(balance: CacheEntry<CheerBalance>? = nil, packs: CacheEntry<AudioPackList>? = nil, firstPage: CacheEntry<CheerHistoryPage>? = nil,
+                firstPageDeferred: Bool = false) {
         self.balance = balance
         self.packs = packs
         self.firstPage = firstPage
+        self.firstPageDeferred = firstPageDeferred
     }
 }

@@ -90,6 +90,8 @@ public indirect enum Effect: Equatable, Sendable {
     /// Runs all at once; finished when all are.
     case batch([Effect])
     case readCache(Token, user: CacheKey, shop: CacheKey)
+    /// Only the cached first history page (answered as `cacheLoaded` with it alone).
+    case readCachedFirstPage(Token, user: CacheKey)
     case fetchBalance(Token, user: String)
     case fetchPacks(Token)
     case fetchHistory(Token, user: String, page: Int, perPage: Int)
@@ -159,7 +161,9 @@ public enum ShopUpdate {
         case let .startWithCache(cached):
             noteStart(&state)
             applyCache(balance: cached.balance, packs: cached.packs, firstPage: cached.firstPage, &state)
-            let effects: [Effect] = [.batch(loadBalance(&state) + loadPacks(&state) + loadHistoryPage(state.history.page, &state))]
+            // The first page the first frame did not need is read now, before the requests go out.
+            let deferred: [Effect] = cached.firstPageDeferred ? [.readCachedFirstPage(state.ask(.cacheRead), user: state.context.userKey)] : []
+            let effects: [Effect] = deferred + [.batch(loadBalance(&state) + loadPacks(&state) + loadHistoryPage(state.history.page, &state))]
             return effects + (state.watch.onAtStart ? startWatch(&state) : [])
         case let .notify(text):
             state.notice = Notice(.info, text)

@@ -97,9 +97,10 @@ struct Interactive: AsyncParsableCommand {
                     store.comparer = comparer
                     store.send(.pinsChanged(pinned, unreadable.map { .failed("The pins cannot be read (\($0)); none are checked.") }))
                 }
-                // The cache is read here, before curses starts: the first frame shows it at once.
+                // The cached balance and packs are read here, before curses starts: the first frame (the
+                // Shop tab) shows them at once; the first history page is read right after it.
                 StartupTrace.mark("store")
-                let cached = await store.cachedShopNow()
+                let cached = await store.cachedShopNow(firstPage: false)
                 StartupTrace.mark("cache")
                 let backend = await CursesTerminal(mouse: mouse, theme: themeRequest)
                 return await TerminalApp(store: store, keymap: keymap, backend: backend).run(cached: cached)

@@ -58,6 +58,38 @@ import Testing
         for width in Self.widths { visible(l.app, width, "the Live tab's error") }
     }
 
+    /// Lines that wrap rather than shorten: the id still whole on one of their lines.
+    func idWhole(_ app: AppState, _ width: Int, _ where: String, sourceLocation: SourceLocation = #_sourceLocation) {
+        let text = Renderer.render(frame(app, width: width, height: 30)).text
+        #expect(text.split(separator: "\n").contains { $0.contains(Self.id) }, "\(`where`) at \(width) columns:\n\(text)", sourceLocation: sourceLocation)
+    }
+
+    /// The Shop tab with no packs to show: its empty state is the error, wrapped under the titles.
+    @Test(arguments: Array(errors.indices))
+    func theEmptyShopSaysWhyWithTheRequestID(_ n: Int) {
+        var l = Loop(AppState(context: loadedState().context))
+        l.send(.start)
+        guard let token = l.app.inFlight.token(for: .packs) else { Issue.record("no packs read"); return }
+        l.send(.packsLoaded(token, .failure(Self.errors[n]), at: now))
+        l.app.notice = nil  // the empty state alone
+        for width in Self.widths { idWhole(l.app, width, "the empty Shop tab") }
+    }
+
+    /// A spend the server refused: the outcome dialog wraps the error, id included.
+    @Test(arguments: Array(errors.indices))
+    func theFailedWriteDialogKeepsTheRequestID(_ n: Int) {
+        var l = Loop(loadedState())
+        l.press(.char("s"))
+        l.type("7")
+        l.press(.enter, .enter)
+        guard let token = l.app.inFlight.token(for: .write) else { Issue.record("not sent"); return }
+        var error = Self.errors[n]
+        if case let .http(_, message, code, id, _, retry) = error { error = .http(status: 409, message: message, code: code, requestID: id, endpoint: "POST /api/v1/spend_cheer", retryAfter: retry) }
+        l.send(.actionFinished(token, .failure(error), at: now))
+        l.app.notice = nil
+        for width in Self.widths { idWhole(l.app, width, "the outcome dialog") }
+    }
+
     /// The shortening itself: the id whole, the head and tail of the message kept, the verdict kept
     /// while there is room for 24 columns of message.
     @Test func errorLineShortensTheMiddle() {

@@ -302,6 +302,23 @@ import Testing
         #expect(d.state.history.rows.count == 50)
     }
 
+    /// The first frame reads only the balance and packs; the first history page is read by the first
+    /// effect after it, shown while its request is out, and never over a live page of another user.
+    @Test func aDeferredCachedFirstPageIsReadFirstAfterTheFirstFrame() {
+        var d = Driver()
+        let effects = d.apply(.startWithCache(CachedShop(balance: CacheEntry(value: CheerBalance(balance: 1_250), fetchedAt: t0), firstPageDeferred: true)))
+        guard case let .readCachedFirstPage(token, user)? = effects.first else { Issue.record("\(effects)"); return }
+        #expect(user == alice.userKey && d.state.balance.value == 1_250 && d.state.history.rows.isEmpty)
+        #expect(effects.contains { if case .fetchHistory = $0 { true } else { false } }, "the live page is asked at once as well")
+        d.apply(.cacheLoaded(token, balance: nil, packs: nil, firstPage: CacheEntry(value: historyPage(1), fetchedAt: t0)))
+        #expect(d.state.history.rows.count == 50 && d.state.history.totalCount == 230)
+        #expect(d.state.balance.value == 1_250)
+
+        var without = Driver()
+        let plain = without.apply(.startWithCache(CachedShop(firstPage: CacheEntry(value: historyPage(1), fetchedAt: t0))))
+        #expect(!plain.contains { if case .readCachedFirstPage = $0 { true } else { false } } && without.state.history.rows.count == 50)
+    }
+
     // MARK: a history that changes while it is browsed
 
     @Test func entriesComingInAboveKeepTheCursorOnItsEntryAndDropMisalignedPages() {

@@ -330,8 +330,9 @@ def time_to_text(tm, name, command, text, line, width=200, height=60, timeout=10
 
 # The app's steps to its first frame, as REITERATE_STARTUP_TRACE marks them (Sources/ShopTUI/StartupTrace.swift).
 TRACE_STEPS = [("main", "exec, loading, runtime start"), ("parsed", "argument parsing"), ("settings", "config, settings, keymap, theme"),
-               ("client", "contract, HTTP client"), ("store", "model, pins, store"), ("cache", "cache read"),
-               ("initscr", "terminal: theme probe, initscr"), ("drawn", "first frame drawn")]
+               ("client", "contract, HTTP client"), ("store", "model, pins, store"), ("cache", "cache read (balance, packs)"),
+               ("probed", "theme probe (OSC 11)"), ("initscr", "initscr"), ("sent", "first update"), ("built", "frame built"),
+               ("put", "cells to curses"), ("drawn", "curses output (doupdate)")]
 
 
 def read_trace(path, t0_ns):
