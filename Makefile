@@ -65,14 +65,14 @@ install: release
 	$(SWIFT) build -c release --static-swift-stdlib --scratch-path .build-static --product generate-manual
 	mkdir -p .build/man
 	.build-static/release/generate-manual dist/reiterate-shop --date "$$(git log -1 --format=%cs 2>/dev/null || date +%F)" --output-directory .build/man
-	install -d $(PREFIX)/bin $(PREFIX)/share/man/man1 $(PREFIX)/share/bash-completion/completions \
-	  $(PREFIX)/share/zsh/site-functions $(PREFIX)/share/fish/vendor_completions.d $(PREFIX)/share/reiterate-shop
-	install -m 0755 dist/reiterate-shop dist/reiterate-contract $(PREFIX)/bin/
-	install -m 0644 .build/man/reiterate-shop.1 $(PREFIX)/share/man/man1/
-	dist/reiterate-shop --generate-completion-script bash > $(PREFIX)/share/bash-completion/completions/reiterate-shop
-	dist/reiterate-shop --generate-completion-script zsh > $(PREFIX)/share/zsh/site-functions/_reiterate-shop
-	dist/reiterate-shop --generate-completion-script fish > $(PREFIX)/share/fish/vendor_completions.d/reiterate-shop.fish
-	printf '%s\n' $(INSTALLED) > $(PREFIX)/share/reiterate-shop/installed.txt
+	install -d "$(PREFIX)"/bin "$(PREFIX)"/share/man/man1 "$(PREFIX)"/share/bash-completion/completions \
+	  "$(PREFIX)"/share/zsh/site-functions "$(PREFIX)"/share/fish/vendor_completions.d "$(PREFIX)"/share/reiterate-shop
+	install -m 0755 dist/reiterate-shop dist/reiterate-contract "$(PREFIX)"/bin/
+	install -m 0644 .build/man/reiterate-shop.1 "$(PREFIX)"/share/man/man1/
+	dist/reiterate-shop --generate-completion-script bash > "$(PREFIX)"/share/bash-completion/completions/reiterate-shop
+	dist/reiterate-shop --generate-completion-script zsh > "$(PREFIX)"/share/zsh/site-functions/_reiterate-shop
+	dist/reiterate-shop --generate-completion-script fish > "$(PREFIX)"/share/fish/vendor_completions.d/reiterate-shop.fish
+	printf '%s\n' $(INSTALLED) > "$(PREFIX)"/share/reiterate-shop/installed.txt
 	@echo "installed into $(PREFIX): $(INSTALLED)"
 
 ## CI: `make install` into a fresh folder, the installed tree checked (Tests/contract/test_install.py: runs
@@ -88,9 +88,9 @@ test-install: build venv
 	echo "test-install: installed, checked and removed again"
 
 uninstall:
-	@if [ -f $(PREFIX)/share/reiterate-shop/installed.txt ]; then \
-	  for f in $$(cat $(PREFIX)/share/reiterate-shop/installed.txt); do rm -f "$(PREFIX)/$$f"; done; \
-	  rmdir $(PREFIX)/share/reiterate-shop 2>/dev/null || true; echo "removed from $(PREFIX)"; \
+	@if [ -f "$(PREFIX)"/share/reiterate-shop/installed.txt ]; then \
+	  for f in $$(cat "$(PREFIX)"/share/reiterate-shop/installed.txt); do rm -f "$(PREFIX)/$$f"; done; \
+	  rmdir "$(PREFIX)"/share/reiterate-shop 2>/dev/null || true; echo "removed from $(PREFIX)"; \
 	else echo "nothing of reiterate-shop installed in $(PREFIX)"; fi
 
 ## A self-contained release (issue 21): both executables with the Swift runtime and Foundation linked in
@@ -103,7 +103,7 @@ release: deps
 	strip -o dist/reiterate-shop .build-static/release/reiterate-shop
 	strip -o dist/reiterate-contract .build-static/release/reiterate-contract
 	@if commit=$$(git rev-parse --short=12 HEAD 2>/dev/null); then \
-	  git diff --quiet HEAD -- || commit="$$commit-dirty"; commit="$$commit $$(git log -1 --format=%cs)"; \
+	  [ -z "$$(git status --porcelain -- Sources Package.swift)" ] || commit="$$commit-dirty"; commit="$$commit $$(git log -1 --format=%cs)"; \
 	else commit="unknown (not a git checkout)"; fi; \
 	$(PYTHON) scripts/stamp-build.py dist/reiterate-shop "$$commit"
 	@dist/reiterate-shop --version

@@ -21,6 +21,13 @@ public protocol TerminalBackend: AnyObject {
     func alert(_ style: AlertStyle, _ text: String)
     /// Whether the terminal is still there (false once it hung up).
     var isConnected: Bool { get }
+    /// Keys already read from the terminal and waiting in the backend (typed while `start` asked the
+    /// terminal a question): no readable descriptor will announce them, so the loop reads them once.
+    var hasPendingInput: Bool { get }
+}
+
+extension TerminalBackend {
+    public var hasPendingInput: Bool { false }
 }
 
 /// A terminal in memory: what was drawn, how many cells each frame wrote, what was copied; input is

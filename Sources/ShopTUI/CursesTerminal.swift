@@ -19,6 +19,10 @@ public final class CursesTerminal: TerminalBackend {
     public private(set) var theme: Theme?
     private var colorCount = 0
     public private(set) var themeSource: ThemeSource = .asked
+    /// Keys typed during the probe, given back to curses and not yet read.
+    public private(set) var hasPendingInput = false
+    /// Drops the terminal's answers to `auto`'s question if they come after the probe gave up.
+    private var lateReplies = LateReplyFilter()
     /// Each style's curses attributes, worked out once per style.
     private var attributeCache: [Style: attr_t] = [:]
 
@@ -45,28 +49,6 @@ public final class CursesTerminal: TerminalBackend {
     public func start(environment: [String: String]) {
         guard !started else { return }
         let noColor = !(environment["NO_COLOR"] ?? "").isEmpty
-        var chosen: Theme
-        switch themeRequest {
-        case let .fixed(theme):
-            chosen = theme
-            themeSource = noColor ? .noColor : .asked
-        case let .auto(colorBlindSafe):
-            // Asked before initscr: the answer is read here, not by curses as keys.
-            if noColor {
-                chosen = Theme(.dark, colorBlindSafe: colorBlindSafe)
-                themeSource = .noColor
-            } else if let background = TerminalBackground.ask() {
-                chosen = Theme(background, colorBlindSafe: colorBlindSafe)
-                themeSource = .terminalAnswer
-            } else if let background = TerminalBackground.fromColorFGBG(environment["COLORFGBG"]) {
-                chosen = Theme(background, colorBlindSafe: colorBlindSafe)
-                themeSource = .colorFGBG
-            } else {
-                chosen = Theme(.dark, colorBlindSafe: colorBlindSafe)
-                themeSource = .fallback
-            }
-        }
-        StartupTrace.mark("probed")
         _ = shim_set_locale()  // before initscr, or wide characters print as blanks
         initscr()
         started = true
@@ -79,6 +61,37 @@ public final class CursesTerminal: TerminalBackend {
         curs_set(0)
         if mouse { shim_mouse(1) }
         if environment["ESCDELAY"] == nil { set_escdelay(25) }
+        StartupTrace.mark("initscr")
+        let chosen: Theme
+        switch themeRequest {
+        case let .fixed(theme):
+            chosen = theme
+            themeSource = noColor ? .noColor : .asked
+        case let .auto(colorBlindSafe):
+            // Asked in raw mode without echo, before curses reads any input: the answers are read
+            // here, keys typed meanwhile are given back to curses, and an answer that comes too late
+            // is dropped by the armed filter rather than read as keys.
+            let answer = noColor ? nil : TerminalBackground.ask()
+            if let answer {
+                for byte in answer.typed.reversed() { ungetch(Int32(byte)) }
+                hasPendingInput = !answer.typed.isEmpty
+                if !answer.complete { lateReplies.arm() }
+            }
+            if noColor {
+                chosen = Theme(.dark, colorBlindSafe: colorBlindSafe)
+                themeSource = .noColor
+            } else if let background = answer?.background {
+                chosen = Theme(background, colorBlindSafe: colorBlindSafe)
+                themeSource = .terminalAnswer
+            } else if let background = TerminalBackground.fromColorFGBG(environment["COLORFGBG"]) {
+                chosen = Theme(background, colorBlindSafe: colorBlindSafe)
+                themeSource = .colorFGBG
+            } else {
+                chosen = Theme(.dark, colorBlindSafe: colorBlindSafe)
+                themeSource = .fallback
+            }
+        }
+        StartupTrace.mark("probed")
         theme = nil
         if !noColor, has_colors() {
             start_color()
@@ -170,13 +183,15 @@ public final class CursesTerminal: TerminalBackend {
     public func readInput() -> [TerminalInput] {
         var keys: [TerminalInput] = []
         var code: Int32 = 0
-        var read: [(kind: Int32, code: Int32)] = []
+        var read: [RawKey] = []
+        hasPendingInput = false
         while true {
             let kind = shim_read_key(&code)
             if kind == 0 { break }
-            read.append((kind, code))  // function keys are above 255
+            read.append(RawKey(kind: kind, code: code))
         }
-        for (kind, code) in LateReplyFilter.removingReplies(read, code: { $0.code }) {
+        for key in lateReplies.filter(read) {
+            let (kind, code) = (key.kind, key.code)
             if kind == 2, code == KEY_RESIZE {
                 keys.append(.resize)
             } else if kind == 2, code == KEY_MOUSE {

@@ -51,7 +51,6 @@ public final class TerminalApp {
     /// loads start.
     public func start(cached: CachedShop? = nil) {
         backend.start()
-        StartupTrace.mark("initscr")
         store.onChange = { [weak self] _ in self?.scheduleRender() }
         store.onFrontEnd = { [weak self] effect in self?.carryOut(effect) }
         store.screenText = { [weak self] in self?.lastGrid?.text }
@@ -126,6 +125,7 @@ public final class TerminalApp {
         input.setEventHandler { @Sendable in MainActor.assumeIsolated { self.pump() } }
         input.resume()
         sources.append(input)
+        if backend.hasPendingInput { pump() }
         armTimer()
     }
 

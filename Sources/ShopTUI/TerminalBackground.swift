@@ -42,11 +42,22 @@ public enum TerminalBackground {
         return 0.2126 * linear(r) + 0.7152 * linear(g) + 0.0722 * linear(b)
     }
 
-    /// Asks the terminal on `input`/`output` (both must be a terminal), before curses takes it. The
-    /// terminal's modes are put back as they were; its answers are read here, so none reaches the app
-    /// as keys (a late one is dropped by `LateReplyFilter`).
-    public static func ask(input: Int32 = STDIN_FILENO, output: Int32 = STDOUT_FILENO, timeout: Duration = timeout) -> Theme.Background? {
-        guard isatty(input) == 1, isatty(output) == 1 else { return nil }
+    /// What the terminal said, and what else arrived meanwhile.
+    public struct Answer: Sendable, Equatable {
+        /// From an OSC 11 answer; nil when the terminal did not tell.
+        public var background: Theme.Background?
+        /// The device-attributes answer came: nothing more is on its way.
+        public var complete: Bool
+        /// Bytes that were no answer: keys typed meanwhile, for the app to read after all.
+        public var typed: [UInt8]
+    }
+
+    /// Asks the terminal on `input`/`output` — one terminal, both ends of it — and reads its answers.
+    /// Meant to run once curses has it in raw mode without echo (so a late answer is never echoed,
+    /// and Ctrl-C typed meanwhile is a key); the modes are set so here too and put back as they were.
+    /// Nil when there is no terminal to ask.
+    public static func ask(input: Int32 = STDIN_FILENO, output: Int32 = STDOUT_FILENO, timeout: Duration = timeout) -> Answer? {
+        guard isatty(input) == 1, isatty(output) == 1, sameTerminal(input, output) else { return nil }
         var saved = termios()
         guard tcgetattr(input, &saved) == 0 else { return nil }
         var raw = saved
@@ -55,64 +66,126 @@ public enum TerminalBackground {
         guard tcsetattr(input, TCSANOW, &raw) == 0 else { return nil }
         let written = query.withUnsafeBufferPointer { write(output, $0.baseAddress, $0.count) }
         guard written == query.count else { return nil }
-        var answer: [UInt8] = []
+        var bytes: [UInt8] = []
         let deadline = ContinuousClock.now + timeout
         var buffer = [UInt8](repeating: 0, count: 256)
-        while !LateReplyFilter.endsWithDeviceAttributes(answer) {
+        var complete = false
+        while !complete {
             let left = deadline - ContinuousClock.now
             guard left > .zero else { break }
             var poller = pollfd(fd: input, events: Int16(POLLIN), revents: 0)
             let milliseconds = Int32(max(1, left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000))
             guard poll(&poller, 1, milliseconds) > 0 else { continue }
             let count = buffer.withUnsafeMutableBytes { read(input, $0.baseAddress, $0.count) }
+            if count < 0, errno == EINTR || errno == EAGAIN { continue }
             guard count > 0 else { break }
-            answer += buffer[0..<count]
+            bytes += buffer[0..<count]
+            complete = LateReplyFilter.strip(bytes.map(Int32.init)).sawDeviceAttributes
         }
-        return parse(answer)
+        let stripped = LateReplyFilter.strip(bytes.map(Int32.init))
+        return Answer(background: parse(bytes), complete: complete, typed: stripped.kept.map { bytes[$0] })
+    }
+
+    /// Whether two descriptors are the same terminal device (stdin may be one terminal and stdout
+    /// another: the question would go to one and its answer to the other).
+    static func sameTerminal(_ a: Int32, _ b: Int32) -> Bool {
+        var sa = stat(), sb = stat()
+        guard fstat(a, &sa) == 0, fstat(b, &sb) == 0 else { return false }
+        return sa.st_rdev == sb.st_rdev
     }
 }
 
-/// Drops terminal answers that arrive as input: an OSC 11 answer (`ESC ] … BEL` or `… ESC \`) or a
-/// device-attributes answer (`ESC [ ? … c`) that came after the probe gave up would otherwise be
-/// read as Escape followed by keys, each a command. Only a whole answer inside one read is dropped.
-public enum LateReplyFilter {
-    static func endsWithDeviceAttributes(_ bytes: [UInt8]) -> Bool {
-        guard bytes.last == UInt8(ascii: "c"), let start = lastIndex(of: [0x1B, UInt8(ascii: "["), UInt8(ascii: "?")], in: bytes) else { return false }
-        return bytes[(start + 3)..<(bytes.count - 1)].allSatisfy { ($0 >= 0x30 && $0 <= 0x39) || $0 == UInt8(ascii: ";") }
+/// A key as curses read it: a character (kind 1) or a function key (kind 2; codes above 255).
+public struct RawKey: Sendable, Equatable {
+    public var kind: Int32
+    public var code: Int32
+    public init(kind: Int32, code: Int32) {
+        self.kind = kind
+        self.code = code
+    }
+}
+
+/// Drops the terminal's answers to `auto`'s question when they arrive as input: an OSC 11 answer
+/// (`ESC ] … BEL` or `… ESC \`) or a device-attributes answer (`ESC [ ? … c`) read as keys would be
+/// Escape followed by commands (`1`, `r`, `b`). Armed only when the probe gave up before the
+/// terminal's last answer, for a few seconds or until that answer has been dropped; an answer cut
+/// across two reads is held until the rest comes. Disarmed, it passes every key through.
+public struct LateReplyFilter: Sendable {
+    private var until: ContinuousClock.Instant?
+    private var held: [RawKey] = []
+
+    public init() {}
+
+    public var isArmed: Bool { until != nil }
+
+    public mutating func arm(for duration: Duration = .seconds(2), now: ContinuousClock.Instant = .now) {
+        until = now + duration
     }
 
-    private static func lastIndex(of needle: [UInt8], in bytes: [UInt8]) -> Int? {
-        guard bytes.count >= needle.count else { return nil }
-        return stride(from: bytes.count - needle.count, through: 0, by: -1).first { Array(bytes[$0..<($0 + needle.count)]) == needle }
+    /// The keys of one read without the answers in them (and without the start of one cut short).
+    public mutating func filter(_ keys: [RawKey], now: ContinuousClock.Instant = .now) -> [RawKey] {
+        guard let until else { return keys }
+        let all = held + keys
+        held = []
+        guard now < until else {
+            self.until = nil
+            return all
+        }
+        let result = Self.strip(all.map(\.code))
+        var kept = result.kept.map { all[$0] }
+        if result.sawDeviceAttributes {
+            self.until = nil  // the terminal's last answer: nothing more comes
+        } else if let start = Self.openAnswer(kept.map(\.code)) {
+            held = Array(kept[start...])
+            kept.removeSubrange(start...)
+        }
+        return kept
     }
 
-    /// `items` (the keys of one read, each with its character code; a function key's code is above
-    /// 255 and matches nothing here) without the terminal answers in them.
-    public static func removingReplies<Item>(_ items: [Item], code: (Item) -> Int32) -> [Item] {
-        let codes = items.map(code)
-        guard codes.contains(0x1B) else { return items }
-        var out: [Item] = []
-        out.reserveCapacity(items.count)
+    /// The indices of `codes` that are not inside a whole answer, and whether a device-attributes
+    /// answer was among the answers.
+    static func strip(_ codes: [Int32]) -> (kept: [Int], sawDeviceAttributes: Bool) {
+        var kept: [Int] = []
+        kept.reserveCapacity(codes.count)
+        var sawDeviceAttributes = false
         var i = 0
         while i < codes.count {
-            if codes[i] == 0x1B, i + 1 < codes.count, let end = replyEnd(codes, from: i) {
+            if codes[i] == 0x1B, i + 1 < codes.count, let (end, deviceAttributes) = answerEnd(codes, from: i) {
+                sawDeviceAttributes = sawDeviceAttributes || deviceAttributes
                 i = end
                 continue
             }
-            out.append(items[i])
+            kept.append(i)
             i += 1
         }
-        return out
+        return (kept, sawDeviceAttributes)
     }
 
-    /// Where the answer starting at `start` (an ESC) ends, if it is a whole one.
-    private static func replyEnd(_ codes: [Int32], from start: Int) -> Int? {
+    /// Where an answer still open at the end of `codes` starts (ESC followed by `]` or `[?` and the
+    /// characters an answer holds, with no end yet).
+    static func openAnswer(_ codes: [Int32]) -> Int? {
+        guard let start = codes.lastIndex(of: 0x1B), start + 1 < codes.count else { return nil }
+        let body = codes[(start + 1)...]
+        if body.first == Int32(UInt8(ascii: "]")) {
+            return body.dropFirst().allSatisfy { (0x20..<0x7F).contains($0) } ? start : nil
+        }
+        if body.first == Int32(UInt8(ascii: "[")) {
+            let rest = body.dropFirst()
+            guard rest.first.map({ $0 == Int32(UInt8(ascii: "?")) }) ?? true else { return nil }
+            return rest.dropFirst().allSatisfy { (0x30...0x39).contains($0) || $0 == Int32(UInt8(ascii: ";")) } ? start : nil
+        }
+        return nil
+    }
+
+    /// Where the answer starting at `start` (an ESC) ends, if it is a whole one, and whether it is a
+    /// device-attributes answer.
+    private static func answerEnd(_ codes: [Int32], from start: Int) -> (Int, Bool)? {
         let next = codes[start + 1]
         if next == Int32(UInt8(ascii: "]")) {
             var j = start + 2
             while j < codes.count {
-                if codes[j] == 0x07 { return j + 1 }
-                if codes[j] == 0x1B { return j + 1 < codes.count && codes[j + 1] == Int32(UInt8(ascii: "\\")) ? j + 2 : nil }
+                if codes[j] == 0x07 { return (j + 1, false) }
+                if codes[j] == 0x1B { return j + 1 < codes.count && codes[j + 1] == Int32(UInt8(ascii: "\\")) ? (j + 2, false) : nil }
                 guard (0x20..<0x7F).contains(codes[j]) else { return nil }
                 j += 1
             }
@@ -121,7 +194,7 @@ public enum LateReplyFilter {
         if next == Int32(UInt8(ascii: "[")), start + 2 < codes.count, codes[start + 2] == Int32(UInt8(ascii: "?")) {
             var j = start + 3
             while j < codes.count {
-                if codes[j] == Int32(UInt8(ascii: "c")) { return j + 1 }
+                if codes[j] == Int32(UInt8(ascii: "c")) { return (j + 1, true) }
                 guard (0x30...0x39).contains(codes[j]) || codes[j] == Int32(UInt8(ascii: ";")) else { return nil }
                 j += 1
             }

@@ -303,7 +303,8 @@ import Testing
     }
 
     /// The first frame reads only the balance and packs; the first history page is read by the first
-    /// effect after it, shown while its request is out, and never over a live page of another user.
+    /// effect after it (a `.cacheRead` request of the table, so a user switch drops its answer) and
+    /// shown while the live page is out.
     @Test func aDeferredCachedFirstPageIsReadFirstAfterTheFirstFrame() {
         var d = Driver()
         let effects = d.apply(.startWithCache(CachedShop(balance: CacheEntry(value: CheerBalance(balance: 1_250), fetchedAt: t0), firstPageDeferred: true)))

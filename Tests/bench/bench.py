@@ -331,7 +331,7 @@ def time_to_text(tm, name, command, text, line, width=200, height=60, timeout=10
 # The app's steps to its first frame, as REITERATE_STARTUP_TRACE marks them (Sources/ShopTUI/StartupTrace.swift).
 TRACE_STEPS = [("main", "exec, loading, runtime start"), ("parsed", "argument parsing"), ("settings", "config, settings, keymap, theme"),
                ("client", "contract, HTTP client"), ("store", "model, pins, store"), ("cache", "cache read (balance, packs)"),
-               ("probed", "theme probe (OSC 11)"), ("initscr", "initscr"), ("sent", "first update"), ("built", "frame built"),
+               ("initscr", "initscr"), ("probed", "theme probe (OSC 11)"), ("sent", "first update"), ("built", "frame built"),
                ("put", "cells to curses"), ("drawn", "curses output (doupdate)")]
 
 

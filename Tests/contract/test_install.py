@@ -49,7 +49,6 @@ def test_installed_binary_runs_print_balance_without_the_toolchain(prefix, stub,
                          env=clean_env(tmp_path, REITERATE_TOKEN="dev-token"), capture_output=True, text=True, timeout=30)
     assert out.returncode == 0, out.stderr
     assert "1,250" in out.stdout, out.stdout
-    assert "LD_LIBRARY_PATH" not in clean_env(tmp_path)
 
 
 def test_version_names_the_commit_it_was_built_from(prefix, tmp_path):

@@ -10,7 +10,7 @@ import re
 
 import pytest
 
-from test_tui import TUI, tmux, tmux_server  # noqa: F401  (the module's tmux server)
+from test_tui import TUI, tmux
 
 SGR = re.compile(r"\x1b\[([0-9;]*)m")
 
@@ -30,6 +30,15 @@ def colours(t):
                 found.add(f"b{codes[i] - 90 + 8}")
             i += 1
     return found
+
+
+@pytest.fixture(scope="module", autouse=True)
+def themes_server():
+    """A session of this module's own keeps the private tmux server up (test_tui's kills the server
+    at the end of its module; this one only ends its own session, which ends the server if it is the last)."""
+    tmux("new-session", "-d", "-s", "keepalive-themes", "-x", "80", "-y", "24", "sleep 3600")
+    yield
+    tmux("kill-session", "-t", "keepalive-themes", check=False)
 
 
 @pytest.fixture
