@@ -26,12 +26,22 @@ public final class CursesTerminal: TerminalBackend {
     /// Each style's curses attributes, worked out once per style.
     private var attributeCache: [Style: attr_t] = [:]
 
-    /// How the palette was chosen.
-    public enum ThemeSource: Sendable, Equatable {
+    /// How the palette was chosen (the log says it).
+    public enum ThemeSource: Sendable, Equatable, CustomStringConvertible {
         case asked
         /// `auto`: the terminal's answer to OSC 11, COLORFGBG, or neither (dark).
         case terminalAnswer, colorFGBG, fallback
         case noColor
+
+        public var description: String {
+            switch self {
+            case .asked: "as asked"
+            case .terminalAnswer: "auto: the terminal told its background"
+            case .colorFGBG: "auto: the terminal did not tell; COLORFGBG did"
+            case .fallback: "auto: neither the terminal nor COLORFGBG told the background; dark"
+            case .noColor: "NO_COLOR"
+            }
+        }
     }
 
     /// `mouse: false` leaves the mouse to the terminal (its own text selection); `theme` picks the

@@ -103,7 +103,11 @@ struct Interactive: AsyncParsableCommand {
                 let cached = await store.cachedShopNow(firstPage: false)
                 StartupTrace.mark("cache")
                 let backend = await CursesTerminal(mouse: mouse, theme: themeRequest)
-                return await TerminalApp(store: store, keymap: keymap, backend: backend).run(cached: cached)
+                let status = await TerminalApp(store: store, keymap: keymap, backend: backend).run(cached: cached)
+                // How `auto` decided, for a log that asks why the palette looked as it did.
+                let (palette, source) = await (backend.theme.map(String.init(describing:)) ?? "none", backend.themeSource)
+                logger.info("theme: \(palette) (\(source.description))")
+                return status
             }
         } catch {
             throw fail(error, tokenVariable: settings.tokenEnv)
