@@ -45,7 +45,7 @@ public final class CursesTerminal: TerminalBackend {
     }
 
     /// `mouse: false` leaves the mouse to the terminal (its own text selection); `theme` picks the
-    /// palette (`auto`: the terminal's background, asked before curses starts).
+    /// palette (`auto`: the terminal's background, asked once curses has the terminal in raw mode).
     public init(mouse: Bool = true, theme: ThemeRequest = .standard) {
         self.mouse = mouse
         self.themeRequest = theme
@@ -53,7 +53,8 @@ public final class CursesTerminal: TerminalBackend {
 
     /// Initialises curses: alternate screen (initscr), no echo, raw input (Ctrl-C, Ctrl-Q, Ctrl-S and
     /// Ctrl-Z arrive as keys, so every Ctrl key can be bound), keypad, non-blocking reads,
-    /// hidden cursor, 25 ms ESC delay unless ESCDELAY is set, colours unless NO_COLOR or unsupported.
+    /// hidden cursor, 25 ms ESC delay unless ESCDELAY is set, then the palette (`auto` asks the terminal)
+    /// and colours unless NO_COLOR or unsupported.
     public func start() { start(environment: ProcessInfo.processInfo.environment) }
 
     public func start(environment: [String: String]) {
