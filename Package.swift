@@ -110,7 +110,7 @@ let package = Package(
         ),
         // Comparisons (`snapshot`, `compare`, `replay`): the structural diff keyed by the shop's
         // identities, ignore rules, snapshot and HAR files. Pure: reads JSON values, knows no network.
-        .target(name: "ShopCompare", dependencies: ["JSONTokens", "TerminalText"], swiftSettings: strict),
+        .target(name: "ShopCompare", dependencies: ["ShopAPI", "JSONTokens", "TerminalText"], swiftSettings: strict),
         .target(
             name: "ShopViewModels",
             dependencies: [

@@ -430,10 +430,12 @@ public enum DecodingFailure {
         case is String.Type: return "text"
         case is Int.Type, is Double.Type, is Int64.Type, is UInt64.Type: return "a number"
         case is Bool.Type: return "true or false"
-        default:
-            let name = String(describing: type)
-            if name.hasPrefix("Array") || name.hasPrefix("[") { return "a list" }
-            return "an object"
+        case is any DecodedList.Type: return "a list"
+        default: return "an object"
         }
     }
 }
+
+/// Marks a list among the types a decoding error names (by type, not by its name's spelling).
+protocol DecodedList {}
+extension Array: DecodedList {}

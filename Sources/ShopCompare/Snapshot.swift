@@ -1,5 +1,6 @@
 import Foundation
 import JSONTokens
+import ShopAPI
 
 /// One read kept as the server answered it: what it was, the request line, the request id, the
 /// status, when, and the body as JSON values.
@@ -34,10 +35,11 @@ public struct RecordedRead: Sendable, Equatable {
         guard method.uppercased() == "GET" else { return nil }
         let parts = target.split(separator: "?", maxSplits: 1)
         let path = parts.first.map(String.init) ?? ""
+        // The paths as the endpoint types write them (once).
         switch path {
-        case "/api/v1/balance": return .balance
-        case "/api/v1/audio_packs": return .packs
-        case "/api/v1/cheer_history":
+        case Balance.endpoint.path: return .balance
+        case AudioPacks.endpoint.path: return .packs
+        case CheerHistory.endpoint.path:
             let page = Self.query(parts.count > 1 ? String(parts[1]) : "", "page").flatMap(Int.init) ?? 1
             return .history(page: page)
         default: return nil

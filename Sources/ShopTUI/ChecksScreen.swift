@@ -42,9 +42,5 @@ extension Renderer {
     }
 
     /// `14:03:27` in the display zone.
-    static func clock(_ at: Date, _ zone: TimeZone) -> String {
-        let seconds = Int(at.timeIntervalSince1970.rounded(.down)) + zone.secondsFromGMT(for: at)
-        let day = ((seconds % 86_400) + 86_400) % 86_400
-        return String(format: "%02d:%02d:%02d", day / 3600, day % 3600 / 60, day % 60)
-    }
+    static func clock(_ at: Date, _ zone: TimeZone) -> String { DateText.timeOfDay(at, zone) }
 }

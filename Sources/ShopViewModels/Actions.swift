@@ -137,11 +137,8 @@ extension ShopUpdate {
         switch result {
         case let .success(balance):
             noteOwnWrite(kind, &state)
-            let text: String
-            switch kind {
-            case let .spend(_, name, amount, _): text = "Spent \(Wording.grouped(amount)) cheer on \(name). Balance \(Wording.grouped(balance.balance)) cheer. Checking…"
-            case let .purchase(identifier, _): text = "Bought \(identifier). Balance \(Wording.grouped(balance.balance)) cheer. Checking…"
-            }
+            // The outcome's own words (`WriteRules`), until the reads after say more.
+            let text = WriteRules.of(kind).success(balance.balance) + " Checking…"
             state.action = ActionState(phase: .succeeded(text))
             state.notice = Notice(.info, text)
             // Whatever the answer, what the write should have changed is read again and checked.

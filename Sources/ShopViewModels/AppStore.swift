@@ -119,31 +119,16 @@ public final class AppStore {
         case let .writeReport(draft):
             // The screen now, before anything else is drawn: what the user saw when pressing R.
             let screen = screenText?()
-            let id = UUID()
-            running[id] = Task {
-                await self.writeReport(draft, screen: screen)
-                self.running[id] = nil
-            }
+            spawn { await self.writeReport(draft, screen: screen) }
         case .pin, .unpin:
-            let id = UUID()
-            running[id] = Task {
-                await self.changePins(effect)
-                self.running[id] = nil
-            }
-        case .fetchBalance(let token, _), .fetchPacks(let token), .fetchHistory(let token, _, _, _),
-             .spend(let token, _, _, _, _), .purchase(let token, _, _, _), .wake(let token, _), .watchRead(let token, _, _):
-            // Registered at once, so a cancellation in the same turn finds it.
-            let id = UUID()
-            let task = startRequest(effect, token: token)
-            running[id] = Task {
-                await task?.value
-                self.running[id] = nil
-            }
+            spawn { await self.changePins(effect) }
         default:
-            let id = UUID()
-            running[id] = Task {
-                await self.run(effect)
-                self.running[id] = nil
+            if let token = effect.requestToken {
+                // Registered at once, so a cancellation in the same turn finds it.
+                let task = startRequest(effect, token: token)
+                spawn { await task?.value }
+            } else {
+                spawn { await self.run(effect) }
             }
         }
     }
@@ -165,20 +150,24 @@ public final class AppStore {
                     }
                 }
             }
-        case .cancel, .quit, .copy, .alert, .writeReport:
+        case .cancel, .quit, .copy, .alert, .writeReport, .pin, .unpin:
             launch(effect)
-        case .pin, .unpin:
-            let id = UUID()
-            running[id] = Task {
-                await self.changePins(effect)
-                self.running[id] = nil
-            }
-        case .fetchBalance(let token, _), .fetchPacks(let token), .fetchHistory(let token, _, _, _),
-             .spend(let token, _, _, _, _), .purchase(let token, _, _, _), .wake(let token, _), .watchRead(let token, _, _):
-            await startRequest(effect, token: token)?.value
         default:
-            log(effect)
-            await perform(effect)
+            if let token = effect.requestToken {
+                await startRequest(effect, token: token)?.value
+            } else {
+                log(effect)
+                await perform(effect)
+            }
+        }
+    }
+
+    /// Runs `work` as a task that `settle()` waits for and `stop()` cancels.
+    private func spawn(_ work: @escaping @Sendable () async -> Void) {
+        let id = UUID()
+        running[id] = Task {
+            await work()
+            self.running[id] = nil
         }
     }
 

@@ -5,8 +5,8 @@ import TerminalText
 /// What the program does for `D` and `S` (it knows the environments and can make clients for them);
 /// the view models only ask. A failure is one line in plain words.
 public protocol Comparer: Sendable {
-    /// Compares `a` with `b` (each `env:NAME`, `user:ID`, `env:NAME/user:ID` or a snapshot file).
-    func compare(_ a: String, with b: String, what: ComparedPart) async -> Result<DiffResult, CompareFailure>
+    /// Compares `a` with `b` (each an environment and user, or a snapshot file).
+    func compare(_ a: CompareSide, with b: CompareSide, what: ComparedPart) async -> Result<DiffResult, CompareFailure>
     /// Saves what `user` sees as a snapshot file; answers its path.
     func saveSnapshot(user: String) async -> Result<String, CompareFailure>
 }
@@ -78,12 +78,19 @@ extension ShopUpdate {
 
     static func runCompare(_ typed: String, _ state: inout AppState) -> [Effect] {
         let what = ComparedPart.of(state.screen.tab)
-        // Another environment, the same user: `env:NAME` alone would read that environment's own user.
-        let target = typed.hasPrefix("env:") && !typed.contains("/user:") ? typed + "/user:" + state.context.user : typed
+        let target: CompareSide
+        do {
+            // Another environment, the same user.
+            target = try CompareSide.parse(typed).defaultingUser(state.context.user)
+        } catch {
+            state.notice = Notice(.error, "Could not compare: \(Sanitizer.line(error.description))")
+            return []
+        }
+        let shown = Sanitizer.line(target.description)
         _ = cancel(.compare, &state)
-        state.steps.add("compared the \(what.rawValue) with \(Sanitizer.line(target)) (D)")
-        state.notice = Notice(.info, "Comparing the \(what.rawValue) of \(state.context.user) with \(target)…")
-        return [.compare(state.ask(.compare), a: "user:\(state.context.user)", b: target, what: what)]
+        state.steps.add("compared the \(what.rawValue) with \(shown) (D)")
+        state.notice = Notice(.info, "Comparing the \(what.rawValue) of \(state.context.user) with \(shown)…")
+        return [.compare(state.ask(.compare), a: .live(env: nil, user: state.context.user), b: target, what: what)]
     }
 
     static func compared(_ result: Result<DiffResult, CompareFailure>, _ state: inout AppState) -> [Effect] {

@@ -1,5 +1,6 @@
 import Foundation
 import ShopAPI
+import TerminalText
 
 /// A request as one shell command that sends it again: method, URL, headers (secrets left out, the
 /// token as `$REITERATE_TOKEN` — the environment's variable, never its value) and body.
@@ -68,10 +69,12 @@ extension ShopUpdate {
             let command = CurlCommand.make(e, baseURL: state.context.baseURL, tokenVariable: state.context.tokenVariable)
             // The notice keeps the request id: `!` next still finds the request.
             state.notice = Notice(.info, "copied as curl (OSC 52): \(command)", requestID: e.requestID)
+            state.steps.add("copied \(e.method) \(Sanitizer.line(String(e.path.prefix { $0 != "?" }))) as curl (c)")
             return [.copy(command)]
         case .bugReport:
             return draftReport(&state)
         case .writeHAR:
+            state.steps.add("saved the session's requests as HAR (e)")
             return [.writeHAR]
         case .showRequest:
             guard let e = exchangeInQuestion(state), let index = state.requests.rows.firstIndex(where: { $0.id == e.id }) else {

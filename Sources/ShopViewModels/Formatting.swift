@@ -86,6 +86,12 @@ public enum DateText {
     /// `2026-11-21` in `zone`.
     public static func day(_ date: Date, _ zone: TimeZone) -> String { local(date, zone).day }
 
+    /// `14:03:27` in `zone` (the Checks and Live tabs' rows).
+    public static func timeOfDay(_ date: Date, _ zone: TimeZone) -> String {
+        let seconds = local(date, zone).seconds
+        return "\(two(seconds / 3600)):\(two(seconds % 3600 / 60)):\(two(seconds % 60))"
+    }
+
     /// `2026-11-23 14:05:09Z`.
     public static func utcSeconds(_ date: Date) -> String {
         let (day, seconds) = local(date, TimeZone(secondsFromGMT: 0) ?? .current)
@@ -120,5 +126,15 @@ public enum HistoryColumns {
 
     public static func cells(_ e: CheerHistoryEntry, product: String? = nil, zone: TimeZone) -> [String] {
         [DateText.minute(e.date, zone), Sanitizer.line(e.creator), Sanitizer.line(product ?? e.product), Wording.grouped(e.amount)]
+    }
+
+    /// `print`'s text row: the cells and the number of comments (`—` when the entry has none).
+    public static func printed(_ e: CheerHistoryEntry, zone: TimeZone) -> [String] {
+        cells(e, zone: zone) + [e.comments.map { String($0.count) } ?? "—"]
+    }
+
+    /// The line that stands for an entry the app could not read (in `print`'s text).
+    public static func unreadable(_ u: UnreadableEntry) -> String {
+        "⚠ unreadable entry\(u.id.map { " \(Sanitizer.line($0))" } ?? ""): \(Sanitizer.line(u.reason))"
     }
 }

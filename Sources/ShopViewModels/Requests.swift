@@ -1,6 +1,7 @@
 import ShopAPI
 import ShopCompare
 import JSONTokens
+import TerminalText
 
 /// The request inspector: the exchanges the REST core recorded, newest first.
 public struct RequestsState: Equatable, Sendable {
@@ -107,8 +108,12 @@ extension ShopUpdate {
     static func pinsChanged(_ requests: Set<String>, _ outcome: PinOutcome?, _ state: inout AppState) -> [Effect] {
         state.pinned = requests
         switch outcome {
-        case let .pinned(request)?: state.notice = Notice(.info, "Pinned \(request): later answers to it are compared with this one (P again unpins).")
-        case let .unpinned(request)?: state.notice = Notice(.info, "Unpinned \(request).")
+        case let .pinned(request)?:
+            state.notice = Notice(.info, "Pinned \(request): later answers to it are compared with this one (P again unpins).")
+            state.steps.add("pinned the answer to \(Sanitizer.line(request)) (P)")
+        case let .unpinned(request)?:
+            state.notice = Notice(.info, "Unpinned \(request).")
+            state.steps.add("unpinned \(Sanitizer.line(request)) (P)")
         case let .failed(message)?: state.notice = Notice(.error, message)
         case nil: break
         }

@@ -121,8 +121,19 @@ public indirect enum Effect: Equatable, Sendable {
     case pin(Pin)
     case unpin(String)
     /// Compare `a` with `b` (`D`); save a snapshot of `user` (`S`).
-    case compare(Token, a: String, b: String, what: ComparedPart)
+    case compare(Token, a: CompareSide, b: CompareSide, what: ComparedPart)
     case saveSnapshot(user: String)
+
+    /// The token of a request the store runs as its own cancellable task (`.cancel(token)` stops it).
+    var requestToken: Token? {
+        switch self {
+        case .fetchBalance(let token, _), .fetchPacks(let token), .fetchHistory(let token, _, _, _),
+             .spend(let token, _, _, _, _), .purchase(let token, _, _, _), .wake(let token, _), .watchRead(let token, _, _):
+            return token
+        default:
+            return nil
+        }
+    }
 
     /// This effect and those inside it, in order.
     public var flattened: [Effect] {

@@ -137,6 +137,7 @@ extension ShopUpdate {
         state.watch.add([WatchEvent(at: state.clock ?? .distantPast,
                                     change: .status("watching \(state.context.user) every \(WatchState.seconds(state.watch.interval))"))])
         state.notice = Notice(.info, "Watching \(state.context.user): changes show on the Live tab (w pauses)")
+        state.steps.add("started watching \(state.context.user) every \(WatchState.seconds(state.watch.interval)) (w)")
         return beginRound(&state)
     }
 
@@ -149,6 +150,7 @@ extension ShopUpdate {
         state.watch.marks = WatchMarks()
         state.watch.add([WatchEvent(at: state.clock ?? .distantPast, change: .status("paused"))])
         state.notice = Notice(.info, "Watch paused: w resumes, and reconciles what changed meanwhile.")
+        state.steps.add("paused the watch (w)")
         return cancelRequests(&state) { $0.isWatch }
     }
 
@@ -159,6 +161,7 @@ extension ShopUpdate {
         let since = state.watch.last.map { last in state.clock.map { " (compared with the reads of \(Wording.age(of: last.at, now: $0)))" } ?? "" } ?? ""
         state.watch.add([WatchEvent(at: state.clock ?? .distantPast, change: .status("resumed\(since)"))])
         state.notice = Notice(.info, "Watching \(state.context.user) again.")
+        state.steps.add("resumed the watch (w)")
         return beginRound(&state)
     }
 

@@ -9,6 +9,10 @@ public struct WriteOutcome: Equatable, Sendable {
     public enum Applied: Equatable, Sendable { case yes, no, unknown }
 
     public var applied: Applied
+    /// How the server answered the write itself: took it, refused it, or no answer came (lost,
+    /// cut, timed out). What happened after a lost answer is `applied`, from the reads after.
+    public enum Answer: Equatable, Sendable { case accepted, refused, unanswered }
+    public var answer: Answer
     /// This write's checks, in the order they were made.
     public var checks: [CheckRecord]
     /// What happened, in words (before the checks' verdict).
@@ -96,17 +100,19 @@ extension WriteOutcome {
         let fresh = v.balance.value
         let before = v.before.balance
         let expected = before.flatMap { b in rules.delta.map { b + $0 } }
-        var outcome = WriteOutcome(applied: .unknown, checks: [], headline: "", requestID: v.answer.failureRequestID)
+        var outcome = WriteOutcome(applied: .unknown, answer: .unanswered, checks: [], headline: "", requestID: v.answer.failureRequestID)
 
         switch v.answer {
         case let .success(answered):
             outcome.applied = .yes
+            outcome.answer = .accepted
             outcome.headline = rules.success(fresh ?? answered)
             if let expected, let before, let fresh {
                 check(rules.balanceCheck, answered == expected && fresh == expected, expected: "\(g(expected)) (\(g(before)) \(rules.deltaText))",
                       actual: answered == fresh ? g(fresh) : "answered \(g(answered)), read \(g(fresh))")
             }
         case let .failure(error):
+            outcome.answer = error.category.mayHaveBeenApplied ? .unanswered : .refused
             if let replay = rules.replay, error.status == replay.status {
                 outcome.applied = .no
                 outcome.headline = ShopUpdate.explain(error, kind: v.kind)

@@ -36,9 +36,9 @@ enum Output {
         for item in page.items {
             switch item {
             case let .entry(e):
-                rows.append(HistoryColumns.cells(e, zone: .current) + [e.comments.map { String($0.count) } ?? "—"])
+                rows.append(HistoryColumns.printed(e, zone: .current))
             case let .unreadable(u):
-                notes[rows.count] = "⚠ unreadable entry\(u.id.map { " \(Sanitizer.line($0))" } ?? ""): \(Sanitizer.line(u.reason))"
+                notes[rows.count] = HistoryColumns.unreadable(u)
                 rows.append(["", "", "", "", ""])
             }
         }

@@ -112,10 +112,10 @@ struct HistoryStream {
         switch item {
         case let .entry(e):
             if json { return Output.jsonLine(e) }
-            return Self.row(HistoryColumns.cells(e, zone: .current) + [e.comments.map { String($0.count) } ?? "—"])
+            return Self.row(HistoryColumns.printed(e, zone: .current))
         case let .unreadable(u):
             if json { return try Output.jsonLine(UnreadableLine(unreadable: true, id: u.id, reason: u.reason)) }
-            return "⚠ unreadable entry\(u.id.map { " \(Sanitizer.line($0))" } ?? ""): \(Sanitizer.line(u.reason))\n"
+            return HistoryColumns.unreadable(u) + "\n"
         }
     }
 

@@ -234,6 +234,19 @@ enum ExitStatus: Int32 {
     case tempFail = 75         // EX_TEMPFAIL: the server failed; a cached value was printed
     case config = 78           // EX_CONFIG: a setting is wrong
 
+    /// A write's status (`spend`, `buy`), from its one outcome: 0 when applied (65 under `--strict`
+    /// when a check failed or an answer deviated from the contract), 1 when the server refused it,
+    /// 69 when no answer came and it was not applied or it is not known whether.
+    static func of(_ outcome: WriteOutcome, error: ShopAPIError?, strict: Bool, findings: Int) -> Int32 {
+        if outcome.applied == .yes {  // an answer lost but the write found applied counts as done
+            return strict && (!outcome.failed.isEmpty || findings > 0) ? dataError.rawValue : 0
+        }
+        switch outcome.answer {
+        case .unanswered: return unavailable.rawValue
+        case .refused, .accepted: return (error.map(of) ?? .software).rawValue  // refused: 1, or the setting or fault at fault
+        }
+    }
+
     static func of(_ error: ShopAPIError) -> ExitStatus {
         switch error.category {
         case .httpStatus, .signIn, .cancelled: return .serverError

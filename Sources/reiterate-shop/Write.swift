@@ -16,7 +16,8 @@ struct Spend: AsyncParsableCommand {
             Refused without --yes, and always in a read-only environment. The verdict and each check go to
             stdout; a failed check or a contract finding is also a `warning:` line on stderr.
             Exit status: 0 applied (and, with --strict, every check passed: else 65); 1 refused by the server;
-            69 no answer and not applied; 78 read-only or a bad setting; 64 usage.
+            69 no answer, and not applied or not known whether (the verdict says which: never send it again
+            blindly); 78 read-only or a bad setting; 64 usage.
             """
     )
 
@@ -119,12 +120,7 @@ struct WriteRun {
                         Terminal.err("warning: \(Sanitizer.line(check.request)): [\(check.name)] expected \(Sanitizer.line(check.expected)), got \(Sanitizer.line(check.actual))\(id)\n")
                     }
                 }
-                let failed = outcome.failed.count
-                if let error = after.lastWriteError, outcome.applied != .yes {
-                    // Refused, or no answer and not found applied: applied counts as done.
-                    return error.category.mayHaveBeenApplied ? ExitStatus.unavailable.rawValue : ExitStatus.of(error).rawValue
-                }
-                return strict && (failed > 0 || findings > 0) ? ExitStatus.dataError.rawValue : 0
+                return ExitStatus.of(outcome, error: after.lastWriteError, strict: strict, findings: findings)
             }
         } catch let exit as ExitCode {
             throw exit

@@ -34,6 +34,27 @@ import Testing
         #expect(copy == [.copy(#"curl -sS 'http://shop.test/api/v1/balance?user_id=qa-alice' -H "Authorization: Bearer $REITERATE_TOKEN""#)])
         d.apply(.action(.showRequest))
         #expect(d.state.screen.tab == .requests && d.state.requests.selected?.requestID == "rq-500")
+        #expect(d.state.steps.steps.contains("copied GET /api/v1/balance as curl (c)"), "\(d.state.steps.steps)")
+    }
+
+    /// The watch, pins and the HAR file are steps too, each said by the handler that did it (and a
+    /// pin only once the store says it was made).
+    @Test func watchPinsAndHARAreSteps() {
+        var d = Driver.loaded()
+        d.apply(.action(.watch))
+        d.apply(.action(.watch))
+        d.apply(.action(.watch))
+        d.apply(.pinsChanged(["GET /api/v1/balance?user_id=qa-alice"], .pinned("GET /api/v1/balance?user_id=qa-alice")))
+        d.apply(.pinsChanged([], .unpinned("GET /api/v1/balance?user_id=qa-alice")))
+        d.apply(.action(.writeHAR))
+        #expect(Array(d.state.steps.steps.suffix(6)) == [
+            "started watching qa-alice every \(WatchState.seconds(d.state.watch.interval)) (w)",
+            "paused the watch (w)",
+            "resumed the watch (w)",
+            "pinned the answer to GET /api/v1/balance?user_id=qa-alice (P)",
+            "unpinned GET /api/v1/balance?user_id=qa-alice (P)",
+            "saved the session's requests as HAR (e)",
+        ], "\(d.state.steps.steps)")
     }
 }
 

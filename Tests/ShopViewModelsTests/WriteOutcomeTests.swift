@@ -22,7 +22,7 @@ import Testing
     @Test func aSpendThatWentThroughIsCheckedOnEveryCount() {
         let entry = CheerHistoryEntry(id: "h-231", creator: "c", amount: 7, product: "com.reiterate.pack.rain", date: at, comments: nil)
         let o = WriteOutcome.judge(verification(spend, .success(1_243), fresh: 1_243, newest: entry, packAfter: 107), requestID: "rq-1")
-        #expect(o.applied == .yes && o.succeeded && o.checks.map(\.name) == ["spend-balance", "spend-history", "spend-pack-total"])
+        #expect(o.applied == .yes && o.answer == .accepted && o.succeeded && o.checks.map(\.name) == ["spend-balance", "spend-history", "spend-pack-total"])
         #expect(o.text == "Spent 7 cheer on Rain. Balance 1,243 cheer. ✔ 3 checks passed")
         let off = WriteOutcome.judge(verification(spend, .success(1_243), fresh: 1_242, newest: entry, packAfter: 107), requestID: "rq-1")
         #expect(!off.succeeded && off.failed.map(\.line) == ["✗ spend-balance: expected 1,243 (1,250 − 7), got answered 1,243, read 1,242"])
@@ -37,6 +37,8 @@ import Testing
         #expect(neither.applied == .unknown && neither.failed.map(\.name) == ["spend-balance"])
         let unread = WriteOutcome.judge(verification(spend, .failure(cut), fresh: nil), requestID: nil)
         #expect(unread.applied == .unknown && unread.checks.isEmpty && unread.headline.hasSuffix("the balance could not be read again."))
+        // What `spend`/`buy` exit with reads these: no answer (69) whether or not it was applied after all.
+        #expect([applied, not, neither, unread].map(\.answer) == [.unanswered, .unanswered, .unanswered, .unanswered])
         // The same rules for a purchase, in its words; credited after all settles the lost purchase.
         let credited = WriteOutcome.judge(verification(buy, .failure(cut), fresh: 1_450), requestID: nil)
         #expect(credited.applied == .yes && credited.settlesLostPurchase && credited.headline.contains("transaction 42 will not be credited again"))
@@ -46,7 +48,7 @@ import Testing
         let low = ShopAPIError.http(status: 402, message: "too low", code: "insufficient_balance", requestID: "rq-402", endpoint: "POST /api/v1/spend_cheer", retryAfter: nil)
         let refused = WriteOutcome.judge(verification(spend, .failure(low), fresh: 1_250), requestID: "rq-402")
         #expect(refused.applied == .no && refused.checks.map(\.name) == ["refused-unchanged"] && refused.headline.hasSuffix("Nothing was spent (balance 1,250, unchanged)."))
-        #expect(refused.requestID == "rq-402" && !refused.succeeded)
+        #expect(refused.requestID == "rq-402" && !refused.succeeded && refused.answer == .refused)
         let replay = ShopAPIError.http(status: 409, message: "dup", code: "duplicate_transaction", requestID: "rq-409", endpoint: "POST /api/v2/purchase_cheer", retryAfter: nil)
         let again = WriteOutcome.judge(verification(buy, .failure(replay), fresh: 1_250), requestID: "rq-409")
         #expect(again.applied == .no && again.checks.map(\.name) == ["replay-unchanged"] && again.failed.isEmpty)

@@ -1,6 +1,8 @@
 """Fixtures that run the real `reiterate-stub` binary on 127.0.0.1 and talk HTTP to it."""
+import atexit
 import os
 import select
+import shutil
 import subprocess
 import tempfile
 import time
@@ -13,6 +15,12 @@ ROOT = Path(__file__).resolve().parents[2]
 STUB_BIN = Path(os.environ.get("STUB_BIN", ROOT / ".build" / "debug" / "reiterate-stub"))
 SPEC_PATH = Path(os.environ.get("API_SPEC", ROOT.parent / "shared" / "api" / "reiterate-api.yaml"))
 TOKEN = "dev-token"
+
+# Every temporary file and folder the tests make (tempfile.mkdtemp() and friends, here and in the test
+# modules, which conftest precedes) goes under one folder, removed when the run ends.
+_SCRATCH = tempfile.mkdtemp(prefix="reiterate-tests-")
+tempfile.tempdir = _SCRATCH
+atexit.register(shutil.rmtree, _SCRATCH, True)
 
 # The machine's own proxy settings would route the tests' requests elsewhere: the proxy tests set theirs.
 for _name in list(os.environ):

@@ -1,0 +1,80 @@
+import ArgumentParser
+import Foundation
+import JSONTokens
+import Logging
+import ShopAPI
+import ShopCache
+import ShopCompare
+import ShopSettings
+import ShopViewModels
+import Synchronization
+import TerminalText
+
+/// `reiterate-shop pins`: the answers pinned in this environment (`P` on the Requests tab); `--add`
+/// pins the current answer of a read, `--remove` takes a pin away.
+struct PinsCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "pins",
+        abstract: "List the answers pinned in this environment; --add pins a read's current answer, --remove takes a pin away.",
+        discussion: """
+            A pinned answer is compared with every later answer to the same request, under the ignore
+            rules ([compare] ignore): a difference is a finding `pinned` in the Checks tab, and a warning
+            line from `print`. Pins are kept per environment in $XDG_STATE_HOME/reiterate-shop/pins.
+            """
+    )
+
+    @Option(help: "Pin the current answer of balance, packs or history (its first page) for the current user.") var add: String?
+    @Option(help: "Take away the pin of this request (as listed), or `all`.") var remove: String?
+    @Flag(help: "The pins as JSON (the file's form).") var json = false
+    @OptionGroup var connection: ConnectionOptions
+
+    func validate() throws {
+        if let add, ComparedPart(rawValue: add) == nil { throw ValidationError("--add takes balance, packs or history, not “\(add)”") }
+        if add != nil, remove != nil { throw ValidationError("--add and --remove go one at a time") }
+    }
+
+    func run() async throws {
+        let (settings, logger) = try connection.settingsAndLogger()
+        guard let pins = connection.pins(settings) else {
+            throw fail(CLIError(message: "[compare] ignore holds a rule that is not a path (`reiterate-shop config check` names it)", exitCode: .config))
+        }
+        if let unreadable = pins.unreadable { throw fail(CLIError(message: "the pins cannot be read: \(unreadable)", exitCode: .dataError)) }
+        do {
+            if let add {
+                let read: RecordedRead? = try await connection.withClient(settings, logger: logger) { client in
+                    let side = LiveSide(client: client, settings: settings, name: "")
+                    switch ComparedPart(rawValue: add) {
+                    case .balance?: return try await side.balance()
+                    case .packs?: return try await side.packs()
+                    default: return try await side.history(page: 1, perPage: 50)
+                    }
+                }
+                guard let read, let body = read.body else { throw CLIError(message: "the answer is not JSON: nothing to pin", exitCode: .dataError) }
+                let pin = Pin(request: Pin.request(method: read.method, pathAndQuery: read.target), body: body, requestID: read.requestID, pinnedAt: read.at ?? Date())
+                try await pins.add(pin)
+                Terminal.err("note: pinned \(Sanitizer.line(pin.request)) (request id \(Sanitizer.line(pin.requestID ?? "—"))) on \(settings.environment.uppercased())\n")
+            } else if let remove {
+                let gone = try await pins.remove(remove == "all" ? nil : remove)
+                guard gone > 0 else { throw CLIError(message: "no pin of “\(remove)” on \(settings.environment.uppercased()) (reiterate-shop pins lists them)", exitCode: .usage) }
+                Terminal.err("note: \(gone) pin\(gone == 1 ? "" : "s") taken away\n")
+            } else {
+                let book = await pins.book
+                if json {
+                    Terminal.out(String(decoding: book.encoded(), as: UTF8.self))
+                } else if book.pins.isEmpty {
+                    Terminal.out("No pins on \(settings.environment.uppercased()).\n")
+                } else {
+                    for pin in book.pins {
+                        Terminal.out("\(Sanitizer.line(pin.request))  pinned \(DiffReport.stamp(pin.pinnedAt))  request id \(Sanitizer.line(pin.requestID ?? "—"))\n")
+                    }
+                }
+            }
+        } catch let error as CLIError {
+            throw fail(error)
+        } catch let error as ShopAPIError {
+            throw fail(error, tokenVariable: settings.tokenEnv)
+        } catch {
+            throw fail(CLIError(message: "the pins could not be saved in \(pins.path ?? "the state folder")", exitCode: .config))
+        }
+    }
+}
