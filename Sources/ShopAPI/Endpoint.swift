@@ -52,7 +52,10 @@ extension Endpoint where Response: Decodable {
         try JSONDecoder().decode(Response.self, from: Data(JSONRepair.replacingLoneSurrogates(body)))
     }
 
-    public static func decode(_ body: [UInt8], tokens: [JSONToken]) throws -> Response { try decode(body) }
+    /// The same, with the tokens the client already made of the body (the repair reuses them).
+    public static func decode(_ body: [UInt8], tokens: [JSONToken]) throws -> Response {
+        try JSONDecoder().decode(Response.self, from: Data(JSONRepair.replacingLoneSurrogates(body, tokens: tokens)))
+    }
 }
 
 /// Repairs JSON that other decoders accept but Foundation's rejects as a whole.
@@ -60,9 +63,9 @@ public enum JSONRepair {
     /// `\uD800`–`\uDFFF` escapes that do not form a surrogate pair become `\uFFFD`, so one bad string
     /// costs one field (shown as �), not the whole page. Bytes are returned unchanged when there is none
     /// (a body with no backslash is not even tokenized).
-    public static func replacingLoneSurrogates(_ bytes: [UInt8]) -> [UInt8] {
+    public static func replacingLoneSurrogates(_ bytes: [UInt8], tokens: [JSONToken]? = nil) -> [UInt8] {
         guard bytes.contains(UInt8(ascii: "\\")) else { return bytes }
-        return JSONText.replacingLoneSurrogates(bytes, tokens: JSONTokenizer.tokens(bytes))
+        return JSONText.replacingLoneSurrogates(bytes, tokens: tokens ?? JSONTokenizer.tokens(bytes))
     }
 }
 

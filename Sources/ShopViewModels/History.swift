@@ -205,6 +205,8 @@ extension ShopUpdate {
     static func loadVisiblePages(_ state: inout AppState) -> [Effect] {
         let h = state.history
         guard let count = h.count, count > 0 else { return loadHistoryPage(h.page, &state) }
+        // A row an entry: with comments open the screen (the same rule over lines) shows fewer
+        // entries than this, so the pages asked for always cover those on screen.
         let shown = Viewport.centred(selected: h.cursor, count: count, rows: state.screen.pageSize).range(count: count)
         let low = shown.lowerBound, high = max(low, shown.upperBound - 1)
         var wanted: [Int] = []
