@@ -96,15 +96,13 @@ extension ShopUpdate {
     static func compared(_ result: Result<DiffResult, CompareFailure>, _ state: inout AppState) -> [Effect] {
         switch result {
         case let .success(diff):
-            state.diff = DiffViewState(result: diff)
             let count = diff.differences.count
-            // A dialog or a prompt opened meanwhile keeps the keys; the diff waits behind it.
+            // A dialog or a prompt opened meanwhile keeps the keys; the diff is offered, not shown.
             guard state.mode == .browse || state.mode == .diff else {
-                state.diff = nil
                 state.notice = Notice(.info, "Compared with \(diff.b.name): " + (count == 0 ? "the same." : DiffReport.summary(diff.differences)) + " (D again shows the diff)")
                 return []
             }
-            state.screen.focus = .diff
+            state.screen.focus = .diff(DiffViewState(result: diff))
             state.notice = Notice(.info, count == 0 ? "The same: no difference (Esc goes back)." : DiffReport.summary(diff.differences) + " (n/N between them, Esc goes back)")
         case let .failure(failure):
             state.notice = Notice(.error, "Could not compare: \(failure.message)")
@@ -114,23 +112,21 @@ extension ShopUpdate {
 
     /// Keys in the diff view.
     static func diffAction(_ action: Action, _ state: inout AppState) -> [Effect] {
-        guard let view = state.diff else {
-            state.screen.focus = .browse
-            return []
-        }
+        guard case var .diff(view) = state.screen.focus else { return [] }
         let count = view.result.differences.count
         switch action {
         case .back:
-            state.diff = nil
             state.screen.focus = .browse
             state.notice = nil
+            return []
         case .nextMatch:
-            state.diff?.selectedIndex = count == 0 ? 0 : (view.selectedIndex + 1) % count
+            view.selectedIndex = count == 0 ? 0 : (view.selectedIndex + 1) % count
         case .previousMatch:
-            state.diff?.selectedIndex = count == 0 ? 0 : (view.selectedIndex - 1 + count) % count
+            view.selectedIndex = count == 0 ? 0 : (view.selectedIndex - 1 + count) % count
         default:
-            if let index = moved(view.selectedIndex, by: action, count: count, page: state.screen.pageSize) { state.diff?.selectedIndex = index }
+            if let index = moved(view.selectedIndex, by: action, count: count, page: state.screen.pageSize) { view.selectedIndex = index }
         }
+        state.screen.focus = .diff(view)
         return []
     }
 

@@ -42,8 +42,10 @@ public struct ScreenState: Equatable, Sendable {
     /// What has the keys when no dialog is shown: one value, so the help overlay, the pack filter and a
     /// prompt can never be open at once.
     public enum Focus: Equatable, Sendable {
-        case browse, help, filter, diff
+        case browse, help, filter
         case prompt(PromptState)
+        /// The diff view (`D`) holds its comparison: no diff is kept that is not shown.
+        case diff(DiffViewState)
     }
 
     public var tab: Tab = .shop

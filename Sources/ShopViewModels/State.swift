@@ -85,8 +85,11 @@ public struct AppState: Equatable, Sendable {
     public var requests = RequestsState()
     /// Requests with a pinned answer (`GET /api/v1/balance?user_id=qa-alice`): marked on the Requests tab.
     public var pinned: Set<String> = []
-    /// The diff view's comparison (`D`), while it is open.
-    public var diff: DiffViewState?
+    /// The diff view's comparison (`D`), while it is open (it lives in the focus).
+    public var diff: DiffViewState? {
+        if case let .diff(view) = screen.focus { return view }
+        return nil
+    }
     /// What `D` can compare with, for Tab: `env:NAME`, `user:ID`, snapshot files (set by the program).
     public var compareTargets: [String] = []
     public var action: ActionState?

@@ -36,6 +36,21 @@ public struct WriteOutcome: Equatable, Sendable {
     }
 }
 
+/// The checks of a write, by name (what each means: docs/checks.md).
+public enum WriteCheck: String, Sendable, Equatable, CaseIterable {
+    /// The balance moved by the write's amount (answered and read again), or, with no answer, to
+    /// one of the two outcomes.
+    case spendBalance = "spend-balance", purchaseBalance = "purchase-balance"
+    /// The newest history entry is this spend, and the total grew by one.
+    case spendHistory = "spend-history"
+    /// The pack's cheer total grew by the amount.
+    case spendPackTotal = "spend-pack-total"
+    /// A refusal (4xx) left the balance as it was.
+    case refusedUnchanged = "refused-unchanged"
+    /// A replayed purchase (409) left the balance as it was.
+    case replayUnchanged = "replay-unchanged"
+}
+
 /// What differs between kinds of write, as data: how the balance moves when one is applied, the
 /// names of its checks, and its words. The judging below is the same for every kind.
 struct WriteRules {
@@ -43,9 +58,9 @@ struct WriteRules {
     var delta: Int?
     /// `− 7` or `+ 200`, as the expectations show the change.
     var deltaText: String
-    var balanceCheck: String
+    var balanceCheck: WriteCheck
     /// The status that says "already done, nothing changed" (409 for a replayed purchase) and its check.
-    var replay: (status: Int, check: String)?
+    var replay: (status: Int, check: WriteCheck)?
     /// Whether an unanswered write is settled by "the fresh balance is one of the two outcomes" check.
     var checksEitherOutcome: Bool
     var success: (_ balance: Int) -> String
@@ -61,7 +76,7 @@ struct WriteRules {
         switch kind {
         case let .spend(_, name, amount, _):
             return WriteRules(
-                delta: -amount, deltaText: "− \(g(amount))", balanceCheck: "spend-balance", replay: nil, checksEitherOutcome: true,
+                delta: -amount, deltaText: "− \(g(amount))", balanceCheck: .spendBalance, replay: nil, checksEitherOutcome: true,
                 success: { "Spent \(g(amount)) cheer on \(name). Balance \(g($0)) cheer." },
                 wasApplied: { fresh, before in "the spend was applied (balance \(g(fresh)) = \(g(before)) − \(g(amount)))." },
                 wasNotApplied: { "the spend was not applied (balance \(g($0)), unchanged)." },
@@ -73,7 +88,7 @@ struct WriteRules {
         case let .purchase(identifier, transactionID):
             let bundle = ActionKind.bundleAmount(identifier)
             return WriteRules(
-                delta: bundle, deltaText: "+ \(bundle.map(g) ?? "?")", balanceCheck: "purchase-balance", replay: (409, "replay-unchanged"),
+                delta: bundle, deltaText: "+ \(bundle.map(g) ?? "?")", balanceCheck: .purchaseBalance, replay: (409, .replayUnchanged),
                 checksEitherOutcome: false,
                 success: { "Bought \(identifier). Balance \(g($0)) cheer." },
                 wasApplied: { fresh, before in
@@ -93,8 +108,8 @@ extension WriteOutcome {
         let rules = WriteRules.of(v.kind)
         let g = Wording.grouped
         var checks: [CheckRecord] = []
-        func check(_ name: String, _ passed: Bool, expected: String, actual: String) {
-            checks.append(CheckRecord(name: name, outcome: passed ? .passed : .failed, expected: expected, actual: actual,
+        func check(_ name: WriteCheck, _ passed: Bool, expected: String, actual: String) {
+            checks.append(CheckRecord(name: name.rawValue, outcome: passed ? .passed : .failed, expected: expected, actual: actual,
                                       request: v.request, requestID: requestID, at: v.at))
         }
         let fresh = v.balance.value
@@ -140,7 +155,7 @@ extension WriteOutcome {
                 outcome.applied = .no
                 outcome.headline = ShopUpdate.explain(error, kind: v.kind)
                 if let before, let fresh, (400..<500).contains(error.status ?? 0) {
-                    check("refused-unchanged", fresh == before, expected: "\(g(before)) (unchanged)", actual: g(fresh))
+                    check(.refusedUnchanged, fresh == before, expected: "\(g(before)) (unchanged)", actual: g(fresh))
                     // Said once, and only as read: the balance after the refusal.
                     if fresh == before, let words = rules.refusedUnchanged { outcome.headline += words(fresh) }
                 }
@@ -155,14 +170,14 @@ extension WriteOutcome {
                 let describe = entry.map { "\(g($0.amount)) on \($0.product)\(($0.comments ?? []).last?.body.map { " “\($0)”" } ?? "")" } ?? "no entry"
                 let wanted = "\(g(amount)) on \(product)\(comment.map { " “\($0)”" } ?? "")"
                 if let total = v.before.historyTotal {
-                    check("spend-history", isThis && facts.total == total + 1,
+                    check(.spendHistory, isThis && facts.total == total + 1,
                           expected: "newest \(wanted), total \(g(total + 1))", actual: "newest \(describe), total \(g(facts.total))")
                 } else {
-                    check("spend-history", isThis, expected: "newest \(wanted)", actual: "newest \(describe)")
+                    check(.spendHistory, isThis, expected: "newest \(wanted)", actual: "newest \(describe)")
                 }
             }
             if let beforeCheer = v.before.packCheer, case let .read(after?) = v.packs {
-                check("spend-pack-total", after == beforeCheer + amount,
+                check(.spendPackTotal, after == beforeCheer + amount,
                       expected: "\(g(beforeCheer + amount)) (\(g(beforeCheer)) + \(g(amount)))", actual: g(after))
             }
         }

@@ -161,8 +161,7 @@ import TerminalText
             Difference(.removed, DiffPath.root("packs").key("com.reiterate.pack.harbour-fog"), old: .object(["identifier": .string("com.reiterate.pack.harbour-fog"), "name": .string("Harbour Foghorns")]), label: "Harbour Foghorns"),
             Difference(.added, DiffPath.root("packs").key("com.reiterate.pack.new"), new: .object(["identifier": .string("com.reiterate.pack.new"), "name": .string("Brand New Pack \u{1B}[31m")]), label: "Brand New Pack"),
         ]
-        l.app.diff = DiffViewState(result: DiffResult(what: .packs, a: a, b: b, differences: differences))
-        l.app.screen.focus = .diff
+        l.app.screen.focus = .diff(DiffViewState(result: DiffResult(what: .packs, a: a, b: b, differences: differences)))
         l.press(.char("n"))
         both("diff", l.app)
         let text = Renderer.render(frame(l.app, width: 120, height: 40)).text

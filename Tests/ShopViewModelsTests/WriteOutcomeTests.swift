@@ -54,3 +54,18 @@ import Testing
         #expect(again.applied == .no && again.checks.map(\.name) == ["replay-unchanged"] && again.failed.isEmpty)
     }
 }
+
+/// Every check the tool can name — the contract's, the watch's and the writes' — is explained in the
+/// docs under its name (docs/checks.md, docs/watch.md).
+@Suite struct CheckNamesTests {
+    @Test func everyCheckIsDocumentedByName() throws {
+        let docs = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("docs")
+        let text = try String(contentsOf: docs.appendingPathComponent("checks.md"), encoding: .utf8)
+            + String(contentsOf: docs.appendingPathComponent("watch.md"), encoding: .utf8)
+        let names = ContractCheck.allCases.map(\.rawValue) + WatchCheck.allCases.map(\.rawValue) + WriteCheck.allCases.map(\.rawValue)
+        #expect(names.count == Set(names).count, "two kinds of check share a name")
+        let missing = names.filter { !text.contains("`\($0)`") }
+        #expect(missing.isEmpty, "not in docs/checks.md or docs/watch.md: \(missing)")
+    }
+}
