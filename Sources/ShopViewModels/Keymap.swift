@@ -274,8 +274,9 @@ public struct Keymap: Sendable, Equatable {
 
     /// The hint bar for `state`: `q quit`, `? help`, the tab's own keys, then the others.
     public func hints(for state: AppState) -> [String] {
-        let live = enabled(in: state).filter { $0.hint != nil }
-        func first(_ action: Action) -> KeyPress? { live.first { $0.action == action }?.keys.first ?? enabled(in: state).first { $0.action == action }?.keys.first }
+        let enabled = enabled(in: state)  // once a frame, not once a key named
+        let live = enabled.filter { $0.hint != nil }
+        func first(_ action: Action) -> KeyPress? { live.first { $0.action == action }?.keys.first ?? enabled.first { $0.action == action }?.keys.first }
         func text(_ b: Binding) -> String {
             var keys = b.keys.prefix(b.hintKeys).map(\.display)
             keys += b.hintWith.compactMap { first($0)?.display }
