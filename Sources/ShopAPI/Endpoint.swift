@@ -47,15 +47,14 @@ extension Endpoint {
 extension Endpoint where Response: Decodable {
     public static func decode(_ body: [UInt8]) throws -> Response { try decodedByFoundation(body) }
 
-    /// `JSONDecoder`'s reading (lone surrogates repaired first), which words every problem.
-    static func decodedByFoundation(_ body: [UInt8]) throws -> Response {
-        try JSONDecoder().decode(Response.self, from: Data(JSONRepair.replacingLoneSurrogates(body)))
+    /// `JSONDecoder`'s reading (lone surrogates repaired first, with the body's tokens when they are
+    /// already made), which words every problem.
+    static func decodedByFoundation(_ body: [UInt8], tokens: [JSONToken]? = nil) throws -> Response {
+        try JSONDecoder().decode(Response.self, from: Data(JSONRepair.replacingLoneSurrogates(body, tokens: tokens)))
     }
 
     /// The same, with the tokens the client already made of the body (the repair reuses them).
-    public static func decode(_ body: [UInt8], tokens: [JSONToken]) throws -> Response {
-        try JSONDecoder().decode(Response.self, from: Data(JSONRepair.replacingLoneSurrogates(body, tokens: tokens)))
-    }
+    public static func decode(_ body: [UInt8], tokens: [JSONToken]) throws -> Response { try decodedByFoundation(body, tokens: tokens) }
 }
 
 /// Repairs JSON that other decoders accept but Foundation's rejects as a whole.
@@ -119,7 +118,7 @@ public struct CheerHistory: Endpoint {
 
     /// From the tokens when every entry reads plainly (`HistoryPageReader`), else by `JSONDecoder`.
     public static func decode(_ body: [UInt8], tokens: [JSONToken]) throws -> CheerHistoryPage {
-        try HistoryPageReader.read(body, tokens: tokens) ?? decodedByFoundation(body)
+        try HistoryPageReader.read(body, tokens: tokens) ?? decodedByFoundation(body, tokens: tokens)
     }
 
     public static func decode(_ body: [UInt8]) throws -> CheerHistoryPage {

@@ -94,8 +94,8 @@ public enum DateText {
 
     /// `2026-11-23 14:05:09Z`.
     public static func utcSeconds(_ date: Date) -> String {
-        let (day, seconds) = local(date, TimeZone(secondsFromGMT: 0) ?? .current)
-        return day + " \(two(seconds / 3600)):\(two(seconds % 3600 / 60)):\(two(seconds % 60))Z"
+        let utc = TimeZone(secondsFromGMT: 0) ?? .current
+        return day(date, utc) + " " + timeOfDay(date, utc) + "Z"
     }
 
     /// The start of the day `year-month-day` in `zone` and of the day after; nil when there is no such
