@@ -19,7 +19,9 @@ extension Renderer {
         ) { i in
             let r = checks.records[i]
             let mark = r.outcome == .passed ? ("✔", Style(foreground: .good)) : ("✗", Style(foreground: .danger, bold: true))
-            return [(clock(r.at, f.timeZone), nil), (mark.0, mark.1), (clean(r.name), nil), (clean(r.request), nil)]
+            // A finding seen again is one row: its count beside the check's name.
+            let name = r.count > 1 ? "\(clean(r.name)) ×\(Wording.grouped(r.count))" : clean(r.name)
+            return [(clock(r.at, f.timeZone), nil), (mark.0, mark.1), (name, nil), (clean(r.request), nil)]
         }
         let empty = "No checks yet: a spend or a purchase is checked by reading again what it should have changed."
         layout.rows = table.render(&g, list, empty: (empty, false))
@@ -36,8 +38,19 @@ extension Renderer {
         }
         lines.append(("", .plain))
         for part in Columns.wrap(clean(r.request), to: width) { lines.append((part, .bold)) }
-        lines.append(("request id \(clean(r.requestID ?? "—"))", .plain))
-        lines.append(("at \(date(r.at, f.timeZone))", .plain))
+        if let first = r.first, r.count > 1 {
+            lines.append(("seen \(Wording.grouped(r.count)) times", .bold))
+            lines.append(("first request id \(clean(first.requestID ?? "—"))", .plain))
+            lines.append(("  at \(date(first.at, f.timeZone))", .plain))
+            if first.actual != r.actual {
+                for (k, part) in Columns.wrap("  actual \(clean(first.actual))", to: width).enumerated() { lines.append((k == 0 ? part : "    " + part, .plain)) }
+            }
+            lines.append(("last request id \(clean(r.requestID ?? "—"))", .plain))
+            lines.append(("  at \(date(r.at, f.timeZone))", .plain))
+        } else {
+            lines.append(("request id \(clean(r.requestID ?? "—"))", .plain))
+            lines.append(("at \(date(r.at, f.timeZone))", .plain))
+        }
         Panel.draw(&g, detail, title: "Check", style: .muted, lines: lines)
     }
 

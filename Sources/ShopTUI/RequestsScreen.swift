@@ -24,7 +24,8 @@ extension Renderer {
             count: requests.rows.count, selected: requests.selectedIndex
         ) { i in
             let e = requests.rows[i]
-            let mark = e.requestID.map { flagged.contains($0) } == true ? "⚠ " : ""
+            // A finding seen again keeps only its first and last request on the Checks tab: each answer's own findings mark it too.
+            let mark = !e.findings.isEmpty || e.requestID.map { flagged.contains($0) } == true ? "⚠ " : ""
             let request = (mark + "\(e.method) \(clean(e.path))", mark.isEmpty ? nil : Style(foreground: .warning))
             if e.isPending {
                 // Sent, no answer yet: how long it has been waiting (it moves with the spinner's timer).

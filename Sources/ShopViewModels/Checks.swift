@@ -12,13 +12,27 @@ public struct CheckRecord: Equatable, Sendable {
     public var actual: String
     /// The request it is about: `POST /api/v1/spend_cheer`.
     public var request: String
+    /// The (last) request it was seen on.
     public var requestID: String?
     public var at: Date
     /// A contract watchdog's finding on a response (else a write's verification).
     public var isFinding: Bool
+    /// What makes a later finding the same one (a watchdog's finding); nil: never grouped.
+    public var key: FindingKey?
+    /// How many answers showed it (a recurring finding is one record).
+    public var count = 1
+    /// The first answer that showed it, when it recurred.
+    public var first: Sighting?
+
+    /// Where and when a recurring finding was first seen, and what it was then (when that differs).
+    public struct Sighting: Equatable, Sendable {
+        public var requestID: String?
+        public var at: Date
+        public var actual: String
+    }
 
     public init(name: String, outcome: Outcome, expected: String, actual: String, request: String, requestID: String?, at: Date,
-                isFinding: Bool = false) {
+                isFinding: Bool = false, key: FindingKey? = nil) {
         self.name = name
         self.outcome = outcome
         self.expected = expected
@@ -27,31 +41,82 @@ public struct CheckRecord: Equatable, Sendable {
         self.requestID = requestID
         self.at = at
         self.isFinding = isFinding
+        self.key = key
     }
 
     /// `✗ spend-balance: expected 1,243, got 1,242` or `✔ spend-balance`.
     public var line: String {
         outcome == .passed ? "✔ \(name)" : "✗ \(name): expected \(expected), got \(actual)"
     }
+
+    /// `×5, first rq-1, last rq-9` for a finding seen more than once (nil otherwise).
+    public var recurrence: String? {
+        guard count > 1, let first else { return nil }
+        return "×\(Wording.grouped(count)), first \(first.requestID ?? "no request id"), last \(requestID ?? "no request id")"
+    }
+
+    /// The same finding seen again: the count, and the latest answer's words and request.
+    mutating func seenAgain(_ later: CheckRecord) {
+        if first == nil { first = Sighting(requestID: requestID, at: at, actual: actual) }
+        count += later.count
+        expected = later.expected
+        actual = later.actual
+        requestID = later.requestID
+        at = later.at
+    }
 }
 
-/// Every check made, newest first (the Checks tab), and the selection.
+/// Every check made, newest first (the Checks tab), and the selection. A finding that recurs (the
+/// same `FindingKey`) is one record, moved to the top with its count.
 public struct ChecksState: Equatable, Sendable {
     public static let capacity = 500
 
     public private(set) var records: [CheckRecord] = []
     public var selectedIndex = 0
-    /// Failed checks so far (the status bar's `⚠ N`), including those no longer kept.
+    /// Distinct failed checks so far (the status bar's `⚠ N`), including those no longer kept: a
+    /// finding seen again does not count again.
     public private(set) var failures = 0
+    /// The keys of every finding seen (what `failures` counted once).
+    private var seen: Set<FindingKey> = []
 
     public init() {}
 
     mutating func add(_ new: [CheckRecord]) {
-        records.insert(contentsOf: new, at: 0)  // a write's checks keep their order, above the older ones
-        failures += new.filter { $0.outcome == .failed }.count
+        guard !new.isEmpty else { return }
+        var top: [CheckRecord] = []  // a write's checks keep their order, above the older ones
+        var moved: [Int] = []  // indexes (before) of the records a new one joined
+        for record in new {
+            if let key = record.key {
+                if let i = top.firstIndex(where: { $0.key == key }) {
+                    top[i].seenAgain(record)
+                    continue
+                }
+                if let i = records.firstIndex(where: { $0.key == key }) {
+                    var joined = records[i]
+                    joined.seenAgain(record)
+                    top.append(joined)
+                    moved.append(i)
+                    continue
+                }
+                if record.outcome == .failed, seen.insert(key).inserted { failures += 1 }
+            } else if record.outcome == .failed {
+                failures += 1
+            }
+            top.append(record)
+        }
+        // The selection stays on its record as new ones come in above it (the newest stays selected).
+        var selection = 0
+        if selectedIndex != 0, records.indices.contains(selectedIndex) {
+            if let k = moved.firstIndex(of: selectedIndex), let key = records[selectedIndex].key {
+                selection = top.firstIndex { $0.key == key } ?? k
+            } else {
+                selection = selectedIndex + top.count - moved.filter { $0 < selectedIndex }.count
+            }
+        }
+        for i in moved.sorted(by: >) { records.remove(at: i) }
+        records.insert(contentsOf: top, at: 0)
         if records.count > Self.capacity { records.removeLast(records.count - Self.capacity) }
-        // The selection stays on its record as new ones come in above it.
-        if selectedIndex != 0 { selectedIndex = min(selectedIndex + new.count, records.count - 1) }
+        selectedIndex = min(selection, max(0, records.count - 1))
     }
 
     public var selected: CheckRecord? { records.indices.contains(selectedIndex) ? records[selectedIndex] : nil }

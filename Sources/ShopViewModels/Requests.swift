@@ -76,7 +76,7 @@ extension ShopUpdate {
         state.checks.add(exchange.findings.map {
             CheckRecord(name: $0.check.rawValue, outcome: .failed, expected: $0.expected, actual: $0.actual,
                         request: "\(exchange.method) \(exchange.path)", requestID: exchange.requestID, at: exchange.startedAt,
-                        isFinding: true)
+                        isFinding: true, key: FindingKey($0, method: exchange.method, target: exchange.path))
         })
     }
 }

@@ -38,15 +38,30 @@ struct ContractCommand: ParsableCommand {
 }
 
 /// `warning: [check] expected …, got … (request id …)` for each finding of the exchanges `print`
-/// made; answers how many there were.
+/// made; a finding seen on more than one answer is one line, `(×N, first rq-…, last rq-…)`
+/// (`FindingGroup`). Answers how many distinct findings there were.
 func reportFindings(_ exchanges: [Exchange]) -> Int {
-    var count = 0
-    for e in exchanges {
-        for finding in e.findings {
-            count += 1
-            let id = e.requestID.map { " (request id \(Sanitizer.line($0)))" } ?? ""
-            Terminal.err("warning: \(e.method) \(Sanitizer.line(e.path)): \(Sanitizer.line(finding.line))\(id)\n")
-        }
+    let groups = FindingGroup.of(exchanges)
+    for group in groups {
+        Terminal.err(warningLine(group) + "\n")
     }
-    return count
+    return groups.count
+}
+
+/// One finding (or one recurring finding) as a `warning:` line, sanitized.
+func warningLine(_ group: FindingGroup) -> String {
+    var line = "warning: \(group.key.method) \(Sanitizer.line(group.key.target)): \(Sanitizer.line(group.finding.line))"
+    if group.count > 1 {
+        line += " (×\(group.count)"
+        if group.firstRequestID != nil || group.lastRequestID != nil {
+            let first = group.firstRequestID.map(Sanitizer.line) ?? "no request id"
+            let last = group.lastRequestID.map(Sanitizer.line) ?? "no request id"
+            line += ", first \(first), last \(last)"
+        }
+        if let firstActual = group.firstActual { line += "; first got \(Sanitizer.line(firstActual))" }
+        line += ")"
+    } else if let id = group.lastRequestID {
+        line += " (request id \(Sanitizer.line(id)))"
+    }
+    return line
 }

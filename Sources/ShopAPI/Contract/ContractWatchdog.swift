@@ -42,7 +42,9 @@ public struct ContractWatchdog: Sendable {
         let (_, query) = Self.split(e.pathAndQuery)
         let status = e.status
         var findings: [Finding] = []
-        func add(_ check: ContractCheck, _ expected: String, _ actual: String) { findings.append(Finding(check: check, expected: expected, actual: actual)) }
+        func add(_ check: ContractCheck, _ expected: String, _ actual: String, at place: FindingPlace? = nil) {
+            findings.append(Finding(check: check, expected: expected, actual: actual, place: place))
+        }
 
         // status: one the document declares (its 2xx; any 4xx/5xx under `default`); nothing else.
         if !operation.declares(status) {
@@ -50,12 +52,12 @@ public struct ContractWatchdog: Sendable {
             add(.status, "\(success.isEmpty ? "a declared status" : success), or a 4xx/5xx error", "\(status)")
         }
         if e.headers[.requestID]?.isEmpty ?? true {
-            add(.requestID, "an X-Request-Id header", "none")
+            add(.requestID, "an X-Request-Id header", "none", at: .header("X-Request-Id"))
         }
         if status == 429 {
             let value = e.headers[.retryAfter]?.trimmingCharacters(in: .whitespaces) ?? ""
             if Int(value) == nil, HTTPDate.parse(value) == nil {
-                add(.retryAfter, "a Retry-After of seconds or an HTTP date", value.isEmpty ? "none" : "“\(value)”")
+                add(.retryAfter, "a Retry-After of seconds or an HTTP date", value.isEmpty ? "none" : "“\(value)”", at: .header("Retry-After"))
             }
         }
         let declared = operation.response(for: status)
@@ -82,7 +84,7 @@ public struct ContractWatchdog: Sendable {
                 var cursor = JSONCursor(bytes: bytes, tokens: tokens)
                 return SchemaCheck.validate(&cursor, schema)
             }
-            for problem in problems { add(.schema, problem.expected, problem.actual) }
+            for problem in problems { add(.schema, problem.expected, problem.actual, at: problem.place) }
         }
         guard (200..<300).contains(status) else { return findings }
         switch e.operation {

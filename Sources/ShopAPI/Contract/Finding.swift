@@ -29,13 +29,89 @@ public struct Finding: Sendable, Equatable, Codable {
     public var check: ContractCheck
     public var expected: String
     public var actual: String
+    /// Where in the answer it is, when that is narrower than the words (a field's path and the rule it
+    /// broke, a header): what makes the same finding on a later answer the same one (`FindingKey`).
+    public var place: FindingPlace?
 
-    public init(check: ContractCheck, expected: String, actual: String) {
+    public init(check: ContractCheck, expected: String, actual: String, place: FindingPlace? = nil) {
         self.check = check
         self.expected = expected
         self.actual = actual
+        self.place = place
     }
 
     /// `[schema] expected balance: integer, got "12"`.
     public var line: String { "[\(check.rawValue)] expected \(expected), got \(actual)" }
+}
+
+/// Where in an answer a finding is.
+public enum FindingPlace: Hashable, Sendable, Codable {
+    /// A field (its JSON path: `history[3].amount`; "" for the body) and the schema's rule it broke.
+    case field(path: String, rule: FieldRule)
+    /// A header (its name as the contract writes it: `X-Request-Id`).
+    case header(String)
+}
+
+/// The schema's rules a field can break.
+public enum FieldRule: String, Hashable, Sendable, Codable {
+    case type, required, minimum, maximum, minLength, maxLength, dateTime
+}
+
+/// What makes two findings one: the same check, on the same request (method, path and query: page 2's
+/// `history[3]` is not page 1's), at the same place. A header is the operation's whatever the query
+/// (no `X-Request-Id` on every page is one finding). A finding with no narrower place than its words
+/// is the same only when its words are (the expected and the actual). The Checks tab and `print`'s
+/// warnings group findings by it.
+public struct FindingKey: Hashable, Sendable {
+    public enum Where: Hashable, Sendable {
+        case place(FindingPlace)
+        /// No place narrower than the words: the words themselves.
+        case stated(expected: String, actual: String)
+    }
+
+    public var check: ContractCheck
+    /// `GET` and `/api/v1/cheer_history?user_id=qa-alice&page=1&per_page=50`.
+    public var method: String
+    public var target: String
+    public var at: Where
+
+    public init(_ finding: Finding, method: String, target: String) {
+        check = finding.check
+        self.method = method
+        if case .header? = finding.place { self.target = String(target.prefix { $0 != "?" }) } else { self.target = target }
+        at = finding.place.map(Where.place) ?? .stated(expected: finding.expected, actual: finding.actual)
+    }
+}
+
+/// One finding as often as it recurred: the first and the last answer it was seen on.
+public struct FindingGroup: Sendable, Equatable {
+    public var key: FindingKey
+    /// The finding as the last answer showed it (its words can differ from the first's: a value that changed).
+    public var finding: Finding
+    public var count: Int
+    public var firstRequestID: String?
+    public var lastRequestID: String?
+    /// The first answer's `actual`, when the last one's differs.
+    public var firstActual: String?
+
+    /// The findings of `exchanges` (oldest first), one group per key, in the order first seen.
+    public static func of(_ exchanges: [Exchange]) -> [FindingGroup] {
+        var groups: [FindingGroup] = []
+        var index: [FindingKey: Int] = [:]
+        for e in exchanges {
+            for finding in e.findings {
+                let key = FindingKey(finding, method: e.method, target: e.path)
+                if let i = index[key] {
+                    groups[i].count += 1
+                    groups[i].lastRequestID = e.requestID
+                    if groups[i].firstActual == nil, finding.actual != groups[i].finding.actual { groups[i].firstActual = groups[i].finding.actual }
+                    groups[i].finding = finding
+                } else {
+                    index[key] = groups.count
+                    groups.append(FindingGroup(key: key, finding: finding, count: 1, firstRequestID: e.requestID, lastRequestID: e.requestID))
+                }
+            }
+        }
+        return groups
+    }
 }

@@ -2,7 +2,12 @@ import JSONTokens
 /// A JSON value against a `ContractSchema`: types (null where nullable), required fields, bounds,
 /// lengths and date-times; unknown keys and absent optional fields pass, as the contract says.
 enum SchemaCheck {
-    struct Problem { var expected: String; var actual: String }
+    struct Problem {
+        var expected: String
+        var actual: String
+        /// The field and the rule (what makes it the same problem on a later answer).
+        var place: FindingPlace
+    }
 
     /// The problems of the value at the cursor (which moves past it), against `schema`, at most
     /// `limit`. The tokens are known to be one valid JSON value. Nothing is built but what a check
@@ -43,8 +48,8 @@ enum SchemaCheck {
             return out
         }
 
-        mutating func add(_ expected: String, _ actual: String) {
-            if problems.count < limit { problems.append(Problem(expected: expected, actual: actual)) }
+        mutating func add(_ rule: FieldRule, _ expected: String, _ actual: String, path field: String? = nil) {
+            if problems.count < limit { problems.append(Problem(expected: expected, actual: actual, place: .field(path: field ?? pathText, rule: rule))) }
         }
 
         /// Checks the value at the cursor and moves past it.
@@ -64,7 +69,7 @@ enum SchemaCheck {
             }
             guard schema.typeMask == 0 || schema.typeMask & bit != 0 else {
                 let here = path.isEmpty ? "the body" : pathText
-                add("\(here): \(schema.type.joined(separator: " or "))", cursor.value(at: start)?.describe ?? "a value")
+                add(.type, "\(here): \(schema.type.joined(separator: " or "))", cursor.value(at: start)?.describe ?? "a value")
                 _ = cursor.skipValue()
                 return
             }
@@ -77,22 +82,22 @@ enum SchemaCheck {
                 let shown = cursor.int(t).map(String.init) ?? String(n)
                 let here = path.isEmpty ? "the body" : pathText
                 if let minimum = schema.minimum, n < minimum || (schema.exclusiveMinimum == true && n == minimum) {
-                    add("\(here) \(schema.exclusiveMinimum == true ? ">" : "≥") \(number(minimum))", shown)
+                    add(.minimum, "\(here) \(schema.exclusiveMinimum == true ? ">" : "≥") \(number(minimum))", shown)
                 }
                 if let maximum = schema.maximum, n > maximum || (schema.exclusiveMaximum == true && n == maximum) {
-                    add("\(here) \(schema.exclusiveMaximum == true ? "<" : "≤") \(number(maximum))", shown)
+                    add(.maximum, "\(here) \(schema.exclusiveMaximum == true ? "<" : "≤") \(number(maximum))", shown)
                 }
             case .string:
                 cursor.index += 1
                 if schema.minLength != nil || schema.maxLength != nil, let s = cursor.string(t) {
                     let here = path.isEmpty ? "the body" : pathText
-                    if let minLength = schema.minLength, s.count < minLength { add("\(here) of at least \(minLength) characters", "“\(s.prefix(40))”") }
-                    if let maxLength = schema.maxLength, s.count > maxLength { add("\(here) of at most \(maxLength) characters", "\(s.count) characters") }
+                    if let minLength = schema.minLength, s.count < minLength { add(.minLength, "\(here) of at least \(minLength) characters", "“\(s.prefix(40))”") }
+                    if let maxLength = schema.maxLength, s.count > maxLength { add(.maxLength, "\(here) of at most \(maxLength) characters", "\(s.count) characters") }
                 }
                 if schema.format == "date-time" {
                     let readable = cursor.rawContent(t).map { ISO8601.parse(bytes: $0) != nil } ?? cursor.string(t).map { ISO8601.parse($0) != nil } ?? false
                     if !readable {
-                        add("\(path.isEmpty ? "the body" : pathText): an ISO 8601 date-time", "“\((cursor.string(t) ?? "").prefix(40))”")
+                        add(.dateTime, "\(path.isEmpty ? "the body" : pathText): an ISO 8601 date-time", "“\((cursor.string(t) ?? "").prefix(40))”")
                     }
                 }
             default:
@@ -133,9 +138,9 @@ enum SchemaCheck {
             for (name, p) in schema.requiredProperties {
                 if let p, seen[p] { continue }
                 if p == nil, objectHas(name, from: objectStart) { continue }
-                add("\(path.isEmpty ? "" : pathText + ".")\(name) (required)", "missing")
+                add(.required, "\(path.isEmpty ? "" : pathText + ".")\(name) (required)", "missing", path: path.isEmpty ? name : pathText + "." + name)
             }
-            for (_, problem) in memberProblems.sorted(by: { $0.order < $1.order }) { add(problem.expected, problem.actual) }
+            for (_, problem) in memberProblems.sorted(by: { $0.order < $1.order }) where problems.count < limit { problems.append(problem) }
         }
 
         /// Whether the object starting at token `start` has the key `name` (for a required name the
