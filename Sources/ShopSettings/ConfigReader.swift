@@ -235,14 +235,17 @@ private struct Reader {
                     throw error(at: at, key: key, "expected a list of bundle sizes, e.g. [50, 100, 200], or their identifiers (com.reiterate.cheer.50)")
                 }
                 var sizes: [Int] = []
+                var identifiers: [String] = []
                 for item in list {
                     let size = item.int ?? item.string.flatMap { $0.split(separator: ".").last.flatMap { Int($0) } }
                     guard let size, size > 0, size <= 1_000_000 else {
                         throw error(at: at, key: key, "expected whole numbers of cheer from 1 to 1,000,000, or identifiers ending in one (com.reiterate.cheer.50)")
                     }
                     sizes.append(size)
+                    identifiers.append(item.string ?? ResolvedSettings.standInIdentifier(size))
                 }
                 env.bundles = sizes
+                env.bundleIdentifiers = identifiers
             case "notify":
                 guard let raw = value.string, let style = NotifyStyle(rawValue: raw) else {
                     throw error(at: at, key: key, "expected \"bell\", \"osc9\" or \"none\"")

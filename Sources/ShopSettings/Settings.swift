@@ -26,6 +26,9 @@ public struct EnvironmentConfig: Sendable, Equatable {
     /// `bundles = [50, 100, …]`: the cheer bundle sizes this environment sells (a rise of the balance
     /// the watch sees must be a sum of them).
     public var bundles: [Int]?
+    /// The App Store product id of each of `bundles`, in the same order: as written when the list
+    /// names identifiers, `com.reiterate.cheer.N` for a size N (the stand-in's naming).
+    public var bundleIdentifiers: [String]?
     /// `notify = "bell" | "osc9" | "none"`: how a finding of the watch is told.
     public var notify: NotifyStyle?
 
@@ -203,6 +206,10 @@ public struct ResolvedSettings: Sendable, Equatable {
     public var watch = false
     public var watchInterval: Double = 2
     public var bundles: [Int] = ResolvedSettings.standInBundles
+    /// The product id of each of `bundles` (same order): what a purchase's identifier is looked up in.
+    public var bundleIdentifiers: [String] = ResolvedSettings.standInBundles.map(ResolvedSettings.standInIdentifier)
+    /// The stand-in's identifier of a bundle of `size` cheer.
+    public static func standInIdentifier(_ size: Int) -> String { "com.reiterate.cheer.\(size)" }
     public var notify: NotifyStyle = .bell
     /// `[compare] ignore`: paths comparisons and pins leave out.
     public var compareIgnore: [String] = []
@@ -290,6 +297,8 @@ public struct ResolvedSettings: Sendable, Equatable {
         settings.watch = pick("watch", flags.watch ? true : nil, nil, chosen?.watch, false) { _ in nil }
         settings.watchInterval = pick("watch_interval", flags.watchInterval, nil, chosen?.watchInterval, 2) { _ in nil }
         settings.bundles = pick("bundles", nil, nil, chosen?.bundles, standInBundles) { _ in nil }
+        settings.bundleIdentifiers = chosen?.bundles == nil ? standInBundles.map(standInIdentifier)
+            : chosen?.bundleIdentifiers ?? settings.bundles.map(standInIdentifier)
         settings.compareIgnore = config?.compareIgnore ?? []
         settings.notify = pick("notify", nil, nil, chosen?.notify, .bell) { _ in nil }
         return settings
@@ -301,6 +310,7 @@ public struct ResolvedSettings: Sendable, Equatable {
                           caFile: top.caFile ?? base.caFile, timeout: top.timeout ?? base.timeout, users: top.users ?? base.users,
                           proxy: top.proxy ?? base.proxy, contract: top.contract ?? base.contract, watch: top.watch ?? base.watch,
                           watchInterval: top.watchInterval ?? base.watchInterval, bundles: top.bundles ?? base.bundles, notify: top.notify ?? base.notify)
+            .with(bundleIdentifiers: top.bundles != nil ? top.bundleIdentifiers : base.bundleIdentifiers)
     }
 
     public static func guessEnvironment(_ baseURL: String) -> String {
@@ -314,5 +324,14 @@ public struct ResolvedSettings: Sendable, Equatable {
     public static func mask(_ token: String?) -> String {
         guard let token, !token.isEmpty else { return "not set" }
         return "set (\(token.count) characters, hidden)"
+    }
+}
+
+extension EnvironmentConfig {
+    /// The same, with the bundles' product ids (kept beside `bundles` when environments are merged).
+    func with(bundleIdentifiers: [String]?) -> EnvironmentConfig {
+        var copy = self
+        copy.bundleIdentifiers = bundleIdentifiers
+        return copy
     }
 }

@@ -208,8 +208,8 @@ extension ShopUpdate {
                     return []
                 }
                 let kind = ActionKind.purchase(identifier: id, transactionID: transaction)
-                // Bundles are named by their amount: com.reiterate.cheer.200 is 200 cheer.
-                let amount = ActionKind.bundleAmount(id)
+                // The credit is the environment's bundle's, not read from the identifier.
+                let amount = WriteExpectation.credit(id, bundles: state.context.bundles)
                 let what = amount.map { "\(Wording.grouped($0)) cheer (\(id))" } ?? id
                 state.action = ActionState(phase: .confirming(kind, summary: "Buy \(what), transaction \(transaction), \(where_)?"))
             }
@@ -234,7 +234,10 @@ extension ShopUpdate {
         state.lastOutcome = nil
         var packCheer: Int?
         if case let .spend(product, _, _, _) = kind { packCheer = state.packs.all.first { $0.identifier == product }?.cheerTotal }
-        state.writeBefore = Verification.Before(balance: state.balance.value, historyTotal: state.history.totalCount, packCheer: packCheer)
+        var credit: Int?
+        if case let .purchase(identifier, _) = kind { credit = WriteExpectation.credit(identifier, bundles: state.context.bundles) }
+        state.writeBefore = Verification.Before(balance: state.balance.value, historyTotal: state.history.totalCount, packCheer: packCheer,
+                                                refusals: expectedRefusals(kind, state), credit: credit)
         switch kind {
         case let .spend(product, _, amount, comment):
             return [.spend(token, amount: amount, product: product, comment: comment, user: state.context.user)]

@@ -142,6 +142,10 @@ public struct Verification: Equatable, Sendable {
         var balance: Int?
         var historyTotal: Int?
         var packCheer: Int?
+        /// The refusals the shop owes this write (`WriteExpectation`); empty: it should be taken.
+        var refusals: [ExpectedRefusal] = []
+        /// A purchase's credit, from the environment's bundles (nil: not a bundle).
+        var credit: Int?
     }
 
     struct HistoryFacts: Equatable, Sendable {

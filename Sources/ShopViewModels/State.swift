@@ -12,9 +12,13 @@ public struct ShopContext: Equatable, Sendable {
     public var tokenVariable: String
     /// The users `u` offers (the environment's `users = [...]`).
     public var users: [String]
+    /// The cheer bundles the environment sells (`bundles = [...]`; the stand-in's by default): what a
+    /// purchase is expected to credit.
+    public var bundles: [CheerBundle]
 
     public init(environment: String, baseURL: String, user: String, readOnly: Bool = false, tokenVariable: String = "REITERATE_TOKEN",
-                users: [String] = []) {
+                users: [String] = [], bundles: [CheerBundle] = CheerBundle.standIn) {
+        self.bundles = bundles
         self.environment = environment
         self.baseURL = baseURL
         self.user = user

@@ -24,6 +24,10 @@ public struct WriteOutcome: Equatable, Sendable {
 
     public var failed: [CheckRecord] { checks.filter { $0.outcome == .failed } }
 
+    /// The server took a write the shop must refuse (an overspend, an unknown pack, not a bundle…):
+    /// the finding that leads the verdict and sets `spend`/`buy`'s exit status.
+    public var acceptedRefusable: CheckRecord? { failed.first { $0.name == WriteCheck.refusalExpected.rawValue } }
+
     /// Good news only when the write went through and every check agrees.
     public var succeeded: Bool { applied == .yes && failed.isEmpty }
 
@@ -49,12 +53,15 @@ public enum WriteCheck: String, Sendable, Equatable, CaseIterable {
     case refusedUnchanged = "refused-unchanged"
     /// A replayed purchase (409) left the balance as it was.
     case replayUnchanged = "replay-unchanged"
+    /// A write the shop must refuse (`ExpectedRefusal`: an overspend, an unknown pack, an amount
+    /// below 1, an identifier that is not a bundle) was refused.
+    case refusalExpected = "refusal-expected"
 }
 
 /// What differs between kinds of write, as data: how the balance moves when one is applied, the
 /// names of its checks, and its words. The judging below is the same for every kind.
 struct WriteRules {
-    /// The balance change when applied (nil when it cannot be told: a bundle not named by its size).
+    /// The balance change when applied (nil when it cannot be told: an identifier that is not a bundle).
     var delta: Int?
     /// `− 7` or `+ 200`, as the expectations show the change.
     var deltaText: String
@@ -71,7 +78,8 @@ struct WriteRules {
     /// Said after a refusal when the balance read again is unchanged (nil: nothing to add).
     var refusedUnchanged: ((_ fresh: Int) -> String)?
 
-    static func of(_ kind: ActionKind) -> WriteRules {
+    /// `credit`: a purchase's cheer, from the environment's bundles (nil: not a bundle).
+    static func of(_ kind: ActionKind, credit: Int? = nil) -> WriteRules {
         let g = Wording.grouped
         switch kind {
         case let .spend(_, name, amount, _):
@@ -86,7 +94,7 @@ struct WriteRules {
                 unknown: "whether the spend was applied is not known: the balance could not be read again.",
                 refusedUnchanged: { " Nothing was spent (balance \(g($0)), unchanged)." })
         case let .purchase(identifier, transactionID):
-            let bundle = ActionKind.bundleAmount(identifier)
+            let bundle = credit
             return WriteRules(
                 delta: bundle, deltaText: "+ \(bundle.map(g) ?? "?")", balanceCheck: .purchaseBalance, replay: (409, .replayUnchanged),
                 checksEitherOutcome: false,
@@ -105,7 +113,7 @@ struct WriteRules {
 extension WriteOutcome {
     /// The outcome of the write `v` verified; `requestID` names the request its checks are about.
     static func judge(_ v: Verification, requestID: String?) -> WriteOutcome {
-        let rules = WriteRules.of(v.kind)
+        let rules = WriteRules.of(v.kind, credit: v.before.credit)
         let g = Wording.grouped
         var checks: [CheckRecord] = []
         func check(_ name: WriteCheck, _ passed: Bool, expected: String, actual: String) {
@@ -116,13 +124,36 @@ extension WriteOutcome {
         let before = v.before.balance
         let expected = before.flatMap { b in rules.delta.map { b + $0 } }
         var outcome = WriteOutcome(applied: .unknown, answer: .unanswered, checks: [], headline: "", requestID: v.answer.failureRequestID)
+        // A write the shop must refuse: taken, it is the finding that leads, and every value it
+        // changed is checked against "unchanged" (never a ✔ on what it should not have done).
+        let refusals = v.before.refusals
+        let mustRefuse = !refusals.isEmpty
+        let reasons = refusals.map(\.reason).joined(separator: "; ")
+        let noun: String
+        switch v.kind {
+        case .spend: noun = "spend"
+        case .purchase: noun = "purchase"
+        }
+        func flagAccepted(_ actual: String) {
+            check(.refusalExpected, false, expected: "a refusal (4xx): \(reasons)", actual: actual)
+        }
+        func unchanged(_ value: Int) -> String { "\(g(value)) (unchanged: the \(noun) must be refused)" }
 
         switch v.answer {
         case let .success(answered):
             outcome.applied = .yes
             outcome.answer = .accepted
-            outcome.headline = rules.success(fresh ?? answered)
-            if let expected, let before, let fresh {
+            if mustRefuse {
+                flagAccepted("accepted (HTTP 2xx, balance \(g(answered)))")
+                outcome.headline = "The server accepted a \(noun) it must refuse: \(reasons). Balance \(g(fresh ?? answered)) cheer."
+                if let before, let fresh {
+                    check(rules.balanceCheck, answered == before && fresh == before, expected: unchanged(before),
+                          actual: answered == fresh ? g(fresh) : "answered \(g(answered)), read \(g(fresh))")
+                }
+            } else {
+                outcome.headline = rules.success(fresh ?? answered)
+            }
+            if !mustRefuse, let expected, let before, let fresh {
                 check(rules.balanceCheck, answered == expected && fresh == expected, expected: "\(g(expected)) (\(g(before)) \(rules.deltaText))",
                       actual: answered == fresh ? g(fresh) : "answered \(g(answered)), read \(g(fresh))")
             }
@@ -134,7 +165,10 @@ extension WriteOutcome {
                 if let before, let fresh { check(replay.check, fresh == before, expected: "\(g(before)) (unchanged)", actual: g(fresh)) }
             } else if error.category.mayHaveBeenApplied, let before, let fresh {
                 // No answer to check: the balance read again tells which of the two outcomes happened.
-                if rules.checksEitherOutcome, let expected {
+                if mustRefuse {
+                    check(rules.balanceCheck, fresh == before, expected: unchanged(before), actual: g(fresh))
+                    if fresh != before { flagAccepted("applied: the balance went from \(g(before)) to \(g(fresh)) with no answer") }
+                } else if rules.checksEitherOutcome, let expected {
                     check(rules.balanceCheck, fresh == expected || fresh == before,
                           expected: "\(g(expected)) (applied: \(g(before)) \(rules.deltaText)) or \(g(before)) (not applied)", actual: g(fresh))
                 }
@@ -169,14 +203,22 @@ extension WriteOutcome {
                 let isThis = entry.map { $0.product == product && $0.amount == amount } == true && sameComment
                 let describe = entry.map { "\(g($0.amount)) on \($0.product)\(($0.comments ?? []).last?.body.map { " “\($0)”" } ?? "")" } ?? "no entry"
                 let wanted = "\(g(amount)) on \(product)\(comment.map { " “\($0)”" } ?? "")"
-                if let total = v.before.historyTotal {
+                if mustRefuse {
+                    if let total = v.before.historyTotal {
+                        check(.spendHistory, facts.total == total,
+                              expected: "no new entry, total \(g(total)) (unchanged: the spend must be refused)",
+                              actual: "newest \(describe), total \(g(facts.total))")
+                    }
+                } else if let total = v.before.historyTotal {
                     check(.spendHistory, isThis && facts.total == total + 1,
                           expected: "newest \(wanted), total \(g(total + 1))", actual: "newest \(describe), total \(g(facts.total))")
                 } else {
                     check(.spendHistory, isThis, expected: "newest \(wanted)", actual: "newest \(describe)")
                 }
             }
-            if let beforeCheer = v.before.packCheer, case let .read(after?) = v.packs {
+            if let beforeCheer = v.before.packCheer, case let .read(after?) = v.packs, mustRefuse {
+                check(.spendPackTotal, after == beforeCheer, expected: unchanged(beforeCheer), actual: g(after))
+            } else if let beforeCheer = v.before.packCheer, case let .read(after?) = v.packs {
                 check(.spendPackTotal, after == beforeCheer + amount,
                       expected: "\(g(beforeCheer + amount)) (\(g(beforeCheer)) + \(g(amount)))", actual: g(after))
             }

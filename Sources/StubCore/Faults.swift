@@ -51,6 +51,22 @@ public enum FaultKind: String, CaseIterable, Sendable {
     case strayCredit = "stray_credit"
     /// A history read first drops the user's newest entry made by a spend.
     case vanishEntry = "vanish_entry"
+    // Lenient faults (issue 27): each takes one kind of write the shop must refuse.
+    /// A spend on a product not in the pack list is taken (debited; no pack's total moves).
+    case acceptUnknownProduct = "accept_unknown_product"
+    /// A spend above the balance is taken (the balance goes below zero).
+    case acceptOverspend = "accept_overspend"
+    /// A spend of 0 or less is taken (a negative amount credits).
+    case acceptNonpositiveAmount = "accept_nonpositive_amount"
+    /// A write for a user the shop does not know is applied to qa-alice.
+    case acceptUnknownUser = "accept_unknown_user"
+    /// A purchase of any identifier ending in `.N` credits N cheer (`com.reiterate.cheer.7`: 7).
+    case acceptAnyBundle = "accept_any_bundle"
+    /// A `transaction_id` sent as a string ("42") is taken, as another transaction than the number 42:
+    /// credited again.
+    case retypedTransaction = "retyped_transaction"
+    /// A negative `transaction_id` is taken (and credited).
+    case acceptNegativeTransaction = "accept_negative_transaction"
 
     /// Faults that decide the whole answer before the shop sees the request.
     public var isTerminal: Bool { [.status, .html, .rateLimit, .reset, .hang].contains(self) }
@@ -189,6 +205,8 @@ public struct FaultSpec: Sendable, Equatable, Encodable {
         case .hang: try c.encode(seconds, forKey: "seconds")
         case .hostile, .reset, .noRequestID, .badPaging, .wrongDebit, .cutComment, .doubleEntry, .noEntry, .noDebit, .stuckTotal, .strayCredit,
              .vanishEntry: break
+        case .acceptUnknownProduct, .acceptOverspend, .acceptNonpositiveAmount, .acceptUnknownUser, .acceptAnyBundle, .retypedTransaction,
+             .acceptNegativeTransaction: break
         }
     }
 }

@@ -50,7 +50,8 @@ public actor ShopStore {
     private let aliceHistory: [CheerHistoryEntry]
     private var packs: [AudioPack] = []
     private var users: [String: UserState] = [:]
-    private var transactions: Set<UInt64> = []
+    /// Transactions credited, by key: the id's digits (`text:` and the string for one sent as text).
+    private var transactions: Set<String> = []
     /// Valid access tokens and when each expires (`nil`: never).
     private var accessTokens: [String: Double?] = [:]
     private var currentRefreshToken = ""
@@ -192,16 +193,58 @@ public actor ShopStore {
     }
 
     public func spend(user: String, amount: Int, product: String, comment: String?, now: Double, quirks: Set<SpendQuirk> = []) throws -> Int {
+        try spendLeniently(user: user, amount: amount, product: product, comment: comment, now: now, quirks: quirks).balance
+    }
+
+    /// Rules a lenient stand-in does not keep (the lenient faults: each takes one kind of write the shop
+    /// must refuse, so that `reiterate-shop negative` can be tested both ways).
+    public enum Leniency: Sendable, Hashable {
+        /// A spend on a product not in the pack list.
+        case unknownProduct
+        /// A spend above the balance (the balance goes below zero).
+        case overspend
+        /// A spend of 0 or less.
+        case nonPositiveAmount
+        /// A write for a user the shop does not know, applied to qa-alice.
+        case unknownUser
+        /// A purchase of any identifier ending in `.N` credits N.
+        case anyBundle
+    }
+
+    /// Whose balance a write changes: `user`, or qa-alice for a user the shop does not know under
+    /// `unknownUser` (else that user's 404).
+    private func writer(_ user: String, _ lenient: Set<Leniency>, _ broke: inout Set<Leniency>) throws -> String {
+        guard users[user] == nil else { return user }
+        guard lenient.contains(.unknownUser) else { throw ShopError.unknownUser(user) }
+        broke.insert(.unknownUser)
+        return SeedData.alice
+    }
+
+    /// `spend`, with the rules in `lenient` not kept; answers the balance and the rules it broke.
+    public func spendLeniently(user: String, amount: Int, product: String, comment: String?, now: Double, quirks: Set<SpendQuirk> = [],
+                               lenient: Set<Leniency> = []) throws -> (balance: Int, broke: Set<Leniency>) {
+        var broke: Set<Leniency> = []
+        let user = try writer(user, lenient, &broke)
         guard var state = users[user] else { throw ShopError.unknownUser(user) }
-        guard amount >= 1 else { throw ShopError.badRequest("amount must be a whole number of 1 or more", code: "invalid_amount") }
-        guard let packIndex = packs.firstIndex(where: { $0.identifier == product }) else {
-            throw ShopError.badRequest("unknown product '\(product)'", code: "unknown_product")
+        if amount < 1 {
+            guard lenient.contains(.nonPositiveAmount) else {
+                throw ShopError.badRequest("amount must be a whole number of 1 or more", code: "invalid_amount")
+            }
+            broke.insert(.nonPositiveAmount)
         }
-        guard state.balance >= amount else {
-            throw ShopError(
-                status: 402, code: "insufficient_balance",
-                message: "balance \(state.balance) is less than \(amount); nothing was spent"
-            )
+        let packIndex = packs.firstIndex(where: { $0.identifier == product })
+        if packIndex == nil {
+            guard lenient.contains(.unknownProduct) else { throw ShopError.badRequest("unknown product '\(product)'", code: "unknown_product") }
+            broke.insert(.unknownProduct)
+        }
+        if state.balance < amount {
+            guard lenient.contains(.overspend) else {
+                throw ShopError(
+                    status: 402, code: "insufficient_balance",
+                    message: "balance \(state.balance) is less than \(amount); nothing was spent"
+                )
+            }
+            broke.insert(.overspend)
         }
         if !quirks.contains(.noDebit) { state.balance -= amount }
         let comments = comment.flatMap { $0.isEmpty ? nil : [CheerComment(signature: user, body: $0)] } ?? []
@@ -209,15 +252,15 @@ public actor ShopStore {
             spendCounter += 1
             state.added.insert(
                 CheerHistoryEntry(
-                    id: "h-\(user)-s\(spendCounter)", creator: packs[packIndex].creator, amount: amount,
+                    id: "h-\(user)-s\(spendCounter)", creator: packIndex.map { packs[$0].creator } ?? "unknown", amount: amount,
                     product: product, date: Int64(now), dateMillis: nil, comments: comments
                 ),
                 at: 0
             )
         }
         users[user] = state
-        if !quirks.contains(.stuckTotal) { packs[packIndex].cheerTotal += amount }
-        return state.balance
+        if let packIndex, !quirks.contains(.stuckTotal) { packs[packIndex].cheerTotal += amount }
+        return (state.balance, broke)
     }
 
     /// Credits `amount` with no purchase (the `stray_credit` fault).
@@ -238,25 +281,40 @@ public actor ShopStore {
 
     /// Credits the bundle's amount once per App Store transaction.
     public func purchase(user: String, identifier: String, transactionID: UInt64) throws -> Int {
+        try purchaseLeniently(user: user, identifier: identifier, transaction: String(transactionID)).balance
+    }
+
+    /// `purchase`, with the rules in `lenient` not kept. `transaction` is the id's key: its digits (a
+    /// negative one only under `accept_negative_transaction`), or `text:` and the string sent (only
+    /// under `retyped_transaction`: a different key from the number, so it is credited again).
+    public func purchaseLeniently(user: String, identifier: String, transaction: String,
+                                  lenient: Set<Leniency> = []) throws -> (balance: Int, broke: Set<Leniency>) {
+        var broke: Set<Leniency> = []
+        let user = try writer(user, lenient, &broke)
         guard var state = users[user] else { throw ShopError.unknownUser(user) }
         let prefix = "com.reiterate.cheer."
-        guard let amount = Self.bundleAmounts.first(where: { identifier == "\(prefix)\($0)" }) else {
+        var amount = Self.bundleAmounts.first(where: { identifier == "\(prefix)\($0)" })
+        if amount == nil, lenient.contains(.anyBundle), let n = identifier.split(separator: ".").last.flatMap({ Int($0) }) {
+            amount = n
+            broke.insert(.anyBundle)
+        }
+        guard let amount else {
             throw ShopError.badRequest(
                 "unknown cheer bundle '\(identifier)'; known: "
                     + Self.bundleAmounts.map { "\(prefix)\($0)" }.joined(separator: ", "),
                 code: "unknown_product"
             )
         }
-        guard !transactions.contains(transactionID) else {
+        guard !transactions.contains(transaction) else {
             throw ShopError(
                 status: 409, code: "duplicate_transaction",
-                message: "transaction \(transactionID) was already credited; nothing changed"
+                message: "transaction \(transaction.hasPrefix("text:") ? String(transaction.dropFirst(5)) : transaction) was already credited; nothing changed"
             )
         }
-        transactions.insert(transactionID)
+        transactions.insert(transaction)
         state.balance += amount
         users[user] = state
-        return state.balance
+        return (state.balance, broke)
     }
 }
 

@@ -72,7 +72,26 @@ extension StubService {
             return try page.response(from: request, context: context)
         case .purchaseCheer:
             let body = try await request.decode(as: PurchaseBody.self, context: context)
-            let balance = try await store.purchase(user: Self.actingUser(query), identifier: body.identifier, transactionID: body.transactionID)
+            let key: String
+            var used: [FaultHit] = []
+            switch body.transaction {
+            case let .number(n): key = String(n)
+            case let .negative(n):
+                guard let fault = context.contentFault(.acceptNegativeTransaction) else { throw PurchaseBody.notUnsigned }
+                key = String(n)
+                used.append(fault)
+            case let .text(text):
+                guard let fault = context.contentFault(.retypedTransaction), !text.isEmpty, text.allSatisfy(\.isASCII), UInt64(text) != nil else {
+                    throw PurchaseBody.notUnsigned
+                }
+                key = "text:" + text
+                used.append(fault)
+            }
+            let (lenient, faults) = Self.leniency(context, [(.acceptUnknownUser, .unknownUser), (.acceptAnyBundle, .anyBundle)])
+            let (balance, broke) = try await store.purchaseLeniently(user: Self.actingUser(query), identifier: body.identifier, transaction: key,
+                                                                     lenient: lenient)
+            for fault in used { context.notes.applied(fault) }
+            for (rule, fault) in faults where broke.contains(rule) { context.notes.applied(fault) }
             return try BalanceBody(balance: balance).response(from: request, context: context)
         case .spendCheer:
             let body = try await request.decode(as: SpendBody.self, context: context)
@@ -93,12 +112,30 @@ extension StubService {
                     context.notes.applied(fault)
                 }
             }
-            let balance = try await store.spend(user: Self.actingUser(query), amount: amount, product: body.product, comment: comment, now: now, quirks: quirks)
+            let (lenient, faults) = Self.leniency(context, [(.acceptUnknownProduct, .unknownProduct), (.acceptOverspend, .overspend),
+                                                            (.acceptNonpositiveAmount, .nonPositiveAmount), (.acceptUnknownUser, .unknownUser)])
+            let (balance, broke) = try await store.spendLeniently(user: Self.actingUser(query), amount: amount, product: body.product, comment: comment,
+                                                                  now: now, quirks: quirks, lenient: lenient)
+            for (rule, fault) in faults where broke.contains(rule) { context.notes.applied(fault) }
             return try BalanceBody(balance: balance).response(from: request, context: context)
         case .refreshToken:
             let body = try await request.decode(as: RefreshBody.self, context: context)
             return try await store.refresh(refreshToken: body.refreshToken, now: now).response(from: request, context: context)
         }
+    }
+
+    /// The lenient faults of this request among `kinds`: the rules the store may break, and the fault
+    /// behind each (noted as applied only when its rule was broken).
+    static func leniency(_ context: StubContext, _ kinds: [(FaultKind, ShopStore.Leniency)]) -> (Set<ShopStore.Leniency>, [(ShopStore.Leniency, FaultHit)]) {
+        var rules: Set<ShopStore.Leniency> = []
+        var faults: [(ShopStore.Leniency, FaultHit)] = []
+        for (kind, rule) in kinds {
+            if let fault = context.contentFault(kind) {
+                rules.insert(rule)
+                faults.append((rule, fault))
+            }
+        }
+        return (rules, faults)
     }
 
     /// Query parameters, percent-decoded; the first value wins when a name repeats.

@@ -33,7 +33,12 @@ public struct StubBody: RequestDecoder {
 /// `purchaseCheer`'s body.
 struct PurchaseBody: Decodable {
     let identifier: String
-    let transactionID: UInt64
+    /// What `transaction_id` was: an unsigned 64-bit number, or (kept for the lenient faults, which
+    /// take them; refused otherwise) a negative number or a string.
+    enum Transaction: Equatable {
+        case number(UInt64), negative(Int64), text(String)
+    }
+    let transaction: Transaction
 
     enum CodingKeys: String, CodingKey {
         case identifier, transactionID = "transaction_id"
@@ -47,12 +52,20 @@ struct PurchaseBody: Decodable {
         guard c.contains(.transactionID) else {
             throw ShopError.badRequest("transaction_id is required (an unsigned 64-bit integer)")
         }
-        guard let transaction = (try? c.decode(WholeNumber.self, forKey: .transactionID))?.uint64 else {
-            throw ShopError.badRequest("transaction_id must be an unsigned 64-bit integer")
+        let whole = try? c.decode(WholeNumber.self, forKey: .transactionID)
+        if let number = whole?.uint64 {
+            transaction = .number(number)
+        } else if let negative = whole?.int64, negative < 0 {
+            transaction = .negative(negative)
+        } else if let text = try? c.decode(String.self, forKey: .transactionID) {
+            transaction = .text(text)
+        } else {
+            throw Self.notUnsigned
         }
         self.identifier = identifier
-        transactionID = transaction
     }
+
+    static let notUnsigned = ShopError.badRequest("transaction_id must be an unsigned 64-bit integer")
 }
 
 /// `spendCheer`'s body.

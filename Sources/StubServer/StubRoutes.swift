@@ -28,7 +28,9 @@ enum Operation: String, CaseIterable, Sendable {
     var contentFaults: Set<FaultKind> {
         switch self {
         case .getCheerHistory: return [.hostile, .malformedEntry, .badPaging, .duplicateEntry, .outOfOrder, .vanishEntry]
-        case .spendCheer: return [.wrongDebit, .cutComment, .doubleEntry, .noEntry, .noDebit, .stuckTotal]
+        case .spendCheer: return [.wrongDebit, .cutComment, .doubleEntry, .noEntry, .noDebit, .stuckTotal, .acceptUnknownProduct, .acceptOverspend,
+                                  .acceptNonpositiveAmount, .acceptUnknownUser]
+        case .purchaseCheer: return [.acceptUnknownUser, .acceptAnyBundle, .retypedTransaction, .acceptNegativeTransaction]
         case .getBalance: return [.strayCredit]
         case .listAudioPacks: return [.hostile]
         default: return []

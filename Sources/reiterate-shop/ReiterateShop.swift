@@ -213,7 +213,8 @@ struct ConnectionOptions: ParsableArguments {
 extension ResolvedSettings {
     /// What the view models know of the settings: the one way the TUI, `print`, `spend` and `buy` make it.
     var shopContext: ShopContext {
-        ShopContext(environment: environment, baseURL: baseURL, user: user, readOnly: readOnly, tokenVariable: tokenEnv, users: users)
+        ShopContext(environment: environment, baseURL: baseURL, user: user, readOnly: readOnly, tokenVariable: tokenEnv, users: users,
+                    bundles: zip(bundleIdentifiers, bundles).map { CheerBundle(identifier: $0, cheer: $1) })
     }
 
     /// The watch as the settings make it (off until `w`, `--watch` or `watch = true`).
@@ -238,6 +239,8 @@ enum ExitStatus: Int32 {
     /// when a check failed or an answer deviated from the contract), 1 when the server refused it,
     /// 69 when no answer came and it was not applied or it is not known whether.
     static func of(_ outcome: WriteOutcome, error: ShopAPIError?, strict: Bool, findings: Int) -> Int32 {
+        // The server took what the shop must refuse: a finding whatever --strict says.
+        if outcome.acceptedRefusable != nil { return dataError.rawValue }
         if outcome.applied == .yes {  // an answer lost but the write found applied counts as done
             return strict && (!outcome.failed.isEmpty || findings > 0) ? dataError.rawValue : 0
         }

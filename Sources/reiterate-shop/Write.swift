@@ -15,25 +15,27 @@ struct Spend: AsyncParsableCommand {
         discussion: """
             Refused without --yes, and always in a read-only environment. The verdict and each check go to
             stdout; a failed check or a contract finding is also a `warning:` line on stderr.
-            Exit status: 0 applied (and, with --strict, every check passed: else 65); 1 refused by the server;
+            Exit status: 0 applied (and, with --strict, every check passed: else 65); 65 the server took a spend
+            the shop must refuse (above the balance, on a pack not in the list, below 1); 1 refused by the server;
             69 no answer, and not applied or not known whether (the verdict says which: never send it again
             blindly); 78 read-only or a bad setting; 64 usage.
             """
     )
 
     @Option(help: "The Audio Pack's identifier (com.reiterate.pack.…).") var product: String
-    @Option(help: "Cheer to spend (1 or more).") var amount: Int
+    @Option(parsing: .unconditional, help: "Cheer to spend (1 or more; with --unchecked any whole number: --amount -3).") var amount: Int
     @Option(help: "A comment sent with it.") var comment: String?
     @Flag(help: "Do it (without this flag nothing is sent).") var yes = false
     @Flag(help: "Exit 65 when a check failed or a response deviated from the contract.") var strict = false
+    @Flag(help: "Send it as typed: no input check (amount above the balance, 0 or below, a product not in the pack list).") var unchecked = false
     @OptionGroup var connection: ConnectionOptions
 
     func validate() throws {
-        guard amount >= 1 else { throw ValidationError("--amount must be 1 or more") }
+        guard amount >= 1 || unchecked else { throw ValidationError("--amount must be 1 or more (add --unchecked to send it as typed)") }
     }
 
     func run() async throws {
-        try await WriteRun(connection: connection, yes: yes, strict: strict, verb: "spend") { state in
+        try await WriteRun(connection: connection, yes: yes, strict: strict, unchecked: unchecked, verb: "spend") { state in
             let name = state.packs.all.first { $0.identifier == product }?.name ?? product
             let trimmed = comment?.trimmingCharacters(in: .whitespacesAndNewlines)
             return .spend(product: product, productName: name, amount: amount, comment: trimmed?.isEmpty == false ? trimmed : nil)
@@ -57,12 +59,13 @@ struct Buy: AsyncParsableCommand {
     @Option(name: .customLong("transaction-id"), help: "The App Store transaction id (a whole number).") var transactionID: UInt64?
     @Flag(help: "Do it (without this flag nothing is sent).") var yes = false
     @Flag(help: "Exit 65 when a check failed or a response deviated from the contract.") var strict = false
+    @Flag(help: "Send it as typed: no input check (an identifier that is not one of the environment's bundles).") var unchecked = false
     @OptionGroup var connection: ConnectionOptions
 
     func run() async throws {
         let transaction = transactionID ?? UInt64.random(in: 1...UInt64.max)
         if transactionID == nil { Terminal.out("transaction id \(transaction) (replay it with --transaction-id \(transaction))\n") }
-        try await WriteRun(connection: connection, yes: yes, strict: strict, verb: "buy") { _ in
+        try await WriteRun(connection: connection, yes: yes, strict: strict, unchecked: unchecked, verb: "buy") { _ in
             .purchase(identifier: bundle, transactionID: transaction)
         }.run()
     }
@@ -74,6 +77,8 @@ struct WriteRun {
     let connection: ConnectionOptions
     let yes: Bool
     let strict: Bool
+    /// `--unchecked`: the client's own input checks are off for this write.
+    let unchecked: Bool
     let verb: String
     let kind: @Sendable (AppState) -> ActionKind
 
@@ -101,10 +106,21 @@ struct WriteRun {
                     if let error = before.balance.error { throw error }
                     throw CLIError(message: "the balance could not be read before the \(verb)", exitCode: .unavailable)
                 }
-                await store.send(.write(kind(before)))
+                let write = kind(before)
+                // The client's own input checks: what the shop must refuse is not sent, unless --unchecked.
+                let refusals = before.expectedRefusals(write)
+                if !refusals.isEmpty, !unchecked {
+                    throw CLIError(message: "the shop must refuse this \(verb): \(refusals.map(\.reason).joined(separator: "; ")); nothing was sent"
+                                   + " (add --unchecked to send it as typed)", exitCode: .usage)
+                }
+                await store.send(.write(write))
                 await store.settle()
                 let after = await store.state
-                let findings = reportFindings(await client.exchanges.all())
+                let exchanges = await client.exchanges.all()
+                // A write the shop must refuse, taken: that finding leads stderr as it leads stdout.
+                let lead = after.lastOutcome?.acceptedRefusable
+                if let lead { Terminal.err(Self.warning(lead)) }
+                let findings = reportFindings(exchanges)
                 // The write's one outcome: its words, its checks, and whether it was applied.
                 guard let outcome = after.lastOutcome else {
                     // Never sent (refused before it left): the notice says why.
@@ -115,10 +131,7 @@ struct WriteRun {
                 Terminal.out(Sanitizer.line(outcome.text) + "\n")
                 for check in outcome.checks {
                     Terminal.out("  " + Sanitizer.line(check.outcome == .passed ? "✔ \(check.name): \(check.actual)" : check.line) + "\n")
-                    if check.outcome == .failed {
-                        let id = check.requestID.map { " (request id \(Sanitizer.line($0)))" } ?? ""
-                        Terminal.err("warning: \(Sanitizer.line(check.request)): [\(check.name)] expected \(Sanitizer.line(check.expected)), got \(Sanitizer.line(check.actual))\(id)\n")
-                    }
+                    if check.outcome == .failed, check != lead { Terminal.err(Self.warning(check)) }
                 }
                 return ExitStatus.of(outcome, error: after.lastWriteError, strict: strict, findings: findings)
             }
@@ -128,5 +141,11 @@ struct WriteRun {
             throw fail(error, tokenVariable: settings.tokenEnv)
         }
         if status != 0 { throw ExitCode(status) }
+    }
+
+    /// `warning: POST /api/v1/spend_cheer: [spend-balance] expected …, got … (request id …)`.
+    static func warning(_ check: CheckRecord) -> String {
+        let id = check.requestID.map { " (request id \(Sanitizer.line($0)))" } ?? ""
+        return "warning: \(Sanitizer.line(check.request)): [\(check.name)] expected \(Sanitizer.line(check.expected)), got \(Sanitizer.line(check.actual))\(id)\n"
     }
 }

@@ -11,8 +11,14 @@ import Testing
     let buy = ActionKind.purchase(identifier: "com.reiterate.cheer.200", transactionID: 42)
     let cut = ShopAPIError.transport(.cutShort(status: 200, requestID: "rq-cut"), endpoint: "POST /api/v1/spend_cheer")
 
-    func verification(_ kind: ActionKind, _ answer: Result<Int, ShopAPIError>, fresh: Int?, newest: CheerHistoryEntry? = nil, packAfter: Int? = nil) -> Verification {
-        var v = Verification(kind: kind, at: at, before: .init(balance: 1_250, historyTotal: 230, packCheer: 100), answer: answer)
+    func verification(_ kind: ActionKind, _ answer: Result<Int, ShopAPIError>, fresh: Int?, newest: CheerHistoryEntry? = nil, packAfter: Int? = nil,
+                      balanceBefore: Int = 1_250, packs: [String]? = ["com.reiterate.pack.rain"]) -> Verification {
+        // What the shop owes the write comes from its data: the balance, the packs and the bundles.
+        var credit: Int?
+        if case let .purchase(identifier, _) = kind { credit = WriteExpectation.credit(identifier, bundles: CheerBundle.standIn) }
+        let refusals = WriteExpectation.refusals(kind, balance: balanceBefore, packs: packs, bundles: CheerBundle.standIn)
+        var v = Verification(kind: kind, at: at, before: .init(balance: balanceBefore, historyTotal: 230, packCheer: 100, refusals: refusals, credit: credit),
+                             answer: answer)
         v.balance = fresh.map { .read($0) } ?? .unread("the read failed")
         v.history = .read(.init(newest: newest, total: 231))
         v.packs = .read(packAfter)
@@ -52,6 +58,66 @@ import Testing
         let replay = ShopAPIError.http(status: 409, message: "dup", code: "duplicate_transaction", requestID: "rq-409", endpoint: "POST /api/v2/purchase_cheer", retryAfter: nil)
         let again = WriteOutcome.judge(verification(buy, .failure(replay), fresh: 1_250), requestID: "rq-409")
         #expect(again.applied == .no && again.checks.map(\.name) == ["replay-unchanged"] && again.failed.isEmpty)
+    }
+
+    // Expect from the shop, never from the input (issue 27, item 4).
+
+    @Test func whatTheShopMustRefuseComesFromItsDataNotTheWordsTyped() {
+        let rain = ["com.reiterate.pack.rain"]
+        #expect(WriteExpectation.refusals(spend, balance: 1_250, packs: rain, bundles: CheerBundle.standIn).isEmpty)
+        #expect(WriteExpectation.refusals(spend, balance: 5, packs: rain, bundles: CheerBundle.standIn) == [.overspend(amount: 7, balance: 5)])
+        #expect(WriteExpectation.refusals(spend, balance: 1_250, packs: ["com.reiterate.pack.other"], bundles: CheerBundle.standIn)
+                == [.unknownPack(product: "com.reiterate.pack.rain")])
+        // Not known (no live balance, no readable pack list): nothing is expected, no finding invented.
+        #expect(WriteExpectation.refusals(spend, balance: nil, packs: nil, bundles: CheerBundle.standIn).isEmpty)
+        let zero = ActionKind.spend(product: "com.reiterate.pack.rain", productName: "Rain", amount: 0, comment: nil)
+        #expect(WriteExpectation.refusals(zero, balance: 1_250, packs: rain, bundles: CheerBundle.standIn) == [.notPositive(amount: 0)])
+        // A bundle's credit is the environment's list's, whatever its name says.
+        #expect(WriteExpectation.credit("com.reiterate.cheer.200", bundles: CheerBundle.standIn) == 200)
+        #expect(WriteExpectation.credit("com.reiterate.cheer.7", bundles: CheerBundle.standIn) == nil)
+        #expect(WriteExpectation.credit("com.reiterate.cheer.-50", bundles: CheerBundle.standIn) == nil)
+        let gold = [CheerBundle(identifier: "com.acme.gold", cheer: 750)]
+        #expect(WriteExpectation.credit("com.acme.gold", bundles: gold) == 750)
+        #expect(WriteExpectation.refusals(.purchase(identifier: "com.reiterate.cheer.200", transactionID: 1), balance: nil, packs: nil, bundles: gold)
+                == [.notABundle(identifier: "com.reiterate.cheer.200")])
+    }
+
+    @Test func anOverspendTheServerTookLeadsTheVerdictAndNothingOfItIsTicked() {
+        let entry = CheerHistoryEntry(id: "h-231", creator: "c", amount: 7, product: "com.reiterate.pack.rain", date: at, comments: nil)
+        let o = WriteOutcome.judge(verification(spend, .success(-2), fresh: -2, newest: entry, packAfter: 107, balanceBefore: 5), requestID: "rq-1")
+        #expect(o.applied == .yes && o.answer == .accepted && !o.succeeded)
+        #expect(o.acceptedRefusable?.name == "refusal-expected" && o.checks.first?.name == "refusal-expected")
+        #expect(o.text.hasPrefix("The server accepted a spend it must refuse: 7 cheer is more than the balance (5 cheer). Balance -2 cheer. ✗ refusal-expected"))
+        // Every value the spend changed is held to "unchanged": none of them is a ✔.
+        #expect(o.checks.map(\.name) == ["refusal-expected", "spend-balance", "spend-history", "spend-pack-total"])
+        #expect(o.checks.allSatisfy { $0.outcome == .failed }, "\(o.checks.map(\.line))")
+        #expect(o.failed[1].line == "✗ spend-balance: expected 5 (unchanged: the spend must be refused), got -2")
+    }
+
+    @Test func aPurchaseOfWhatIsNotABundleIsExpectedRefused() {
+        // com.reiterate.cheer.7 credited 7: the name says 7, the environment sells no such bundle.
+        let seven = ActionKind.purchase(identifier: "com.reiterate.cheer.7", transactionID: 43)
+        let o = WriteOutcome.judge(verification(seven, .success(1_257), fresh: 1_257), requestID: "rq-7")
+        #expect(o.acceptedRefusable != nil && !o.checks.contains { $0.outcome == .passed })
+        #expect(o.failed.map(\.name) == ["refusal-expected", "purchase-balance"])
+        #expect(o.headline.hasPrefix("The server accepted a purchase it must refuse: “com.reiterate.cheer.7” is not a bundle this environment sells."))
+        // Refused, as it should be: no finding.
+        let bad = ShopAPIError.http(status: 400, message: "unknown", code: "unknown_product", requestID: "rq-400", endpoint: "POST /api/v2/purchase_cheer", retryAfter: nil)
+        let refused = WriteOutcome.judge(verification(seven, .failure(bad), fresh: 1_250), requestID: "rq-400")
+        #expect(refused.acceptedRefusable == nil && refused.failed.isEmpty && refused.answer == .refused)
+        // A spend on a pack not in the list, taken: flagged the same way.
+        let unknown = WriteOutcome.judge(verification(spend, .success(1_243), fresh: 1_243, packs: ["com.reiterate.pack.other"]), requestID: "rq-2")
+        #expect(unknown.acceptedRefusable?.expected == "a refusal (4xx): “com.reiterate.pack.rain” is not in the pack list")
+    }
+
+    @Test func theCreditExpectedIsTheEnvironmentsBundle() {
+        var state = AppState(context: ShopContext(environment: "staging", baseURL: "http://shop.test", user: "qa-alice",
+                                                  bundles: [CheerBundle(identifier: "com.acme.gold", cheer: 750)]))
+        _ = ShopUpdate.send(.purchase(identifier: "com.acme.gold", transactionID: 9), summary: "", &state)
+        #expect(state.writeBefore?.credit == 750 && state.writeBefore?.refusals == [])
+        var other = AppState(context: alice)
+        _ = ShopUpdate.send(.purchase(identifier: "com.acme.gold", transactionID: 9), summary: "", &other)
+        #expect(other.writeBefore?.credit == nil && other.writeBefore?.refusals == [.notABundle(identifier: "com.acme.gold")])
     }
 }
 

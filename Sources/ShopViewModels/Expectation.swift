@@ -1,0 +1,85 @@
+import Foundation
+import ShopAPI
+
+/// A cheer bundle the environment sells: its App Store product id and the cheer it credits (the
+/// environment's `bundles = [...]`; the stand-in's by default). A purchase's expected credit is read
+/// here, never from the identifier typed.
+public struct CheerBundle: Equatable, Sendable {
+    public var identifier: String
+    public var cheer: Int
+
+    public init(identifier: String, cheer: Int) {
+        self.identifier = identifier
+        self.cheer = cheer
+    }
+
+    /// The stand-in's bundles: `com.reiterate.cheer.N` credits N.
+    public static let standIn: [CheerBundle] = [50, 100, 200, 500, 1000, 2500, 5000].map {
+        CheerBundle(identifier: "com.reiterate.cheer.\($0)", cheer: $0)
+    }
+}
+
+/// Why the shop must refuse a write, from the shop's own data (the bundles the environment sells, the
+/// packs and the balance read from the server) and the contract (`amount` has minimum 1) — never from
+/// the words typed.
+public enum ExpectedRefusal: Equatable, Sendable {
+    /// A purchase of an identifier that is not among the environment's bundles.
+    case notABundle(identifier: String)
+    /// A spend on a product that is not in the pack list read from the server.
+    case unknownPack(product: String)
+    /// A spend above the balance read before it.
+    case overspend(amount: Int, balance: Int)
+    /// A spend of 0 or less (the contract's `amount` has minimum 1).
+    case notPositive(amount: Int)
+
+    /// In plain words: `105 cheer is more than the balance (100 cheer)`.
+    public var reason: String {
+        let g = Wording.grouped
+        switch self {
+        case let .notABundle(identifier): return "“\(identifier)” is not a bundle this environment sells"
+        case let .unknownPack(product): return "“\(product)” is not in the pack list"
+        case let .overspend(amount, balance): return "\(g(amount)) cheer is more than the balance (\(g(balance)) cheer)"
+        case let .notPositive(amount): return "an amount of \(g(amount)) is below the contract's minimum of 1"
+        }
+    }
+}
+
+/// What the shop must do with a write, as known before it is sent.
+public enum WriteExpectation {
+    /// The refusals the shop owes this write (empty: it should be taken). `balance` is the live
+    /// balance read before (nil: not known, no overspend is expected); `packs` the identifiers of the
+    /// live pack list (nil: not read, or a pack in it could not be read — no pack is called unknown).
+    public static func refusals(_ kind: ActionKind, balance: Int?, packs: [String]?, bundles: [CheerBundle]) -> [ExpectedRefusal] {
+        switch kind {
+        case let .spend(product, _, amount, _):
+            var out: [ExpectedRefusal] = []
+            if amount < 1 { out.append(.notPositive(amount: amount)) }
+            if let packs, !packs.contains(product) { out.append(.unknownPack(product: product)) }
+            if let balance, amount >= 1, amount > balance { out.append(.overspend(amount: amount, balance: balance)) }
+            return out
+        case let .purchase(identifier, _):
+            return credit(identifier, bundles: bundles) == nil ? [.notABundle(identifier: identifier)] : []
+        }
+    }
+
+    /// The cheer a purchase of `identifier` credits: the environment's bundle of that id, else nil.
+    public static func credit(_ identifier: String, bundles: [CheerBundle]) -> Int? {
+        bundles.first { $0.identifier == identifier }?.cheer
+    }
+}
+
+extension AppState {
+    /// The refusals the shop owes `kind` by what this state holds live (what `spend`/`buy` check
+    /// before sending, unless `--unchecked`).
+    public func expectedRefusals(_ kind: ActionKind) -> [ExpectedRefusal] { ShopUpdate.expectedRefusals(kind, self) }
+}
+
+extension ShopUpdate {
+    /// The refusals the shop owes `kind`, from what the state holds live (a cached balance or pack
+    /// list, or a pack list with unreadable packs, expects nothing: no finding is invented).
+    static func expectedRefusals(_ kind: ActionKind, _ state: AppState) -> [ExpectedRefusal] {
+        let balance = state.balance.source == .live ? state.balance.value : nil
+        let packs = state.packs.source == .live && state.packs.unreadable.isEmpty ? state.packs.all.map(\.identifier) : nil
+        return WriteExpectation.refusals(kind, balance: balance, packs: packs, bundles: state.context.bundles)
+    }
+}

@@ -1,0 +1,149 @@
+"""Negative tests of the writes (issue 27, items 3–5): what the shop must refuse is expected from its
+data, never from the input; the stand-in's lenient faults take each such write; `--unchecked` sends
+it as typed; `--strict` scopes to the write; `reiterate-shop negative` runs the catalogue."""
+import json
+import os
+import subprocess
+import tempfile
+
+from conftest import ROOT
+
+SHOP_BIN = os.environ.get("SHOP_BIN", str(ROOT / ".build" / "debug" / "reiterate-shop"))
+RAIN = "com.reiterate.pack.rain"
+
+
+def shop(*args, config=None):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("REITERATE_")}
+    env.update(REITERATE_TOKEN="dev-token", XDG_CACHE_HOME=tempfile.mkdtemp(), TZ="UTC")
+    if config is not None:
+        home = tempfile.mkdtemp()
+        os.makedirs(os.path.join(home, "reiterate-shop"))
+        with open(os.path.join(home, "reiterate-shop", "config.toml"), "w") as f:
+            f.write(config)
+        env["XDG_CONFIG_HOME"] = home
+    return subprocess.run([SHOP_BIN, *args], capture_output=True, text=True, env=env, timeout=90)
+
+
+def warnings(stderr):
+    return [line for line in stderr.splitlines() if line.startswith("warning: ")]
+
+
+def balance(s, user="qa-alice"):
+    return s.get(f"/api/v1/balance?user_id={user}").json()["balance"]
+
+
+def posts(s):
+    """The writes the stand-in's request log holds."""
+    return [line for line in s.log().splitlines() if "POST /api/" in line]
+
+
+# ---------------------------------------------------------------------------------------------------
+# item 4: expect from the shop, never from the input
+
+def test_an_overspend_the_server_takes_leads_the_verdict_and_is_never_ticked(start_stub):
+    s = start_stub()
+    s.fault(kind="accept_overspend", path="/api/v1/spend_cheer")
+    # Checked (the default): the client refuses before sending.
+    r = shop("spend", "--product", RAIN, "--amount", "1255", "--yes", "--base-url", s.url)
+    assert r.returncode == 64, r.stdout + r.stderr
+    assert "the shop must refuse this spend: 1,255 cheer is more than the balance (1,250 cheer); nothing was sent (add --unchecked" in r.stderr
+    assert balance(s) == 1250 and not posts(s)
+    # --unchecked: sent as typed; the lenient server takes it.
+    r = shop("spend", "--product", RAIN, "--amount", "1255", "--yes", "--unchecked", "--base-url", s.url)
+    assert r.returncode == 65, r.stdout + r.stderr
+    first = r.stdout.splitlines()[0]
+    assert first.startswith("The server accepted a spend it must refuse: 1,255 cheer is more than the balance (1,250 cheer). Balance -5 cheer."), r.stdout
+    assert "✗ refusal-expected" in first
+    assert r.stderr.splitlines()[0].startswith("warning: POST /api/v1/spend_cheer: [refusal-expected] expected a refusal (4xx): 1,255 cheer"), r.stderr
+    assert "✔" not in r.stdout, r.stdout  # no "✔ spend-balance: -5"
+    assert "✗ spend-balance: expected 1,250 (unchanged: the spend must be refused), got -5" in r.stdout
+    assert balance(s) == -5
+
+
+def test_a_purchase_expects_the_environments_bundle_not_the_identifiers_number(start_stub):
+    s = start_stub()
+    s.fault(kind="accept_any_bundle", path="/api/v2/purchase_cheer")
+    r = shop("buy", "--bundle", "com.reiterate.cheer.7", "--yes", "--base-url", s.url)
+    assert r.returncode == 64 and "“com.reiterate.cheer.7” is not a bundle this environment sells" in r.stderr, r.stdout + r.stderr
+    assert balance(s) == 1250
+    r = shop("buy", "--bundle", "com.reiterate.cheer.7", "--yes", "--unchecked", "--base-url", s.url)
+    assert r.returncode == 65, r.stdout + r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[1].startswith("The server accepted a purchase it must refuse: “com.reiterate.cheer.7” is not a bundle"), r.stdout
+    assert "✔ purchase-balance" not in r.stdout and "✗ purchase-balance: expected 1,250 (unchanged: the purchase must be refused), got 1,257" in r.stdout
+    assert "[refusal-expected]" in r.stderr.splitlines()[0]
+    # The environment's own list: a bundle it does not name is expected refused, whatever the stand-in sells.
+    config = f'[environments.shop]\nbase_url = "{s.url}"\nbundles = ["com.reiterate.cheer.100", "com.reiterate.cheer.500"]\n'
+    r = shop("buy", "--bundle", "com.reiterate.cheer.200", "--yes", "--unchecked", "--env", "shop", config=config)
+    assert r.returncode == 65 and "[refusal-expected]" in r.stderr, r.stdout + r.stderr
+    r = shop("buy", "--bundle", "com.reiterate.cheer.500", "--yes", "--env", "shop", "--strict", config=config)
+    assert r.returncode == 0 and "✔ purchase-balance: 1,957" in r.stdout, r.stdout + r.stderr
+
+
+def test_a_spend_on_a_pack_not_in_the_list_is_expected_refused(start_stub):
+    s = start_stub()
+    r = shop("spend", "--product", "com.reiterate.pack.nope", "--amount", "5", "--yes", "--unchecked", "--base-url", s.url)
+    # Refused, as it must be: no finding, the server's refusal (1).
+    assert r.returncode == 1 and "[refusal-expected]" not in r.stderr and "✔ refused-unchanged: 1,250" in r.stdout, r.stdout + r.stderr
+    s.fault(kind="accept_unknown_product", path="/api/v1/spend_cheer")
+    r = shop("spend", "--product", "com.reiterate.pack.nope", "--amount", "5", "--yes", "--unchecked", "--base-url", s.url)
+    assert r.returncode == 65 and r.stdout.startswith("The server accepted a spend it must refuse: “com.reiterate.pack.nope” is not in the pack list"), r.stdout
+    assert "✔" not in r.stdout, r.stdout
+
+
+def test_amount_minus_three_is_taken_as_a_value(start_stub):
+    s = start_stub()
+    r = shop("spend", "--product", RAIN, "--amount", "-3", "--yes", "--base-url", s.url)
+    assert r.returncode == 64 and "--amount must be 1 or more (add --unchecked to send it as typed)" in r.stderr, r.stderr
+    assert "Missing value" not in r.stderr
+    r = shop("spend", "--product", RAIN, "--amount=-3", "--yes", "--unchecked", "--base-url", s.url)
+    assert r.returncode == 1 and "✔ refused-unchanged: 1,250" in r.stdout, r.stdout + r.stderr
+    s.fault(kind="accept_nonpositive_amount", path="/api/v1/spend_cheer")
+    r = shop("spend", "--product", RAIN, "--amount", "-3", "--yes", "--unchecked", "--base-url", s.url)
+    assert r.returncode == 65 and "below the contract's minimum of 1" in r.stdout.splitlines()[0], r.stdout + r.stderr
+    assert balance(s) == 1253
+
+
+# ---------------------------------------------------------------------------------------------------
+# item 3: the lenient faults, each taking one kind of write the shop must refuse (and nothing else)
+
+def test_each_lenient_fault_takes_its_write_and_only_it(start_stub):
+    s = start_stub()
+    spend = lambda body, user="qa-alice": s.post(f"/api/v1/spend_cheer?user_id={user}", json=body)
+    buy = lambda body, user="qa-alice": s.post(f"/api/v2/purchase_cheer?user_id={user}", json=body)
+    # Without a fault every one is refused.
+    assert spend({"amount": 5, "product": "com.nope"}).status_code == 400
+    assert spend({"amount": 5000, "product": RAIN}).status_code == 402
+    assert spend({"amount": 0, "product": RAIN}).status_code == 400
+    assert spend({"amount": 5, "product": RAIN}, user="qa-nobody").status_code == 404
+    assert buy({"identifier": "com.reiterate.cheer.7", "transaction_id": 1}).status_code == 400
+    assert buy({"identifier": "com.reiterate.cheer.50", "transaction_id": "2"}).status_code == 400
+    assert buy({"identifier": "com.reiterate.cheer.50", "transaction_id": -3}).status_code == 400
+    assert balance(s) == 1250
+    # With its fault, each is taken.
+    cases = [
+        ("accept_unknown_product", lambda: spend({"amount": 5, "product": "com.nope"}), 1245),
+        ("accept_overspend", lambda: spend({"amount": 5000, "product": RAIN}), 1250 - 5000),
+        ("accept_nonpositive_amount", lambda: spend({"amount": -3, "product": RAIN}), 1253),
+        ("accept_unknown_user", lambda: spend({"amount": 5, "product": RAIN}, user="qa-nobody"), 1245),
+        ("accept_any_bundle", lambda: buy({"identifier": "com.reiterate.cheer.7", "transaction_id": 1}), 1257),
+        ("accept_negative_transaction", lambda: buy({"identifier": "com.reiterate.cheer.50", "transaction_id": -3}), 1300),
+    ]
+    for kind, write, after in cases:
+        s.reset()
+        fault = s.fault(kind=kind)
+        r = write()
+        assert r.status_code == 200 and balance(s) == after, (kind, r.status_code, r.text, balance(s))
+        listed = s.http.get(s.url + "/_stub/faults", timeout=5).json()["faults"]
+        assert [f["hits"] for f in listed if f["id"] == fault["id"]] == [1], (kind, listed)
+    # A transaction id sent once as a number and once as a string: credited twice.
+    s.reset()
+    s.fault(kind="retyped_transaction")
+    assert buy({"identifier": "com.reiterate.cheer.50", "transaction_id": 42}).status_code == 200
+    assert buy({"identifier": "com.reiterate.cheer.50", "transaction_id": 42}).status_code == 409
+    assert buy({"identifier": "com.reiterate.cheer.50", "transaction_id": "42"}).status_code == 200
+    assert balance(s) == 1350
+    # A lenient fault leaves the writes it is not about alone (a 402 is still a 402).
+    s.reset()
+    s.fault(kind="accept_unknown_product")
+    assert spend({"amount": 5000, "product": RAIN}).status_code == 402
