@@ -208,6 +208,9 @@ public struct CheerHistoryPage: Sendable, Equatable {
     public var perPage: Int
     public var totalPages: Int
     public var totalCount: Int
+    /// The answer's `X-Request-Id`, when the page came from the server through a call that keeps it
+    /// (not part of the page's JSON: a cached page has none).
+    public var requestID: String?
 
     public init(items: [HistoryItem], page: Int, perPage: Int, totalPages: Int, totalCount: Int) {
         self.items = items

@@ -364,7 +364,7 @@ public actor ShopClient {
             }
             record.findings = watchdog?.check(ObservedExchange(operation: operation, pathAndQuery: pathAndQuery, requestBody: request.body,
                                                              status: response.status, headers: response.headers, body: response.body,
-                                                             tokens: tokens)) ?? []
+                                                             tokens: tokens, sentAt: clockStart, answeredAt: .now)) ?? []
             if let pins { record.findings += await pins.check(method: record.method, pathAndQuery: pathAndQuery, status: response.status, body: response.body, tokens: tokens) }
             await exchanges.finish(record)
             logger.info("\(record.method) \(record.path) \(response.status) \(Self.millis(record.duration))ms \(record.requestID ?? "-")")

@@ -31,6 +31,8 @@ public struct HistoryState: Equatable, Sendable {
     var anchor: String?
     /// The way the cursor last moved (+1 down, -1 up): the neighbouring page that way is fetched ahead.
     var travel = 1
+    /// This reading of the pages: what they said, whether they disagreed, how far the entries received reach.
+    public var reading = PageReading()
 
     public init(perPage: Int = HistoryState.defaultPerPage, capacity: Int = 8) {
         self.perPage = perPage
@@ -38,7 +40,7 @@ public struct HistoryState: Equatable, Sendable {
     }
 
     /// Everything on one page: the server answered without paging (or has at most one page).
-    var isSinglePage: Bool { (totalPages ?? 2) <= 1 }
+    var isSinglePage: Bool { (totalPages ?? 2) <= 1 && !reading.beyondLastPage }
 
     /// The page an entry is on, and its place there.
     public func locate(_ index: Int) -> (page: Int, offset: Int) {
@@ -48,10 +50,18 @@ public struct HistoryState: Equatable, Sendable {
     /// The index of the first entry of `page`.
     func firstIndex(ofPage page: Int) -> Int { isSinglePage ? 0 : (page - 1) * perPage }
 
-    /// How many entries there are, once a page has said.
+    /// How many entries there are, once a page has said: the server's total, or more when its pages sent
+    /// more (every entry received is in the list, whatever the totals say).
     public var count: Int? {
         if isSinglePage, let slot = pages[1], !slot.isLoading, let p = slot.value { return p.items.count }
-        return totalCount
+        return totalCount.map { max($0, reading.received) }
+    }
+
+    /// The server's total when it differs from the entries counted (a page sent more, or pages disagree).
+    public var serverTotalNote: Int? {
+        guard let count, let totalCount else { return nil }
+        if let other = reading.disagreement?.otherTotal, other != count { return other }
+        return totalCount != count ? totalCount : nil
     }
 
     /// The page the cursor is on.
@@ -104,15 +114,30 @@ public struct HistoryState: Equatable, Sendable {
         } else if count == 0 {
             parts.append("no entries")
         }
-        var pageText = "page \(Wording.grouped(page))"
-        if let totalPages { pageText += " of \(Wording.grouped(max(1, totalPages)))" }
-        parts.append(pageText)
+        // An empty history has no pages to count ("page 1 of 0" said nothing).
+        if count != 0 {
+            var pageText = "page \(Wording.grouped(page))"
+            if let lastPage { pageText += " of \(Wording.grouped(lastPage))" }
+            parts.append(pageText)
+        }
+        if let other = serverTotalNote { parts.append("the server's total says \(Wording.grouped(other))") }
         if newEntries > 0 { parts.append("\(Wording.grouped(newEntries)) new entr\(newEntries == 1 ? "y" : "ies") · g to see \(newEntries == 1 ? "it" : "them")") }
         return parts.joined(separator: " · ")
     }
 
-    /// The last page there is (1 when the history is empty).
-    var lastPage: Int? { totalPages.map { max(1, $0) } }
+    /// Where the cursor is, for the bug report's steps: the words the position line shows.
+    var stepText: String {
+        let parts = positionText.components(separatedBy: " · ").filter { !$0.contains(" to see ") }
+        return parts.joined(separator: " · ")
+    }
+
+    /// The last page there is (1 when the history is empty): the server's, or further when entries
+    /// were received past it.
+    var lastPage: Int? {
+        guard let totalPages else { return nil }
+        guard let count, count > 0, !isSinglePage else { return max(1, totalPages) }
+        return max(1, totalPages, locate(count - 1).page)
+    }
 }
 
 /// One row of the list: an entry, or a place whose page is not here (yet).
@@ -139,8 +164,10 @@ extension ShopUpdate {
             state.history.newEntries = 0
             return moveCursor(to: 0, &state)
         case .last:
-            // Straight to the last page: one request, never a walk.
+            // Straight to the last page: one request, never a walk. If that page turns out not to be
+            // the end (entries past the server's last page), the cursor follows once.
             guard let count = h.count else { return [] }
+            state.history.reading.followEnd = true
             return moveCursor(to: count - 1, &state)
         case .nextPage:
             guard let last = h.lastPage, h.page < last else { return [] }
@@ -186,7 +213,7 @@ extension ShopUpdate {
         if moves { state.history.travel = target > state.history.cursor ? 1 : -1 }
         state.history.cursor = target
         // Moving makes one step that follows the cursor, not one per key.
-        if moves { state.steps.add("went to \(state.history.positionText)", replacing: .historyMove) }
+        if moves { state.steps.add("went to \(state.history.stepText)", replacing: .historyMove) }
         if target == 0 { state.history.newEntries = 0 }
         state.history.anchor = state.history.selectedItem.map(HistoryState.key(of:))
         // A page that failed is asked again when the cursor comes onto it (not at every step on it).
@@ -217,6 +244,6 @@ extension ShopUpdate {
         var effects: [Effect] = []
         for page in wanted { effects += loadHistoryPage(page, &state) }
         effects += loadHistoryPage(h.page, &state)
-        return effects
+        return effects + probePastLastPage(&state)
     }
 }

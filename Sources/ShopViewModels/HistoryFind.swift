@@ -7,6 +7,8 @@ import ShopAPI
 public struct FindState: Equatable, Sendable {
     /// Match positions kept for `n`/`N` (the count goes on beyond).
     public static let maxKept = 10_000
+    /// Full pages past the server's last page a scan goes on to (a bound on a server that never ends).
+    public static let extraPages = 4
 
     public var query: String
     /// Indices of the matches seen (into the whole history, ascending; at most `maxKept`).
@@ -108,6 +110,8 @@ extension ShopUpdate {
         case let .success(answer):
             scan.totalPages = max(1, answer.totalPages)
             scan.pagesScanned += 1
+            // What the scan received counts in the list too: a match is never past the list's end.
+            noteReceived(answer, page: page, perPage: HistoryState.scanPerPage, &state.history)
             let start = (page - 1) * HistoryState.scanPerPage
             var names: [String: String] = [:]
             for pack in state.packs.all where names[pack.identifier] == nil { names[pack.identifier] = pack.name }
@@ -119,6 +123,12 @@ extension ShopUpdate {
                 if !scan.arrived, jumpTo == nil, index > scan.origin || page < scan.origin / HistoryState.scanPerPage + 1 { jumpTo = index }
             }
             var next = page + 1
+            // A full page at the server's last (or past it): the next may still hold entries the totals
+            // do not count. It is asked, up to `extraPages` past the server's last page.
+            if next > scan.totalPages, answer.items.count >= HistoryState.scanPerPage, answer.page == page,
+               next <= max(1, answer.totalPages) + FindState.extraPages {
+                scan.totalPages = next
+            }
             if next > scan.totalPages { next = 1 }
             let done = scan.pagesScanned >= scan.totalPages || next == scan.origin / HistoryState.scanPerPage + 1
             var effects: [Effect] = []

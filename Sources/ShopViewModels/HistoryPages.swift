@@ -25,13 +25,28 @@ extension ShopUpdate {
             // Only the page under the cursor clears its error line (a read-ahead page is another matter).
             if page == state.history.page { recovered(CheerHistory.endpoint, &state) }
             var effects: [Effect] = []
+            let countBefore = state.history.count
+            var reset = false
             // Not a staleness rule: of two answers, the later-asked one's totals are the newer.
             if state.history.totalsToken.map({ token >= $0 }) ?? true {
                 state.history.totalsToken = token
-                effects += totalsChanged(by: historyPage, page: page, &state)
+                if let changed = totalsChanged(by: historyPage, page: page, &state) {
+                    effects += changed.effects
+                    reset = changed.reset
+                }
             }
+            let lastPage = state.history.totalPages
+            noteReceived(historyPage, page: page, perPage: state.history.perPage, &state.history)
+            if let lastPage, page > lastPage, !historyPage.items.isEmpty { pastLastPage(historyPage, page: page, lastPage: lastPage, &state) }
             slot.succeeded(historyPage, at: at)
             state.history.pages.set(page, slot, current: state.history.page)
+            if !reset { effects += overlapFound(historyPage, page: page, &state) }
+            // `G` found the list longer than the server said: the cursor goes on to the new end, once.
+            if state.history.reading.followEnd, let before = countBefore, let after = state.history.count, after > before,
+               state.history.cursor == before - 1 {
+                state.history.reading.followEnd = false
+                effects += moveCursor(to: after - 1, &state)
+            }
             if page == 1 { effects.append(.writeFirstPage(key: state.context.userKey, historyPage, fetchedAt: at)) }
             if page == state.history.page { reanchor(&state.history) }
             // The history shrank below the cursor: it goes to the new last entry.
@@ -59,10 +74,20 @@ extension ShopUpdate {
     /// Takes the totals of the newest answer. When entries came in above (or went), every other page
     /// held is cut at the wrong places: they are dropped, and the cursor moves with its entry, so the
     /// list never shows an entry twice or skips one.
-    static func totalsChanged(by answer: CheerHistoryPage, page: Int, _ state: inout AppState) -> [Effect] {
-        let before = state.history.totalCount
+    /// Answers nil when the totals did not change; `reset` when the list took the new totals (the first
+    /// change of a reading), not when it had read again once already and stopped (`totalsDisagree`).
+    static func totalsChanged(by answer: CheerHistoryPage, page: Int, _ state: inout AppState) -> (effects: [Effect], reset: Bool)? {
+        let said = PageSaid(page: page, total: answer.totalCount, requestID: answer.requestID)
+        guard let before = state.history.totalCount, answer.totalCount != before else {
+            adoptTotals(answer, &state.history)
+            state.history.reading.said[page] = said
+            return nil
+        }
+        guard totalsDisagree(answer, page: page, before: before, &state) else { return ([], false) }
         adoptTotals(answer, &state.history)
-        guard let before, let after = state.history.totalCount, after != before else { return [] }
+        // The other pages go: what was received is counted again from what stays.
+        state.history.reading.received = 0
+        let after = answer.totalCount
         let delta = after - before
         var effects: [Effect] = []
         for other in state.history.pages.residentPages where other != page {
@@ -78,8 +103,9 @@ extension ShopUpdate {
                 find.matches = find.matches.map { $0 + delta }
                 state.history.find = find
             }
+            state.history.reading.shifted = delta
         }
-        return effects
+        return (effects, true)
     }
 
     /// After the cursor's page loads: if the entry the cursor was on is near but not under it (the
@@ -144,6 +170,7 @@ extension ShopUpdate {
         let currentSlot = state.history.pages[page]
         rememberAnchor(&state.history)
         if merge, currentSlot?.isLoading == true {
+            state.history.reading = PageReading()
             var cancels: [Effect] = []
             for other in state.history.pages.residentPages where other != page {
                 state.history.pages.remove(other)
@@ -155,6 +182,7 @@ extension ShopUpdate {
         state.history.pages.removeAll()
         let cancels = cancelRequests(&state) { if case .historyPage = $0 { return true } else { return false } }
         state.history.totalsToken = nil
+        state.history.reading = PageReading()
         return cancels + loadHistoryPage(page, &state, stale: stale)
     }
 

@@ -59,7 +59,9 @@ public struct LiveShopService: ShopService {
     public func balance(user: String) async throws -> CheerBalance { try await client.send(Balance(user: user)) }
     public func audioPacks() async throws -> AudioPackList { try await client.send(AudioPacks()) }
     public func history(user: String, page: Int, perPage: Int) async throws -> CheerHistoryPage {
-        try await client.send(CheerHistory(user: user, page: page, perPage: perPage))
+        var (answer, requestID) = try await client.sendAnswered(CheerHistory(user: user, page: page, perPage: perPage))
+        answer.requestID = requestID
+        return answer
     }
     public func spend(amount: Int, product: String, comment: String?, user: String) async throws -> CheerBalance {
         try await client.send(SpendCheer(amount: amount, product: product, comment: comment, user: user))

@@ -34,6 +34,15 @@ public enum FaultKind: String, CaseIterable, Sendable {
     case duplicateEntry = "duplicate_entry"
     /// In a cheer_history page, entries `index` and `index` + 1 (default 0 and 1) swap places.
     case outOfOrder = "out_of_order"
+    // Pages that disagree with each other (issue 27: the client must neither loop nor hide):
+    /// Every history page after the first says `total_count` one lower (and `total_pages` to match).
+    case driftingTotal = "drifting_total"
+    /// Every history page says one page fewer (`total_count` cut to a whole number of pages): the real
+    /// last page lies past `total_pages` and still holds its entries.
+    case hiddenPage = "hidden_page"
+    /// Every history page after the first starts one entry early: its first entry is the last of the page
+    /// before (an entry on two pages; the totals stay right).
+    case shiftedPage = "shifted_page"
     /// A spend debits one cheer more than asked (and answers the balance it left).
     case wrongDebit = "wrong_debit"
     /// A spend records only the first half of its comment.
@@ -203,7 +212,7 @@ public struct FaultSpec: Sendable, Equatable, Encodable {
         case .contentType: try c.encode(contentType, forKey: "content_type")
         case .malformedEntry, .duplicateEntry, .outOfOrder: try c.encodeIfPresent(index, forKey: "index")
         case .hang: try c.encode(seconds, forKey: "seconds")
-        case .hostile, .reset, .noRequestID, .badPaging, .wrongDebit, .cutComment, .doubleEntry, .noEntry, .noDebit, .stuckTotal, .strayCredit,
+        case .hostile, .reset, .noRequestID, .badPaging, .driftingTotal, .hiddenPage, .shiftedPage, .wrongDebit, .cutComment, .doubleEntry, .noEntry, .noDebit, .stuckTotal, .strayCredit,
              .vanishEntry: break
         case .acceptUnknownProduct, .acceptOverspend, .acceptNonpositiveAmount, .acceptUnknownUser, .acceptAnyBundle, .retypedTransaction,
              .acceptNegativeTransaction: break

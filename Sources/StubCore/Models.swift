@@ -87,6 +87,9 @@ public struct HistoryPage: Sendable, Equatable, Encodable {
     public var malformedIndex: Int?
     /// Added to `total_pages` on the wire (the `bad_paging` fault).
     public var totalPagesError = 0
+    /// The `total_count` said on the wire instead of the real one, `total_pages` following it (the
+    /// `drifting_total` and `hidden_page` faults); the entries stay those of the real count.
+    public var saidTotalCount: Int?
 
     public init(entries: [CheerHistoryEntry], paging: Paging, malformedIndex: Int? = nil) {
         self.entries = entries
@@ -111,8 +114,9 @@ public struct HistoryPage: Sendable, Equatable, Encodable {
         }
         try c.encode(paging.page, forKey: .page)
         try c.encode(paging.perPage, forKey: .perPage)
-        try c.encode(paging.totalPages + totalPagesError, forKey: .totalPages)
-        try c.encode(paging.totalCount, forKey: .totalCount)
+        let said = saidTotalCount.map { Paging(page: paging.page, perPage: paging.perPage, totalCount: $0) } ?? paging
+        try c.encode(said.totalPages + totalPagesError, forKey: .totalPages)
+        try c.encode(said.totalCount, forKey: .totalCount)
     }
 }
 

@@ -169,14 +169,18 @@ public actor ShopStore {
         return state.balance
     }
 
-    public func history(user: String, page: Int, perPage: Int) throws -> HistoryPage {
+    /// One page of `user`'s history. `shift` entries earlier than the paging says (the `shifted_page`
+    /// fault: a page that starts with the last entry of the page before), never before the newest.
+    public func history(user: String, page: Int, perPage: Int, shift: Int = 0) throws -> HistoryPage {
         guard let state = users[user] else { throw ShopError.unknownUser(user) }
         guard page >= 1 else { throw ShopError.badRequest("page must be 1 or more", code: "invalid_parameter") }
         guard (1...Paging.maxPerPage).contains(perPage) else {
             throw ShopError.badRequest("per_page must be between 1 and \(Paging.maxPerPage)", code: "invalid_parameter")
         }
         let paging = Paging(page: page, perPage: perPage, totalCount: state.added.count + state.base.count)
-        let entries = paging.range.map { index in
+        let range = paging.range
+        let shifted = max(0, range.lowerBound - shift)..<max(0, range.upperBound - shift)
+        let entries = (range.isEmpty ? range : shifted).map { index in
             index < state.added.count
                 ? state.added[index]
                 : state.base.entry(at: index - state.added.count, packs: basePacks)

@@ -46,7 +46,17 @@ extension StubService {
             if let fault = context.contentFault(.vanishEntry), try await store.dropNewestEntry(user: user) {
                 context.notes.applied(fault)
             }
-            var page = try await store.history(user: user, page: pageNumber, perPage: perPage)
+            let shifted = pageNumber > 1 ? context.contentFault(.shiftedPage) : nil
+            var page = try await store.history(user: user, page: pageNumber, perPage: perPage, shift: shifted == nil ? 0 : 1)
+            if let shifted { context.notes.applied(shifted) }
+            if pageNumber > 1, let fault = context.contentFault(.driftingTotal), page.paging.totalCount > 0 {
+                page.saidTotalCount = page.paging.totalCount - 1
+                context.notes.applied(fault)
+            }
+            if let fault = context.contentFault(.hiddenPage), page.paging.totalPages >= 2 {
+                page.saidTotalCount = (page.paging.totalPages - 1) * page.paging.perPage
+                context.notes.applied(fault)
+            }
             if let hostile = context.contentFault(.hostile), !page.entries.isEmpty {
                 page = HostileText.apply(to: page)
                 context.notes.applied(hostile)

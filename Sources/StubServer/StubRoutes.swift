@@ -27,7 +27,7 @@ enum Operation: String, CaseIterable, Sendable {
     /// Faults that rewrite this operation's data (others only make sense where there is such data).
     var contentFaults: Set<FaultKind> {
         switch self {
-        case .getCheerHistory: return [.hostile, .malformedEntry, .badPaging, .duplicateEntry, .outOfOrder, .vanishEntry]
+        case .getCheerHistory: return [.hostile, .malformedEntry, .badPaging, .duplicateEntry, .outOfOrder, .vanishEntry, .driftingTotal, .hiddenPage, .shiftedPage]
         case .spendCheer: return [.wrongDebit, .cutComment, .doubleEntry, .noEntry, .noDebit, .stuckTotal, .acceptUnknownProduct, .acceptOverspend,
                                   .acceptNonpositiveAmount, .acceptUnknownUser]
         case .purchaseCheer: return [.acceptUnknownUser, .acceptAnyBundle, .retypedTransaction, .acceptNegativeTransaction]

@@ -13,10 +13,16 @@ public struct ObservedExchange: Sendable {
     public var body: [UInt8]
     /// The body's tokens, when the caller tokenized it already (an answer is read once).
     public var tokens: [JSONToken]?
+    /// When the request was sent and its answer came (the client's clock): which answers came strictly
+    /// one after another, so that one of them saw the server's state after the other did.
+    public var sentAt: ContinuousClock.Instant?
+    public var answeredAt: ContinuousClock.Instant?
 
     public init(operation: OperationID, pathAndQuery: String, requestBody: [UInt8]? = nil, status: Int, headers: HTTPFields, body: [UInt8],
-                tokens: [JSONToken]? = nil) {
+                tokens: [JSONToken]? = nil, sentAt: ContinuousClock.Instant? = nil, answeredAt: ContinuousClock.Instant? = nil) {
         self.tokens = tokens
+        self.sentAt = sentAt
+        self.answeredAt = answeredAt
         self.operation = operation
         self.pathAndQuery = pathAndQuery
         self.requestBody = requestBody
@@ -92,6 +98,7 @@ public struct ContractWatchdog: Sendable {
             let page = e.body.withUnsafeBufferPointer { HistorySummary($0, tokens) }
             findings += Self.historyPage(page, query: query)
             findings += history.observe(page, user: query["user_id"] ?? "")
+            findings += history.observeTotal(page, user: query["user_id"] ?? "", requestID: e.headers[.requestID], sent: e.sentAt, answered: e.answeredAt)
         case .spendCheer:
             findings += JSONValue.parse(e.body, tokens: tokens).map(WriteMemory.spendAccepted) ?? []
         case .purchaseCheer:
@@ -133,6 +140,11 @@ public struct ContractWatchdog: Sendable {
                 findings.append(Finding(check: .paging, expected: "at most \(perPage) entries (per_page)", actual: "\(entries.count)"))
             } else if page < totalPages, entries.count < perPage {
                 findings.append(Finding(check: .paging, expected: "\(perPage) entries on page \(page) of \(totalPages) (only the last may be short)", actual: "\(entries.count)"))
+            }
+            // "A page past the end is empty": entries there are entries the totals do not count.
+            if page > totalPages, !entries.isEmpty {
+                findings.append(Finding(check: .paging, expected: "no entries past the last page (total_pages \(totalPages), total_count \(totalCount))",
+                                        actual: "page \(page) holds \(entries.count) entr\(entries.count == 1 ? "y" : "ies")"))
             }
             if let asked = query["page"].flatMap(Int.init), asked != page {
                 findings.append(Finding(check: .paging, expected: "page \(asked) (as asked)", actual: "page \(page)"))

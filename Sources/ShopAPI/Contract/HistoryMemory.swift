@@ -59,6 +59,51 @@ struct HistoryMemory: Sendable {
     private var books: [String: Book] = [:]
     private var bookOrder: [String] = []
 
+    /// One answer's `total_count`, and when it was asked and answered.
+    struct TotalSeen: Sendable {
+        var page: Int
+        var total: Int
+        var requestID: String?
+        var sent: ContinuousClock.Instant
+        var answered: ContinuousClock.Instant
+    }
+
+    /// The totals of each user's history answers, oldest first (the last 16 a user, 4 users), whatever
+    /// their page size: every page states the same history's size.
+    private var totals: [String: [TotalSeen]] = [:]
+    private var totalsOrder: [String] = []
+    /// The pairs of totals already told, per user: a disagreement is one finding, however often it recurs.
+    private var toldTotals: [String: Set<[Int]>] = [:]
+
+    /// A total that comes back to what it was after an answer that said otherwise, each of the three
+    /// asked only once the one before it was answered: the server's state moved forward between them,
+    /// and a history that only grows (or only shrinks) cannot say t, then u ≠ t, then t again. Answers
+    /// that overlapped prove nothing (the server may have taken them in either order), so they are
+    /// never held against each other: no finding from an entry that came in meanwhile.
+    mutating func observeTotal(_ summary: HistorySummary, user: String, requestID: String?,
+                               sent: ContinuousClock.Instant?, answered: ContinuousClock.Instant?) -> [Finding] {
+        guard let page = summary.page, let total = summary.totalCount, let sent, let answered else { return [] }
+        if totals[user] == nil {
+            totalsOrder.append(user)
+            if totalsOrder.count > 4 { totals[totalsOrder.removeFirst()] = nil }
+        }
+        var seen = totals[user] ?? []
+        defer {
+            seen.append(TotalSeen(page: page, total: total, requestID: requestID, sent: sent, answered: answered))
+            if seen.count > Self.capacity { seen.removeFirst(seen.count - Self.capacity) }
+            totals[user] = seen
+        }
+        // The latest answer before this one that said otherwise, then the latest before that which said this.
+        guard let middle = seen.lastIndex(where: { $0.total != total && $0.answered < sent }),
+              let first = seen[..<middle].lastIndex(where: { $0.total == total && $0.answered < seen[middle].sent }) else { return [] }
+        let a = seen[first], b = seen[middle]
+        let pair = [min(a.total, b.total), max(a.total, b.total)]
+        guard toldTotals[user, default: []].insert(pair).inserted else { return [] }
+        func said(_ s: TotalSeen) -> String { "\(s.total) on page \(s.page) (\(s.requestID ?? "no request id"))" }
+        return [Finding(check: .paging, expected: "one total_count across pages (no entry can leave the history and come back)",
+                        actual: "total_count \(said(a)), then \(said(b)), then \(total) on page \(page) (\(requestID ?? "no request id"))")]
+    }
+
     mutating func observe(_ summary: HistorySummary, user: String) -> [Finding] {
         guard let entries = summary.entries, let page = summary.page, let perPage = summary.perPage, let total = summary.totalCount else { return [] }
         let key = "\(user)|\(perPage)|\(total)"

@@ -1,0 +1,132 @@
+import Foundation
+import ShopAPI
+import Testing
+@testable import ShopViewModels
+
+/// Issue 27, item 1: pages that disagree never make the list loop, and never hide an entry the server sent.
+@Suite struct PageReadingTests {
+    /// A server of `real` entries whose pages say `said(page)` entries in all, each answer with its own request id.
+    final class Server: @unchecked Sendable {
+        var answers = 0
+        let real: Int
+        let said: (Int) -> Int
+        let shift: (Int) -> Int
+        init(real: Int = 230, said: @escaping (Int) -> Int = { _ in 230 }, shift: @escaping (Int) -> Int = { _ in 0 }) {
+            self.real = real
+            self.said = said
+            self.shift = shift
+        }
+
+        func page(_ page: Int, _ perPage: Int) -> CheerHistoryPage {
+            answers += 1
+            let start = max(0, (page - 1) * perPage - shift(page))
+            let end = min((page - 1) * perPage + perPage - shift(page), real)
+            let items = (start < real ? start..<max(start, end) : real..<real).map { HistoryItem.entry(entry($0)) }
+            let total = said(page)
+            var answer = CheerHistoryPage(items: items, page: page, perPage: perPage, totalPages: (total + perPage - 1) / perPage, totalCount: total)
+            answer.requestID = "rq-\(answers)"
+            return answer
+        }
+    }
+
+    func started(_ server: Server) -> Driver {
+        var d = Driver()
+        d.send(.start)
+        d.serveHistory(server.page)
+        return d
+    }
+
+    func ids(_ d: Driver) -> [String] {
+        (0..<(d.state.history.count ?? 0)).compactMap { i in
+            if case let .item(.entry(e)) = d.state.history.item(at: i) { return e.id } else { return nil }
+        }
+    }
+
+    @Test func aTotalOneLowerAfterTheFirstPageReadsAgainOnceThenStopsAndSaysWhy() {
+        let server = Server(said: { $0 == 1 ? 230 : 229 })
+        var d = started(server)
+        let before = server.answers
+        d.send(.historyNextPage)
+        let served = d.serveHistory(server.page, limit: 100)
+        #expect(served <= 4, "a page turn sent \(served) history requests")
+        #expect(server.answers - before == served)
+        guard case let .totals(a, b)? = d.state.history.reading.disagreement else {
+            Issue.record("no disagreement told: \(String(describing: d.state.history.reading.disagreement))")
+            return
+        }
+        #expect(Set([a.total, b.total]) == [229, 230] && a.requestID != nil && b.requestID != nil && a.requestID != b.requestID)
+        let line = d.state.notice?.text ?? ""
+        #expect(line.hasPrefix("History pages disagree: page 1 says 230 (rq-") && line.contains("page 2 says 229 (rq-"), "\(line)")
+        #expect(d.state.history.newEntries == 0)  // no entry came in: nothing new to see
+        // G and the position line: every entry received, the server's other total noted.
+        d.send(.historyLast)
+        #expect(d.serveHistory(server.page, limit: 100) <= 2)
+        #expect(d.state.history.cursor == 229 && d.state.history.selectedItem == .entry(entry(229)))
+        #expect(d.state.history.positionText == "entry 230 of 230 · page 5 of 5 · the server's total says 229")
+        // Moving on reads no page twice more: the reading is settled until r.
+        d.send(.historyFirst)
+        #expect(d.serveHistory(server.page, limit: 100) <= 1)
+        #expect(d.state.history.reading.disagreement != nil)
+        d.send(.refresh)
+        #expect(d.state.history.reading.disagreement == nil)
+    }
+
+    @Test func aRealEntryComingInBetweenPagesIsReadAgainWithoutAComplaint() {
+        var total = 230
+        let server = Server(real: 231, said: { _ in total })
+        var d = started(server)
+        total = 231  // a spend on the phone
+        d.send(.historyNextPage)
+        d.serveHistory(server.page, limit: 100)
+        #expect(d.state.history.reading.disagreement == nil && d.state.history.count == 231)
+        let line = d.state.notice?.text ?? ""
+        #expect(!line.contains("disagree"))
+    }
+
+    @Test func entriesPastTheServersLastPageAreReachedByGAndFind() {
+        // The server says 200 entries (4 pages) and still serves page 5 with 30.
+        let server = Server(said: { _ in 200 })
+        var d = started(server)
+        d.send(.historyLast)
+        let served = d.serveHistory(server.page, limit: 100)
+        #expect(served <= 3, "G sent \(served) history requests")
+        #expect(d.state.history.cursor == 229 && d.state.history.count == 230 && d.state.history.reading.beyondLastPage)
+        #expect(d.state.history.positionText == "entry 230 of 230 · page 5 of 5 · the server's total says 200")
+        #expect(Set(ids(d).suffix(30)) == Set((200..<230).map { "h\($0)" }))
+        // `]` from page 4 goes on to page 5.
+        d.send(.goTo("p4"))
+        d.serveHistory(server.page, limit: 100)
+        d.send(.historyNextPage)
+        #expect(d.state.history.page == 5)
+
+        // `/` finds an entry only past the server's last page (pages of 200: the first is full).
+        var f = started(Server(said: { _ in 200 }))
+        f.send(.find("C"))  // every entry's creator: the scan must read both pages of 200
+        let scanServer = Server(said: { _ in 200 })
+        f.serveHistory(scanServer.page, limit: 100)
+        #expect(f.state.history.find?.matchCount == 230 && f.state.history.count == 230)
+    }
+
+    @Test func anEntryOnTwoPagesIsReadAgainOnceThenBothAreShownAndTold() {
+        let server = Server(shift: { $0 > 1 ? 1 : 0 })
+        var d = started(server)
+        d.send(.historyNextPage)
+        let served = d.serveHistory(server.page, limit: 100)
+        #expect(served <= 4, "a page turn sent \(served) history requests")
+        guard case let .overlap(_, a, b)? = d.state.history.reading.disagreement else {
+            Issue.record("no overlap told")
+            return
+        }
+        #expect(a.page == 1 && b.page == 2 && a.requestID != b.requestID)
+        #expect(d.state.notice?.text.hasPrefix("An entry on pages 1 (rq-") == true)
+        // Both places show it: nothing the server sent is dropped.
+        #expect(d.state.history.item(at: 49) == .item(.entry(entry(49))) && d.state.history.item(at: 50) == .item(.entry(entry(49))))
+    }
+
+    @Test func anEmptyHistoryHasNoPageOfZero() {
+        var d = Driver()
+        d.send(.start)
+        d.serveHistory { page, perPage in CheerHistoryPage(items: [], page: page, perPage: perPage, totalPages: 0, totalCount: 0) }
+        #expect(d.state.history.positionText == "no entries")
+    }
+}
