@@ -5,10 +5,13 @@
 public enum ShopAPIError: Error, Sendable, Equatable {
     /// The request did not get a whole HTTP answer.
     case transport(TransportError, endpoint: String)
-    /// The server answered 4xx/5xx; `message` and `code` from its JSON error body.
+    /// The server answered 4xx/5xx; `message` and `code` from its JSON error body: the contract's
+    /// `message`, else the words it sent instead (`error`, `detail`: `ServerWords`; the watchdog
+    /// flags such a body, and its words still show).
     case http(status: Int, message: String?, code: String?, requestID: String?, endpoint: String, retryAfter: Int?)
-    /// The body was not JSON (a proxy's HTML page, a wrong content type).
-    case notJSON(status: Int, contentType: String?, requestID: String?, endpoint: String)
+    /// The body was not JSON (a proxy's HTML page, a wrong content type); `text`: the start of it,
+    /// when it is text (an HTML page's title), as the server sent it.
+    case notJSON(status: Int, contentType: String?, requestID: String?, endpoint: String, text: String? = nil)
     /// JSON that does not match the contract.
     case undecodable(DecodeProblem, requestID: String?, endpoint: String)
     /// The access token was refused and could not be renewed.
@@ -18,7 +21,7 @@ public enum ShopAPIError: Error, Sendable, Equatable {
 
     public var requestID: String? {
         switch self {
-        case let .http(_, _, _, id, _, _), let .notJSON(_, _, id, _), let .undecodable(_, id, _), let .signInExpired(_, id):
+        case let .http(_, _, _, id, _, _), let .notJSON(_, _, id, _, _), let .undecodable(_, id, _), let .signInExpired(_, id):
             return id
         case let .transport(error, _): return error.requestID
         case .configuration: return nil
@@ -28,7 +31,7 @@ public enum ShopAPIError: Error, Sendable, Equatable {
     /// The server's own `message`, when it sent one (raw: sanitize before showing).
     public var serverMessage: String? {
         switch self {
-        case let .http(_, message, _, _, _, _): if let message, !message.isEmpty { return message }
+        case let .http(_, message, _, _, _, _), let .notJSON(_, _, _, _, message): if let message, !message.isEmpty { return message }
         case let .signInExpired(.refreshRefused(message), _), let .signInExpired(.renewedTokenRefused(message), _):
             if let message, !message.isEmpty { return message }
         default: break
@@ -38,7 +41,7 @@ public enum ShopAPIError: Error, Sendable, Equatable {
 
     public var status: Int? {
         switch self {
-        case let .http(status, _, _, _, _, _), let .notJSON(status, _, _, _): return status
+        case let .http(status, _, _, _, _, _), let .notJSON(status, _, _, _, _): return status
         case let .transport(.cutShort(status, _), _): return status
         default: return nil
         }
@@ -47,7 +50,7 @@ public enum ShopAPIError: Error, Sendable, Equatable {
     /// `GET /api/v1/balance`, when the error belongs to a request.
     public var endpoint: String? {
         switch self {
-        case let .transport(_, e), let .http(_, _, _, _, e, _), let .notJSON(_, _, _, e), let .undecodable(_, _, e): return e
+        case let .transport(_, e), let .http(_, _, _, _, e, _), let .notJSON(_, _, _, e, _), let .undecodable(_, _, e): return e
         case .signInExpired, .configuration: return nil
         }
     }

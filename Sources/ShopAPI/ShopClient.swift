@@ -177,7 +177,8 @@ public actor ShopClient {
         } catch let error as DecodingError {
             let requestID = response.headers[.requestID]
             if let contentType = response.headers[.contentType], !Self.isJSON(contentType) {
-                throw ShopAPIError.notJSON(status: response.status, contentType: contentType, requestID: requestID, endpoint: E.endpoint.description)
+                throw ShopAPIError.notJSON(status: response.status, contentType: contentType, requestID: requestID, endpoint: E.endpoint.description,
+                                           text: ServerWords.read(response.body, contentType: contentType).text)
             }
             var problem = DecodingFailure.problem(error)
             if problem.path.isEmpty, problem.reason == .invalidJSON, Self.endsEarly(response.body) { problem.reason = .cutShort }
@@ -396,11 +397,12 @@ public actor ShopClient {
         let requestID = response.headers[.requestID]
         let contentType = response.headers[.contentType]
         let retryAfter = retryAfter(response.headers[.retryAfter], now: Date())
+        // The server's words, whether or not the body follows the Error schema (the watchdog says when not).
+        let words = ServerWords.read(response.body, contentType: contentType)
         guard let contentType, isJSON(contentType) else {
-            return .notJSON(status: response.status, contentType: contentType, requestID: requestID, endpoint: endpoint)
+            return .notJSON(status: response.status, contentType: contentType, requestID: requestID, endpoint: endpoint, text: words.text)
         }
-        let body = try? JSONDecoder().decode(ErrorBody.self, from: Data(response.body))
-        return .http(status: response.status, message: body?.message, code: body?.code, requestID: requestID, endpoint: endpoint,
+        return .http(status: response.status, message: words.text, code: words.code, requestID: requestID, endpoint: endpoint,
                      retryAfter: retryAfter.map { min($0, 86_400) })
     }
 

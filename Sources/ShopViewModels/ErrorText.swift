@@ -24,9 +24,9 @@ public enum ErrorText {
             if let code, !code.isEmpty { s += " [\(Sanitizer.line(code))]" }
             if let retryAfter { s += " (retry after \(retryAfter) s)" }
             return s
-        case let .notJSON(status, contentType, _, _):
+        case let .notJSON(status, contentType, _, _, text):
             let type = contentType.map { Sanitizer.line(String($0.prefix(60))) } ?? "no content type"
-            return "HTTP \(status) \(reasonPhrase(status)) with a non-JSON body (\(type))"
+            return "HTTP \(status) \(reasonPhrase(status)) with a non-JSON body (\(type))" + said(text)
         case let .undecodable(problem, _, _):
             switch problem.reason {
             case .cutShort: return "the response is not valid JSON (it ends early: cut short)"

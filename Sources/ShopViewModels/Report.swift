@@ -115,6 +115,7 @@ public struct BugReport: Equatable, Sendable {
             out += "- **Answer:** none yet (still waiting when the report was written)\n"
         } else if let status = e.status {
             out += "- **Status:** \(status) \(ErrorText.reasonPhrase(status))\n"
+            if let said = Self.serverWords(e) { out += "- **The server said:** \(said)\n" }
         } else if let failure = e.failure {
             out += "- **Answer:** none: \(ErrorText.sentence(failure))\n"
         }
@@ -131,6 +132,15 @@ public struct BugReport: Equatable, Sendable {
             out += "### Response\n\n" + Self.fence(response + Self.body(e.responseBodyPreview, bytes: e.responseBytes), info: "http") + "\n"
         }
         return out
+    }
+
+    /// The words an error answer sent (`ServerWords`: its `message`, `error`, `detail`, `code`, or the
+    /// start of a text body), as Markdown text; nil for a success or an answer without words.
+    static func serverWords(_ e: Exchange) -> String? {
+        guard let status = e.status, status >= 400, let preview = e.responseBodyPreview else { return nil }
+        let words = ServerWords.read(Array(preview.utf8), contentType: e.responseHeaders[.contentType])
+        guard let text = words.text ?? words.code else { return nil }
+        return "“\(Self.text(text))”" + (words.text != nil ? words.code.map { " [\(Self.text($0))]" } ?? "" : "")
     }
 
     /// A blank line and the body's first `bodyExcerpt` characters, saying how much was left out.
@@ -203,7 +213,8 @@ extension ShopUpdate {
             if let failure = e.failure {
                 title = "\(e.method) \(e.path): \(ErrorText.sentence(failure))"
             } else if let status = e.status, status >= 400 {
-                title = "\(e.method) \(e.path) → HTTP \(status) \(ErrorText.reasonPhrase(status))"
+                let words = e.responseBodyPreview.map { ServerWords.read(Array($0.utf8), contentType: e.responseHeaders[.contentType]) }
+                title = "\(e.method) \(e.path) → HTTP \(status) \(ErrorText.reasonPhrase(status))" + (words?.text.map { ": \($0)" } ?? "")
             } else if let finding = e.findings.first {
                 title = "\(e.method) \(e.path): [\(finding.check.rawValue)] expected \(finding.expected), got \(finding.actual)"
             } else if e.isPending {

@@ -86,7 +86,7 @@ import Testing
         try await withHarness(retry: .none) { h in
             try await h.stub.addFault("html,status=502,count=1")
             let error = await apiError { try await h.client.send(AudioPacks()) }
-            guard case let .notJSON(status, contentType, requestID, _) = error else { Issue.record("got \(String(describing: error))"); return }
+            guard case let .notJSON(status, contentType, requestID, _, _) = error else { Issue.record("got \(String(describing: error))"); return }
             #expect(status == 502 && contentType == "text/html" && requestID?.hasPrefix("rq-") == true)
         }
     }
@@ -98,7 +98,7 @@ import Testing
             try await h.stub.addFault("content_type,content_type=text/html,count=1")
             try await h.stub.addFault("truncate,count=1")
             let error = await apiError { try await h.client.send(Balance(user: "qa-alice")) }
-            guard case .notJSON(200, "text/html", _, _) = error else { Issue.record("got \(String(describing: error))"); return }
+            guard case .notJSON(200, "text/html", _, _, _) = error else { Issue.record("got \(String(describing: error))"); return }
         }
     }
 

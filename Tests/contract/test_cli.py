@@ -87,7 +87,7 @@ def test_history_text_table(stub):
 
 
 @pytest.mark.parametrize("fault,status,needle", [
-    ({"kind": "html", "status": 502}, 65, "HTTP 502 Bad Gateway with a non-JSON body (text/html) (request id rq-"),
+    ({"kind": "html", "status": 502}, 65, "HTTP 502 Bad Gateway with a non-JSON body (text/html): 502 Bad Gateway (request id rq-"),
     ({"kind": "truncate"}, 65, "the response is not valid JSON (it ends early: cut short) (request id rq-"),
     ({"kind": "stall", "seconds": 5}, 69, "timed out waiting for the server"),
     ({"kind": "status", "status": 500, "message": "db down"}, 1, "HTTP 500 Internal Server Error: db down [injected_fault] (request id rq-"),
