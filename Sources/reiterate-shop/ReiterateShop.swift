@@ -41,7 +41,7 @@ struct ReiterateShop: AsyncParsableCommand {
             }
             return
         }
-        await main(nil)
+        await main(StrictScope.spelled(arguments))
     }
 
     /// Whether `arguments` are the UI's: no subcommand first, and nothing the root answers itself.

@@ -15,7 +15,8 @@ struct Spend: AsyncParsableCommand {
         discussion: """
             Refused without --yes, and always in a read-only environment. The verdict and each check go to
             stdout; a failed check or a contract finding is also a `warning:` line on stderr.
-            Exit status: 0 applied (and, with --strict, every check passed: else 65); 65 the server took a spend
+            Exit status: 0 applied (and, with --strict, every check passed and no response the spend depends on
+            deviated: else 65; --strict=all: no response at all deviated); 65 the server took a spend
             the shop must refuse (above the balance, on a pack not in the list, below 1); 1 refused by the server;
             69 no answer, and not applied or not known whether (the verdict says which: never send it again
             blindly); 78 read-only or a bad setting; 64 usage.
@@ -26,7 +27,9 @@ struct Spend: AsyncParsableCommand {
     @Option(parsing: .unconditional, help: "Cheer to spend (1 or more; with --unchecked any whole number: --amount -3).") var amount: Int
     @Option(help: "A comment sent with it.") var comment: String?
     @Flag(help: "Do it (without this flag nothing is sent).") var yes = false
-    @Flag(help: "Exit 65 when a check failed or a response deviated from the contract.") var strict = false
+    @Flag(help: ArgumentHelp("Exit 65 when a check of the write failed or a response about it deviated from the contract (its answer, its verification, the reads it depends on); --strict=all: any response.",
+                             valueName: "strict[=all]")) var strict = false
+    @Flag(name: .customLong("strict-all"), help: ArgumentHelp("The same as --strict=all.", visibility: .hidden)) var strictAll = false
     @Flag(help: "Send it as typed: no input check (amount above the balance, 0 or below, a product not in the pack list).") var unchecked = false
     @OptionGroup var connection: ConnectionOptions
 
@@ -35,7 +38,7 @@ struct Spend: AsyncParsableCommand {
     }
 
     func run() async throws {
-        try await WriteRun(connection: connection, yes: yes, strict: strict, unchecked: unchecked, verb: "spend") { state in
+        try await WriteRun(connection: connection, yes: yes, strict: .of(strict, all: strictAll), unchecked: unchecked, verb: "spend") { state in
             let name = state.packs.all.first { $0.identifier == product }?.name ?? product
             let trimmed = comment?.trimmingCharacters(in: .whitespacesAndNewlines)
             return .spend(product: product, productName: name, amount: amount, comment: trimmed?.isEmpty == false ? trimmed : nil)
@@ -58,14 +61,16 @@ struct Buy: AsyncParsableCommand {
     @Option(help: "The bundle's App Store identifier (com.reiterate.cheer.N: N cheer).") var bundle: String
     @Option(name: .customLong("transaction-id"), help: "The App Store transaction id (a whole number).") var transactionID: UInt64?
     @Flag(help: "Do it (without this flag nothing is sent).") var yes = false
-    @Flag(help: "Exit 65 when a check failed or a response deviated from the contract.") var strict = false
+    @Flag(help: ArgumentHelp("Exit 65 when a check of the write failed or a response about it deviated from the contract (its answer, its verification, the reads it depends on); --strict=all: any response.",
+                             valueName: "strict[=all]")) var strict = false
+    @Flag(name: .customLong("strict-all"), help: ArgumentHelp("The same as --strict=all.", visibility: .hidden)) var strictAll = false
     @Flag(help: "Send it as typed: no input check (an identifier that is not one of the environment's bundles).") var unchecked = false
     @OptionGroup var connection: ConnectionOptions
 
     func run() async throws {
         let transaction = transactionID ?? UInt64.random(in: 1...UInt64.max)
         if transactionID == nil { Terminal.out("transaction id \(transaction) (replay it with --transaction-id \(transaction))\n") }
-        try await WriteRun(connection: connection, yes: yes, strict: strict, unchecked: unchecked, verb: "buy") { _ in
+        try await WriteRun(connection: connection, yes: yes, strict: .of(strict, all: strictAll), unchecked: unchecked, verb: "buy") { _ in
             .purchase(identifier: bundle, transactionID: transaction)
         }.run()
     }
@@ -76,7 +81,7 @@ struct Buy: AsyncParsableCommand {
 struct WriteRun {
     let connection: ConnectionOptions
     let yes: Bool
-    let strict: Bool
+    let strict: StrictScope
     /// `--unchecked`: the client's own input checks are off for this write.
     let unchecked: Bool
     let verb: String
@@ -120,7 +125,15 @@ struct WriteRun {
                 // A write the shop must refuse, taken: that finding leads stderr as it leads stdout.
                 let lead = after.lastOutcome?.acceptedRefusable
                 if let lead { Terminal.err(Self.warning(lead)) }
-                let findings = reportFindings(exchanges)
+                // The findings about the write first (they set --strict's status), then the others.
+                let scope = WriteScope(kind: write, packs: after.packs.list.value ?? before.packs.list.value)
+                let (own, others) = scope.split(exchanges)
+                var findings = reportFindings(own)
+                if others.contains(where: { !$0.findings.isEmpty }) {
+                    Terminal.err("note: findings about other reads (not the \(verb)'s: \(strict == .all ? "they count under --strict=all" : "--strict leaves them out")):\n")
+                    let more = reportFindings(others)
+                    if strict == .all { findings += more }
+                }
                 // The write's one outcome: its words, its checks, and whether it was applied.
                 guard let outcome = after.lastOutcome else {
                     // Never sent (refused before it left): the notice says why.
@@ -133,7 +146,7 @@ struct WriteRun {
                     Terminal.out("  " + Sanitizer.line(check.outcome == .passed ? "✔ \(check.name): \(check.actual)" : check.line) + "\n")
                     if check.outcome == .failed, check != lead { Terminal.err(Self.warning(check)) }
                 }
-                return ExitStatus.of(outcome, error: after.lastWriteError, strict: strict, findings: findings)
+                return ExitStatus.of(outcome, error: after.lastWriteError, strict: strict != .off, findings: findings)
             }
         } catch let exit as ExitCode {
             throw exit
@@ -147,5 +160,73 @@ struct WriteRun {
     static func warning(_ check: CheckRecord) -> String {
         let id = check.requestID.map { " (request id \(Sanitizer.line($0)))" } ?? ""
         return "warning: \(Sanitizer.line(check.request)): [\(check.name)] expected \(Sanitizer.line(check.expected)), got \(Sanitizer.line(check.actual))\(id)\n"
+    }
+}
+
+/// `--strict` (the write's findings set the status), `--strict=all` (any finding does), or neither.
+enum StrictScope: Equatable {
+    case off, write, all
+
+    static func of(_ strict: Bool, all: Bool) -> StrictScope { all ? .all : strict ? .write : .off }
+
+    /// `--strict=all` is spelled `--strict-all` for the parser (a flag takes no value); `--strict=write`
+    /// is `--strict`. Only `spend` and `buy` have it.
+    static func spelled(_ arguments: [String]) -> [String] {
+        guard let first = arguments.first, ["spend", "buy"].contains(first) else { return arguments }
+        return arguments.map { $0 == "--strict=all" ? "--strict-all" : $0 == "--strict=write" ? "--strict" : $0 }
+    }
+}
+
+/// Which findings are about a write: those on its own answer, and on the reads it depends on — every
+/// balance read; for a spend, the history page's newest entry and its paging, and the pack list's
+/// entry for the pack spent on (and the list as a whole). The rest (another entry of the page, another
+/// pack; for a purchase the packs and the history) are about other reads.
+struct WriteScope {
+    let kind: ActionKind
+    /// The pack list as read (to find the pack's position among the packs sent).
+    let packs: AudioPackList?
+
+    /// The exchanges twice, each with the findings of one side only.
+    func split(_ exchanges: [Exchange]) -> (own: [Exchange], others: [Exchange]) {
+        var own: [Exchange] = [], others: [Exchange] = []
+        for exchange in exchanges {
+            var mine = exchange, theirs = exchange
+            mine.findings = exchange.findings.filter { isAboutWrite($0, in: exchange) }
+            theirs.findings = exchange.findings.filter { !isAboutWrite($0, in: exchange) }
+            own.append(mine)
+            others.append(theirs)
+        }
+        return (own, others)
+    }
+
+    func isAboutWrite(_ finding: Finding, in exchange: Exchange) -> Bool {
+        guard let operation = exchange.operation else { return true }
+        switch (operation, kind) {
+        case (.spendCheer, _), (.purchaseCheer, _), (.getBalance, _), (.refreshToken, _): return true
+        case (.listAudioPacks, .purchase), (.getCheerHistory, .purchase): return false
+        case (.getCheerHistory, .spend): return Self.item(of: finding, in: "history").map { $0 == 0 } ?? true
+        case let (.listAudioPacks, .spend(product, _, _, _)): return Self.item(of: finding, in: "packs").map { $0 == position(of: product) } ?? true
+        }
+    }
+
+    /// The position among the packs sent of `product` (readable or not); nil when it is not there.
+    func position(of product: String) -> Int? {
+        guard let packs else { return nil }
+        let unreadable = Dictionary(packs.unreadable.map { ($0.index, $0.id) }, uniquingKeysWith: { a, _ in a })
+        var readable = packs.packs.makeIterator()
+        for i in 0..<(packs.packs.count + packs.unreadable.count) {
+            if let id = unreadable[i] {
+                if id == product { return i }
+            } else if readable.next()?.identifier == product {
+                return i
+            }
+        }
+        return nil
+    }
+
+    /// `3` for a finding at `history[3]…`; nil for one about the answer as a whole.
+    static func item(of finding: Finding, in array: String) -> Int? {
+        guard case let .field(path, _)? = finding.place, path.hasPrefix(array + "[") else { return nil }
+        return Int(path.dropFirst(array.count + 1).prefix { $0.isNumber })
     }
 }

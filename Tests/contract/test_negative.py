@@ -147,3 +147,35 @@ def test_each_lenient_fault_takes_its_write_and_only_it(start_stub):
     s.reset()
     s.fault(kind="accept_unknown_product")
     assert spend({"amount": 5000, "product": RAIN}).status_code == 402
+
+
+# ---------------------------------------------------------------------------------------------------
+# item 3: --strict is about the write; --strict=all about every answer
+
+def test_strict_gates_the_write_and_strict_all_every_answer(start_stub):
+    s = start_stub()
+    # An entry of the history page that is not the newest, unreadable: a finding about another read.
+    s.fault(kind="malformed_entry", path="/api/v1/cheer_history", index=3)
+    r = shop("spend", "--product", RAIN, "--amount", "7", "--yes", "--strict", "--base-url", s.url)
+    assert r.returncode == 0, r.stdout + r.stderr
+    lines = r.stderr.splitlines()
+    note = next(i for i, line in enumerate(lines) if line.startswith("note: findings about other reads (not the spend's: --strict leaves them out)"))
+    assert any("history[3]" in line for line in lines[note + 1:] if line.startswith("warning: ")), r.stderr
+    assert not any(line.startswith("warning: ") for line in lines[:note]), r.stderr
+    r = shop("spend", "--product", RAIN, "--amount", "7", "--yes", "--strict=all", "--base-url", s.url)
+    assert r.returncode == 65 and "they count under --strict=all" in r.stderr, r.stdout + r.stderr
+    # Without --strict neither sets the status.
+    r = shop("spend", "--product", RAIN, "--amount", "7", "--yes", "--base-url", s.url)
+    assert r.returncode == 0 and "history[3]" in r.stderr, r.stdout + r.stderr
+    # A finding on the write's own answer sets it under --strict.
+    s.http.delete(s.url + "/_stub/faults", timeout=5)
+    s.fault(kind="no_request_id", path="/api/v1/spend_cheer", count=1)
+    r = shop("spend", "--product", RAIN, "--amount", "7", "--yes", "--strict", "--base-url", s.url)
+    assert r.returncode == 65 and "note: findings about other reads" not in r.stderr, r.stdout + r.stderr
+    assert any("[request-id]" in line for line in warnings(r.stderr)), r.stderr
+    # A purchase does not depend on the history: a finding there is another read's.
+    s.fault(kind="malformed_entry", path="/api/v1/cheer_history", index=0)
+    r = shop("buy", "--bundle", "com.reiterate.cheer.50", "--yes", "--strict", "--base-url", s.url)
+    assert r.returncode == 0 and "note: findings about other reads (not the buy's" in r.stderr, r.stdout + r.stderr
+    r = shop("buy", "--bundle", "com.reiterate.cheer.50", "--yes", "--strict=all", "--base-url", s.url)
+    assert r.returncode == 65, r.stdout + r.stderr
