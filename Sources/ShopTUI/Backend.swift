@@ -16,7 +16,10 @@ public protocol TerminalBackend: AnyObject {
     func draw(_ grid: Grid)
     /// Every input waiting, decoded; never blocks.
     func readInput() -> [TerminalInput]
-    func copyToClipboard(_ text: String)
+    /// Puts `text` on the clipboard as far as it can (OSC 52; inside tmux, tmux's paste buffer too)
+    /// and answers where it is known to have gone.
+    @discardableResult
+    func copyToClipboard(_ text: String) -> ClipboardReach
     /// Rings the bell, or sends an OSC 9 notification (`text` made safe first).
     func alert(_ style: AlertStyle, _ text: String)
     /// Whether the terminal is still there (false once it hung up).
@@ -79,7 +82,13 @@ public final class TestBackend: TerminalBackend {
         return input
     }
 
-    public func copyToClipboard(_ text: String) { clipboard.append(text) }
+    /// What `copyToClipboard` answers (a test sets the terminal it plays).
+    public var clipboardReach = ClipboardReach.unconfirmed
+    @discardableResult
+    public func copyToClipboard(_ text: String) -> ClipboardReach {
+        clipboard.append(text)
+        return clipboardReach
+    }
     public private(set) var alerts: [(AlertStyle, String)] = []
     public func alert(_ style: AlertStyle, _ text: String) { alerts.append((style, text)) }
     public var isConnected: Bool { true }

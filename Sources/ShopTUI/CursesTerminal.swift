@@ -258,10 +258,16 @@ public final class CursesTerminal: TerminalBackend {
         return tcgetattr(STDIN_FILENO, &settings) == 0
     }
 
-    /// Puts `text` on the clipboard with OSC 52 (terminals and tmux that allow it), after the frame.
-    public func copyToClipboard(_ text: String) {
+    /// Puts `text` on the clipboard with OSC 52 (terminals and tmux that allow it), after the frame;
+    /// inside tmux also into tmux's paste buffer (`tmux load-buffer`), which takes it whatever tmux's
+    /// `set-clipboard` says. Answers where it is known to have gone.
+    @discardableResult
+    public func copyToClipboard(_ text: String) -> ClipboardReach {
         let payload = Data(text.utf8).base64EncodedString()
         FileHandle.standardOutput.write(Data("\u{1B}]52;c;\(payload)\u{07}".utf8))
+        let environment = ProcessInfo.processInfo.environment
+        if Clipboard.loadTmuxBuffer(text, environment: environment) { return .tmuxBuffer }
+        return Clipboard.osc52Known(environment) ? .terminal : .unconfirmed
     }
 
     /// BEL, or OSC 9 with the text: no control character, escape or bidi control of the server's

@@ -19,9 +19,14 @@ public final class HistoryLayoutCache: Sendable {
         var expanded: Bool
         var product: String
         var zone: Int
+        /// The AMOUNT column's width (it follows the widest amount held) and the entry's page (an
+        /// unreadable entry's line names it).
+        var amountWidth = 0
+        var page = 0
 
         static func == (a: Key, b: Key) -> Bool {
             a.width == b.width && a.expanded == b.expanded && a.zone == b.zone && a.product == b.product && a.item == b.item
+                && a.amountWidth == b.amountWidth && a.page == b.page
         }
 
         func hash(into h: inout Hasher) {
@@ -80,7 +85,15 @@ extension Renderer {
     /// around the cursor are laid out, so the cost follows the screen, not the history's length.
     static func history(_ g: inout Grid, _ f: Frame, _ area: Rect, _ layout: inout Layout) {
         let history = f.app.history
-        let dateW = 16, amountW = 7, commentsW = 8
+        let dateW = 16, commentsW = 8
+        // AMOUNT is as wide as the widest amount of the pages held (a number is never cut); the
+        // creator and product columns give way.
+        var amounts: (low: Int, high: Int) = (0, 0)
+        for page in history.pages.residentPages {
+            for case let .entry(e) in history.pages[page]?.value?.items ?? [] { amounts = (min(amounts.low, e.amount), max(amounts.high, e.amount)) }
+        }
+        let amountW = min(Table.numberWidth(title: "AMOUNT", values: [Wording.grouped(amounts.low), Wording.grouped(amounts.high)], minimum: 7),
+                          max(7, area.width / 4))
         let creatorW = max(10, (area.width - dateW - amountW - commentsW - 6) * 2 / 5)
         let productW = area.width - dateW - creatorW - amountW - commentsW - 6
         let table = Table(columns: [.init(title: "DATE", width: dateW), .init(title: "CREATOR", width: creatorW), .init(title: "PRODUCT", width: productW),
@@ -113,9 +126,10 @@ extension Renderer {
             case let .item(item):
                 var product = ""
                 if case let .entry(e) = item { product = names[e.product] ?? e.product }
-                let key = HistoryLayoutCache.Key(item: item, width: area.width, expanded: history.isExpanded(item), product: product, zone: zone)
+                let key = HistoryLayoutCache.Key(item: item, width: area.width, expanded: history.isExpanded(item), product: product, zone: zone,
+                                                 amountWidth: amountW, page: history.locate(index).page)
                 let laid = f.layouts.lines(key) {
-                    entryLines(item, expanded: key.expanded, product: product, f: f, widths: (dateW, creatorW, productW, amountW, commentsW), area: area)
+                    entryLines(item, expanded: key.expanded, product: product, page: key.page, f: f, widths: (dateW, creatorW, productW, amountW, commentsW), area: area)
                         .map { $0.measured(width: area.width - 2) }
                 }
                 let isNew = marks.isNew(item)
@@ -175,7 +189,7 @@ extension Renderer {
     }
 
     /// An entry's line, and its comments when they are open.
-    static func entryLines(_ item: HistoryItem, expanded: Bool, product: String, f: Frame,
+    static func entryLines(_ item: HistoryItem, expanded: Bool, product: String, page: Int, f: Frame,
                            widths: (date: Int, creator: Int, product: Int, amount: Int, comments: Int), area: Rect) -> [HistoryLayoutCache.Line] {
         switch item {
         case let .entry(e):
@@ -198,8 +212,7 @@ extension Renderer {
             }
             return out
         case let .unreadable(u):
-            let id = u.id.map { " \(clean($0))" } ?? ""
-            return [.init(text: "⚠ unreadable entry\(id): \(clean(u.reason))", style: Style(foreground: .warning), isRow: true)]
+            return [.init(text: clean(HistoryColumns.unreadable(u, page: page)), style: Style(foreground: .warning), isRow: true)]
         }
     }
 }

@@ -177,7 +177,7 @@ public enum Renderer {
         switch f.ui.tab {
         case .shop:
             let packs = f.app.packs
-            info = "\(packs.visible.count) of \(packs.all.count) packs · sort: \(packs.sort.rawValue)"
+            info = "\(packs.countText) · sort: \(packs.sort.rawValue)"
             if case let .cached(_, at, reason) = packs.list.phase { info += " · cached \(Wording.age(of: at, now: f.now))\(reason.map { " · " + clean($0.full) } ?? "")" }
         case .history:
             info = f.app.history.positionText

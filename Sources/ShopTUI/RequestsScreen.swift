@@ -18,22 +18,31 @@ extension Renderer {
         // A request a failed check is about is marked ⚠.
         let flagged = Set(f.app.checks.records.filter { $0.outcome == .failed }.compactMap(\.requestID))
         let pinned = f.app.pinned
+        // CODE and TIME are as wide as their widest value (`cancelled`, `120345 ms`): never cut; the
+        // request's path gives way.
+        let rows = requests.rows
+        let codeW = Table.numberWidth(title: "CODE", values: rows.lazy.map { RequestOutcome($0).code })
+        let timeW = Table.numberWidth(title: "TIME", values: rows.lazy.map { Self.time($0, f) }, minimum: 8)
         var table = Table(
-            columns: [.init(title: "REQUEST", width: list.width - 17), .init(title: "CODE", width: 4, alignRight: true),
-                      .init(title: "TIME", width: 8, alignRight: true)],
+            columns: [.init(title: "REQUEST", width: max(1, list.width - codeW - timeW - 5)), .init(title: "CODE", width: codeW, alignRight: true),
+                      .init(title: "TIME", width: timeW, alignRight: true)],
             count: requests.rows.count, selected: requests.selectedIndex
         ) { i in
             let e = requests.rows[i]
             // A finding seen again keeps only its first and last request on the Checks tab: each answer's own findings mark it too.
             let mark = !e.findings.isEmpty || e.requestID.map { flagged.contains($0) } == true ? "⚠ " : ""
             let request = (mark + "\(e.method) \(clean(e.path))", mark.isEmpty ? nil : Style(foreground: .warning))
-            if e.isPending {
+            let outcome = RequestOutcome(e)
+            switch outcome {
+            case .pending:
                 // Sent, no answer yet: how long it has been waiting (it moves with the spinner's timer).
-                return [request, ("…", .muted), (Self.elapsed(since: e.startedAt, now: f.now), Style(foreground: .warning))]
+                return [request, (outcome.code, .muted), (Self.time(e, f), Style(foreground: .warning))]
+            case .cancelled:
+                // The app withdrew it: not the server's failure, nor the network's.
+                return [request, (outcome.code, .muted), (Self.time(e, f), nil)]
+            case .answered, .failed:
+                return [request, (outcome.code, outcome.isFailure ? Style(foreground: .danger) : Style(foreground: .good)), (Self.time(e, f), nil)]
             }
-            let status = e.failure == nil ? e.status.map(String.init) ?? "ERR" : "ERR"
-            let statusStyle = (e.status ?? 500) >= 400 || e.failure != nil ? Style(foreground: .danger) : Style(foreground: .good)
-            return [request, (status, statusStyle), ("\(Int(e.duration / .milliseconds(1))) ms", nil)]
         }
         // A request with a pinned answer: ◉ in the gutter (its detail says so in words).
         if !pinned.isEmpty {
@@ -61,6 +70,11 @@ extension Renderer {
         return max(0, lines.count - inner.height)
     }
 
+    /// The TIME column: how long it took, or, while pending, how long it has waited.
+    static func time(_ e: Exchange, _ f: Frame) -> String {
+        e.isPending ? elapsed(since: e.startedAt, now: f.now) : "\(Int(e.duration / .milliseconds(1))) ms"
+    }
+
     /// `2.4 s` since `start`.
     static func elapsed(since start: Date, now: Date) -> String {
         String(format: "%.1f s", max(0, now.timeIntervalSince(start)))
@@ -73,8 +87,19 @@ extension Renderer {
         var lines: [(String, Style)] = []
         for line in Columns.wrap("\(e.method) \(clean(e.path))", to: width) { lines.append((line, .bold)) }
         var outcome = e.isPending ? "pending: \(elapsed(since: e.startedAt, now: f.now)) so far" : e.status.map { "status \($0)" } ?? "failed"
-        if let failure = e.failure { outcome += (e.status == nil ? ": " : ", then ") + clean(ErrorText.sentence(failure)) }
-        lines.append(("\(outcome) · \(Int(e.duration / .milliseconds(1))) ms · \(Wording.grouped(e.responseBytes)) B · attempt \(e.attempt)", .plain))
+        if RequestOutcome(e) == .cancelled {
+            outcome = (e.status.map { "status \($0), then " } ?? "") + "cancelled by the app before the answer was complete"
+        } else if let failure = e.failure {
+            outcome += (e.status == nil ? ": " : ", then ") + clean(ErrorText.sentence(failure))
+        }
+        // Wrapped between its facts, never cut: the times and sizes are numbers.
+        var facts: [String] = []
+        for fact in [outcome, "\(Int(e.duration / .milliseconds(1))) ms", "\(Wording.grouped(e.responseBytes)) B", "attempt \(e.attempt)"] {
+            if let last = facts.last, DisplayWidth.of(last + " · " + fact) <= width { facts[facts.count - 1] = last + " · " + fact } else { facts.append(fact) }
+        }
+        for fact in facts {
+            for line in Columns.wrap(fact, to: width) { lines.append((line, .plain)) }
+        }
         lines.append(("at \(date(e.startedAt, f.timeZone))", .plain))
         lines.append(("request id \(clean(e.requestID ?? "—"))", .plain))
         if f.app.pinned.contains(e.method + " " + e.path) {

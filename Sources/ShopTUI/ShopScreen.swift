@@ -9,17 +9,26 @@ extension Renderer {
         let packs = f.app.packs
         let listWidth = max(40, area.width * 58 / 100)
         let (list, details) = area.columns(left: listWidth)
-        let priceW = 7, cheerW = 8
-        let creatorW = max(8, (list.width - priceW - cheerW - 6) / 3)
-        let nameW = list.width - creatorW - priceW - cheerW - 6
+        // The numbers take what the widest of every pack needs (filtering never narrows them); the
+        // name and creator share the rest, a third to the creator.
+        func price(_ pack: AudioPack) -> String { Wording.price(cents: pack.priceCents, currency: pack.currency.map(clean)) }
+        let priceW = min(Table.numberWidth(title: "PRICE", values: packs.all.lazy.map(price), minimum: 7), max(7, list.width / 3))
+        let cheerW = min(Table.numberWidth(title: "CHEER", values: packs.all.lazy.map { $0.cheerTotal.map(Wording.grouped) ?? "" }, minimum: 8),
+                         max(8, list.width / 3))
+        let creatorW = max(min(8, max(1, (list.width - priceW - cheerW - 6) / 2)), (list.width - priceW - cheerW - 6) / 3)
+        let nameW = max(1, list.width - creatorW - priceW - cheerW - 6)
+        // Packs the server sent that could not be read: one line each under the table (never hidden),
+        // named by their place in the answer as the warnings name them (`packs[7]`).
+        let unreadable = packs.unreadable
+        let noteLines = unreadable.isEmpty ? 0 : min(unreadable.count, max(1, list.height / 4))
+        let tableArea = Rect(x: list.x, y: list.y, width: list.width, height: max(2, list.height - noteLines))
         var table = Table(
             columns: [.init(title: "NAME", width: nameW), .init(title: "CREATOR", width: creatorW),
                       .init(title: "PRICE", width: priceW, alignRight: true), .init(title: "CHEER", width: cheerW, alignRight: true)],
             count: packs.visible.count, selected: packs.selectedIndex
         ) { i in
             let pack = packs.visible[i]
-            return [(clean(pack.name), nil), (clean(pack.creator ?? ""), nil),
-                    (Wording.price(cents: pack.priceCents, currency: pack.currency.map(clean)), nil), (pack.cheerTotal.map(Wording.grouped) ?? "", nil)]
+            return [(clean(pack.name), nil), (clean(pack.creator ?? ""), nil), (price(pack), nil), (pack.cheerTotal.map(Wording.grouped) ?? "", nil)]
         }
         let marks = f.app.watch.marks
         if !marks.isEmpty {
@@ -37,7 +46,13 @@ extension Renderer {
         case let .failed(error): empty = ("Could not load the Audio Packs: \(clean(ErrorText.line(error)))", true)
         case .live, .cached: empty = (packs.filter.isEmpty ? "No Audio Packs." : "No pack matches “\(clean(packs.filter))”.", false)
         }
-        layout.rows = table.render(&g, list, empty: empty)
+        layout.rows = table.render(&g, tableArea, empty: empty)
+        for (i, u) in unreadable.prefix(noteLines).enumerated() {
+            let more = i == noteLines - 1 && unreadable.count > noteLines ? " (and \(unreadable.count - noteLines) more: print packs lists them)" : ""
+            let text = "⚠ unreadable pack \(ItemPosition.pack(u))\(u.id.map { " (\(clean($0)))" } ?? ""): \(clean(u.reason))"
+            g.put(Columns.truncate(text, to: max(1, list.width - 2 - DisplayWidth.of(more))) + more, x: list.x + 1, y: tableArea.maxY + i,
+                  maxWidth: list.width - 2, style: Style(foreground: .warning))
+        }
         packDetails(&g, f, details)
     }
 

@@ -193,6 +193,7 @@ public final class TerminalApp {
         switch effect {
         case let .quit(status): finish(status)
         case let .copy(text): backend.copyToClipboard(text)
+        case let .copyCurl(copy): store.send(.curlCopied(copy, backend.copyToClipboard(copy.command)))
         case let .alert(style, text): backend.alert(style, text)
         default: break
         }

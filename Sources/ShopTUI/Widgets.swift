@@ -72,6 +72,13 @@ struct Table {
         return hits
     }
 
+    /// The width a number column takes: what its title and its widest value need, at least
+    /// `minimum`. Number columns get this; the text columns beside them give way (text may be cut
+    /// with `…`, a number never is).
+    static func numberWidth(title: String, values: some Sequence<String>, minimum: Int = 0) -> Int {
+        values.reduce(max(minimum, DisplayWidth.of(title))) { max($0, DisplayWidth.of($1)) }
+    }
+
     func titles(_ g: inout Grid, _ area: Rect) {
         var x = area.x + 1
         for column in columns {

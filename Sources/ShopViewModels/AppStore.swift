@@ -114,7 +114,7 @@ public final class AppStore {
         switch effect {
         case let .cancel(token):
             if let task = requests.removeValue(forKey: token) { task.cancel() } else { cancelledEarly.insert(token) }
-        case .quit, .copy, .alert:
+        case .quit, .copy, .copyCurl, .alert:
             onFrontEnd?(effect)
         case let .writeReport(draft):
             // The screen now, before anything else is drawn: what the user saw when pressing R.
@@ -145,12 +145,12 @@ public final class AppStore {
             await withTaskGroup(of: Void.self) { group in
                 for part in parts {
                     switch part {
-                    case .cancel, .quit, .copy, .alert, .writeReport: launch(part)
+                    case .cancel, .quit, .copy, .copyCurl, .alert, .writeReport: launch(part)
                     default: group.addTask { await self.run(part) }
                     }
                 }
             }
-        case .cancel, .quit, .copy, .alert, .writeReport, .pin, .unpin:
+        case .cancel, .quit, .copy, .copyCurl, .alert, .writeReport, .pin, .unpin:
             launch(effect)
         default:
             if let token = effect.requestToken {
@@ -247,6 +247,8 @@ public final class AppStore {
             send(.transactionIDMade(UInt64.random(in: 1...UInt64.max)))
         case .writeHAR:
             await writeHAR()
+        case let .saveCurl(copy):
+            await saveCurl(copy)
         default:
             break
         }
@@ -309,6 +311,17 @@ public final class AppStore {
             result = .failure(EvidenceError("No folder for the HAR file: give --har FILE, or set XDG_STATE_HOME or HOME."))
         }
         send(.evidenceWritten(.har(count: exchanges.count), result))
+    }
+
+    /// `c` where no clipboard is known to take the line: `curl-<time>.sh` in the reports folder (0600;
+    /// the line holds `$REITERATE_TOKEN`, never the token).
+    private func saveCurl(_ copy: CurlCopy) async {
+        guard let folder = evidence.reportsDirectory else {
+            return send(.curlSaved(copy, .failure(EvidenceError("no folder for it: set XDG_STATE_HOME or HOME."))))
+        }
+        let stem = "curl-" + BugReport.fileStem(at: now()).dropFirst("report-".count)
+        let result = await Self.writeNew(Data((copy.command + "\n").utf8), folder: folder, stem: stem, suffix: ".sh")
+        send(.curlSaved(copy, result.mapError { _ in EvidenceError("it could not be written to a file: check that \(Self.shown(folder)) is a writable folder.") }))
     }
 
     /// Writes `data` as a new file `stem.suffix` (or `stem-2.suffix`, …) in `folder`, 0600, atomically.

@@ -67,10 +67,12 @@ extension ShopUpdate {
                 return []
             }
             let command = CurlCommand.make(e, baseURL: state.context.baseURL, tokenVariable: state.context.tokenVariable)
-            // The notice keeps the request id: `!` next still finds the request.
-            state.notice = Notice(.info, "copied as curl (OSC 52): \(command)", requestID: e.requestID)
+            // The notice keeps the request id: `!` next still finds the request. It never quotes the
+            // command (cut to the line, it would look whole): the front end answers where it went.
+            let copy = CurlCopy(command: command, requestID: e.requestID)
+            state.notice = Notice(.info, "copying as curl (\(copy.size))…", requestID: e.requestID)
             state.steps.add("copied \(e.method) \(Sanitizer.line(String(e.path.prefix { $0 != "?" }))) as curl (c)")
-            return [.copy(command)]
+            return [.copyCurl(copy)]
         case .bugReport:
             return draftReport(&state)
         case .writeHAR:

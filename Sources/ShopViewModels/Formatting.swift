@@ -55,12 +55,16 @@ public enum Wording {
         return n < 0 ? "-" + out : out
     }
 
-    /// `$4.99`, `free`, `4.99 EUR`.
+    /// `$4.99`, `free`, `4.99 EUR`; a negative amount (which the contract forbids, and the watchdog
+    /// flags) as `−$0.99` or `−1.05 EUR`, with a true minus sign before the currency sign.
     public static func price(cents: Int?, currency: String?) -> String {
         guard let cents else { return "" }
         if cents == 0 { return "free" }
-        let amount = "\(cents / 100).\(cents % 100 < 10 ? "0" : "")\(cents % 100)"
-        return currency == nil || currency == "USD" ? "$" + amount : amount + " " + (currency ?? "")
+        let magnitude = cents.magnitude
+        let fraction = magnitude % 100
+        let amount = "\(magnitude / 100).\(fraction < 10 ? "0" : "")\(fraction)"
+        let sign = cents < 0 ? "−" : ""
+        return currency == nil || currency == "USD" ? sign + "$" + amount : sign + amount + " " + (currency ?? "")
     }
 }
 
@@ -133,8 +137,9 @@ public enum HistoryColumns {
         cells(e, zone: zone) + [e.comments.map { String($0.count) } ?? "—"]
     }
 
-    /// The line that stands for an entry the app could not read (in `print`'s text).
-    public static func unreadable(_ u: UnreadableEntry) -> String {
-        "⚠ unreadable entry\(u.id.map { " \(Sanitizer.line($0))" } ?? ""): \(Sanitizer.line(u.reason))"
+    /// The line that stands for an entry the app could not read (in `print`'s text and the History
+    /// tab): where it stood as the warnings write it (`history[2] of page 3`), its id, the reason.
+    public static func unreadable(_ u: UnreadableEntry, page: Int?) -> String {
+        "⚠ unreadable entry \(ItemPosition.historyEntry(u, page: page))\(u.id.map { " (\(Sanitizer.line($0)))" } ?? ""): \(Sanitizer.line(u.reason))"
     }
 }

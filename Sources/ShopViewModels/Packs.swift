@@ -29,6 +29,15 @@ public struct PacksState: Equatable, Sendable {
 
     public var selected: AudioPack? { visible.indices.contains(selectedIndex) ? visible[selectedIndex] : nil }
 
+    /// `55 of 56 packs (1 unreadable)`: the packs shown of every pack the server sent, readable or not
+    /// (an unreadable pack is one of them, never dropped from the count).
+    public var countText: String {
+        let sent = all.count + unreadable.count
+        var text = "\(Wording.grouped(visible.count)) of \(Wording.grouped(sent)) pack\(sent == 1 ? "" : "s")"
+        if !unreadable.isEmpty { text += " (\(Wording.grouped(unreadable.count)) unreadable)" }
+        return text
+    }
+
     /// Recomputes `visible`, keeping the selected pack selected when it is still shown.
     mutating func refresh() {
         let keep = selected?.identifier

@@ -46,6 +46,10 @@ public enum Message: Sendable {
     case notify(String)
     /// A bug report or HAR file was written (its path), or could not be.
     case evidenceWritten(EvidenceKind, Result<String, EvidenceError>)
+    /// The front end put a curl line where it could (`c`); where it reached.
+    case curlCopied(CurlCopy, ClipboardReach)
+    /// The curl line's file was written (its path), or could not be.
+    case curlSaved(CurlCopy, Result<String, EvidenceError>)
     /// The requests pinned now (read at start, or after `P`), and what was done.
     case pinsChanged(Set<String>, PinOutcome?)
     /// A comparison (`D`) came back; a snapshot (`S`) was saved, or not.
@@ -109,8 +113,12 @@ public indirect enum Effect: Equatable, Sendable {
     case makeTransactionID
     // For the front end
     case quit(status: Int32)
-    /// Put this text on the clipboard (OSC 52).
+    /// Put this text on the clipboard (OSC 52, and tmux's paste buffer inside tmux).
     case copy(String)
+    /// Put this curl line on the clipboard and answer where it reached (`.curlCopied`).
+    case copyCurl(CurlCopy)
+    /// Write this curl line to a file in the reports folder, 0600 (answered with `.curlSaved`).
+    case saveCurl(CurlCopy)
     /// Tell of a finding: the terminal's bell, or an OSC 9 notification with this text.
     case alert(AlertStyle, String)
     /// Write this bug report, with the screen as text, under the reports folder (`R`).
@@ -181,6 +189,10 @@ public enum ShopUpdate {
             return []
         case let .evidenceWritten(what, result):
             return evidenceWritten(what, result, &state)
+        case let .curlCopied(copy, reach):
+            return curlCopied(copy, reach, &state)
+        case let .curlSaved(copy, result):
+            return curlSaved(copy, result, &state)
         case .cacheLoaded, .balanceLoaded, .packsLoaded, .historyLoaded, .actionFinished, .cancelled, .woke, .watchLoaded, .compared:
             return []  // answered above
         case .transactionIDMade: return actionMessage(message, &state)

@@ -24,9 +24,11 @@ enum Output {
         rows.insert(["NAME", "CREATOR", "PRICE", "CHEER", "IDENTIFIER"], at: 0)
         var text = table(rows, caps: [36, 24, 9, 9, 40], rightAligned: [2, 3])
         for u in list.unreadable {
-            text += "⚠ unreadable pack #\(u.index + 1)\(u.id.map { " (\(Sanitizer.line($0)))" } ?? ""): \(Sanitizer.line(u.reason))\n"
+            text += "⚠ unreadable pack \(ItemPosition.pack(u))\(u.id.map { " (\(Sanitizer.line($0)))" } ?? ""): \(Sanitizer.line(u.reason))\n"
         }
-        text += "\(list.packs.count) packs\n"
+        text += list.unreadable.isEmpty
+            ? "\(list.packs.count) packs\n"
+            : "\(list.packs.count) of \(list.packs.count + list.unreadable.count) packs (\(list.unreadable.count) unreadable)\n"
         return text
     }
 
@@ -38,7 +40,7 @@ enum Output {
             case let .entry(e):
                 rows.append(HistoryColumns.printed(e, zone: .current))
             case let .unreadable(u):
-                notes[rows.count] = HistoryColumns.unreadable(u)
+                notes[rows.count] = HistoryColumns.unreadable(u, page: page.page)
                 rows.append(["", "", "", "", ""])
             }
         }
@@ -52,10 +54,14 @@ enum Output {
         return text
     }
 
-    /// Columns padded by display width (wide characters count 2), cut with `…` at their cap.
+    /// Columns padded by display width (wide characters count 2); a text column cut with `…` at its
+    /// cap, a right-aligned (number) column as wide as its widest value: a number is never cut.
     static func table(_ rows: [[String]], caps: [Int], rightAligned: Set<Int>) -> String {
         guard let columns = rows.first?.count else { return "" }
-        let widths = (0..<columns).map { c in min(caps[c], rows.map { DisplayWidth.of($0[c]) }.max() ?? 0) }
+        let widths = (0..<columns).map { c in
+            let widest = rows.map { DisplayWidth.of($0[c]) }.max() ?? 0
+            return rightAligned.contains(c) ? widest : min(caps[c], widest)
+        }
         return rows.map { row in
             (0..<columns).map { c in
                 c == columns - 1 && !rightAligned.contains(c)

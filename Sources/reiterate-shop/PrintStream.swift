@@ -78,9 +78,9 @@ struct HistoryStream {
                         break
                     }
                     if let find, !FindState.matches(item, find) { continue }
-                    out += try line(item)
+                    out += try line(item, page: page)
                 case .unreadable:
-                    if find == nil { out += try line(item) }
+                    if find == nil { out += try line(item, page: page) }
                 }
                 if stop { break }
             }
@@ -101,13 +101,15 @@ struct HistoryStream {
     static let widths = [16, 24, 40, 8, 8]
     static var header: String { row(HistoryColumns.titles) }
 
+    /// A row in the fixed widths (the rows stream: the widest amount is not known ahead). A number
+    /// wider than its column is printed whole, never cut (its row then stands out to the right).
     static func row(_ cells: [String]) -> String {
         zip(cells, widths).enumerated().map { i, pair in
-            Columns.fit(pair.0, to: pair.1, alignRight: i >= 3)
+            i >= 3 ? Columns.fit(pair.0, to: max(pair.1, DisplayWidth.of(pair.0)), alignRight: true) : Columns.fit(pair.0, to: pair.1, alignRight: false)
         }.joined(separator: "  ") + "\n"
     }
 
-    mutating func line(_ item: HistoryItem) throws -> String {
+    mutating func line(_ item: HistoryItem, page: Int) throws -> String {
         printed += 1
         switch item {
         case let .entry(e):
@@ -115,7 +117,7 @@ struct HistoryStream {
             return Self.row(HistoryColumns.printed(e, zone: .current))
         case let .unreadable(u):
             if json { return try Output.jsonLine(UnreadableLine(unreadable: true, id: u.id, reason: u.reason)) }
-            return HistoryColumns.unreadable(u) + "\n"
+            return HistoryColumns.unreadable(u, page: page) + "\n"
         }
     }
 

@@ -31,7 +31,7 @@ import Testing
         d.apply(.exchangeRecorded(recorded))
         d.apply(.balanceLoaded(d.balanceToken, .failure(.http(status: 500, message: "boom", code: nil, requestID: "rq-500", endpoint: "GET /api/v1/balance", retryAfter: nil)), at: t0))
         let copy = d.apply(.action(.copyCurl))
-        #expect(copy == [.copy(#"curl -sS 'http://shop.test/api/v1/balance?user_id=qa-alice' -H "Authorization: Bearer $REITERATE_TOKEN""#)])
+        #expect(copy == [.copyCurl(CurlCopy(command: #"curl -sS 'http://shop.test/api/v1/balance?user_id=qa-alice' -H "Authorization: Bearer $REITERATE_TOKEN""#, requestID: "rq-500"))])
         d.apply(.action(.showRequest))
         #expect(d.state.screen.tab == .requests && d.state.requests.selected?.requestID == "rq-500")
         #expect(d.state.steps.steps.contains("copied GET /api/v1/balance as curl (c)"), "\(d.state.steps.steps)")

@@ -169,7 +169,11 @@ def test_unreadable_entry_is_marked_in_place(stub):
     stub.fault(kind="malformed_entry", index=2, count=1)
     r = shop("print", "history", "--base-url", stub.url, "--per-page", "5")
     lines = r.stdout.splitlines()
-    assert r.returncode == 0 and lines[3] == "⚠ unreadable entry h-alice-228: creator: expected text"
+    assert r.returncode == 0 and lines[3] == "⚠ unreadable entry history[2] of page 1 (h-alice-228): creator: expected text"
+    # One numbering: the warning about that entry names the same place (the JSON path, from 0).
+    warnings = [w for w in r.stderr.splitlines() if w.startswith("warning:") and "page=1" in w]
+    assert warnings and all("history[2]" in w for w in warnings if "history[" in w), r.stderr
+    assert any("history[2]." in w for w in warnings), r.stderr
 
 
 def test_log_file_has_requests_and_no_tokens(stub, tmp_path):
