@@ -32,9 +32,14 @@ public struct FindState: Equatable, Sendable {
         var arrived = false
     }
 
-    mutating func add(_ index: Int) {
+    /// The key of each kept match's entry: the list goes to the entry, not only to its place (a server
+    /// whose pages overlap puts it one row off in the list's own pages).
+    public var keys: [Int: String] = [:]
+
+    mutating func add(_ index: Int, key: String) {
         matchCount += 1
         guard matches.count < Self.maxKept else { return }
+        keys[index] = key
         var low = 0, high = matches.count
         while low < high {
             let mid = (low + high) / 2
@@ -88,7 +93,17 @@ extension ShopUpdate {
             }
             return []
         }
-        return moveCursor(to: target, &state)
+        return goToMatch(target, &state)
+    }
+
+    /// Goes to the match at `index`, and to its entry when the list holds it elsewhere nearby; when its
+    /// page is still loading, the entry is found there once it comes (`reanchor`).
+    static func goToMatch(_ index: Int, _ state: inout AppState) -> [Effect] {
+        let effects = moveCursor(to: index, &state)
+        guard let key = state.history.find?.keys[index] else { return effects }
+        state.history.anchor = key
+        if let item = state.history.selectedItem, HistoryState.key(of: item) != key { reanchor(&state.history) }
+        return effects
     }
 
     static func askScanPage(_ state: inout AppState) -> [Effect] {
@@ -108,17 +123,19 @@ extension ShopUpdate {
             state.notice = Notice(.error, "Find stopped: " + ErrorText.line(error), requestID: error.requestID)
             return []
         case let .success(answer):
-            scan.totalPages = max(1, answer.totalPages)
-            scan.pagesScanned += 1
             // What the scan received counts in the list too: a match is never past the list's end.
             noteReceived(answer, page: page, perPage: HistoryState.scanPerPage, &state.history)
+            // The pages to scan: the server's, or more when the list holds more than its totals count.
+            let listed = ((state.history.count ?? 0) + HistoryState.scanPerPage - 1) / HistoryState.scanPerPage
+            scan.totalPages = max(1, answer.totalPages, listed)
+            scan.pagesScanned += 1
             let start = (page - 1) * HistoryState.scanPerPage
             var names: [String: String] = [:]
             for pack in state.packs.all where names[pack.identifier] == nil { names[pack.identifier] = pack.name }
             var jumpTo: Int?
             for (offset, item) in answer.items.enumerated() where FindState.matches(item, find.query, names: names) {
                 let index = start + offset
-                find.add(index)
+                find.add(index, key: HistoryState.key(of: item))
                 // The first match after the origin (before it only once the scan has come round).
                 if !scan.arrived, jumpTo == nil, index > scan.origin || page < scan.origin / HistoryState.scanPerPage + 1 { jumpTo = index }
             }
@@ -135,7 +152,7 @@ extension ShopUpdate {
             if let jumpTo {
                 scan.arrived = true
                 state.history.find = find
-                effects += moveCursor(to: jumpTo, &state)
+                effects += goToMatch(jumpTo, &state)
                 find = state.history.find ?? find
             }
             if done {
@@ -143,7 +160,7 @@ extension ShopUpdate {
                 find.scan = nil
                 if !scan.arrived, let first = find.matches.first(where: { $0 > scan.origin }) ?? find.matches.first {
                     state.history.find = find
-                    effects += moveCursor(to: first, &state)
+                    effects += goToMatch(first, &state)
                     find = state.history.find ?? find
                 }
                 state.history.find = find

@@ -113,10 +113,14 @@ extension ShopUpdate {
     static func reanchor(_ history: inout HistoryState) {
         guard let anchor = history.anchor else { return rememberAnchor(&history) }
         if let item = history.selectedItem, HistoryState.key(of: item) == anchor { return }
-        let start = history.firstIndex(ofPage: history.page)
-        for (offset, item) in history.rows.enumerated() where HistoryState.key(of: item) == anchor {
-            history.cursor = start + offset
-            return
+        // The cursor's page first, then its neighbours as far as they are here (pages that overlap or
+        // lag by an entry put it across the edge).
+        for page in [history.page, history.page - 1, history.page + 1] where page >= 1 {
+            let start = history.firstIndex(ofPage: page)
+            for (offset, item) in HistoryState.items(of: history.pages[page]).enumerated() where HistoryState.key(of: item) == anchor {
+                history.cursor = start + offset
+                return
+            }
         }
         rememberAnchor(&history)
     }

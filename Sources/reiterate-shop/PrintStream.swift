@@ -51,12 +51,33 @@ struct HistoryStream {
         // makes page N + 2 while the client reads N + 1, instead of each waiting for the other.
         let user = user
         func fetch(_ n: Int) -> Task<CheerHistoryPage, any Error> {
-            Task { try await client.send(CheerHistory(user: user, page: n, perPage: CheerHistory.maxPerPage)) }
+            Task {
+                var (page, requestID) = try await client.sendAnswered(CheerHistory(user: user, page: n, perPage: CheerHistory.maxPerPage))
+                page.requestID = requestID
+                return page
+            }
         }
         var ahead: [Int: Task<CheerHistoryPage, any Error>] = [1: fetch(1)]
         defer { for task in ahead.values { task.cancel() } }
+        // The first page's total, and whether page 1 was read again once because another page's differed.
+        var first: (total: Int, requestID: String?)?
+        var reread = false
         while true {
-            let answer = try await (ahead.removeValue(forKey: page) ?? fetch(page)).value
+            var answer = try await (ahead.removeValue(forKey: page) ?? fetch(page)).value
+            if page == 1 { first = (answer.totalCount, answer.requestID) }
+            // A total that differs from page 1's: page 1 is read once more, after this answer came (the
+            // watchdog holds the three answers against each other: a total that comes back is a finding).
+            // Then the stream goes on; it never reads again for it.
+            if let said = first, answer.totalCount != said.total, !reread {
+                reread = true
+                let again = try await fetch(1).value
+                let words = "page 1 said \(Wording.grouped(said.total)) entries (\(said.requestID ?? "no request id")), page \(Wording.grouped(page)) "
+                    + "\(Wording.grouped(answer.totalCount)) (\(answer.requestID ?? "no request id")), page 1 again \(Wording.grouped(again.totalCount)) "
+                    + "(\(again.requestID ?? "no request id"))"
+                Terminal.err("\(progressShown ? "\r\u{1B}[K" : "")note: the history's total changed while it was read: \(words); "
+                    + "entries at page edges may show twice or be missed\n")
+                answer.totalPages = max(answer.totalPages, again.totalPages)
+            }
             // Only pages that will be printed: with --since, none past the page that already reaches back before it.
             let reachesBack = since.map { since in answer.entries.last.map { $0.date < since } ?? false } ?? false
             if !reachesBack {
@@ -89,7 +110,10 @@ struct HistoryStream {
                 progressShown = true
                 Terminal.err("\r\u{1B}[Kpage \(Wording.grouped(page)) of \(Wording.grouped(max(1, answer.totalPages))) · \(Wording.grouped(printed)) printed")
             }
-            if stop || answer.items.isEmpty || page >= answer.totalPages { break }
+            // The server's last page, full: the page after it is read too (its totals may count fewer entries
+            // than it sends), at most `extraPages` past it.
+            let pastEnd = page >= answer.totalPages && (answer.items.count < CheerHistory.maxPerPage || page >= answer.totalPages + Self.extraPages)
+            if stop || answer.items.isEmpty || pastEnd { break }
             page += 1
         }
         if !json { Terminal.out("\(Wording.grouped(printed)) cheer\(printed == 1 ? "" : "s") · \(Sanitizer.line(user))\n") }
@@ -97,6 +121,8 @@ struct HistoryStream {
 
     /// Requests kept out ahead of the page being printed.
     static let pagesAhead = 2
+    /// Full pages past the server's last page read on (a bound on a server that never ends).
+    static let extraPages = 4
 
     static let widths = [16, 24, 40, 8, 8]
     static var header: String { row(HistoryColumns.titles) }

@@ -1,0 +1,97 @@
+"""Issue 27, item 1: a server whose history pages disagree (one stand-in fault for each way) never makes the
+TUI loop and never hides an entry: one `]`, `G` and `/` each send a handful of history requests (counted in the
+stand-in's own request log), every entry sent is reached, and the disagreement is one finding."""
+import re
+import time
+
+import pytest
+
+from test_tui import tmux, tmux_server, tui  # noqa: F401  (fixtures: the private tmux server and the app)
+
+FIND = "ferryman's whistle"  # on one entry of qa-alice's page 3 (docs/stand-in.md)
+
+
+def history_requests(stub):
+    return [line for line in stub.log().splitlines() if line.startswith("GET /api/v1/cheer_history")]
+
+
+def settle(stub, quiet=0.6, limit=8.0):
+    """The history requests once none has come for `quiet` seconds (a loop never settles: the limit ends it)."""
+    deadline = time.monotonic() + limit
+    seen, since = len(history_requests(stub)), time.monotonic()
+    while time.monotonic() < deadline:
+        time.sleep(0.1)
+        now = len(history_requests(stub))
+        if now != seen:
+            seen, since = now, time.monotonic()
+        elif time.monotonic() - since >= quiet:
+            break
+    return history_requests(stub)
+
+
+def position(screen):
+    m = re.search(r"entry ([\d,]+) of ([\d,]+)", screen)
+    assert m, screen
+    return int(m.group(1).replace(",", "")), int(m.group(2).replace(",", ""))
+
+
+def checks_rows(t):
+    t.keys("4")
+    screen = t.wait_for("CHECK")
+    t.keys("2")
+    return [line for line in screen.splitlines() if re.match(r"^\s*\d\d:\d\d:\d\d [✗✔]", line)]
+
+
+@pytest.mark.parametrize("fault, said_total", [("drifting_total", "229"), ("hidden_page", "200"), ("shifted_page", None)])
+def test_pages_that_disagree_cost_a_handful_of_requests_and_hide_nothing(start_stub, tui, fault, said_total):  # noqa: F811
+    s = start_stub("--fault", f"{fault},path=/api/v1/cheer_history")
+    # What the server sends, page by page, as the test reads it (curl's view): every id it serves.
+    sent = set()
+    for p in range(1, 8):
+        r = s.get(f"/api/v1/cheer_history?user_id=qa-alice&page={p}&per_page=50").json()
+        sent |= {e["id"] for e in r["history"]}
+    assert len(sent) >= 229, len(sent)
+    baseline = len(history_requests(s))
+    t = tui(s.url, width=120)
+    t.keys("2")
+    t.wait_for("entry 1 of")
+    start = len(settle(s))
+
+    t.keys("]")
+    after_page = len(settle(s))
+    assert after_page - start <= 4, history_requests(s)[start:]
+
+    t.keys("G")
+    after_last = len(settle(s))
+    assert after_last - after_page <= 4, history_requests(s)[after_page:]
+    screen = t.settled(t.screen())
+    at, count = position(screen)
+    # The last entry the server sends is reached, and the count is what was received.
+    assert at == count, screen
+    assert count == 230 or (fault == "shifted_page" and count == 230), screen
+    if said_total:
+        assert f"the server's total says {said_total}" in screen, screen
+
+    t.keys("/")
+    t.wait_for("find: ")
+    t.keys("FERRYMAN", "Enter")
+    screen = t.wait_for("match")
+    after_find = len(settle(s))
+    assert after_find - after_last <= 4, history_requests(s)[after_last:]
+    t.keys("Enter")
+    assert "ferryman" in t.wait_for("ferryman").lower()
+
+    # Nothing more is asked while the tester looks at it: no reload loop.
+    time.sleep(1.5)
+    assert len(history_requests(s)) == after_find
+    assert after_find - baseline <= 16
+
+    # The disagreement is told once: a finding that recurs is one row (its repeats counted in it), and ⚠
+    # counts the rows. Each row is a distinct fact (one answer's page past the end, one boundary shared).
+    rows = checks_rows(t)
+    header = t.screen()
+    warn = re.search(r"⚠ (\d+)", header)
+    assert rows and warn and int(warn.group(1)) == len(rows), (header, rows)
+    assert len(rows) <= 3, rows
+    if fault == "drifting_total":
+        assert len(rows) == 1 and "paging" in rows[0], rows
