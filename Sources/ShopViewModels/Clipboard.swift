@@ -48,8 +48,8 @@ extension ShopUpdate {
     static func curlSaved(_ copy: CurlCopy, _ result: Result<String, EvidenceError>, _ state: inout AppState) -> [Effect] {
         switch result {
         case let .success(path):
-            state.notice = Notice(.info, "curl line (\(copy.size)) written to \(Sanitizer.line(path)) (OSC 52 sent too; this terminal may ignore it)",
-                                  requestID: copy.requestID)
+            // Short, so that the file's name fits the line (OSC 52 was sent too; the docs say so).
+            state.notice = Notice(.info, "curl line (\(copy.size)) written to \(Sanitizer.line(path))", requestID: copy.requestID)
         case let .failure(error):
             state.notice = Notice(.error, "The curl line was sent by OSC 52 only (this terminal may ignore it): \(error.message)", requestID: copy.requestID)
         }

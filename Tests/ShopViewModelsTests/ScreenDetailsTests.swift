@@ -83,7 +83,7 @@ import Testing
         // Nothing known to take it: a file, named by the notice once written.
         #expect(d.apply(.curlCopied(copy, .unconfirmed)) == [.saveCurl(copy)])
         d.apply(.curlSaved(copy, .success("/s/reports/curl-x.sh")))
-        #expect(d.state.notice?.text == "curl line (\(size)) written to /s/reports/curl-x.sh (OSC 52 sent too; this terminal may ignore it)")
+        #expect(d.state.notice?.text == "curl line (\(size)) written to /s/reports/curl-x.sh")
         d.apply(.curlSaved(copy, .failure(EvidenceError("no folder for it: set XDG_STATE_HOME or HOME."))))
         #expect(d.state.notice?.kind == .error && d.state.notice?.text.contains("OSC 52 only") == true)
         for text in [d.state.notice?.text ?? ""] { #expect(!text.contains("curl -sS")) }
@@ -104,7 +104,7 @@ import Testing
         store.send(.curlCopied(copy, .unconfirmed))
         await store.settle()
         let path = dir + "/reports/curl-2026-11-21T222640Z.sh"
-        #expect(store.state.notice?.text == "curl line (\(command.count) characters) written to \(path) (OSC 52 sent too; this terminal may ignore it)")
+        #expect(store.state.notice?.text == "curl line (\(command.count) characters) written to \(path)")
         let text = try String(contentsOfFile: path, encoding: .utf8)
         #expect(text == command + "\n" && !text.contains("s3cr3t") && text.contains("$REITERATE_TOKEN"))
         let mode = try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int
