@@ -57,3 +57,20 @@ def test_c_without_a_clipboard_writes_the_curl_line_to_a_file_the_notice_names(s
     assert "curl -sS" not in shown, shown
     # Not in tmux's buffer: the app was told there is no tmux.
     assert tmux("show-buffer", check=False).stdout == before
+
+
+def test_a_request_the_app_withdrew_shows_as_cancelled_not_err(start_stub, tui):
+    """A user switch withdraws the reads still out for the user left: their rows say `cancelled`."""
+    s = start_stub("--quiet")
+    t = tui(s.url, width=140, height=30)
+    t.wait_for("Balance 1,250 cheer")
+    s.fault(kind="latency", ms=3000, path="/api/v1/balance", count=1)
+    t.keys("r")
+    time.sleep(0.5)  # the balance read is out, held by the stand-in
+    t.keys("u", *"qa-whale", "Enter")
+    t.wait_for("qa-whale")
+    t.keys("3")
+    screen = t.wait_for("cancelled")
+    rows = [line[:80] for line in screen.splitlines()[3:-2] if "/api/v1/balance?user_id=qa-alice" in line[:80]]
+    assert any("cancelled" in row for row in rows), screen
+    assert not any(" ERR " in row for row in rows), screen
