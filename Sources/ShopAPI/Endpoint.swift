@@ -178,3 +178,23 @@ public struct RefreshToken: JSONBodyEndpoint {
 
     enum CodingKeys: String, CodingKey { case refreshToken = "refresh_token" }
 }
+
+/// A write (`SpendCheer`, `PurchaseCheer`) with its JSON body as given, for negative tests only: the
+/// bodies the typed endpoints cannot express (a field missing, of the wrong type, a negative
+/// transaction id). Sent through `ShopClient` like any other, so its exchange is logged and checked.
+public struct RawJSONWrite<Target: Endpoint>: Endpoint where Target.Response == CheerBalance {
+    public typealias Response = CheerBalance
+    public static var endpoint: EndpointDescription { Target.endpoint }
+    /// The body's bytes, sent as they are.
+    public var json: [UInt8]
+    /// As in `SpendCheer`: `user_id` in the query, for the stand-in.
+    public var user: String?
+
+    public init(json: String, user: String? = nil) {
+        self.json = Array(json.utf8)
+        self.user = user
+    }
+
+    public func body() throws -> [UInt8]? { json }
+    public var query: [(name: String, value: String)] { user.map { [("user_id", $0)] } ?? [] }
+}

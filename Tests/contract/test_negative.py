@@ -179,3 +179,66 @@ def test_strict_gates_the_write_and_strict_all_every_answer(start_stub):
     assert r.returncode == 0 and "note: findings about other reads (not the buy's" in r.stderr, r.stdout + r.stderr
     r = shop("buy", "--bundle", "com.reiterate.cheer.50", "--yes", "--strict=all", "--base-url", s.url)
     assert r.returncode == 65, r.stdout + r.stderr
+
+
+# ---------------------------------------------------------------------------------------------------
+# item 5: reiterate-shop negative
+
+LENIENT = [
+    ("accept_unknown_product", ["unknown-pack"]),
+    ("accept_overspend", ["overspend"]),
+    ("accept_nonpositive_amount", ["amount-zero", "amount-negative"]),
+    ("accept_unknown_user", ["unknown-user-spend", "unknown-user-purchase"]),
+    ("accept_any_bundle", ["not-a-bundle"]),
+    ("retyped_transaction", ["transaction-as-text"]),
+    ("accept_negative_transaction", ["transaction-negative"]),
+]
+
+
+def case_lines(stdout):
+    return {line.split()[0]: line for line in stdout.splitlines() if line and not line.endswith("findings") and not line.endswith("finding")}
+
+
+def test_negative_without_yes_lists_and_sends_nothing(start_stub, tmp_path):
+    s = start_stub()
+    r = shop("negative", "--base-url", s.url)
+    assert r.returncode == 0 and "19 cases, nothing sent: add --yes" in r.stdout, r.stdout + r.stderr
+    assert "overspend" in r.stdout and "[contract: spendCheer amount minimum 1]" in r.stdout
+    assert "/api/" not in s.log(), s.log()  # not even a read
+    r = shop("negative", "--base-url", s.url, "--only", "nope")
+    assert r.returncode == 64 and "no case named nope" in r.stderr
+    config = f'[environments.prod]\nbase_url = "{s.url}"\nread_only = true\n'
+    r = shop("negative", "--env", "prod", "--yes", config=config)
+    assert r.returncode == 78 and "PROD is read-only: negative tests are refused" in r.stderr, r.stderr
+    assert "/api/" not in s.log()
+
+
+def test_negative_against_the_stand_in_finds_nothing(start_stub):
+    s = start_stub()
+    r = shop("negative", "--base-url", s.url, "--yes")
+    assert r.returncode == 0, r.stdout + r.stderr
+    lines = case_lines(r.stdout)
+    assert len(lines) == 19 and all(" refused 4" in line for line in lines.values()), r.stdout
+    assert lines["overspend"].split()[1:3] == ["refused", "402"] and lines["transaction-replayed"].split()[1:3] == ["refused", "409"]
+    assert r.stdout.rstrip().endswith("0 findings") and not warnings(r.stderr), r.stderr
+    # --json: one object a case.
+    r = shop("negative", "--base-url", s.url, "--yes", "--json", "--only", "unknown-pack,overspend")
+    rows = [json.loads(line) for line in r.stdout.splitlines()]
+    assert r.returncode == 0 and [(x["name"], x["refused"], x["status"]) for x in rows] == [("unknown-pack", True, 400), ("overspend", True, 402)]
+
+
+def test_each_lenient_fault_is_found_by_its_case(start_stub):
+    s = start_stub()
+    for kind, names in LENIENT:
+        s.reset()
+        s.http.delete(s.url + "/_stub/faults", timeout=5)
+        s.fault(kind=kind)
+        r = shop("negative", "--base-url", s.url, "--yes")
+        assert r.returncode == 65, (kind, r.stdout, r.stderr)
+        lines = case_lines(r.stdout)
+        flagged = sorted(name for name, line in lines.items() if " refused 4" not in line or "but it changed" in line)
+        assert flagged == sorted(names), (kind, r.stdout)
+        for name in names:
+            assert "ACCEPTED" in lines[name] and "reads before rq-" in lines[name], (kind, lines[name])
+            assert any(line.startswith(f"warning: negative {name}: ") for line in warnings(r.stderr)), (kind, r.stderr)
+    # An accepted write for an unknown user shows where it landed: the tested user's balance.
