@@ -235,8 +235,8 @@ public struct Keymap: Sendable, Equatable {
         Binding(.pin, [.char("P")], "pin this answer: later answers to the request are compared with it (again unpins)", tabs: [.requests], hint: "pin"),
         Binding(.copyCurl, [.char("c")], "copy the request as curl (the selected one, or the one behind the error)", hint: "curl"),
         Binding(.showRequest, [.char("!")], "show the request behind the error (or the selected check)"),
-        Binding(.bugReport, [.char("R")], "bug report (Markdown) on the selected request or check, else the latest error",
-                modes: [.browse, .outcome], hint: "report"),
+        Binding(.bugReport, [.char("R")], "bug report on the write shown, the selected request or check, or the last error",
+                modes: [.browse, .outcome, .sending], hint: "report"),
         Binding(.writeHAR, [.char("e")], "save the session's requests as a HAR file"),
         // Typing a filter.
         Binding(.keepFilter, [.enter], "keep the filter", modes: [.filter], hint: "keep"),

@@ -1,4 +1,5 @@
 import Foundation
+import JSONTokens
 import ShopAPI
 import ShopCache
 import TerminalText
@@ -71,6 +72,10 @@ public struct BugReport: Equatable, Sendable {
     public var checks: [CheckRecord]
     public var width: Int
     public var height: Int
+    /// A report on a write: the reads its checks depend on, before and after it (else empty).
+    public var reads: [ReportRead] = []
+    /// The exchange section's heading: the failing exchange, or the write a report is on.
+    public var exchangeHeading = "The failing exchange"
 
     /// The body characters quoted from each side of the exchange.
     public static let bodyExcerpt = 4_000
@@ -92,7 +97,7 @@ public struct BugReport: Equatable, Sendable {
         if let e = exchange {
             out += exchangeSection(e)
         } else {
-            out += "## The failing exchange\n\nNo request is behind this report (the failure came before one was sent).\n\n"
+            out += "## \(exchangeHeading)\n\nNo request is behind this report (the failure came before one was sent).\n\n"
         }
         out += "## Checks\n\n"
         if checks.isEmpty { out += "No finding and no verification involve this request.\n" }
@@ -103,13 +108,17 @@ public struct BugReport: Equatable, Sendable {
             if let id = c.requestID { out += ", request id \(Self.code(id))" }
             out += ": expected \(Self.text(c.expected)), got \(Self.text(c.actual))\n"
         }
+        if !reads.isEmpty {
+            out += "\n## The reads the checks depend on\n\n"
+            for read in reads { out += read.markdown + "\n" }
+        }
         out += "\n## The screen\n\n"
         out += screen.map { Self.fence($0, info: "text") } ?? "(not available)\n"
         return out
     }
 
     private func exchangeSection(_ e: Exchange) -> String {
-        var out = "## The failing exchange\n\n"
+        var out = "## \(exchangeHeading)\n\n"
         out += "- **Request:** \(Self.code("\(e.method) \(e.path)"))\n"
         if e.isPending {
             out += "- **Answer:** none yet (still waiting when the report was written)\n"
@@ -200,9 +209,12 @@ public struct BugReport: Equatable, Sendable {
 }
 
 extension ShopUpdate {
-    /// `R`: a bug report on the selected request (Requests tab), the selected check (Checks tab), or
-    /// the latest error. Drafted here; the store writes it (with the screen) and answers its path.
+    /// `R`: a bug report on the write of the dialog shown (its result, a refusal, a lost answer, or
+    /// still out), the selected request (Requests tab), the selected check (Checks tab: a write's
+    /// verification is a report on that write), or the latest error. Drafted here; the store writes
+    /// it (with the screen) and answers its path.
     static func draftReport(_ state: inout AppState) -> [Effect] {
+        if let report = writeReport(state) { return [.writeReport(report)] }
         var title: String
         var exchange: Exchange?
         var checks: [CheckRecord] = []
@@ -296,5 +308,142 @@ public struct EvidenceFiles: Sendable, Equatable {
     /// `$XDG_STATE_HOME/reiterate-shop` (default `~/.local/state/reiterate-shop`), as the cache finds its own.
     public static func stateDirectory(environment: [String: String]) -> String {
         AppDirectory.path("XDG_STATE_HOME", default: ".local/state", environment: environment)
+    }
+}
+
+/// A read a write's checks depend on, as a bug report lists it: the last of its kind before the
+/// write (what the checks compared against) or the first after it (the verification's).
+public struct ReportRead: Equatable, Sendable {
+    public enum When: Equatable, Sendable { case before, after }
+    public var when: When
+    /// `GET /api/v1/audio_packs`: what was read (whether or not a read was found).
+    public var what: String
+    public var exchange: Exchange?
+    /// What the check reads of its answer: `balance 1,250`, `com.reiterate.pack.rain: cheer_total 980`.
+    public var fact: String?
+
+    /// `- before the write: GET /api/v1/balance?user_id=qa-alice → 200, request id rq-1, at …: balance 1,250`.
+    var markdown: String {
+        let side = when == .before ? "before the write" : "after the write"
+        guard let e = exchange else { return "- \(side): \(BugReport.code(what)): no read was recorded" }
+        var line = "- \(side): \(BugReport.code("\(e.method) \(e.path)"))"
+        if let status = e.status { line += " → \(status)" } else if let failure = e.failure { line += " → \(BugReport.text(ErrorText.sentence(failure)))" }
+        line += ", request id " + (e.requestID.map(BugReport.code) ?? "none")
+        line += ", \(BugReport.utc(e.startedAt))"
+        if let fact { line += ": \(BugReport.text(fact))" }
+        return line
+    }
+}
+
+extension ShopUpdate {
+    /// The write a report is on: the write of the dialog shown, or of the write's check selected on
+    /// the Checks tab. Its verdict and checks, and the reads they depend on, before and after.
+    static func writeReport(_ state: AppState) -> BugReport? {
+        let rows = state.requests.rows
+        let writes: Set<OperationID> = [SpendCheer.endpoint.operation, PurchaseCheer.endpoint.operation]
+        var title: String
+        var write: Exchange?
+        var checks: [CheckRecord] = []
+        if let action = state.action, action.isShown {
+            switch action.phase {
+            case .editing, .confirming: return nil
+            case let .pending(_, summary):
+                title = summary.isEmpty ? "a write still waiting for its answer" : summary
+                write = rows.first { $0.operation.map(writes.contains) == true }
+            case let .succeeded(text), let .failed(text, _):
+                title = text
+                // The outcome the dialog says, when its verification has come (else still reading).
+                checks = state.lastOutcome?.checks ?? []
+                let id: String?
+                if case let .failed(_, requestID) = action.phase, let requestID { id = requestID } else { id = checks.first?.requestID }
+                write = id.flatMap { id in rows.first { $0.requestID == id } } ?? rows.first { $0.operation.map(writes.contains) == true }
+            }
+        } else if state.screen.tab == .checks, let record = state.checks.selected, !record.isFinding {
+            guard let id = record.requestID, let e = rows.first(where: { $0.requestID == id && $0.operation.map(writes.contains) == true }) else { return nil }
+            write = e
+            title = "\(record.request): \(record.outcome == .passed ? "[\(record.name)] passed" : "[\(record.name)] expected \(record.expected), got \(record.actual)")"
+            checks = [record] + state.checks.records.filter { $0.requestID == id && !$0.isFinding && $0 != record }
+        } else {
+            return nil
+        }
+        // Its findings too (the watchdog's on the write's answer).
+        if let id = write?.requestID {
+            for c in state.checks.records where c.requestID == id && !checks.contains(c) { checks.append(c) }
+        }
+        let curl = write.map { CurlCommand.make($0, baseURL: state.context.baseURL, tokenVariable: state.context.tokenVariable) }
+        var report = BugReport(title: title, context: state.context, steps: state.steps.steps, exchange: write, curl: curl,
+                               checks: checks, width: state.screen.width, height: state.screen.height)
+        report.exchangeHeading = "The write"
+        if let write { report.reads = reads(around: write, in: rows, user: state.context.user) }
+        return report
+    }
+
+    /// The reads a write's checks depend on: the balance (every write), and for a spend the history's
+    /// first page and the pack list. Each the last answered before the write was sent and the first
+    /// sent after it (`rows` newest first).
+    static func reads(around write: Exchange, in rows: [Exchange], user: String) -> [ReportRead] {
+        let body = write.requestBodyPreview.flatMap { JSONValue.parse(Array($0.utf8)) }
+        var product: String?
+        if case let .object(o)? = body, case let .string(p)? = o["product"] { product = p }
+        var kinds: [(OperationID, String)] = [(Balance.endpoint.operation, Balance.endpoint.description)]
+        if write.operation == SpendCheer.endpoint.operation {
+            kinds += [(CheerHistory.endpoint.operation, CheerHistory.endpoint.description), (AudioPacks.endpoint.operation, AudioPacks.endpoint.description)]
+        }
+        func relevant(_ e: Exchange, _ operation: OperationID) -> Bool {
+            guard e.operation == operation, !e.isPending else { return false }
+            if operation == AudioPacks.endpoint.operation { return true }
+            let query = URLComponents(string: "http://report" + e.path)?.queryItems ?? []
+            func value(_ name: String) -> String? { query.first { $0.name == name }?.value }
+            if value("user_id").map({ $0 == user }) == false { return false }
+            return operation != CheerHistory.endpoint.operation || (value("page") ?? "1") == "1"
+        }
+        var out: [ReportRead] = []
+        for (operation, what) in kinds {
+            let before = rows.first { relevant($0, operation) && $0.id < write.id }
+            let after = rows.last { relevant($0, operation) && $0.id > write.id }
+            out.append(ReportRead(when: .before, what: what, exchange: before, fact: before.flatMap { fact($0, product: product) }))
+            out.append(ReportRead(when: .after, what: what, exchange: after, fact: after.flatMap { fact($0, product: product) }))
+        }
+        return out
+    }
+
+    /// What a check reads of an answer: the balance, the history's total and newest entry, the pack's total.
+    static func fact(_ e: Exchange, product: String?) -> String? {
+        guard let status = e.status, (200..<300).contains(status) else { return nil }
+        guard let preview = e.responseBodyPreview, case let .object(o)? = JSONValue.parse(Array(preview.utf8)) else {
+            return "(the answer is longer than the log keeps: see the HAR file, `e`)"
+        }
+        switch e.operation {
+        case Balance.endpoint.operation?:
+            return o["balance"].map { "balance \(number($0))" }
+        case CheerHistory.endpoint.operation?:
+            var text = o["total_count"].map { "total_count \(number($0))" } ?? "no total_count"
+            if case let .array(items)? = o["history"], case let .object(newest)? = items.first {
+                let amount = newest["amount"].map(number) ?? "?"
+                let what: String
+                if case let .string(p)? = newest["product"] { what = p } else { what = "?" }
+                let id: String
+                if case let .string(s)? = newest["id"] { id = " (id \(s))" } else { id = "" }
+                text += "; newest entry: \(amount) on \(what)\(id)"
+            }
+            return text
+        case AudioPacks.endpoint.operation?:
+            guard let product else { return nil }
+            guard case let .array(packs)? = o["packs"],
+                  let pack = packs.first(where: { if case let .object(p) = $0, case .string(product)? = p["identifier"] { return true } else { return false } }),
+                  case let .object(p) = pack else { return "\(product): not in the list" }
+            return "\(product): cheer_total \(p["cheer_total"].map(number) ?? "none")"
+        default:
+            return nil
+        }
+    }
+
+    private static func number(_ value: JSONValue) -> String {
+        switch value {
+        case let .int(n): return Wording.grouped(n)
+        case let .double(d): return String(d)
+        case let .string(s): return "“\(s)”"
+        default: return value.describe
+        }
     }
 }

@@ -226,7 +226,7 @@ public enum ShopUpdate {
             // Every action is enabled in some mode; the parts below check they are in it.
             if let effects = screen(message, &state) { return effects }
             switch state.mode {
-            case .outcome where action == .bugReport: return draftReport(&state)  // R on the failure shown
+            case .outcome where action == .bugReport, .sending where action == .bugReport: return draftReport(&state)  // R on the write shown
             case .form, .confirm, .sending, .outcome: return dialogAction(action, &state)
             case .filter: return filterAction(action, &state)
             case .help: return []

@@ -240,3 +240,149 @@ import Testing
         #expect(md.contains(#"1. → the app showed: \[link\](https://evil.invalid) \`x\`"#) && !md.replacingOccurrences(of: "\\<", with: "").contains("<!--"))
     }
 }
+
+/// Issue 27, item 7: `R` works from every dialog of a write — its result, a refusal, a lost answer,
+/// still out — and the report holds the write, its verdict and checks, and every read a check
+/// depends on, before and after, each with its request id (the pack reads that prove a total moved
+/// or did not, too).
+@Suite struct WriteReportTests {
+    /// An exchange as the REST core records it.
+    static func recorded(_ id: Int, _ method: String, _ path: String, _ operation: OperationID, status: Int? = 200, request: String? = nil,
+                         response: String? = nil) -> Exchange {
+        var e = exchange(id, status: status ?? 200)
+        (e.method, e.path, e.operation, e.status) = (method, path, operation, status)
+        e.requestBodyPreview = request
+        e.requestBytes = request?.utf8.count ?? 0
+        e.responseBodyPreview = response
+        return e
+    }
+
+    static func packs(rain: Int) -> String {
+        #"{"packs": [{"identifier": "com.reiterate.pack.rain", "name": "Rain on a Tin Roof", "cheer_total": \#(rain)}, {"identifier": "com.reiterate.pack.zurich-tram", "cheer_total": 300}]}"#
+    }
+
+    static func history(total: Int, newest: Int) -> String {
+        #"{"history": [{"id": "h\#(newest)", "amount": \#(newest), "product": "com.reiterate.pack.rain"}], "page": 1, "per_page": 50, "total_pages": 5, "total_count": \#(total)}"#
+    }
+
+    /// The reads of the start, then a spend of 25 on the rain pack as the dialog sends it.
+    func spendSent() -> Driver {
+        var d = ActionTransitions().ready()
+        d.apply(.exchangeRecorded(Self.recorded(1, "GET", "/api/v1/balance?user_id=qa-alice", .getBalance, response: #"{"balance": 1250}"#)))
+        d.apply(.exchangeRecorded(Self.recorded(2, "GET", "/api/v1/audio_packs", .listAudioPacks, response: Self.packs(rain: 50))))
+        d.apply(.exchangeRecorded(Self.recorded(3, "GET", "/api/v1/cheer_history?user_id=qa-alice&page=1&per_page=50", .getCheerHistory,
+                                                response: Self.history(total: 230, newest: 7))))
+        d.send(.beginSpend)
+        d.send(.editSpend(amount: "25", comment: ""))
+        d.send(.submitAction)
+        d.send(.submitAction)
+        return d
+    }
+
+    /// Whether the keymap gives `R` to the bug report in `state` (its bindings are data).
+    static func rReports(_ state: AppState) -> Bool {
+        if case .action(.bugReport)? = Keymap.standard.message(for: .char("R"), in: state) { return true }
+        return false
+    }
+
+    func report(_ d: inout Driver, sourceLocation: SourceLocation = #_sourceLocation) -> BugReport? {
+        let effects = d.apply(.action(.bugReport))
+        guard case let .writeReport(report)? = effects.first else { Issue.record("no report: \(effects)", sourceLocation: sourceLocation); return nil }
+        return report
+    }
+
+    @Test func rOnTheResultDialogReportsTheWriteItsChecksAndTheReadsBeforeAndAfter() {
+        var d = spendSent()
+        d.apply(.exchangeRecorded(Self.recorded(4, "POST", "/api/v1/spend_cheer?user_id=qa-alice", .spendCheer,
+                                                request: #"{"amount":25,"product":"com.reiterate.pack.rain"}"#, response: #"{"balance": 1225}"#)))
+        d.apply(.actionFinished(d.actionToken, .success(CheerBalance(balance: 1225)), at: t0))
+        // The verification's reads, as the server answered them: the pack's total did not move.
+        d.apply(.exchangeRecorded(Self.recorded(5, "GET", "/api/v1/balance?user_id=qa-alice", .getBalance, response: #"{"balance": 1225}"#)))
+        d.apply(.exchangeRecorded(Self.recorded(6, "GET", "/api/v1/cheer_history?user_id=qa-alice&page=1&per_page=50", .getCheerHistory,
+                                                response: Self.history(total: 231, newest: 25))))
+        d.apply(.exchangeRecorded(Self.recorded(7, "GET", "/api/v1/audio_packs", .listAudioPacks, response: Self.packs(rain: 50))))
+        ActionTransitions().answerReads(&d, balance: 1225, newest: ActionTransitions().spendEntry(25, comment: nil), total: 231, rainCheer: 50)
+        #expect(d.state.mode == .outcome, "the result dialog is shown")
+        #expect(Self.rReports(d.state), "R is bound in the result dialog")
+        guard let report = report(&d) else { return }
+        #expect(report.title == d.state.lastOutcome?.text && report.title.contains("spend-pack-total"))
+        #expect(report.exchange?.requestID == "rq-4")
+        #expect(report.checks.map(\.name) == ["spend-balance", "spend-history", "spend-pack-total"])
+        let md = report.markdown(at: t0, version: "1", screen: nil)
+        for part in ["## The write", "- **Request:** `POST /api/v1/spend_cheer?user_id=qa-alice`", "- **Request id:** `rq-4`",
+                     "✗ failed `spend-pack-total`", "✔ passed `spend-balance`",
+                     "## The reads the checks depend on",
+                     "- before the write: `GET /api/v1/balance?user_id=qa-alice` → 200, request id `rq-1`",
+                     "- after the write: `GET /api/v1/balance?user_id=qa-alice` → 200, request id `rq-5`",
+                     ": balance 1,225",
+                     "- before the write: `GET /api/v1/cheer_history?user_id=qa-alice&page=1&per_page=50` → 200, request id `rq-3`",
+                     ": total_count 230; newest entry: 7 on com.reiterate.pack.rain (id h7)",
+                     "- after the write: `GET /api/v1/cheer_history?user_id=qa-alice&page=1&per_page=50` → 200, request id `rq-6`",
+                     "- before the write: `GET /api/v1/audio_packs` → 200, request id `rq-2`",
+                     "- after the write: `GET /api/v1/audio_packs` → 200, request id `rq-7`",
+                     ": com.reiterate.pack.rain: cheer_total 50"] {
+            #expect(md.contains(part), "\(part) missing from\n\(md)")
+        }
+        #expect(!md.contains("No request is behind this report"))
+    }
+
+    @Test func aRefusalAndALostAnswerAreReportedFromTheirDialogsToo() {
+        // A refusal (402): the dialog says so; the report is on the write, with the balance read after.
+        var refused = spendSent()
+        refused.apply(.exchangeRecorded(Self.recorded(4, "POST", "/api/v1/spend_cheer?user_id=qa-alice", .spendCheer, status: 402,
+                                                      request: #"{"amount":25,"product":"com.reiterate.pack.rain"}"#,
+                                                      response: #"{"message": "not enough cheer", "code": "insufficient_balance"}"#)))
+        refused.apply(.actionFinished(refused.actionToken, .failure(.http(status: 402, message: "not enough cheer", code: "insufficient_balance",
+                                                                          requestID: "rq-4", endpoint: "POST /api/v1/spend_cheer", retryAfter: nil)), at: t0))
+        refused.apply(.exchangeRecorded(Self.recorded(5, "GET", "/api/v1/balance?user_id=qa-alice", .getBalance, response: #"{"balance": 1250}"#)))
+        ActionTransitions().answerReads(&refused, balance: 1250)
+        #expect(refused.state.mode == .outcome)
+        if let report = report(&refused) {
+            #expect(report.exchange?.requestID == "rq-4" && report.checks.map(\.name).contains("refused-unchanged"))
+            let md = report.markdown(at: t0, version: "1", screen: nil)
+            #expect(md.contains("- **The server said:** “not enough cheer” [insufficient_balance]"), "\(md)")
+            #expect(md.contains("- after the write: `GET /api/v1/balance?user_id=qa-alice` → 200, request id `rq-5`"), "\(md)")
+        }
+
+        // A lost answer: still out (R while it waits), then timed out; never "no request is behind this report".
+        var lost = spendSent()
+        lost.apply(.exchangeRecorded({ var e = Self.recorded(4, "POST", "/api/v1/spend_cheer?user_id=qa-alice", .spendCheer, status: nil,
+                                                             request: #"{"amount":25,"product":"com.reiterate.pack.rain"}"#)
+                                       e.isPending = true
+                                       e.requestID = nil
+                                       return e }()))
+        #expect(lost.state.mode == .sending)
+        #expect(Self.rReports(lost.state), "R is bound while the write is out")
+        if let waiting = report(&lost) {
+            #expect(waiting.exchange?.id == 4 && waiting.exchangeHeading == "The write")
+            #expect(waiting.markdown(at: t0, version: "1", screen: nil).contains("- **Answer:** none yet"))
+        }
+        lost.apply(.actionFinished(lost.actionToken, .failure(.transport(.timeout(requestID: nil), endpoint: "POST /api/v1/spend_cheer")), at: t0))
+        #expect(lost.state.mode == .outcome)
+        if let report = report(&lost) {
+            #expect(report.exchange?.id == 4 && report.title.contains("may have been applied"))
+            #expect(!report.markdown(at: t0, version: "1", screen: nil).contains("No request is behind this report"))
+        }
+    }
+
+    /// From the Checks tab, a write's verification is a report on that write: all its checks and its reads.
+    @Test func aWritesCheckOnTheChecksTabCarriesThePackReads() {
+        var d = spendSent()
+        d.apply(.exchangeRecorded(Self.recorded(4, "POST", "/api/v1/spend_cheer?user_id=qa-alice", .spendCheer,
+                                                request: #"{"amount":25,"product":"com.reiterate.pack.rain"}"#, response: #"{"balance": 1225}"#)))
+        d.apply(.actionFinished(d.actionToken, .success(CheerBalance(balance: 1225)), at: t0))
+        d.apply(.exchangeRecorded(Self.recorded(7, "GET", "/api/v1/audio_packs", .listAudioPacks, response: Self.packs(rain: 50))))
+        ActionTransitions().answerReads(&d, balance: 1225, newest: ActionTransitions().spendEntry(25, comment: nil), total: 231, rainCheer: 50)
+        d.send(.cancelAction)  // the dialog closed
+        d.apply(.action(.checks))
+        while d.state.checks.selected?.name != "spend-pack-total", d.state.checks.selectedIndex < d.state.checks.records.count - 1 { d.apply(.action(.down)) }
+        #expect(d.state.checks.selected?.name == "spend-pack-total")
+        guard let report = report(&d) else { return }
+        #expect(report.title.hasPrefix("POST /api/v1/spend_cheer: [spend-pack-total] expected"))
+        #expect(Set(report.checks.map(\.name)) == ["spend-balance", "spend-history", "spend-pack-total"] && report.checks.first?.name == "spend-pack-total")
+        let md = report.markdown(at: t0, version: "1", screen: nil)
+        #expect(md.contains("- before the write: `GET /api/v1/audio_packs` → 200, request id `rq-2`"), "\(md)")
+        #expect(md.contains("- after the write: `GET /api/v1/audio_packs` → 200, request id `rq-7`"), "\(md)")
+        #expect(md.contains("- after the write: `GET /api/v1/balance`: no read was recorded"), "\(md)")
+    }
+}
