@@ -5,9 +5,6 @@ import TerminalText
 public enum ActionKind: Equatable, Sendable {
     case spend(product: String, productName: String, amount: Int, comment: String?)
     case purchase(identifier: String, transactionID: UInt64)
-
-    /// A bundle's cheer, from its name: com.reiterate.cheer.200 is 200 cheer.
-    static func bundleAmount(_ identifier: String) -> Int? { identifier.split(separator: ".").last.flatMap { Int($0) } }
 }
 
 /// A purchase whose answer was lost: the next buy form offers its transaction id again, so that if

@@ -20,32 +20,41 @@ public enum Reconciler {
         }
         let g = Wording.grouped
 
-        // The history: what is new, and what was seen and should still be there.
-        let seen = Dictionary(before.entries.map { (key($0), $0) }, uniquingKeysWith: { a, _ in a })
+        // The history, by identity: an entry is matched by its key (its id) whether or not it could be
+        // read this time or the last, so an entry still there is never called gone, nor new.
+        let seen = Set(before.items.compactMap(matchKey))
         // New: not seen before, and above the lowest entry seen before (one made in the same second as
         // a seen one may sort below it; those under the lowest seen one came up from past the read).
-        let lowestSeen = after.entries.lastIndex { seen[key($0)] != nil }
-        let fresh = lowestSeen.map { Array(after.entries[...$0].filter { seen[key($0)] == nil }) } ?? after.entries
-        let afterByKey = Dictionary(after.entries.map { (key($0), $0) }, uniquingKeysWith: { a, _ in a })
+        let lowestSeen = after.items.lastIndex { matchKey($0).map(seen.contains) ?? false }
+        let freshItems = (lowestSeen.map { after.items[...$0] } ?? after.items[...]).filter { matchKey($0).map { !seen.contains($0) } ?? true }
+        let fresh = freshItems.compactMap { item -> CheerHistoryEntry? in if case let .entry(e) = item { return e } else { return nil } }
+        // Rows above the lowest seen one that could not be read and match nothing: new, or an entry the
+        // server now sends unreadable without an id. Their amounts are unknown.
+        let freshUnreadable = freshItems.compactMap { item -> UnreadableEntry? in if case let .unreadable(u) = item { return u } else { return nil } }
+        var afterByKey: [String: HistoryItem] = [:]
+        for item in after.items { if let k = matchKey(item), afterByKey[k] == nil { afterByKey[k] = item } }
         if after.total < before.total {
             flag(.historyShrank, "total \(g(before.total)) or more (the history only grows)", "total \(g(after.total))")
         }
         // Entries pushed off the page by new ones are not gone; the rest must still be there, as they were.
-        let stillShown = max(0, min(before.entries.count, after.entries.count - fresh.count))
-        for old in before.entries.prefix(stillShown) {
-            guard let now = afterByKey[key(old)] else {
-                flag(.entryVanished, "entry \(describe(old, names)) still in the history", "gone from the newest \(g(after.entries.count))")
+        let stillShown = max(0, min(before.items.count, after.items.count - freshItems.count))
+        for old in before.items.prefix(stillShown) {
+            guard let k = matchKey(old) else { continue }  // unreadable, with no id: nothing to match it by
+            guard let now = afterByKey[k] else {
+                flag(.entryVanished, "entry \(describe(old, names)) still in the history", "gone from the newest \(g(after.items.count))")
                 continue
             }
-            if now != old {
-                flag(.entryChanged, "entry \(describe(old, names)) as it was", "now \(describe(now, names))")
+            // Its data changed: one finding about that entry. An entry readable on one side only is the
+            // contract watchdog's finding on the answer that could not be read, not a change.
+            if case let .entry(was) = old, case let .entry(current) = now, was != current {
+                flag(.entryChanged, "entry \(describe(was, names)) as it was", "now \(describe(current, names))")
             }
         }
 
         // More new entries than one read shows (a long outage, a busy phone): the ones not shown
         // cannot be counted, so the balance is not judged this time (nothing is invented).
         let newCount = after.total - before.total
-        let overflow = !fresh.isEmpty && fresh.count == after.entries.count && newCount > fresh.count
+        let overflow = !freshItems.isEmpty && freshItems.count == after.items.count && newCount > freshItems.count
 
         // Which new entries are this tool's own writes.
         var ownLeft = own
@@ -75,6 +84,14 @@ public enum Reconciler {
             balanceOutcome = .none
             events.append(WatchEvent(at: after.at, change: .status("\(g(newCount)) new entries since the last read, \(g(fresh.count)) shown: the balance is not reconciled this time"),
                                      requestIDs: ids))
+        } else if let unread = freshUnreadable.first, delta != 0 || newCount != 0 {
+            // A new row the server sent unreadable: its amount is unknown, so the balance cannot be judged.
+            balanceOutcome = .none
+            let n = freshUnreadable.count
+            var event = WatchEvent(at: after.at, change: .status("\(g(n)) new entr\(n == 1 ? "y" : "ies") could not be read (history[\(unread.index)]\(unread.id.map { ", id " + $0 } ?? "")): the balance is not judged this time"),
+                                   requestIDs: ids)
+            event.causedBy = .unreadable(position: "history[\(unread.index)]", requestID: after.historyRequestID)
+            events.append(event)
         } else if rest != 0, !(ownUnknownPurchase && rest > 0) {
             if rest > 0, isBundleSum(rest, bundles) {
                 events.append(WatchEvent(at: after.at, change: .note("a purchase of \(g(rest)) cheer (\(bundleWords(rest, bundles)))"), outcome: .reconciled, requestIDs: ids))
@@ -100,6 +117,7 @@ public enum Reconciler {
             events.insert(WatchEvent(at: after.at, change: .balance(from: before.balance, to: after.balance), outcome: outcome, requestIDs: ids), at: 0)
         }
         if after.balance < 0 { flag(.balanceNegative, "a balance of 0 or more", g(after.balance)) }
+        linkCauses(&events)
         // New entries, oldest first (as they happened).
         for (offset, entry) in fresh.enumerated().reversed() {
             let outcome: WatchEvent.Outcome = ownFlags[offset] ? .own : balanceOutcome
@@ -121,6 +139,30 @@ public enum Reconciler {
             }
         }
         return events
+    }
+
+    /// The key an entry is matched by across reads: its id (readable or not), or, for a readable entry
+    /// without one, its date, product, amount and creator. An unreadable row without an id has none.
+    static func matchKey(_ item: HistoryItem) -> String? {
+        if case let .unreadable(u) = item, u.id == nil { return nil }
+        return HistoryState.key(of: item)
+    }
+
+    /// A finding that follows from another of the same round says so: entries gone with a history that
+    /// shrank; a debit without its entry, or a mismatch, when an entry vanished.
+    static func linkCauses(_ events: inout [WatchEvent]) {
+        func has(_ check: WatchCheck) -> Bool {
+            events.contains { if case let .finding(c, _, _) = $0.change { return c == check } else { return false } }
+        }
+        for i in events.indices {
+            guard case let .finding(check, _, _) = events[i].change, events[i].causedBy == nil else { continue }
+            switch check {
+            case .entryVanished where has(.historyShrank): events[i].causedBy = .finding(.historyShrank)
+            case .debitWithoutEntry, .debitMismatch, .entryWithoutDebit:
+                if has(.entryVanished) { events[i].causedBy = .finding(.entryVanished) } else if has(.entryChanged) { events[i].causedBy = .finding(.entryChanged) }
+            default: break
+            }
+        }
     }
 
     /// Pack totals between two reads of the pack list: each pack's total grows by at least what this
@@ -193,6 +235,13 @@ public enum Reconciler {
     static func describe(_ e: CheerHistoryEntry, _ names: [String: String]) -> String {
         let comment = (e.comments ?? []).compactMap(\.body).last.map { " “\($0)”" } ?? ""
         return "\(Wording.grouped(e.amount)) cheer on \(names[e.product] ?? e.product)\(comment)"
+    }
+
+    static func describe(_ item: HistoryItem, _ names: [String: String]) -> String {
+        switch item {
+        case let .entry(e): return describe(e, names)
+        case let .unreadable(u): return "\(u.id.map { "id " + $0 } ?? "history[\(u.index)]") (not readable)"
+        }
     }
 
     static func signed(_ n: Int) -> String { Wording.signedDelta(n) }

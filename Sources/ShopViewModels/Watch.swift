@@ -273,7 +273,7 @@ extension ShopUpdate {
             state.watch.round = .init()
             return scheduleRound(after: state.watch.interval, &state)
         }
-        let observation = Observation(at: at, balance: balance.value, balanceRequestID: balance.requestID, entries: history.page.entries,
+        let observation = Observation(at: at, balance: balance.value, balanceRequestID: balance.requestID, items: history.page.items,
                                       total: history.page.totalCount, historyRequestID: history.requestID)
         state.watch.round = .init()
         state.watch.rounds += 1
@@ -337,7 +337,8 @@ extension ShopUpdate {
         let records: [CheckRecord] = events.compactMap { event in
             guard case let .finding(check, expected, actual) = event.change else { return nil }
             let sides = event.requestIDs.isEmpty ? "" : " (reads \(event.requestIDs.joined(separator: ", ")))"
-            return CheckRecord(name: check.rawValue, outcome: .failed, expected: expected, actual: actual + sides,
+            let cause = event.causedBy.map { " — " + $0.words } ?? ""
+            return CheckRecord(name: check.rawValue, outcome: .failed, expected: expected, actual: actual + sides + cause,
                                request: "watch of \(state.context.user)", requestID: event.requestIDs.last, at: event.at, isFinding: true)
         }
         state.checks.add(records)
@@ -351,7 +352,8 @@ extension ShopUpdate {
         state.watch.round.ownWriteCrossed = true
         switch kind {
         case let .spend(product, _, amount, comment): state.watch.own.append(.spend(product: product, amount: amount, comment: comment))
-        case let .purchase(identifier, _): state.watch.own.append(.purchase(amount: ActionKind.bundleAmount(identifier)))
+        // The credit the environment's bundle of that id gives (never read from the identifier typed).
+        case let .purchase(identifier, _): state.watch.own.append(.purchase(amount: WriteExpectation.credit(identifier, bundles: state.context.bundles)))
         }
     }
 }

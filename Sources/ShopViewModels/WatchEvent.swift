@@ -7,16 +7,24 @@ public struct Observation: Equatable, Sendable {
     public var at: Date
     public var balance: Int
     public var balanceRequestID: String?
-    /// The newest entries, newest first (the first history page, in small pages).
+    /// The newest entries that could be read, newest first (the first history page, in small pages).
     public var entries: [CheerHistoryEntry]
+    /// Every row of that page in its place, those that could not be read too (matched by their id).
+    public var items: [HistoryItem]
     public var total: Int
     public var historyRequestID: String?
 
     public init(at: Date, balance: Int, balanceRequestID: String? = nil, entries: [CheerHistoryEntry], total: Int, historyRequestID: String? = nil) {
+        self.init(at: at, balance: balance, balanceRequestID: balanceRequestID, items: entries.map(HistoryItem.entry), total: total,
+                  historyRequestID: historyRequestID)
+    }
+
+    public init(at: Date, balance: Int, balanceRequestID: String? = nil, items: [HistoryItem], total: Int, historyRequestID: String? = nil) {
         self.at = at
         self.balance = balance
         self.balanceRequestID = balanceRequestID
-        self.entries = entries
+        self.items = items
+        entries = items.compactMap { if case let .entry(e) = $0 { return e } else { return nil } }
         self.total = total
         self.historyRequestID = historyRequestID
     }
@@ -72,6 +80,8 @@ public struct WatchEvent: Equatable, Sendable {
     public var outcome: Outcome
     /// The reads on both sides, oldest first.
     public var requestIDs: [String]
+    /// The finding of the same round this one may follow from (told beside it: "possibly caused by").
+    public var causedBy: WatchCause?
 
     public init(at: Date, change: Change, outcome: Outcome = .none, requestIDs: [String] = []) {
         self.at = at
@@ -95,6 +105,22 @@ public struct WatchEvent: Equatable, Sendable {
     }
 }
 
+/// What a finding may follow from: another finding of the same round, or an entry the server sent
+/// that could not be read (the contract watchdog's finding on that answer).
+public enum WatchCause: Equatable, Sendable {
+    case finding(WatchCheck)
+    case unreadable(position: String, requestID: String?)
+
+    /// `possibly caused by [entry-vanished] (above)`.
+    public var words: String {
+        switch self {
+        case let .finding(check): return "possibly caused by [\(check.rawValue)] (above)"
+        case let .unreadable(position, requestID):
+            return "possibly caused by an entry that could not be read (\(position)\(requestID.map { ", " + $0 } ?? ""); its finding is on the Checks tab)"
+        }
+    }
+}
+
 /// A write this tool made since the last read (the watch does not count it as the phone's).
 public enum OwnWrite: Equatable, Sendable {
     case spend(product: String, amount: Int, comment: String?)
@@ -113,7 +139,8 @@ extension WatchEvent {
         case let .packs(added, removed, repriced):
             let parts = [(added.count, "new"), (removed.count, "gone"), (repriced.count, "price changed")].filter { $0.0 > 0 }.map { "\($0.0) \($0.1)" }
             return "packs: " + parts.joined(separator: ", ")
-        case let .finding(check, expected, actual): return "[\(check.rawValue)] expected \(expected), got \(actual)"
+        case let .finding(check, expected, actual):
+            return "[\(check.rawValue)] expected \(expected), got \(actual)" + (causedBy.map { " — " + $0.words } ?? "")
         case let .note(text), let .error(text), let .status(text): return text
         }
     }

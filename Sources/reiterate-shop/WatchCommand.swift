@@ -188,10 +188,12 @@ struct WatchLine: Encodable {
     var expected: String?
     var actual: String?
     var text: String
+    /// What the event may follow from ("possibly caused by …").
+    var causedBy: String?
 
     enum CodingKeys: String, CodingKey {
         case time, kind, outcome, from, to, delta, entry, product, check, expected, actual, text, added, removed
-        case requestIds = "request_ids", productName = "product_name", priceChanged = "price_changed"
+        case requestIds = "request_ids", productName = "product_name", priceChanged = "price_changed", causedBy = "caused_by"
     }
 
     struct EntryFields: Encodable {
@@ -209,6 +211,7 @@ struct WatchLine: Encodable {
         outcome = e.outcomeWord.map { $0 == "this tool's write" ? "own" : $0 }
         requestIds = e.requestIDs
         text = e.text(names: names)
+        causedBy = e.causedBy?.words
         switch e.change {
         case let .balance(from, to):
             (self.from, self.to, delta) = (from, to, to - from)
