@@ -26,6 +26,7 @@ extension ShopUpdate {
             if page == state.history.page { recovered(CheerHistory.endpoint, &state) }
             var effects: [Effect] = []
             let countBefore = state.history.count
+            let stepBefore = state.history.stepText
             var reset = false
             // Not a staleness rule: of two answers, the later-asked one's totals are the newer.
             if state.history.totalsToken.map({ token >= $0 }) ?? true {
@@ -54,6 +55,8 @@ extension ShopUpdate {
                 state.history.cursor = max(0, count - 1)
             }
             if state.history.dateSearch?.probe == page { effects += dateSearchStep(&state) }
+            // The report's step says what the position line says now (the count came with this page).
+            if state.history.stepText != stepBefore { state.steps.revise("went to \(state.history.stepText)", ifLast: .historyMove) }
             // The pages now on screen (the cursor may have moved with its entry).
             return effects + loadVisiblePages(&state)
         case let .failure(error):

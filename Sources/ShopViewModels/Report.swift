@@ -30,6 +30,13 @@ public struct StepLog: Equatable, Sendable {
         }
         lastKind = kind
     }
+
+    /// Rewrites the last step when it is of `kind` (what the screen says of it changed after it was
+    /// written: a count that came with a later page); else nothing.
+    mutating func revise(_ text: String, ifLast kind: Kind) {
+        guard lastKind == kind, !steps.isEmpty else { return }
+        steps[steps.count - 1] = text
+    }
 }
 
 extension ShopUpdate {

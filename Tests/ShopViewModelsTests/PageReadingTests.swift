@@ -130,3 +130,17 @@ import Testing
         #expect(d.state.history.positionText == "no entries")
     }
 }
+
+@Suite struct StepsMatchTheScreenTests {
+    @Test func aMoveStepSaysWhatThePositionLineSaysOnceThePageCame() {
+        // `G` to the end of 230 entries the server counts as 229 after page 1: the count comes with the page.
+        let server = PageReadingTests.Server(said: { $0 == 1 ? 230 : 229 })
+        var d = Driver()
+        d.send(.start)
+        d.serveHistory(server.page)
+        d.send(.historyLast)
+        d.serveHistory(server.page, limit: 100)
+        let step = d.state.steps.steps.last ?? ""
+        #expect(step == "went to " + d.state.history.positionText, "\(step) / \(d.state.history.positionText)")
+    }
+}
