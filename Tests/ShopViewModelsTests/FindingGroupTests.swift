@@ -22,7 +22,7 @@ import Testing
     static func page(amountless at: Int = 1, badDate: String = "yesterday") -> String {
         var entries: [String] = []
         for i in 0..<3 {
-            let amount = i == at ? "" : #""amount": -5, "#
+            let amount = i == at ? "" : #""amount": 5, "#
             let date = i == 0 ? badDate : "2026-01-0\(3 - i)T10:00:00Z"
             entries.append(#"{"id": "h\#(i)", \#(amount)"product": "com.reiterate.pack.rain", "date": "\#(date)", "creator": "qa-alice"}"#)
         }

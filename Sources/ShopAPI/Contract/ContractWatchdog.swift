@@ -39,6 +39,8 @@ public struct ContractWatchdog: Sendable {
     public let contract: Contract
     var history = HistoryMemory()
     var writes = WriteMemory()
+    /// The rules the contract implies beyond its schemas (docs/checks.md).
+    var implied = ImpliedRules()
 
     public init(contract: Contract = .builtIn()) { self.contract = contract }
 
@@ -66,6 +68,7 @@ public struct ContractWatchdog: Sendable {
                 add(.retryAfter, "a Retry-After of seconds or an HTTP date", value.isEmpty ? "none" : "“\(value)”", at: .header("Retry-After"))
             }
         }
+        findings += ImpliedRules.retryAfter(status: status, headers: e.headers)
         let declared = operation.response(for: status)
         guard !e.body.isEmpty else {
             if (200..<300).contains(status), status != 204, !(declared?.contentTypes.isEmpty ?? false) { add(.contentType, "a JSON body", "an empty body") }
@@ -99,12 +102,18 @@ public struct ContractWatchdog: Sendable {
             findings += Self.historyPage(page, query: query)
             findings += history.observe(page, user: query["user_id"] ?? "")
             findings += history.observeTotal(page, user: query["user_id"] ?? "", requestID: e.headers[.requestID], sent: e.sentAt, answered: e.answeredAt)
+            findings += implied.history(page)
         case .spendCheer:
             findings += JSONValue.parse(e.body, tokens: tokens).map(WriteMemory.spendAccepted) ?? []
         case .purchaseCheer:
             findings += writes.credited(request: e.requestBody, requestID: e.headers[.requestID])
-        case .listAudioPacks, .getBalance, .refreshToken:
-            break
+            findings += JSONValue.parse(e.body, tokens: tokens).map(ImpliedRules.balance) ?? []
+        case .getBalance:
+            findings += JSONValue.parse(e.body, tokens: tokens).map(ImpliedRules.balance) ?? []
+        case .listAudioPacks:
+            findings += e.body.withUnsafeBufferPointer { ImpliedRules.packs($0, tokens) }
+        case .refreshToken:
+            findings += JSONValue.parse(e.body, tokens: tokens).map(ImpliedRules.token) ?? []
         }
         return findings
     }
@@ -175,15 +184,16 @@ public struct ContractWatchdog: Sendable {
 }
 
 /// What the checks across a history page read of it, taken from its tokens: the paging fields, and
-/// each entry's date and id (an entry that is not an object has neither). `entries` is nil when the
+/// each entry's date, id and amount (an entry that is not an object has none). `entries` is nil when the
 /// body is not an object with a `history` array.
 struct HistorySummary {
+    typealias Entry = (date: Date?, id: String?, amount: Int?)
     var page: Int?, perPage: Int?, totalPages: Int?, totalCount: Int?
-    var entries: [(date: Date?, id: String?)]?
+    var entries: [Entry]?
 
     static let keys = (history: Array("history".utf8), page: Array("page".utf8), perPage: Array("per_page".utf8),
                        totalPages: Array("total_pages".utf8), totalCount: Array("total_count".utf8),
-                       date: Array("date".utf8), id: Array("id".utf8))
+                       date: Array("date".utf8), id: Array("id".utf8), amount: Array("amount".utf8))
 
     init(_ bytes: UnsafeBufferPointer<UInt8>, _ tokens: [JSONToken]) {
         var c = JSONCursor(bytes: bytes, tokens: tokens)
@@ -209,37 +219,17 @@ struct HistorySummary {
         }
     }
 
-    static func entries(_ c: inout JSONCursor) -> [(date: Date?, id: String?)] {
-        var out: [(date: Date?, id: String?)] = []
-        c.index += 1  // [
-        if c.current?.kind == .endArray { c.index += 1; return out }
-        while let first = c.current {
-            var entry: (date: Date?, id: String?) = (nil, nil)
-            if first.kind == .beginObject {
-                c.index += 1
-                while let key = c.current, key.kind == .string {
-                    c.index += 2
-                    guard let value = c.current else { return out }
-                    if value.kind == .string {
-                        if c.string(key, equals: keys.date) {
-                            entry.date = c.rawContent(value).flatMap { ISO8601.parse(bytes: $0) } ?? c.string(value).flatMap(ISO8601.parse)
-                        } else if c.string(key, equals: keys.id) {
-                            entry.id = c.string(value)
-                        }
-                    }
-                    guard c.skipValue() else { return out }
-                    guard c.current?.kind == .comma else { break }
-                    c.index += 1
+    static func entries(_ c: inout JSONCursor) -> [Entry] {
+        c.elements((nil, nil, nil) as Entry) { entry, c, key, value in
+            if value.kind == .string {
+                if c.string(key, equals: keys.date) {
+                    entry.date = c.rawContent(value).flatMap { ISO8601.parse(bytes: $0) } ?? c.string(value).flatMap(ISO8601.parse)
+                } else if c.string(key, equals: keys.id) {
+                    entry.id = c.string(value)
                 }
-                c.index += 1  // }
-            } else {
-                guard c.skipValue() else { return out }
+            } else if value.kind == .number, c.string(key, equals: keys.amount) {
+                entry.amount = c.int(value)
             }
-            out.append(entry)
-            guard c.current?.kind == .comma else { break }
-            c.index += 1
         }
-        c.index += 1  // ]
-        return out
     }
 }

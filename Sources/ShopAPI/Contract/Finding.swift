@@ -13,6 +13,15 @@ public enum ContractCheck: String, Sendable, Codable, CaseIterable {
     case spendRefused = "spend-refused"
     /// "A transaction is credited once: a second call with the same transaction_id answers 409" (purchaseCheer).
     case creditedOnce = "credited-once"
+    /// Rules the contract implies (docs/checks.md, "Rules the contract implies"): a history entry's
+    /// `amount` is a cheer, so 1 or more (spendCheer's `amount` minimum 1).
+    case entryAmount = "entry-amount"
+    /// A history entry is a cheer that happened: its `date` is not ahead of this machine's clock.
+    case futureDate = "future-date"
+    /// A balance read or credited is not below 0 ("may be 0"; a spend too big is refused).
+    case balanceRange = "balance-range"
+    /// refreshToken's answer: a usable access token (and refresh token), a lifetime above 0.
+    case token
     /// Not the contract's: the answer differs from one the tester pinned for the same request (`P`).
     case pinned
 }
@@ -55,6 +64,9 @@ public enum FindingPlace: Hashable, Sendable, Codable {
 /// The schema's rules a field can break.
 public enum FieldRule: String, Hashable, Sendable, Codable {
     case type, required, minimum, maximum, minLength, maxLength, dateTime
+    /// Rules the contract implies rather than states: a value given twice where it identifies one
+    /// thing, a date ahead of the clock, an empty string where a usable value is due.
+    case unique, notAhead, nonEmpty
 }
 
 /// What makes two findings one: the same check, on the same request (method, path and query: page 2's
