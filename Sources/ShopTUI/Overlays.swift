@@ -35,21 +35,35 @@ extension Renderer {
         g.put("\(close) closes", x: rect.x + 2, y: rect.maxY - 2, style: .muted)
     }
 
+    /// The mark of a form sent as typed: a glyph and words, never its colour alone.
+    static let asTypedMark = "⚠ SEND AS TYPED: the client's checks are off for this write"
+
     static func dialog(_ g: inout Grid, _ f: Frame, _ action: ActionState) {
-        let rect = centered(f, width: 64, height: 11)
+        let width = 64
         var lines: [(String, Style)] = []
+        let warning = Style(foreground: .warning, bold: true)
+        if action.asTyped, !action.backgrounded {
+            switch action.phase {
+            case .editing, .confirming: lines.append((asTypedMark, warning))
+            default: break
+            }
+        }
         let title: String
         let where_ = "\(f.app.context.environment.uppercased()) · \(clean(f.app.context.user))"
         switch action.phase {
         case let .editing(form, note):
             switch form {
-            case let .spend(_, name, amount, comment):
+            case let .spend(product, name, amount, comment):
                 title = "Spend cheer"
-                lines.append(("On: " + clean(name), .bold))
+                // Sent as typed, the pack is the product typed: named if it is in the list.
+                let on = action.asTyped ? f.app.packs.all.first { $0.identifier == product }.map { clean($0.name) } ?? "a product not in the pack list" : clean(name)
+                lines.append(("On: " + on, .bold))
                 lines.append((where_, .muted))
                 lines.append(("", .plain))
                 lines.append(field("Amount", amount, active: f.ui.dialogField == 0))
                 lines.append(field("Comment", comment, active: f.ui.dialogField == 1))
+                // Sent as typed, the product is a field too: any id, in the pack list or not.
+                if action.asTyped { lines.append(field("Product", product, active: f.ui.dialogField == 2)) }
             case let .purchase(identifier, transaction):
                 title = "Buy cheer"
                 lines.append((where_, .muted))
@@ -61,17 +75,17 @@ extension Renderer {
             // Each with its glyph: the colour alone would not tell a refusal from the form's own lines.
             switch note {
             case let .problem(text): lines.append(("✖ " + text, .error))
-            case let .kept(text): lines.append(("⚠ " + text, Style(foreground: .warning, bold: true)))
+            case let .kept(text): lines.append(("⚠ " + text, warning))
             case nil: break
             }
         case let .confirming(_, summary):
             title = "Confirm"
-            for line in Columns.wrap(clean(summary), to: rect.width - 4) { lines.append((line, .bold)) }
+            for line in Columns.wrap(clean(summary), to: width - 4) { lines.append((line, .bold)) }
             lines.append(("", .plain))
             lines.append(("\(f.keys(.confirm, in: .confirm)): confirm · \(f.keys(.cancel, in: .confirm)): cancel", .muted))
         case let .pending(_, summary):
             title = "Sending"
-            for line in Columns.wrap(clean(summary), to: rect.width - 4) { lines.append((line, .plain)) }
+            for line in Columns.wrap(clean(summary), to: width - 4) { lines.append((line, .plain)) }
             lines.append(("", .plain))
             lines.append(("sending… \(spinner[f.tick % spinner.count])", .muted))
         case let .succeeded(message):
@@ -79,18 +93,20 @@ extension Renderer {
             let checking = f.app.verification != nil
             title = checking ? "Checking" : "Done"
             // Green only once the reads after the write agree: "Checking" claims nothing yet.
-            for line in Columns.wrap(clean(message), to: rect.width - 4) { lines.append((line, checking ? .bold : Style(foreground: .good, bold: true))) }
+            for line in Columns.wrap(clean(message), to: width - 4) { lines.append((line, checking ? .bold : Style(foreground: .good, bold: true))) }
             if checking { lines.append(("reading the balance again… \(spinner[f.tick % spinner.count])", .muted)) }
             lines.append(("", .plain))
             lines.append(("\(f.keys(.dismiss, in: .outcome)) closes", .muted))
         case let .failed(message, _):
             let checking = f.app.verification != nil
             title = checking ? "Checking" : "Failed"
-            for line in Columns.wrap(clean(message), to: rect.width - 4) { lines.append((line, checking ? .plain : .error)) }
+            for line in Columns.wrap(clean(message), to: width - 4) { lines.append((line, checking ? .plain : .error)) }
             if checking { lines.append(("reading the balance again… \(spinner[f.tick % spinner.count])", .muted)) }
             lines.append(("", .plain))
             lines.append(("\(f.keys(.dismiss, in: .outcome)) closes", .muted))
         }
+        // As tall as its lines (the mark and a product field sent as typed add two), never shorter than 11.
+        let rect = centered(f, width: width, height: max(11, lines.count + 2))
         Overlay.dialog(&g, rect, title: title, lines: lines)
     }
 

@@ -4,14 +4,74 @@ import TerminalText
 
 public enum ActionKind: Equatable, Sendable {
     case spend(product: String, productName: String, amount: Int, comment: String?)
-    case purchase(identifier: String, transactionID: UInt64)
+    case purchase(identifier: String, transactionID: TransactionID)
+}
+
+/// A purchase's transaction id as sent. The contract's is a whole number from 0 to 2⁶⁴ − 1; only a
+/// purchase sent as typed carries anything else: a whole number out of that range (sent as a JSON
+/// number, `-5`), or text (sent as a JSON string: typed `"42"` or `abc`).
+public enum TransactionID: Hashable, Sendable, ExpressibleByIntegerLiteral, CustomStringConvertible {
+    case number(UInt64)
+    case outOfRange(String)
+    case text(String)
+
+    public init(integerLiteral value: UInt64) { self = .number(value) }
+
+    /// A form's field read as typed: digits (with a leading `-`) are a number, text in double quotes
+    /// the text inside them, anything else the text itself. Nil when nothing was typed.
+    public init?(typed: String) {
+        let t = typed.trimmingCharacters(in: .whitespaces)
+        guard !t.isEmpty else { return nil }
+        let digits = t.hasPrefix("-") ? t.dropFirst() : Substring(t)
+        if let n = UInt64(t) {
+            self = .number(n)
+        } else if t.count >= 2, t.hasPrefix("\""), t.hasSuffix("\"") {
+            self = .text(String(t.dropFirst().dropLast()))
+        } else if !digits.isEmpty, digits.allSatisfy({ $0.isASCII && $0.isNumber }) {
+            self = .outOfRange(t)
+        } else {
+            self = .text(t)
+        }
+    }
+
+    /// As the form shows it and the words say it: `42`, `-5`, `"42"` (text in double quotes).
+    public var description: String {
+        switch self {
+        case let .number(n): return String(n)
+        case let .outOfRange(digits): return digits
+        case let .text(text): return "\"" + text + "\""
+        }
+    }
+
+    /// The JSON value sent as `transaction_id`.
+    public var json: String {
+        switch self {
+        case let .number(n): return String(n)
+        case let .outOfRange(digits): return digits
+        case let .text(text): return Self.jsonString(text)
+        }
+    }
+
+    /// `text` as a JSON string, quoted and escaped.
+    public static func jsonString(_ text: String) -> String {
+        var out = "\""
+        for u in text.unicodeScalars {
+            switch u {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case _ where u.value < 0x20: out += String(format: "\\u%04x", u.value)
+            default: out.unicodeScalars.append(u)
+            }
+        }
+        return out + "\""
+    }
 }
 
 /// A purchase whose answer was lost: the next buy form offers its transaction id again, so that if
 /// the first one was credited the server refuses the second (409) instead of crediting twice.
 public struct LostPurchase: Equatable, Sendable {
     public var identifier: String
-    public var transactionID: UInt64
+    public var transactionID: TransactionID
 }
 
 /// A spend or purchase, from its form through confirmation to its outcome.
@@ -40,10 +100,14 @@ public struct ActionState: Equatable, Sendable {
     public var phase: Phase
     /// The dialog was put away while the request is out; its outcome arrives as a notice.
     public var backgrounded = false
+    /// "Send as typed" (a negative test): the client's own input checks are off for this one write,
+    /// until it is sent or the form is closed. Never in a read-only environment.
+    public var asTyped = false
 
-    public init(phase: Phase, backgrounded: Bool = false) {
+    public init(phase: Phase, backgrounded: Bool = false, asTyped: Bool = false) {
         self.phase = phase
         self.backgrounded = backgrounded
+        self.asTyped = asTyped
     }
 
     /// Whether the dialog is on screen (and takes the keys).
@@ -64,7 +128,7 @@ extension ShopUpdate {
             return []
         }
         if let lost = state.lostPurchase {
-            state.action = ActionState(phase: .editing(.purchase(identifier: lost.identifier, transactionID: String(lost.transactionID)),
+            state.action = ActionState(phase: .editing(.purchase(identifier: lost.identifier, transactionID: lost.transactionID.description),
                                                        note: .kept("The last purchase's answer was lost: its transaction id is kept, so the server cannot credit it twice.")))
             return []
         }
@@ -79,7 +143,8 @@ extension ShopUpdate {
             if action == .cancel { state.steps.add("cancelled the dialog") }
             state.action = nil
             state.screen.dialogField = 0
-        case (.form, .nextField): state.screen.dialogField = 1 - state.screen.dialogField
+        case (.form, .nextField): state.screen.dialogField = (state.screen.dialogField + 1) % formFields(state)
+        case (.form, .sendAsTyped): toggleAsTyped(&state)
         case (.form, .deleteChar): editField(&state) { if !$0.isEmpty { $0.removeLast() } }
         case (.sending, .putAway):
             state.steps.add("put the dialog away while it was sending (Esc)")
@@ -90,19 +155,48 @@ extension ShopUpdate {
         return []
     }
 
+    /// The form's fields: two, and a spend sent as typed a third, its product id (any, typed).
+    static func formFields(_ state: AppState) -> Int {
+        guard let action = state.action, case .editing(.spend, _) = action.phase, action.asTyped else { return 2 }
+        return 3
+    }
+
+    /// The "send as typed" key: the client's own input checks off (or on again) for this one write.
+    /// Refused in a read-only environment; turned off, a product typed goes back to the selected pack.
+    static func toggleAsTyped(_ state: inout AppState) {
+        guard case let .editing(form, _) = state.action?.phase else { return }
+        guard refuseIfReadOnly(&state, what: "sending as typed") else {
+            state.action?.asTyped = false
+            return
+        }
+        let on = !(state.action?.asTyped ?? false)
+        state.action?.asTyped = on
+        state.steps.add(on ? "turned on send as typed (the client's input checks off for one write)" : "turned off send as typed")
+        if !on, case let .spend(product, _, amount, comment) = form, let pack = state.packs.selected, pack.identifier != product {
+            state.action?.phase = .editing(.spend(product: pack.identifier, productName: pack.name, amount: amount, comment: comment), note: nil)
+        } else {
+            state.action?.phase = .editing(form, note: nil)
+        }
+        if state.screen.dialogField >= formFields(state) { state.screen.dialogField = 0 }
+    }
+
     /// Changes the form field that has the cursor.
     static func editField(_ state: inout AppState, _ change: (inout String) -> Void) {
         guard case let .editing(form, _) = state.action?.phase else { return }
-        let first = state.screen.dialogField == 0
+        let field = state.screen.dialogField
         switch form {
         case let .spend(product, name, amount, comment):
-            var a = amount, c = comment
-            if first { change(&a) } else { change(&c) }
-            state.action = ActionState(phase: .editing(.spend(product: product, productName: name, amount: a, comment: c), note: nil))
+            var a = amount, c = comment, p = product
+            switch field {
+            case 0: change(&a)
+            case 1: change(&c)
+            default: change(&p)
+            }
+            state.action?.phase = .editing(.spend(product: p, productName: name, amount: a, comment: c), note: nil)
         case let .purchase(identifier, transaction):
             var i = identifier, t = transaction
-            if first { change(&i) } else { change(&t) }
-            state.action = ActionState(phase: .editing(.purchase(identifier: i, transactionID: t), note: nil))
+            if field == 0 { change(&i) } else { change(&t) }
+            state.action?.phase = .editing(.purchase(identifier: i, transactionID: t), note: nil)
         }
     }
 
@@ -111,7 +205,7 @@ extension ShopUpdate {
         case let .transactionIDMade(id):
             // Fills an empty transaction field of the buy form (what the user typed is kept).
             if case .editing(.purchase(let identifier, ""), let note) = state.action?.phase {
-                state.action = ActionState(phase: .editing(.purchase(identifier: identifier, transactionID: String(id)), note: note))
+                state.action?.phase = .editing(.purchase(identifier: identifier, transactionID: String(id)), note: note)
             }
             return []
         default:
@@ -177,39 +271,57 @@ extension ShopUpdate {
     }
 
     static func submit(_ state: inout AppState) -> [Effect] {
-        guard let phase = state.action?.phase else { return [] }
+        guard let action = state.action else { return [] }
         let where_ = "as \(state.context.user) on \(state.context.environment.uppercased())"
-        switch phase {
+        func problem(_ form: ActionState.Form, _ text: String) -> [Effect] {
+            state.action?.phase = .editing(form, note: .problem(text))
+            return []
+        }
+        switch action.phase {
         case let .editing(form, _):
+            let kind: ActionKind
+            var summary: String
             switch form {
             case let .spend(product, name, amountText, comment):
-                guard let amount = Int(amountText.trimmingCharacters(in: .whitespaces)), amount >= 1 else {
-                    state.action = ActionState(phase: .editing(form, note: .problem("The amount is a whole number of cheer, 1 or more.")))
-                    return []
+                // Sent as typed: any whole number (0 or below too), any product id.
+                guard let amount = Int(amountText.trimmingCharacters(in: .whitespaces)), action.asTyped || amount >= 1 else {
+                    return problem(form, action.asTyped ? "The amount is a whole number of cheer (sent as typed: 0 or below too)."
+                                                        : "The amount is a whole number of cheer, 1 or more.")
                 }
-                if let balance = state.balance.value, amount > balance {
-                    state.action = ActionState(phase: .editing(form, note: .problem("That is more than the balance (\(Wording.grouped(balance)) cheer).")))
-                    return []
+                if !action.asTyped, let balance = state.balance.value, amount > balance {
+                    return problem(form, "That is more than the balance (\(Wording.grouped(balance)) cheer).")
                 }
+                let typedProduct = action.asTyped ? product.trimmingCharacters(in: .whitespaces) : product
+                let packName = action.asTyped ? state.packs.all.first { $0.identifier == typedProduct }?.name ?? typedProduct : name
                 let trimmed = comment.trimmingCharacters(in: .whitespacesAndNewlines)
-                let kind = ActionKind.spend(product: product, productName: name, amount: amount, comment: trimmed.isEmpty ? nil : trimmed)
-                state.action = ActionState(phase: .confirming(kind, summary: "Spend \(Wording.grouped(amount)) cheer on \(name) \(where_)?"))
+                kind = .spend(product: typedProduct, productName: packName, amount: amount, comment: trimmed.isEmpty ? nil : trimmed)
+                summary = "Spend \(Wording.grouped(amount)) cheer on \(packName) \(where_)?"
             case let .purchase(identifier, transactionText):
                 let id = identifier.trimmingCharacters(in: .whitespaces)
-                guard !id.isEmpty else {
-                    state.action = ActionState(phase: .editing(form, note: .problem("Name the cheer bundle, e.g. com.reiterate.cheer.200.")))
-                    return []
+                guard action.asTyped || !id.isEmpty else { return problem(form, "Name the cheer bundle, e.g. com.reiterate.cheer.200.") }
+                // Sent as typed: also a number out of the contract's range, or text (sent as a JSON string).
+                let typed = TransactionID(typed: transactionText)
+                var whole = false
+                if case .number? = typed { whole = true }
+                guard let transaction = typed, whole || action.asTyped else {
+                    return problem(form, action.asTyped ? "Give a transaction id: a number, or text (digits in double quotes go as a string)."
+                                                        : "The transaction id is a whole number (0 to 18446744073709551615).")
                 }
-                guard let transaction = UInt64(transactionText.trimmingCharacters(in: .whitespaces)) else {
-                    state.action = ActionState(phase: .editing(form, note: .problem("The transaction id is a whole number (0 to 18446744073709551615).")))
-                    return []
-                }
-                let kind = ActionKind.purchase(identifier: id, transactionID: transaction)
+                kind = .purchase(identifier: id, transactionID: transaction)
                 // The credit is the environment's bundle's, not read from the identifier.
                 let amount = WriteExpectation.credit(id, bundles: state.context.bundles)
                 let what = amount.map { "\(Wording.grouped($0)) cheer (\(id))" } ?? id
-                state.action = ActionState(phase: .confirming(kind, summary: "Buy \(what), transaction \(transaction), \(where_)?"))
+                summary = "Buy \(what), transaction \(transaction), \(where_)?"
             }
+            // What the shop must refuse, by its own data (the live balance and packs, the bundles):
+            // not sent unless sent as typed — then said before it is sent, and a finding if taken.
+            let refusals = expectedRefusals(kind, state)
+            if !refusals.isEmpty {
+                let reasons = refusals.map(\.reason).joined(separator: "; ")
+                guard action.asTyped else { return problem(form, "The shop must refuse this: \(reasons). Send it as typed to try.") }
+                summary += " The shop must refuse it: \(reasons)."
+            }
+            state.action?.phase = .confirming(kind, summary: summary)
             return []
         case let .confirming(kind, summary):
             guard refuseIfReadOnly(&state, what: "this") else { state.action = nil; return [] }
@@ -225,7 +337,9 @@ extension ShopUpdate {
     /// Sends the write, noting what its verification will compare against.
     static func send(_ kind: ActionKind, summary: String, backgrounded: Bool = false, _ state: inout AppState) -> [Effect] {
         let token = state.ask(.write)
-        state.steps.add(describe(kind))
+        // Sent as typed: the steps say so (the next write starts with the client's checks on again).
+        let asTyped = state.action?.asTyped == true
+        state.steps.add(describe(kind) + (asTyped ? " — sent as typed (the client's input checks off)" : ""))
         state.action = ActionState(phase: .pending(kind, summary: summary), backgrounded: backgrounded)
         state.lastWriteError = nil
         state.lastOutcome = nil

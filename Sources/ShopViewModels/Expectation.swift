@@ -31,6 +31,9 @@ public enum ExpectedRefusal: Equatable, Sendable {
     case overspend(amount: Int, balance: Int)
     /// A spend of 0 or less (the contract's `amount` has minimum 1).
     case notPositive(amount: Int)
+    /// A purchase whose transaction id is not the contract's whole number from 0 to 2⁶⁴ − 1 (sent as
+    /// typed: a negative number, or text).
+    case transactionNotWhole(TransactionID)
 
     /// In plain words: `105 cheer is more than the balance (100 cheer)`.
     public var reason: String {
@@ -40,6 +43,7 @@ public enum ExpectedRefusal: Equatable, Sendable {
         case let .unknownPack(product): return "“\(product)” is not in the pack list"
         case let .overspend(amount, balance): return "\(g(amount)) cheer is more than the balance (\(g(balance)) cheer)"
         case let .notPositive(amount): return "an amount of \(g(amount)) is below the contract's minimum of 1"
+        case let .transactionNotWhole(id): return "the transaction id \(id) is not a whole number from 0 to 18446744073709551615"
         }
     }
 }
@@ -57,8 +61,10 @@ public enum WriteExpectation {
             if let packs, !packs.contains(product) { out.append(.unknownPack(product: product)) }
             if let balance, amount >= 1, amount > balance { out.append(.overspend(amount: amount, balance: balance)) }
             return out
-        case let .purchase(identifier, _):
-            return credit(identifier, bundles: bundles) == nil ? [.notABundle(identifier: identifier)] : []
+        case let .purchase(identifier, transactionID):
+            var out: [ExpectedRefusal] = credit(identifier, bundles: bundles) == nil ? [.notABundle(identifier: identifier)] : []
+            if case .number = transactionID {} else { out.append(.transactionNotWhole(transactionID)) }
+            return out
         }
     }
 

@@ -118,6 +118,7 @@ public enum Action: String, Sendable, Hashable, CaseIterable {
     case copyID = "copy_id", copyCurl = "copy_curl", showRequest = "show_request", bugReport = "bug_report", writeHAR = "write_har"
     case keepFilter = "keep_filter", clearFilter = "clear_filter"
     case deleteChar = "delete_char", nextField = "next_field", submit, confirm, cancel
+    case sendAsTyped = "send_as_typed"
     case putAway = "put_away", dismiss
     case switchUser = "switch_user"
     case watch
@@ -252,6 +253,9 @@ public struct Keymap: Sendable, Equatable {
         Binding(.submit, [.enter], "check the form and ask to confirm", modes: [.form], hint: "continue"),
         Binding(.nextField, [.tab, .backTab, .down, .up], "the other field", modes: [.form], hint: "next field"),
         Binding(.cancel, [.escape], "cancel", modes: [.form], hint: "cancel"),
+        // A negative test: refused (with a notice) in a read-only environment.
+        Binding(.sendAsTyped, [.ctrl("u")], "send as typed: the client's input checks off for this one write (never read-only)",
+                modes: [.form], hint: "send as typed"),
         Binding(.confirm, [.char("y"), .enter], "send it", modes: [.confirm], hint: "confirm", hintKeys: 2),
         Binding(.cancel, [.char("n"), .escape], "cancel", modes: [.confirm], hint: "cancel", hintKeys: 2),
         Binding(.putAway, [.escape], "put the dialog away (the answer shows below)", modes: [.sending], hint: "put away (the answer shows below)"),

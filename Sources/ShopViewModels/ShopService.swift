@@ -6,7 +6,7 @@ public protocol ShopService: Sendable {
     func audioPacks() async throws -> AudioPackList
     func history(user: String, page: Int, perPage: Int) async throws -> CheerHistoryPage
     func spend(amount: Int, product: String, comment: String?, user: String) async throws -> CheerBalance
-    func purchase(identifier: String, transactionID: UInt64, user: String) async throws -> CheerBalance
+    func purchase(identifier: String, transactionID: TransactionID, user: String) async throws -> CheerBalance
     /// Exchanges recorded from now on (the request inspector).
     func exchangeUpdates() async -> AsyncStream<Exchange>
     /// Every exchange the session's log still holds, oldest first (a HAR file of them).
@@ -66,8 +66,14 @@ public struct LiveShopService: ShopService {
     public func spend(amount: Int, product: String, comment: String?, user: String) async throws -> CheerBalance {
         try await client.send(SpendCheer(amount: amount, product: product, comment: comment, user: user))
     }
-    public func purchase(identifier: String, transactionID: UInt64, user: String) async throws -> CheerBalance {
-        try await client.send(PurchaseCheer(identifier: identifier, transactionID: transactionID, user: user))
+    public func purchase(identifier: String, transactionID: TransactionID, user: String) async throws -> CheerBalance {
+        guard case let .number(id) = transactionID else {
+            // Sent as typed: a transaction id the typed endpoint cannot carry (text, a negative number),
+            // as typed, through the same client (logged and checked like any other write).
+            let body = #"{"identifier":\#(TransactionID.jsonString(identifier)),"transaction_id":\#(transactionID.json)}"#
+            return try await client.send(RawJSONWrite<PurchaseCheer>(json: body, user: user))
+        }
+        return try await client.send(PurchaseCheer(identifier: identifier, transactionID: id, user: user))
     }
     public func exchangeUpdates() async -> AsyncStream<Exchange> { await client.exchanges.updates() }
     public func recordedExchanges() async -> [Exchange] { await client.exchanges.all() }

@@ -100,7 +100,8 @@ public indirect enum Effect: Equatable, Sendable {
     case fetchPacks(Token)
     case fetchHistory(Token, user: String, page: Int, perPage: Int)
     case spend(Token, amount: Int, product: String, comment: String?, user: String)
-    case purchase(Token, identifier: String, transactionID: UInt64, user: String)
+    /// A transaction id that is not a whole number (sent as typed) goes as it was typed (`RawJSONWrite`).
+    case purchase(Token, identifier: String, transactionID: TransactionID, user: String)
     /// Answers `.woke(token)` after `seconds` (the watch's interval), unless cancelled first.
     case wake(Token, after: Double)
     case watchRead(Token, WatchRead, user: String)

@@ -71,7 +71,7 @@ struct Buy: AsyncParsableCommand {
         let transaction = transactionID ?? UInt64.random(in: 1...UInt64.max)
         if transactionID == nil { Terminal.out("transaction id \(transaction) (replay it with --transaction-id \(transaction))\n") }
         try await WriteRun(connection: connection, yes: yes, strict: .of(strict, all: strictAll), unchecked: unchecked, verb: "buy") { _ in
-            .purchase(identifier: bundle, transactionID: transaction)
+            .purchase(identifier: bundle, transactionID: .number(transaction))
         }.run()
     }
 }

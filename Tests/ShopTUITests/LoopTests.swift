@@ -16,7 +16,7 @@ actor FixtureShop: ShopService {
         return p
     }
     func spend(amount: Int, product: String, comment: String?, user: String) async throws -> CheerBalance { CheerBalance(balance: 1250 - amount) }
-    func purchase(identifier: String, transactionID: UInt64, user: String) async throws -> CheerBalance { CheerBalance(balance: 1450) }
+    func purchase(identifier: String, transactionID: TransactionID, user: String) async throws -> CheerBalance { CheerBalance(balance: 1450) }
     func exchangeUpdates() async -> AsyncStream<Exchange> { AsyncStream { $0.finish() } }
     func recordedExchanges() async -> [Exchange] { [] }
 }

@@ -219,6 +219,20 @@ import TerminalText
         both("spend-confirm", l.app)
     }
 
+    /// Sent as typed (Ctrl-U): the mark in glyph and words, the product as a field, an overspend
+    /// accepted by the form; the confirmation says what the shop must refuse.
+    @Test func spendDialogSentAsTyped() {
+        var l = Loop()
+        l.press(.char("s"), .ctrl("u"))
+        l.type("-3")
+        l.press(.tab, .tab)
+        for _ in 0..<("com.reiterate.pack.rain".count) { l.press(.backspace) }
+        l.type("com.reiterate.pack.nope")
+        both("spend-as-typed", l.app)
+        l.press(.enter)
+        both("spend-as-typed-confirm", l.app)
+    }
+
     @Test func buyDialog() {
         var l = Loop()
         l.press(.char("b"))

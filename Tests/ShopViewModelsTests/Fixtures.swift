@@ -264,7 +264,7 @@ actor FakeShop: ShopService {
         return CheerBalance(balance: balanceValue)
     }
 
-    func purchase(identifier: String, transactionID: UInt64, user: String) async throws -> CheerBalance {
+    func purchase(identifier: String, transactionID: TransactionID, user: String) async throws -> CheerBalance {
         calls.append("purchase \(identifier) \(transactionID)")
         balanceValue += 200
         return CheerBalance(balance: balanceValue)
