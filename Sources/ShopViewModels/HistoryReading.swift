@@ -1,5 +1,6 @@
 import Foundation
 import ShopAPI
+import TerminalText
 
 /// One reading of the history: from a load that starts afresh (the first page, `r`, a write, another
 /// user, the watch's news) to the next. A server's pages may disagree with each other — a total that
@@ -40,7 +41,10 @@ public struct PageSaid: Equatable, Sendable {
     public var requestID: String?
 
     /// `page 2 says 229 (rq-…)`.
-    var words: String { "page \(Wording.grouped(page)) says \(Wording.grouped(total)) (\(requestID ?? "no request id"))" }
+    var words: String { "page \(Wording.grouped(page)) says \(Wording.grouped(total)) (\(Self.id(requestID)))" }
+
+    /// A request id as the line shows it: the server's text, made safe.
+    static func id(_ requestID: String?) -> String { requestID.map(Sanitizer.line) ?? "no request id" }
 }
 
 /// Why the list stopped reloading, told once a reading.
@@ -57,8 +61,8 @@ public enum PageDisagreement: Equatable, Sendable {
             let (first, second) = a.page <= b.page ? (a, b) : (b, a)
             return "History pages disagree: \(first.words), \(second.words) · all shown · r reloads"
         case let .overlap(entry, a, b):
-            return "An entry on pages \(Wording.grouped(a.page)) (\(a.requestID ?? "no request id")) and \(Wording.grouped(b.page)) "
-                + "(\(b.requestID ?? "no request id")): \(entry) · both shown · r reloads"
+            return "An entry on pages \(Wording.grouped(a.page)) (\(PageSaid.id(a.requestID))) and \(Wording.grouped(b.page)) "
+                + "(\(PageSaid.id(b.requestID))): \(entry) · both shown · r reloads"
         }
     }
 
@@ -124,7 +128,7 @@ extension ShopUpdate {
                              requestID: neighbour < page ? other.requestID : answer.requestID)
             let b = PageSaid(page: max(page, neighbour), total: answer.totalCount,
                              requestID: neighbour < page ? answer.requestID : other.requestID)
-            settle(.overlap(entry: "id “\(shared.prefix(24))”", a, b), &state)
+            settle(.overlap(entry: "id “\(Sanitizer.line(String(shared.prefix(24))))”", a, b), &state)
             return []
         }
         return []
@@ -135,7 +139,7 @@ extension ShopUpdate {
         guard state.history.reading.toldPastLast.insert(page).inserted else { return }
         let n = answer.items.count
         let line = "Page \(Wording.grouped(page)) holds \(Wording.grouped(n)) entr\(n == 1 ? "y" : "ies") past the server's last page "
-            + "(\(Wording.grouped(lastPage)); \(answer.requestID ?? "no request id")) · all shown"
+            + "(\(Wording.grouped(lastPage)); \(PageSaid.id(answer.requestID))) · all shown"
         state.notice = Notice(.error, line, requestID: answer.requestID)
         state.steps.add("saw entries past the server's last page: \(line)")
     }

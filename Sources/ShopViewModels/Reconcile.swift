@@ -26,21 +26,49 @@ public enum Reconciler {
         // New: not seen before, and above the lowest entry seen before (one made in the same second as
         // a seen one may sort below it; those under the lowest seen one came up from past the read).
         let lowestSeen = after.items.lastIndex { matchKey($0).map(seen.contains) ?? false }
-        let freshItems = (lowestSeen.map { after.items[...$0] } ?? after.items[...]).filter { matchKey($0).map { !seen.contains($0) } ?? true }
+        // A row the last read sent unreadable without an id is matched by its place: as many places down
+        // as the total grew. A readable entry found there now is that entry, not a new one.
+        let shift = max(0, after.total - before.total)
+        let formerlyIdless = Set(before.items.indices.filter { i in
+            if case let .unreadable(u) = before.items[i], u.id == nil { return true } else { return false }
+        }.map { $0 + shift })
+        let window = after.items.indices.prefix(lowestSeen.map { $0 + 1 } ?? after.items.count)
+        let freshItems = window.filter { i in
+            let item = after.items[i]
+            guard matchKey(item).map({ !seen.contains($0) }) ?? true else { return false }
+            if formerlyIdless.contains(i), case .entry = item { return false }
+            return true
+        }.map { after.items[$0] }
         let fresh = freshItems.compactMap { item -> CheerHistoryEntry? in if case let .entry(e) = item { return e } else { return nil } }
-        // Rows above the lowest seen one that could not be read and match nothing: new, or an entry the
-        // server now sends unreadable without an id. Their amounts are unknown.
-        let freshUnreadable = freshItems.compactMap { item -> UnreadableEntry? in if case let .unreadable(u) = item { return u } else { return nil } }
+        // Rows that could not be read: one with an id not seen before is new (its amount unknown); one
+        // without an id may be new or an old entry now sent unreadable — it is counted as new only as far
+        // as the totals need more new entries than the others make.
+        let newCount = after.total - before.total
+        let unreadableWithID = freshItems.compactMap { item -> UnreadableEntry? in
+            if case let .unreadable(u) = item, u.id != nil { return u } else { return nil }
+        }
+        let idless = after.items.compactMap { item -> UnreadableEntry? in
+            if case let .unreadable(u) = item, u.id == nil { return u } else { return nil }
+        }
+        let idlessNew = min(idless.count, max(0, newCount - fresh.count - unreadableWithID.count))
+        let freshUnreadable = unreadableWithID + idless.prefix(idlessNew)
+        // Id-less rows not counted as new may each be an entry seen before, now unreadable.
+        var idlessSpare = idless.count - idlessNew
         var afterByKey: [String: HistoryItem] = [:]
         for item in after.items { if let k = matchKey(item), afterByKey[k] == nil { afterByKey[k] = item } }
         if after.total < before.total {
             flag(.historyShrank, "total \(g(before.total)) or more (the history only grows)", "total \(g(after.total))")
         }
         // Entries pushed off the page by new ones are not gone; the rest must still be there, as they were.
-        let stillShown = max(0, min(before.items.count, after.items.count - freshItems.count))
+        let stillShown = max(0, min(before.items.count, after.items.count - fresh.count - freshUnreadable.count))
         for old in before.items.prefix(stillShown) {
             guard let k = matchKey(old) else { continue }  // unreadable, with no id: nothing to match it by
             guard let now = afterByKey[k] else {
+                // It may be one of the rows now sent unreadable without an id: not called gone.
+                if idlessSpare > 0 {
+                    idlessSpare -= 1
+                    continue
+                }
                 flag(.entryVanished, "entry \(describe(old, names)) still in the history", "gone from the newest \(g(after.items.count))")
                 continue
             }
@@ -53,8 +81,8 @@ public enum Reconciler {
 
         // More new entries than one read shows (a long outage, a busy phone): the ones not shown
         // cannot be counted, so the balance is not judged this time (nothing is invented).
-        let newCount = after.total - before.total
-        let overflow = !freshItems.isEmpty && freshItems.count == after.items.count && newCount > freshItems.count
+        let freshCount = fresh.count + freshUnreadable.count
+        let overflow = freshCount > 0 && freshItems.count == after.items.count && newCount > freshCount
 
         // Which new entries are this tool's own writes.
         var ownLeft = own

@@ -126,7 +126,18 @@ extension WriteOutcome {
         var outcome = WriteOutcome(applied: .unknown, answer: .unanswered, checks: [], headline: "", requestID: v.answer.failureRequestID)
         // A write the shop must refuse: taken, it is the finding that leads, and every value it
         // changed is checked against "unchanged" (never a ✔ on what it should not have done).
-        let refusals = v.before.refusals
+        // Each refusal the shop owed, as far as what came after still proves it: the balance read before
+        // may be old (the phone bought cheer meanwhile), so an overspend counts only when the balance
+        // after the write is below zero; a pack may have come into the list meanwhile, so an unknown
+        // pack counts only when the list read after the write still lacks it.
+        let after: Int? = { if case let .success(answered) = v.answer { return answered } else { return fresh } }()
+        let refusals = v.before.refusals.filter { refusal in
+            switch refusal {
+            case .overspend: return after.map { $0 < 0 } ?? false
+            case .unknownPack: if case .read(.some) = v.packs { return false } else { return true }
+            case .notABundle, .notPositive, .transactionNotWhole: return true
+            }
+        }
         let mustRefuse = !refusals.isEmpty
         let reasons = refusals.map(\.reason).joined(separator: "; ")
         let noun: String

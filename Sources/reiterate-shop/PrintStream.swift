@@ -71,9 +71,11 @@ struct HistoryStream {
             if let said = first, answer.totalCount != said.total, !reread {
                 reread = true
                 let again = try await fetch(1).value
-                let words = "page 1 said \(Wording.grouped(said.total)) entries (\(said.requestID ?? "no request id")), page \(Wording.grouped(page)) "
-                    + "\(Wording.grouped(answer.totalCount)) (\(answer.requestID ?? "no request id")), page 1 again \(Wording.grouped(again.totalCount)) "
-                    + "(\(again.requestID ?? "no request id"))"
+                // Request ids are the server's text: made safe before they reach the terminal.
+                func id(_ requestID: String?) -> String { requestID.map(Sanitizer.line) ?? "no request id" }
+                let words = "page 1 said \(Wording.grouped(said.total)) entries (\(id(said.requestID))), page \(Wording.grouped(page)) "
+                    + "\(Wording.grouped(answer.totalCount)) (\(id(answer.requestID))), page 1 again \(Wording.grouped(again.totalCount)) "
+                    + "(\(id(again.requestID)))"
                 Terminal.err("\(progressShown ? "\r\u{1B}[K" : "")note: the history's total changed while it was read: \(words); "
                     + "entries at page edges may show twice or be missed\n")
                 answer.totalPages = max(answer.totalPages, again.totalPages)

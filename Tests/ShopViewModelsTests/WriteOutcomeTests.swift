@@ -94,6 +94,16 @@ import Testing
         #expect(o.failed[1].line == "✗ spend-balance: expected 5 (unchanged: the spend must be refused), got -2")
     }
 
+    @Test func anOverspendIsJudgedOnTheBalanceAfterTheWriteNotAnOldRead() {
+        // The balance read before said 5; the phone bought 200 meanwhile; the spend of 7 is taken and leaves
+        // 198: a correct server. No finding, and the usual checks run against what can be told.
+        let o = WriteOutcome.judge(verification(spend, .success(198), fresh: 198, balanceBefore: 5), requestID: "rq-1")
+        #expect(o.acceptedRefusable == nil, "\(o.checks.map(\.line))")
+        // A pack that came into the list meanwhile (the list read after the spend has it): not unknown.
+        let added = WriteOutcome.judge(verification(spend, .success(1_243), fresh: 1_243, packAfter: 57, packs: ["com.reiterate.pack.other"]), requestID: "rq-2")
+        #expect(added.acceptedRefusable == nil, "\(added.checks.map(\.line))")
+    }
+
     @Test func aPurchaseOfWhatIsNotABundleIsExpectedRefused() {
         // com.reiterate.cheer.7 credited 7: the name says 7, the environment sells no such bundle.
         let seven = ActionKind.purchase(identifier: "com.reiterate.cheer.7", transactionID: 43)
