@@ -343,6 +343,7 @@ extension ShopUpdate {
         state.action = ActionState(phase: .pending(kind, summary: summary), backgrounded: backgrounded)
         state.lastWriteError = nil
         state.lastOutcome = nil
+        state.writeSentAfter = state.requests.rows.map(\.id).max() ?? 0
         var packCheer: Int?
         if case let .spend(product, _, _, _) = kind { packCheer = state.packs.all.first { $0.identifier == product }?.cheerTotal }
         var credit: Int?

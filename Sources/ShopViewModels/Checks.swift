@@ -255,7 +255,7 @@ extension ShopUpdate {
     static func concludeVerification(_ state: inout AppState) {
         guard let v = state.verification, v.isComplete else { return }
         state.verification = nil
-        let requestID = v.answer.failureRequestID ?? state.requests.rows.first { $0.operation == v.endpoint.operation }?.requestID
+        let requestID = v.answer.failureRequestID ?? state.lastWriteExchange?.requestID
         let outcome = WriteOutcome.judge(v, requestID: requestID)
         state.lastOutcome = outcome
         if outcome.settlesLostPurchase, case .purchase = v.kind { state.lostPurchase = nil }

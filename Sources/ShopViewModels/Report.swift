@@ -83,6 +83,8 @@ public struct BugReport: Equatable, Sendable {
     public var reads: [ReportRead] = []
     /// The exchange section's heading: the failing exchange, or the write a report is on.
     public var exchangeHeading = "The failing exchange"
+    /// What the exchange section says when there is no exchange.
+    public var missingExchange = "No request is behind this report (the failure came before one was sent)."
 
     /// The body characters quoted from each side of the exchange.
     public static let bodyExcerpt = 4_000
@@ -104,7 +106,7 @@ public struct BugReport: Equatable, Sendable {
         if let e = exchange {
             out += exchangeSection(e)
         } else {
-            out += "## \(exchangeHeading)\n\nNo request is behind this report (the failure came before one was sent).\n\n"
+            out += "## \(exchangeHeading)\n\n\(missingExchange)\n\n"
         }
         out += "## Checks\n\n"
         if checks.isEmpty { out += "No finding and no verification involve this request.\n" }
@@ -347,26 +349,27 @@ extension ShopUpdate {
     /// the Checks tab. Its verdict and checks, and the reads they depend on, before and after.
     static func writeReport(_ state: AppState) -> BugReport? {
         let rows = state.requests.rows
-        let writes: Set<OperationID> = [SpendCheer.endpoint.operation, PurchaseCheer.endpoint.operation]
         var title: String
         var write: Exchange?
         var checks: [CheckRecord] = []
+        var missing: String?
         if let action = state.action, action.isShown {
             switch action.phase {
             case .editing, .confirming: return nil
             case let .pending(_, summary):
                 title = summary.isEmpty ? "a write still waiting for its answer" : summary
-                write = rows.first { $0.operation.map(writes.contains) == true }
             case let .succeeded(text), let .failed(text, _):
                 title = text
                 // The outcome the dialog says, when its verification has come (else still reading).
                 checks = state.lastOutcome?.checks ?? []
-                let id: String?
-                if case let .failed(_, requestID) = action.phase, let requestID { id = requestID } else { id = checks.first?.requestID }
-                write = id.flatMap { id in rows.first { $0.requestID == id } } ?? rows.first { $0.operation.map(writes.contains) == true }
             }
+            // The write's own exchange. None when it failed before it was sent, or the log has
+            // dropped it: then the report says so, and attaches no other write.
+            write = state.lastWriteExchange
+            missing = "No exchange of this write was recorded: it failed before it was sent, or it is no longer among the last "
+                + "\(RequestsState.capacity) requests. No other write is attached."
         } else if state.screen.tab == .checks, let record = state.checks.selected, !record.isFinding {
-            guard let id = record.requestID, let e = rows.first(where: { $0.requestID == id && $0.operation.map(writes.contains) == true }) else { return nil }
+            guard let id = record.requestID, let e = rows.first(where: { $0.requestID == id && $0.operation.map(AppState.writeOperations.contains) == true }) else { return nil }
             write = e
             title = "\(record.request): \(record.outcome == .passed ? "[\(record.name)] passed" : "[\(record.name)] expected \(record.expected), got \(record.actual)")"
             checks = [record] + state.checks.records.filter { $0.requestID == id && !$0.isFinding && $0 != record }
@@ -381,6 +384,7 @@ extension ShopUpdate {
         var report = BugReport(title: title, context: state.context, steps: state.steps.steps, exchange: write, curl: curl,
                                checks: checks, width: state.screen.width, height: state.screen.height)
         report.exchangeHeading = "The write"
+        if let missing { report.missingExchange = missing }
         if let write { report.reads = reads(around: write, in: rows, user: state.context.user) }
         return report
     }

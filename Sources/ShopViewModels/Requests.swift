@@ -15,6 +15,19 @@ public struct RequestsState: Equatable, Sendable {
     public var selected: Exchange? { rows.indices.contains(selectedIndex) ? rows[selectedIndex] : nil }
 }
 
+extension AppState {
+    /// The last write's own exchange: the newest spend or purchase recorded since it was sent (its
+    /// last attempt, after a refreshed sign-in). Nil when none was: the write failed before it was
+    /// sent, or the inspector has dropped it. Never an older write's.
+    var lastWriteExchange: Exchange? {
+        guard let after = writeSentAfter else { return nil }
+        return requests.rows.first { $0.id > after && $0.operation.map(Self.writeOperations.contains) == true }
+    }
+
+    /// The operations of a write: a spend and a purchase.
+    static let writeOperations: Set<OperationID> = [SpendCheer.endpoint.operation, PurchaseCheer.endpoint.operation]
+}
+
 extension ShopUpdate {
     static func requestsAction(_ action: Action, _ state: inout AppState) -> [Effect] {
         if state.screen.requestDetailFull {

@@ -110,6 +110,10 @@ public struct AppState: Equatable, Sendable {
     public internal(set) var verification: Verification?
     /// What was known when the write in flight was sent (its verification compares against it).
     var writeBefore: Verification.Before?
+    /// The newest exchange the inspector held when the last write was sent. The write's own
+    /// exchanges are the spends and purchases recorded after it (one write is out at a time; the log
+    /// numbers exchanges in order): a bug report attaches those, never an older write's.
+    public internal(set) var writeSentAfter: Int?
     /// The last write's error, when it failed.
     public internal(set) var lastWriteError: ShopAPIError?
     /// How the last write ended, once its reads came back (`spend`/`buy` read their output and exit

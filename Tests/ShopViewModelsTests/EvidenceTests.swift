@@ -94,6 +94,7 @@ import Testing
         var e = EvidenceTests().exchange(method: "POST", path: "/api/v1/spend_cheer",
                                          headers: [("Authorization", "Bearer s3cr3t"), ("Content-Type", "application/json")],
                                          body: #"{"amount":25,"comment":"for the `rain`","product":"com.reiterate.pack.rain","user_id":"qa-alice"}"#)
+        e.operation = .spendCheer
         e.status = 500
         e.requestID = "rq-500"
         e.responseHeaders = HTTPFields(pairs: [("Content-Type", "text/html"), ("X-Request-Id", "rq-500")])
@@ -362,6 +363,54 @@ import Testing
         if let report = report(&lost) {
             #expect(report.exchange?.id == 4 && report.title.contains("may have been applied"))
             #expect(!report.markdown(at: t0, version: "1", screen: nil).contains("No request is behind this report"))
+        }
+    }
+
+    /// The report is on the write's own exchange, never an older write's: a write that failed before
+    /// it was sent has none (and the report says so), and one whose answer was lost with no head is
+    /// found though it carries no request id.
+    @Test func aWriteWithNoExchangeOfItsOwnIsNotGivenAnOlderWrites() {
+        var d = spendSent()
+        d.apply(.exchangeRecorded(Self.recorded(4, "POST", "/api/v1/spend_cheer?user_id=qa-alice", .spendCheer,
+                                                request: #"{"amount":25,"product":"com.reiterate.pack.rain"}"#, response: #"{"balance": 1225}"#)))
+        d.apply(.actionFinished(d.actionToken, .success(CheerBalance(balance: 1225)), at: t0))
+        d.apply(.exchangeRecorded(Self.recorded(5, "GET", "/api/v1/balance?user_id=qa-alice", .getBalance, response: #"{"balance": 1225}"#)))
+        ActionTransitions().answerReads(&d, balance: 1225, newest: ActionTransitions().spendEntry(25, comment: nil), total: 231, rainCheer: 50)
+        d.send(.cancelAction)  // the first write's dialog closed
+
+        // A second spend fails before it is sent (no exchange is recorded for it).
+        d.send(.beginSpend)
+        d.send(.editSpend(amount: "10", comment: ""))
+        d.send(.submitAction)
+        d.send(.submitAction)
+        #expect(d.state.mode == .sending)
+        if let waiting = report(&d) { #expect(waiting.exchange == nil, "still out with no exchange: not the first write's rq-4") }
+        d.apply(.actionFinished(d.actionToken, .failure(.signInExpired(.noRefreshToken, requestID: nil)), at: t0))
+        ActionTransitions().answerReads(&d, balance: 1225)
+        #expect(d.state.mode == .outcome)
+        #expect(d.state.lastOutcome?.requestID != "rq-4", "the outcome is not given the first write's request id")
+        if let report = report(&d) {
+            #expect(report.exchange == nil && report.curl == nil)
+            let md = report.markdown(at: t0, version: "1", screen: nil)
+            #expect(md.contains("## The write\n\nNo exchange of this write was recorded: it failed before it was sent"), "\(md)")
+            #expect(!md.contains("rq-4"), "\(md)")
+        }
+        d.send(.cancelAction)
+
+        // A third whose answer is lost with no head: its own exchange (no request id), not rq-4.
+        d.send(.beginSpend)
+        d.send(.editSpend(amount: "5", comment: ""))
+        d.send(.submitAction)
+        d.send(.submitAction)
+        var lost = Self.recorded(9, "POST", "/api/v1/spend_cheer?user_id=qa-alice", .spendCheer, status: nil,
+                                 request: #"{"amount":5,"product":"com.reiterate.pack.rain"}"#)
+        lost.requestID = nil
+        lost.failure = .transport(.timeout(requestID: nil))
+        d.apply(.exchangeRecorded(lost))
+        d.apply(.actionFinished(d.actionToken, .failure(.transport(.timeout(requestID: nil), endpoint: "POST /api/v1/spend_cheer")), at: t0))
+        if let report = report(&d) {
+            #expect(report.exchange?.id == 9)
+            #expect(!report.markdown(at: t0, version: "1", screen: nil).contains("rq-4"))
         }
     }
 
