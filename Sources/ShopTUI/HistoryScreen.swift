@@ -92,10 +92,11 @@ extension Renderer {
         for page in history.pages.residentPages {
             for case let .entry(e) in history.pages[page]?.value?.items ?? [] { amounts = (min(amounts.low, e.amount), max(amounts.high, e.amount)) }
         }
-        let amountW = min(Table.numberWidth(title: "AMOUNT", values: [Wording.grouped(amounts.low), Wording.grouped(amounts.high)], minimum: 7),
-                          max(7, area.width / 4))
-        let creatorW = max(10, (area.width - dateW - amountW - commentsW - 6) * 2 / 5)
-        let productW = area.width - dateW - creatorW - amountW - commentsW - 6
+        // No cap: the text columns give way (the creator to 10 columns, then both further), never AMOUNT.
+        let amountW = Table.numberWidth(title: "AMOUNT", values: [Wording.grouped(amounts.low), Wording.grouped(amounts.high)], minimum: 7)
+        let text = max(2, area.width - dateW - amountW - commentsW - 6)
+        let creatorW = max(min(10, text / 2), text * 2 / 5)
+        let productW = text - creatorW
         let table = Table(columns: [.init(title: "DATE", width: dateW), .init(title: "CREATOR", width: creatorW), .init(title: "PRODUCT", width: productW),
                                     .init(title: "AMOUNT", width: amountW, alignRight: true), .init(title: "COMMENTS", width: commentsW, alignRight: true)],
                           count: 0, selected: nil) { _ in [] }

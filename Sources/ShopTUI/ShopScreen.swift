@@ -7,14 +7,14 @@ extension Renderer {
     /// The Shop tab: the Audio Pack table and the selected pack's details.
     static func shop(_ g: inout Grid, _ f: Frame, _ area: Rect, _ layout: inout Layout) {
         let packs = f.app.packs
-        let listWidth = max(40, area.width * 58 / 100)
-        let (list, details) = area.columns(left: listWidth)
-        // The numbers take what the widest of every pack needs (filtering never narrows them); the
-        // name and creator share the rest, a third to the creator.
+        // The numbers take what the widest of every pack needs (filtering never narrows them), with
+        // no cap; the name and creator share the rest, a third to the creator. Numbers too wide for
+        // the list's usual share widen it (the details pane gives way).
         func price(_ pack: AudioPack) -> String { Wording.price(cents: pack.priceCents, currency: pack.currency.map(clean)) }
-        let priceW = min(Table.numberWidth(title: "PRICE", values: packs.all.lazy.map(price), minimum: 7), max(7, list.width / 3))
-        let cheerW = min(Table.numberWidth(title: "CHEER", values: packs.all.lazy.map { $0.cheerTotal.map(Wording.grouped) ?? "" }, minimum: 8),
-                         max(8, list.width / 3))
+        let priceW = Table.numberWidth(title: "PRICE", values: packs.all.lazy.map(price), minimum: 7)
+        let cheerW = Table.numberWidth(title: "CHEER", values: packs.all.lazy.map { $0.cheerTotal.map(Wording.grouped) ?? "" }, minimum: 8)
+        let listWidth = min(area.width, max(40, area.width * 58 / 100, priceW + cheerW + 8))
+        let (list, details) = area.columns(left: listWidth)
         let creatorW = max(min(8, max(1, (list.width - priceW - cheerW - 6) / 2)), (list.width - priceW - cheerW - 6) / 3)
         let nameW = max(1, list.width - creatorW - priceW - cheerW - 6)
         // Packs the server sent that could not be read: one line each under the table (never hidden),

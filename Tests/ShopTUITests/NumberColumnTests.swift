@@ -69,6 +69,35 @@ import TerminalText
         }
     }
 
+    /// Numbers wider than the columns' old caps at 80 columns (PRICE and CHEER a third of the pack
+    /// list, 15; AMOUNT a quarter of the screen, 20) are still whole: the text columns give way.
+    @Test func numbersWiderThanTheOldCapsAreWholeAt80Columns() {
+        var app = Self.wideState()
+        var packs = fixturePacks
+        packs[0].priceCents = 12_345_678_901_234  // $123456789012.34: 16
+        packs[1].cheerTotal = 1_234_567_890_123_456_789  // 25 with its commas
+        _ = ShopUpdate.update(&app, .action(.refresh))
+        if let token = app.inFlight.token(for: .packs) { _ = ShopUpdate.update(&app, .packsLoaded(token, .success(AudioPackList(packs: packs)), at: now)) }
+        var page = historyFixture()
+        page.items[0] = .entry(CheerHistoryEntry(id: "h-230", creator: "Field & Foley", amount: Int.max, product: "com.reiterate.pack.rain", date: now, comments: nil))
+        page.items[1] = .entry(CheerHistoryEntry(id: "h-229", creator: "Field & Foley", amount: -1_000_000_000_000_000_000, product: "com.reiterate.pack.rain",
+                                                 date: now, comments: nil))
+        if let token = app.inFlight.token(for: .historyPage(1)) { _ = ShopUpdate.update(&app, .historyLoaded(token, page: 1, .success(page), at: now)) }
+        for (tab, numbers) in [(Action.shop, ["$123456789012.34", "1,234,567,890,123,456,789"]),
+                               (.history, ["9,223,372,036,854,775,807", "-1,000,000,000,000,000,000"])] {
+            _ = ShopUpdate.update(&app, .action(tab))
+            for (w, h) in [(80, 24), (60, 20)] {
+                let grid = Renderer.render(frame(app, width: w, height: h))
+                for number in numbers {
+                    #expect(grid.text.contains(number), "\(tab) at \(w)x\(h): \(number) is not whole\n\(grid.text)")
+                }
+                for y in 0..<grid.height where Self.isTableRow(y, h: h) {
+                    #expect(grid.row(y).range(of: #"[0-9][0-9,.]*…"#, options: .regularExpression) == nil, "\(tab) at \(w)x\(h), row \(y) cuts a number: \(grid.row(y))")
+                }
+            }
+        }
+    }
+
     /// The list rows (under the header, tabs and titles, above the message and hint lines).
     static func isTableRow(_ y: Int, h: Int) -> Bool { y >= 3 && y < h - 2 }
 
