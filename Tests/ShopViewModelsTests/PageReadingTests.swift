@@ -21,7 +21,9 @@ import Testing
             answers += 1
             let start = max(0, (page - 1) * perPage - shift(page))
             let end = min((page - 1) * perPage + perPage - shift(page), real)
-            let items = (start < real ? start..<max(start, end) : real..<real).map { HistoryItem.entry(entry($0)) }
+            let items = (start < real ? start..<max(start, end) : real..<real).map { i in
+                HistoryItem.entry(entry(i, comments: i == 215 ? [CheerComment(signature: "q", body: "Only past the last page")] : []))
+            }
             let total = said(page)
             var answer = CheerHistoryPage(items: items, page: page, perPage: perPage, totalPages: (total + perPage - 1) / perPage, totalCount: total)
             answer.requestID = "rq-\(answers)"
@@ -99,12 +101,14 @@ import Testing
         d.send(.historyNextPage)
         #expect(d.state.history.page == 5)
 
-        // `/` finds an entry only past the server's last page (pages of 200: the first is full).
-        var f = started(Server(said: { _ in 200 }))
-        f.send(.find("C"))  // every entry's creator: the scan must read both pages of 200
-        let scanServer = Server(said: { _ in 200 })
-        f.serveHistory(scanServer.page, limit: 100)
-        #expect(f.state.history.find?.matchCount == 230 && f.state.history.count == 230)
+        // `/` finds the one entry with this comment, past the server's last page (pages of 200: the
+        // first is full, the second past the server's last), and the cursor is on it.
+        let findServer = Server(said: { _ in 200 })
+        var f = started(findServer)
+        f.send(.find("past the last"))
+        f.serveHistory(findServer.page, limit: 100)
+        #expect(f.state.history.find?.matchCount == 1 && f.state.history.count == 230)
+        #expect(f.state.history.cursor == 215 && f.state.history.selectedItem.map(HistoryState.key(of:)) == "id:h215")
     }
 
     @Test func anEntryOnTwoPagesIsReadAgainOnceThenBothAreShownAndTold() {
