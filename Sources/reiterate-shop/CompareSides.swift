@@ -71,6 +71,9 @@ final class LiveSide: SideReader {
     let description: SideDescription
     /// Pages the server said it has (from the first page read).
     private let totalPages = Mutex<Int?>(nil)
+    /// The pages read that came full: past the server's last page, the next is read only after a full one
+    /// (a server whose totals count fewer entries than it sends still shows them all).
+    private let fullPages = Mutex<Set<Int>>([])
 
     init(client: ShopClient, settings: ResolvedSettings, name: String) {
         self.client = client
@@ -85,9 +88,12 @@ final class LiveSide: SideReader {
     func balance() async throws -> RecordedRead? { Self.read(try await client.sendRecorded(Balance(user: user)), .balance) }
     func packs() async throws -> RecordedRead? { Self.read(try await client.sendRecorded(AudioPacks()), .packs) }
     func history(page: Int, perPage: Int) async throws -> RecordedRead? {
-        if let total = totalPages.withLock({ $0 }), page > max(1, total) { return nil }
+        if let total = totalPages.withLock({ $0 }), page > max(1, total), !fullPages.withLock({ $0.contains(page - 1) }) { return nil }
         let answer = try await client.sendRecorded(CheerHistory(user: user, page: page, perPage: perPage))
         if page == 1 { totalPages.withLock { $0 = answer.value.totalPages } }
+        if answer.value.items.count >= perPage { fullPages.withLock { _ = $0.insert(page) } }
+        // A page past the server's last with nothing on it is the end, as the contract's paging has it.
+        if let total = totalPages.withLock({ $0 }), page > max(1, total), answer.value.items.isEmpty { return nil }
         return Self.read(answer, .history(page: page))
     }
 }

@@ -32,7 +32,10 @@ struct SnapshotCommand: AsyncParsableCommand {
         let pages = historyPages
         do {
             let snapshot: Snapshot = try await connection.withClient(settings, logger: logger) { client in
-                try await Self.take(client: client, settings: settings, historyPages: pages)
+                let taken = try await Self.take(client: client, settings: settings, historyPages: pages)
+                // Each deviation of the answers saved (pages that disagree too) is a `warning:` line.
+                _ = reportFindings(await client.exchanges.all())
+                return taken
             }
             try Self.write(snapshot.encoded(), to: out)
             let entries = snapshot.historyPages.reduce(0) { n, read in

@@ -121,3 +121,25 @@ def test_pages_that_disagree_cost_a_handful_of_requests_and_hide_nothing(start_s
     assert len(rows) <= 3, rows
     if fault == "drifting_total":
         assert len(rows) == 1 and "paging" in rows[0], rows
+
+
+def test_snapshot_keeps_the_page_past_the_servers_last_and_warns(start_stub, tmp_path):
+    """`snapshot` (and `compare`, through the same reader) reads past the server's last page while the pages
+    come full, and the watchdog's paging finding is a warning line."""
+    import os
+    import subprocess
+
+    from test_tui import SHOP_BIN
+
+    s = start_stub("--fault", "hidden_page,path=/api/v1/cheer_history")
+    out = tmp_path / "snap.json"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("REITERATE_")}
+    env.update(REITERATE_TOKEN="dev-token", XDG_CACHE_HOME=str(tmp_path / "c"), XDG_CONFIG_HOME=str(tmp_path / "cfg"))
+    r = subprocess.run([SHOP_BIN, "snapshot", "--base-url", s.url, "--out", str(out), "--history-pages", "5"],
+                       capture_output=True, text=True, env=env, timeout=30)
+    assert r.returncode == 0, r.stderr
+    import json
+    reads = json.loads(out.read_text())["reads"]
+    entries = sum(len(x["body"]["history"]) for x in reads if "cheer_history" in x["target"])
+    assert entries == 230, entries
+    assert "holds 30 entries" in r.stderr and r.stderr.count("warning:") == 1, r.stderr
