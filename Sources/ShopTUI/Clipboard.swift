@@ -17,10 +17,22 @@ enum Clipboard {
     }
 
     /// Inside tmux (`$TMUX` set), loads `text` into tmux's paste buffer; true when tmux took it.
-    /// Runs `tmux load-buffer -` with the text on its standard input (never in its arguments), its
-    /// output to /dev/null, waiting at most a second.
-    static func loadTmuxBuffer(_ text: String, environment: [String: String]) -> Bool {
+    /// Runs `tmux load-buffer -` (`program`, found on `$PATH`) with the text on its standard input
+    /// (never in its arguments), its output to /dev/null. The whole exchange, writing the text
+    /// included, takes at most `limit`: the writes do not block (a tmux that hangs without reading a
+    /// line larger than the socket's buffer cannot freeze the app), and a tmux still running then is
+    /// killed.
+    static func loadTmuxBuffer(_ text: String, environment: [String: String], program: String = "tmux",
+                               limit: Duration = .seconds(1)) -> Bool {
         guard let session = environment["TMUX"], !session.isEmpty else { return false }
+        let deadline = ContinuousClock.now + limit
+        /// What is left of the limit, in whole milliseconds (0 once it has passed).
+        func remaining() -> Int32 {
+            let left = deadline - .now
+            guard left > .zero else { return 0 }
+            let (seconds, attoseconds) = left.components
+            return Int32(clamping: seconds * 1000 + attoseconds / 1_000_000_000_000_000 + 1)
+        }
         // A socket pair, not a pipe: a tmux that exits before reading makes `send` fail with EPIPE
         // (MSG_NOSIGNAL) instead of raising SIGPIPE in the app.
         var fds: [Int32] = [0, 0]
@@ -33,33 +45,41 @@ enum Clipboard {
         posix_spawn_file_actions_addclose(&actions, writeEnd)
         posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
-        let arguments = ["tmux", "load-buffer", "-"]
+        let arguments = [program, "load-buffer", "-"]
         var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
         defer { argv.forEach { free($0) } }
         var pid: pid_t = 0
-        let spawned = posix_spawnp(&pid, "tmux", &actions, nil, &argv, environ)
+        let spawned = posix_spawnp(&pid, program, &actions, nil, &argv, environ)
         close(readEnd)
         guard spawned == 0 else {
             close(writeEnd)
             return false
         }
+        // The text, as fast as tmux reads it, until the limit: each send takes what fits now.
         let bytes = Array(text.utf8)
         var written = 0
         while written < bytes.count {
+            var ready = pollfd(fd: writeEnd, events: Int16(POLLOUT), revents: 0)
+            let polled = poll(&ready, 1, remaining())
+            if polled < 0, errno == EINTR { continue }
+            guard polled > 0 else { break }  // the limit passed with tmux not reading
             let offset = written
-            let n = bytes.withUnsafeBytes { send(writeEnd, $0.baseAddress.map { $0 + offset }, $0.count - offset, Int32(MSG_NOSIGNAL)) }
+            let n = bytes.withUnsafeBytes {
+                send(writeEnd, $0.baseAddress.map { $0 + offset }, $0.count - offset, Int32(MSG_NOSIGNAL | MSG_DONTWAIT))
+            }
+            if n < 0, errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR { continue }
             if n <= 0 { break }
             written += n
         }
         close(writeEnd)
-        // tmux answers in milliseconds; a server that hangs is not waited for past a second.
+        // tmux answers in milliseconds; one that hangs is not waited for past the limit.
         var status: Int32 = 0
-        for _ in 0..<200 {
+        repeat {
             let done = waitpid(pid, &status, WNOHANG)
-            if done == pid { return written == text.utf8.count && status == 0 }
+            if done == pid { return written == bytes.count && status == 0 }
             if done < 0 { return false }
             usleep(5_000)
-        }
+        } while remaining() > 0
         kill(pid, SIGKILL)
         _ = waitpid(pid, &status, 0)
         return false
