@@ -69,8 +69,9 @@ struct Buy: AsyncParsableCommand {
 
     func run() async throws {
         let transaction = transactionID ?? UInt64.random(in: 1...UInt64.max)
-        if transactionID == nil { Terminal.out("transaction id \(transaction) (replay it with --transaction-id \(transaction))\n") }
-        try await WriteRun(connection: connection, yes: yes, strict: .of(strict, all: strictAll), unchecked: unchecked, verb: "buy") { _ in
+        // The id it made, after the verdict (which is stdout's first line).
+        let made = transactionID == nil ? "transaction id \(transaction) (replay it with --transaction-id \(transaction))" : nil
+        try await WriteRun(connection: connection, yes: yes, strict: .of(strict, all: strictAll), unchecked: unchecked, verb: "buy", footer: made) { _ in
             .purchase(identifier: bundle, transactionID: .number(transaction))
         }.run()
     }
@@ -85,6 +86,8 @@ struct WriteRun {
     /// `--unchecked`: the client's own input checks are off for this write.
     let unchecked: Bool
     let verb: String
+    /// A line after the verdict and its checks (`buy`: the transaction id it made).
+    var footer: String? = nil
     let kind: @Sendable (AppState) -> ActionKind
 
     func run() async throws {
@@ -146,6 +149,7 @@ struct WriteRun {
                     Terminal.out("  " + Sanitizer.line(check.outcome == .passed ? "✔ \(check.name): \(check.actual)" : check.line) + "\n")
                     if check.outcome == .failed, check != lead { Terminal.err(Self.warning(check)) }
                 }
+                if let footer { Terminal.out(footer + "\n") }
                 return ExitStatus.of(outcome, error: after.lastWriteError, strict: strict != .off, findings: findings)
             }
         } catch let exit as ExitCode {

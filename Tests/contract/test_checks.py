@@ -242,7 +242,10 @@ def test_buy_makes_a_transaction_id_and_its_replay_changes_nothing(start_stub):
     s = start_stub("--quiet")
     r = shop("buy", "--bundle", "com.reiterate.cheer.200", "--yes", "--base-url", s.url, "--strict")
     assert r.returncode == 0, r.stdout + r.stderr
-    m = re.match(r"transaction id (\d+) \(replay it with --transaction-id \1\)", r.stdout)
+    # The verdict leads stdout; the transaction id it made comes after the checks.
+    lines = r.stdout.splitlines()
+    assert lines[0].startswith("Bought com.reiterate.cheer.200. Balance 1,450 cheer."), r.stdout
+    m = re.fullmatch(r"transaction id (\d+) \(replay it with --transaction-id \1\)", lines[-1])
     assert m and "✔ purchase-balance: 1,450" in r.stdout, r.stdout
     r = shop("buy", "--bundle", "com.reiterate.cheer.200", "--transaction-id", m.group(1), "--yes", "--base-url", s.url, "--strict")
     assert r.returncode == 1 and f"Transaction {m.group(1)} was already credited" in r.stdout and "✔ replay-unchanged: 1,450" in r.stdout, r.stdout + r.stderr

@@ -69,7 +69,7 @@ def test_a_purchase_expects_the_environments_bundle_not_the_identifiers_number(s
     r = shop("buy", "--bundle", "com.reiterate.cheer.7", "--yes", "--unchecked", "--base-url", s.url)
     assert r.returncode == 65, r.stdout + r.stderr
     lines = r.stdout.splitlines()
-    assert lines[1].startswith("The server accepted a purchase it must refuse: “com.reiterate.cheer.7” is not a bundle"), r.stdout
+    assert lines[0].startswith("The server accepted a purchase it must refuse: “com.reiterate.cheer.7” is not a bundle"), r.stdout
     assert "✔ purchase-balance" not in r.stdout and "✗ purchase-balance: expected 1,250 (unchanged: the purchase must be refused), got 1,257" in r.stdout
     assert "[refusal-expected]" in r.stderr.splitlines()[0]
     # The environment's own list: a bundle it does not name is expected refused, whatever the stand-in sells.
