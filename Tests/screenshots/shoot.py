@@ -4,6 +4,7 @@
 
 Usage: python3 Tests/screenshots/shoot.py OUT_DIR   (SHOP_BIN / STUB_BIN override the binaries)
 """
+import contextlib
 import ctypes
 import locale
 import json
@@ -233,6 +234,16 @@ def start_stub(*args):
     return proc, proc.stdout.readline().split()[-1]
 
 
+@contextlib.contextmanager
+def running_stub(*args):
+    """A stand-in with `args` for the scenes inside the block; its URL."""
+    proc, url = start_stub(*args)
+    try:
+        yield url
+    finally:
+        proc.terminate()
+
+
 def main():
     out = Path(sys.argv[1] if len(sys.argv) > 1 else ROOT / "Screenshots")
     out.mkdir(parents=True, exist_ok=True)
@@ -389,6 +400,31 @@ def main():
         finally:
             one.terminate()
             two.terminate()
+        # Issue 27: a finding that recurs is one row (five refreshes of a page with an unreadable entry);
+        # pages that disagree on the total (read again once, then told); `negative` against a lenient server.
+        scenes = [
+            ("grouped", ["malformed_entry,index=2,path=/api/v1/cheer_history"], ["2", "r", "r", "r", "r", "r", "4"], "×6",
+             "checks-grouped.png", "reiterate-shop — Checks: a finding that recurs is one row (×6, first and last request id)"),
+            ("drift", ["drifting_total,path=/api/v1/cheer_history"], ["2", "]", "G"], "History pages disagree",
+             "history-pages-disagree.png", "reiterate-shop — History: pages that disagree, read again once, then told (no loop, nothing hidden)"),
+        ]
+        for name, faults, keys, shown, file, title in scenes:
+            with running_stub(*[a for f in faults for a in ("--fault", f)]) as fault_url:
+                sc = Scene(fault_url, work / f"cache-{name}", name)
+                sc.wait("46 of 46 packs")
+                for key in keys:
+                    sc.keys(key, settle=0.7)
+                sc.wait(shown)
+                sc.shoot(out, file, title)
+                sc.keys("q")
+                sc.close()
+        with running_stub("--fault", "accept_overspend") as lenient_url:
+            env = f"REITERATE_TOKEN=dev-token TZ=UTC TERM=xterm-256color LANG=C.UTF-8 COLUMNS={WIDTH}"
+            n = Scene(lenient_url, work / "cache-negative", "negative",
+                      command=f"env {env} {shlex.quote(SHOP)} negative --base-url {lenient_url} --yes; echo \"exit status $?\"; sleep 600")
+            n.wait("exit status")
+            n.shoot(out, "negative.png", "reiterate-shop negative --yes: writes the server must refuse (a server that takes an overspend)")
+            n.close()
         # The whole history of a 1,000,000-entry whale: the go-to prompt, then a find in progress.
         whale, whale_url = start_stub("--whale-history", "1000000")
         try:
