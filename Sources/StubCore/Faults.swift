@@ -76,6 +76,15 @@ public enum FaultKind: String, CaseIterable, Sendable {
     case retypedTransaction = "retyped_transaction"
     /// A negative `transaction_id` is taken (and credited).
     case acceptNegativeTransaction = "accept_negative_transaction"
+    /// The one malformed body (or replay) named by `case` (a `LenientBody`) is taken, what it lacks filled
+    /// with a default (`reiterate-shop negative`'s case of the same name).
+    case lenientBody = "lenient_body"
+    /// A write the shop takes (with any lenient fault in force) is applied, then answered `status`
+    /// (default 400) as if it had been refused.
+    case refuseButApply = "refuse_but_apply"
+    /// Each write (spend or purchase), taken or refused, also debits another user (`user`, default
+    /// qa-whale) 1 cheer.
+    case secondUserWrite = "second_user_write"
 
     /// Faults that decide the whole answer before the shop sees the request.
     public var isTerminal: Bool { [.status, .html, .rateLimit, .reset, .hang].contains(self) }
@@ -105,16 +114,21 @@ public struct FaultSpec: Sendable, Equatable, Encodable {
     public var contentType: String = "text/plain; charset=utf-8"
     public var index: Int?
     public var seconds: Int = 120
+    /// `lenient_body`: which malformed body it takes.
+    public var bodyCase: LenientBody?
+    /// `second_user_write`: whose balance each write also changes.
+    public var user = "qa-whale"
 
     public init(kind: FaultKind) {
         self.kind = kind
         if kind == .html { status = 502 }
+        if kind == .refuseButApply { status = 400 }
         if kind == .rateLimit { retryAfter = 2 }
     }
 
     public static let keys = [
         "kind", "path", "method", "rate", "count", "ms", "jitter", "status", "retry_after", "message",
-        "keep", "content_type", "index", "seconds",
+        "keep", "content_type", "index", "seconds", "case", "user",
     ]
 
     /// Parses the `--fault` syntax: comma-separated `key=value` pairs, the kind first and optionally
@@ -175,12 +189,25 @@ public struct FaultSpec: Sendable, Equatable, Encodable {
             case "content_type": spec.contentType = try string(key, value)
             case "index": spec.index = try int(key, value, 0...Paging.maxPerPage - 1)
             case "seconds": spec.seconds = try int(key, value, 1...3600)
+            case "case":
+                let name = try string(key, value)
+                guard let bodyCase = LenientBody(rawValue: name) else {
+                    throw FaultSpecError("unknown case '\(name)'; cases: " + LenientBody.allCases.map(\.rawValue).joined(separator: ", "))
+                }
+                spec.bodyCase = bodyCase
+            case "user": spec.user = try string(key, value)
             default:
                 throw FaultSpecError("unknown fault key '\(key)'; keys: " + keys.joined(separator: ", "))
             }
         }
         if kind == .html, ![500, 502, 503, 504].contains(spec.status) {
             throw FaultSpecError("an html fault answers 500, 502, 503 or 504")
+        }
+        if kind == .refuseButApply, !(400...499).contains(spec.status) {
+            throw FaultSpecError("a refuse_but_apply fault answers a 4xx status")
+        }
+        if kind == .lenientBody, spec.bodyCase == nil {
+            throw FaultSpecError("a lenient_body fault needs case=…; cases: " + LenientBody.allCases.map(\.rawValue).joined(separator: ", "))
         }
         return spec
     }
@@ -216,8 +243,40 @@ public struct FaultSpec: Sendable, Equatable, Encodable {
              .vanishEntry: break
         case .acceptUnknownProduct, .acceptOverspend, .acceptNonpositiveAmount, .acceptUnknownUser, .acceptAnyBundle, .retypedTransaction,
              .acceptNegativeTransaction: break
+        case .lenientBody: try c.encodeIfPresent(bodyCase?.rawValue, forKey: "case")
+        case .refuseButApply:
+            try c.encode(status, forKey: "status")
+            try c.encodeIfPresent(message, forKey: "message")
+        case .secondUserWrite: try c.encode(user, forKey: "user")
         }
     }
+}
+
+/// The malformed bodies a `lenient_body` fault can take (named as `reiterate-shop negative`'s cases),
+/// and the default each is applied with.
+public enum LenientBody: String, CaseIterable, Sendable {
+    /// spendCheer `amount` 1.5: taken as its whole part (1).
+    case amountFraction = "amount-fraction"
+    /// spendCheer `amount` "1": taken as the number the text holds.
+    case amountAsText = "amount-as-text"
+    /// spendCheer without `amount`: a spend of 1.
+    case amountMissing = "amount-missing"
+    /// spendCheer without `product`: debited, on no pack.
+    case productMissing = "product-missing"
+    /// spendCheer `product` 42: taken as the product "42" (debited; no pack's total moves).
+    case productNotText = "product-not-text"
+    /// spendCheer `comment` 42: recorded as the comment "42".
+    case commentNotText = "comment-not-text"
+    /// A spend body that is JSON but not an object (`[]`): a spend of 1, on no pack.
+    case bodyNotObject = "body-not-object"
+    /// purchaseCheer with a `transaction_id` already credited: credited again.
+    case transactionReplayed = "transaction-replayed"
+    /// purchaseCheer `transaction_id` 1.5: credited, as the transaction "1.5".
+    case transactionFraction = "transaction-fraction"
+    /// purchaseCheer without `transaction_id`: credited, each time as a new transaction.
+    case transactionMissing = "transaction-missing"
+    /// purchaseCheer without `identifier`: credited as com.reiterate.cheer.50.
+    case identifierMissing = "identifier-missing"
 }
 
 /// A key of a fault's JSON (`FaultSpec.keys` and, listed, `id`, `remaining`, `hits`).

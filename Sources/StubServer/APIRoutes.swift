@@ -81,11 +81,15 @@ extension StubService {
             }
             return try page.response(from: request, context: context)
         case .purchaseCheer:
+            await secondUserWrite(context)
             let body = try await request.decode(as: PurchaseBody.self, context: context)
             let key: String
             var used: [FaultHit] = []
+            let bent = body.bent.flatMap { _ in context.contentFault(.lenientBody) }
             switch body.transaction {
             case let .number(n): key = String(n)
+            case let .fraction(d): key = "fraction:" + String(d)
+            case .missing: key = "missing:" + UUID().uuidString
             case let .negative(n):
                 guard let fault = context.contentFault(.acceptNegativeTransaction) else { throw PurchaseBody.notUnsigned }
                 key = String(n)
@@ -97,13 +101,20 @@ extension StubService {
                 key = "text:" + text
                 used.append(fault)
             }
-            let (lenient, faults) = Self.leniency(context, [(.acceptUnknownUser, .unknownUser), (.acceptAnyBundle, .anyBundle)])
+            var (lenient, faults) = Self.leniency(context, [(.acceptUnknownUser, .unknownUser), (.acceptAnyBundle, .anyBundle)])
+            if let replay = context.contentFault(.lenientBody), replay.spec.bodyCase == .transactionReplayed {
+                lenient.insert(.replayedTransaction)
+                faults.append((.replayedTransaction, replay))
+            }
             let (balance, broke) = try await store.purchaseLeniently(user: Self.actingUser(query), identifier: body.identifier, transaction: key,
                                                                      lenient: lenient)
             for fault in used { context.notes.applied(fault) }
+            if let bent { context.notes.applied(bent) }
             for (rule, fault) in faults where broke.contains(rule) { context.notes.applied(fault) }
+            try refuseButApply(context)
             return try BalanceBody(balance: balance).response(from: request, context: context)
         case .spendCheer:
+            await secondUserWrite(context)
             let body = try await request.decode(as: SpendBody.self, context: context)
             var amount = body.amount
             var comment = body.comment
@@ -122,16 +133,35 @@ extension StubService {
                     context.notes.applied(fault)
                 }
             }
-            let (lenient, faults) = Self.leniency(context, [(.acceptUnknownProduct, .unknownProduct), (.acceptOverspend, .overspend),
-                                                            (.acceptNonpositiveAmount, .nonPositiveAmount), (.acceptUnknownUser, .unknownUser)])
+            let (rules, faults) = Self.leniency(context, [(.acceptUnknownProduct, .unknownProduct), (.acceptOverspend, .overspend),
+                                                          (.acceptNonpositiveAmount, .nonPositiveAmount), (.acceptUnknownUser, .unknownUser)])
+            var lenient = rules
+            let bent = body.bent.flatMap { _ in context.contentFault(.lenientBody) }
+            // A product the lenient body filled in is in no pack list: taken as an unknown product.
+            if bent != nil, [.productMissing, .productNotText, .bodyNotObject].contains(body.bent) { lenient.insert(.unknownProduct) }
             let (balance, broke) = try await store.spendLeniently(user: Self.actingUser(query), amount: amount, product: body.product, comment: comment,
                                                                   now: now, quirks: quirks, lenient: lenient)
+            if let bent { context.notes.applied(bent) }
             for (rule, fault) in faults where broke.contains(rule) { context.notes.applied(fault) }
+            try refuseButApply(context)
             return try BalanceBody(balance: balance).response(from: request, context: context)
         case .refreshToken:
             let body = try await request.decode(as: RefreshBody.self, context: context)
             return try await store.refresh(refreshToken: body.refreshToken, now: now).response(from: request, context: context)
         }
+    }
+
+    /// `refuse_but_apply`: the write was applied; answer the fault's 4xx all the same.
+    func refuseButApply(_ context: StubContext) throws {
+        guard let fault = context.contentFault(.refuseButApply) else { return }
+        context.notes.applied(fault)
+        throw ShopError(status: fault.spec.status, code: "invalid_request", message: fault.spec.message ?? "the request was refused")
+    }
+
+    /// `second_user_write`: each write, whatever becomes of it, debits the fault's user 1 cheer first.
+    func secondUserWrite(_ context: StubContext) async {
+        guard let fault = context.contentFault(.secondUserWrite), (try? await store.credit(user: fault.spec.user, amount: -1)) != nil else { return }
+        context.notes.applied(fault)
     }
 
     /// The lenient faults of this request among `kinds`: the rules the store may break, and the fault

@@ -7,6 +7,10 @@ import StubCore
 /// The types below check their own fields and throw the contract's 400 with a plain message.
 public struct StubBody: RequestDecoder {
     static let limit = 1 << 20
+    /// Where the body types find the malformed body a `lenient_body` fault lets through.
+    static let lenientKey = CodingUserInfoKey(rawValue: "lenient_body")
+    /// The malformed body this request may carry and still be taken (a `lenient_body` fault).
+    var lenient: LenientBody?
 
     public func decode<T: Decodable>(_ type: T.Type, from request: Request, context: some RequestContext) async throws -> T {
         let buffer: ByteBuffer
@@ -15,8 +19,10 @@ public struct StubBody: RequestDecoder {
         } catch {
             throw ShopError(status: 413, code: "body_too_large", message: "request body over 1 MiB")
         }
+        let decoder = JSONDecoder()
+        if let lenient, let key = Self.lenientKey { decoder.userInfo[key] = lenient }
         do {
-            return try JSONDecoder().decode(T.self, from: Data(buffer.readableBytesView))
+            return try decoder.decode(T.self, from: Data(buffer.readableBytesView))
         } catch let error as ShopError {
             throw error
         } catch DecodingError.typeMismatch(_, let context) where context.codingPath.isEmpty {
@@ -34,23 +40,36 @@ public struct StubBody: RequestDecoder {
 struct PurchaseBody: Decodable {
     let identifier: String
     /// What `transaction_id` was: an unsigned 64-bit number, or (kept for the lenient faults, which
-    /// take them; refused otherwise) a negative number or a string.
+    /// take them; refused otherwise) a negative number or a string; under `lenient_body` also a number
+    /// with a fraction, or none.
     enum Transaction: Equatable {
-        case number(UInt64), negative(Int64), text(String)
+        case number(UInt64), negative(Int64), text(String), fraction(Double), missing
     }
     let transaction: Transaction
+    /// The malformed body taken under `lenient_body` (nil: the body was well formed, or refused).
+    let bent: LenientBody?
 
     enum CodingKeys: String, CodingKey {
         case identifier, transactionID = "transaction_id"
     }
 
     init(from decoder: any Decoder) throws {
+        let lenient = StubBody.lenientKey.flatMap { decoder.userInfo[$0] as? LenientBody }
+        var bent: LenientBody?
         let c = try decoder.container(keyedBy: CodingKeys.self)
-        guard let identifier = try? c.decode(String.self, forKey: .identifier) else {
+        if let identifier = try? c.decode(String.self, forKey: .identifier) {
+            self.identifier = identifier
+        } else if lenient == .identifierMissing, !c.contains(.identifier) {
+            identifier = "com.reiterate.cheer.50"
+            bent = .identifierMissing
+        } else {
             throw ShopError.badRequest("identifier is required (a cheer bundle such as com.reiterate.cheer.200)")
         }
         guard c.contains(.transactionID) else {
-            throw ShopError.badRequest("transaction_id is required (an unsigned 64-bit integer)")
+            guard lenient == .transactionMissing else { throw ShopError.badRequest("transaction_id is required (an unsigned 64-bit integer)") }
+            transaction = .missing
+            self.bent = .transactionMissing
+            return
         }
         let whole = try? c.decode(WholeNumber.self, forKey: .transactionID)
         if let number = whole?.uint64 {
@@ -59,10 +78,13 @@ struct PurchaseBody: Decodable {
             transaction = .negative(negative)
         } else if let text = try? c.decode(String.self, forKey: .transactionID) {
             transaction = .text(text)
+        } else if lenient == .transactionFraction, let fraction = whole?.double, fraction.isFinite {
+            transaction = .fraction(fraction)
+            bent = .transactionFraction
         } else {
             throw Self.notUnsigned
         }
-        self.identifier = identifier
+        self.bent = bent
     }
 
     static let notUnsigned = ShopError.badRequest("transaction_id must be an unsigned 64-bit integer")
@@ -73,27 +95,71 @@ struct SpendBody: Decodable {
     let amount: Int
     let product: String
     let comment: String?
+    /// The malformed body taken under `lenient_body` (nil: the body was well formed, or refused). A
+    /// product it fills in (`""`, or a number's digits) is not in the pack list.
+    let bent: LenientBody?
 
     enum CodingKeys: String, CodingKey { case amount, product, comment }
 
     init(from decoder: any Decoder) throws {
-        let c = try decoder.container(keyedBy: CodingKeys.self)
-        guard c.contains(.amount) else { throw ShopError.badRequest("amount is required", code: "invalid_amount") }
-        guard let amount = (try? c.decode(WholeNumber.self, forKey: .amount))?.int else {
+        let lenient = StubBody.lenientKey.flatMap { decoder.userInfo[$0] as? LenientBody }
+        let c: KeyedDecodingContainer<CodingKeys>
+        do {
+            c = try decoder.container(keyedBy: CodingKeys.self)
+        } catch {
+            // JSON that is not an object: refused, or taken as a spend of 1 on no pack.
+            guard lenient == .bodyNotObject, (try? decoder.singleValueContainer().decodeNil()) == false else { throw error }
+            (amount, product, comment, bent) = (1, "", nil, .bodyNotObject)
+            return
+        }
+        var bent: LenientBody?
+        let whole = try? c.decode(WholeNumber.self, forKey: .amount)
+        if let amount = whole?.int {
+            self.amount = amount
+        } else if !c.contains(.amount) {
+            guard lenient == .amountMissing else { throw ShopError.badRequest("amount is required", code: "invalid_amount") }
+            amount = 1
+            bent = .amountMissing
+        } else if lenient == .amountFraction, let fraction = whole?.double, let down = Int(exactly: fraction.rounded(.towardZero)) {
+            amount = down
+            bent = .amountFraction
+        } else if lenient == .amountAsText, let text = try? c.decode(String.self, forKey: .amount), let number = Int(text) {
+            amount = number
+            bent = .amountAsText
+        } else {
             throw ShopError.badRequest("amount must be a whole number of 1 or more", code: "invalid_amount")
         }
-        guard let product = try? c.decode(String.self, forKey: .product) else {
+        if let product = try? c.decode(String.self, forKey: .product) {
+            self.product = product
+        } else if lenient == .productMissing, !c.contains(.product) {
+            product = ""
+            bent = .productMissing
+        } else if lenient == .productNotText, let text = Self.text(of: c, .product) {
+            product = text
+            bent = .productNotText
+        } else {
             throw ShopError.badRequest("product is required (an Audio Pack identifier)")
         }
         if try !c.contains(.comment) || c.decodeNil(forKey: .comment) {
             comment = nil
         } else if let text = try? c.decode(String.self, forKey: .comment) {
             comment = text
+        } else if lenient == .commentNotText, let text = Self.text(of: c, .comment) {
+            comment = text
+            bent = .commentNotText
         } else {
             throw ShopError.badRequest("comment must be text")
         }
-        self.amount = amount
-        self.product = product
+        self.bent = bent
+    }
+
+    /// A number or a boolean where text belongs, as its JSON text (`42`, `1.5`, `true`); nil for
+    /// anything else (an object, an array).
+    static func text(of c: KeyedDecodingContainer<CodingKeys>, _ key: CodingKeys) -> String? {
+        if let n = try? c.decode(Int64.self, forKey: key) { return String(n) }
+        if let d = try? c.decode(Double.self, forKey: key) { return String(d) }
+        if let b = try? c.decode(Bool.self, forKey: key) { return String(b) }
+        return nil
     }
 }
 

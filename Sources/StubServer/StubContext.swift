@@ -24,7 +24,8 @@ public struct StubContext: RequestContext {
 
     /// Request bodies over 1 MiB are refused (413).
     public var maxUploadSize: Int { StubBody.limit }
-    public var requestDecoder: StubBody { StubBody() }
+    /// A `lenient_body` fault handed to this route lets its one malformed body through.
+    public var requestDecoder: StubBody { StubBody(lenient: contentFault(.lenientBody)?.spec.bodyCase) }
     public var responseEncoder: JSONEncoder { StubJSON.encoder }
 
     /// The content fault of `kind` handed to this route, if any.

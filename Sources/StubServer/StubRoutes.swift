@@ -29,8 +29,9 @@ enum Operation: String, CaseIterable, Sendable {
         switch self {
         case .getCheerHistory: return [.hostile, .malformedEntry, .badPaging, .duplicateEntry, .outOfOrder, .vanishEntry, .driftingTotal, .hiddenPage, .shiftedPage]
         case .spendCheer: return [.wrongDebit, .cutComment, .doubleEntry, .noEntry, .noDebit, .stuckTotal, .acceptUnknownProduct, .acceptOverspend,
-                                  .acceptNonpositiveAmount, .acceptUnknownUser]
-        case .purchaseCheer: return [.acceptUnknownUser, .acceptAnyBundle, .retypedTransaction, .acceptNegativeTransaction]
+                                  .acceptNonpositiveAmount, .acceptUnknownUser, .lenientBody, .refuseButApply, .secondUserWrite]
+        case .purchaseCheer: return [.acceptUnknownUser, .acceptAnyBundle, .retypedTransaction, .acceptNegativeTransaction, .lenientBody, .refuseButApply,
+                                     .secondUserWrite]
         case .getBalance: return [.strayCredit]
         case .listAudioPacks: return [.hostile]
         default: return []

@@ -14,10 +14,15 @@ struct NegativeCommand: AsyncParsableCommand {
         abstract: "Send writes the shop must refuse; check each is refused (4xx) and changed nothing.",
         discussion: """
             Without --yes it lists the cases and sends nothing; always refused in a read-only environment.
-            For each case: the user's balance and newest history entry, the pack totals and a second user's
-            balance are read before and after. One line a case: `refused 400 (rq-…)`, or `ACCEPTED: …` with
-            what changed. An accepted case, or one with a side effect, is a finding, also a `warning:` line.
-            Exit status: 0 no finding; 65 a finding; 78 read-only or a bad setting; 69 the reads failed.
+            For each case: the user's balance and newest history entry, the total of the pack the case's body
+            names (none for a purchase) and a second user's balance are read before and after; a read that
+            failed on either side is "not known", never a change. One line a case: `refused 400 (rq-…)`,
+            `ACCEPTED: …` with what changed, or `not judged: …` when the answer says nothing about the write
+            (401, 407, 408, 429, 5xx, no answer: the server did not decide on it). An accepted case, or a
+            refused one with a side effect, is a finding, also a `warning:` line. The contract watchdog's
+            findings on the answers are `warning:` lines too; they change no case's verdict.
+            Exit status: 0 every case refused with nothing changed; 65 a finding; 69 no finding but a case not
+            judged (not a pass: run it again), or the reads before failed; 78 read-only or a bad setting.
             """
     )
 
@@ -48,9 +53,9 @@ struct NegativeCommand: AsyncParsableCommand {
             Terminal.out("\(cases.count) cases, nothing sent: add --yes to send them to \(settings.environment.uppercased()) as \(settings.user) (second user \(second))\n")
             return
         }
-        var findings = 0
+        var tally = NegativeRun.Tally()
         do {
-            findings = try await connection.withClient(settings, logger: logger) { client in
+            tally = try await connection.withClient(settings, logger: logger) { client in
                 try await NegativeRun(client: client, user: settings.user, second: second, bundles: bundles, json: json).run(cases)
             }
         } catch let exit as ExitCode {
@@ -58,7 +63,8 @@ struct NegativeCommand: AsyncParsableCommand {
         } catch {
             throw fail(error, tokenVariable: settings.tokenEnv)
         }
-        if findings > 0 { throw ExitCode(ExitStatus.dataError.rawValue) }
+        if tally.findings > 0 { throw ExitCode(ExitStatus.dataError.rawValue) }
+        if tally.notJudged > 0 { throw ExitCode(ExitStatus.unavailable.rawValue) }
     }
 }
 
@@ -68,6 +74,16 @@ struct NegativeCase: Sendable {
         case spend, purchase
     }
 
+    /// The pack whose `cheer_total` the case's write could change: the one its body names.
+    enum Pack: Sendable, Equatable {
+        /// The body names no pack (a purchase, a spend without a product or with one that is not text).
+        case none
+        /// The pack of the live list the run spends on (`NegativeFacts.pack`).
+        case tested
+        /// A pack identifier the body names, not in the list.
+        case named(String)
+    }
+
     var name: String
     var what: String
     /// Where the rule comes from: the contract's field (type, required, minimum, format) or a shop rule.
@@ -75,23 +91,27 @@ struct NegativeCase: Sendable {
     var write: Write
     /// Whether it sends for an unknown user (else the user tested).
     var unknownUser = false
+    /// The pack whose total it could change (the only one compared before and after).
+    var pack: Pack
     /// The body, from what the run knows (a pack, the balance, a bundle, a credited transaction id).
     var body: @Sendable (NegativeFacts) -> String
 
     /// The catalogue: the contract's request fields (spendCheer: amount integer, minimum 1, required;
-    /// product string, required. purchaseCheer: identifier string, required; transaction_id integer,
+    /// product string, required; comment string. purchaseCheer: identifier string, required; transaction_id integer,
     /// uint64, required) and the shop's rules (packs, bundles, users, balance, transactions).
     static func catalogue(bundles: [CheerBundle]) -> [NegativeCase] {
         let notABundle = ["com.reiterate.cheer.7", "com.reiterate.negative.7"].first { id in !bundles.contains { $0.identifier == id } } ?? "negative.7"
-        func spend(_ name: String, _ what: String, _ source: String, unknownUser: Bool = false, _ body: @escaping @Sendable (NegativeFacts) -> String) -> NegativeCase {
-            NegativeCase(name: name, what: what, source: source, write: .spend, unknownUser: unknownUser, body: body)
+        let unknownPack = "com.reiterate.pack.negative-test-unknown"
+        func spend(_ name: String, _ what: String, _ source: String, unknownUser: Bool = false, pack: Pack = .tested,
+                   _ body: @escaping @Sendable (NegativeFacts) -> String) -> NegativeCase {
+            NegativeCase(name: name, what: what, source: source, write: .spend, unknownUser: unknownUser, pack: pack, body: body)
         }
         func buy(_ name: String, _ what: String, _ source: String, unknownUser: Bool = false, _ body: @escaping @Sendable (NegativeFacts) -> String) -> NegativeCase {
-            NegativeCase(name: name, what: what, source: source, write: .purchase, unknownUser: unknownUser, body: body)
+            NegativeCase(name: name, what: what, source: source, write: .purchase, unknownUser: unknownUser, pack: .none, body: body)
         }
         return [
-            spend("unknown-pack", "a spend of 1 on a product not in the pack list", "shop rule: packs") { _ in
-                #"{"amount":1,"product":"com.reiterate.pack.negative-test-unknown"}"# },
+            spend("unknown-pack", "a spend of 1 on a product not in the pack list", "shop rule: packs", pack: .named(unknownPack)) { _ in
+                #"{"amount":1,"product":"\#(unknownPack)"}"# },
             spend("overspend", "a spend of the balance + 1", "contract: spendCheer 402, balance too low") {
                 #"{"amount":\#($0.balance + 1),"product":\#($0.pack)}"# },
             spend("amount-zero", "a spend of 0", "contract: spendCheer amount minimum 1") { #"{"amount":0,"product":\#($0.pack)}"# },
@@ -99,9 +119,11 @@ struct NegativeCase: Sendable {
             spend("amount-fraction", "a spend of 1.5", "contract: spendCheer amount type integer") { #"{"amount":1.5,"product":\#($0.pack)}"# },
             spend("amount-as-text", "a spend with amount \"1\"", "contract: spendCheer amount type integer") { #"{"amount":"1","product":\#($0.pack)}"# },
             spend("amount-missing", "a spend without amount", "contract: spendCheer amount required") { #"{"product":\#($0.pack)}"# },
-            spend("product-missing", "a spend without product", "contract: spendCheer product required") { _ in #"{"amount":1}"# },
-            spend("product-not-text", "a spend with product 42", "contract: spendCheer product type string") { _ in #"{"amount":1,"product":42}"# },
-            spend("body-not-object", "a spend whose body is an array", "contract: spendCheer body type object") { _ in "[]" },
+            spend("product-missing", "a spend without product", "contract: spendCheer product required", pack: .none) { _ in #"{"amount":1}"# },
+            spend("product-not-text", "a spend with product 42", "contract: spendCheer product type string", pack: .none) { _ in #"{"amount":1,"product":42}"# },
+            spend("comment-not-text", "a spend with comment 42", "contract: spendCheer comment type string") {
+                #"{"amount":1,"product":\#($0.pack),"comment":42}"# },
+            spend("body-not-object", "a spend whose body is an array", "contract: spendCheer body type object", pack: .none) { _ in "[]" },
             spend("unknown-user-spend", "a spend of 1 for a user the shop does not know", "shop rule: users", unknownUser: true) {
                 #"{"amount":1,"product":\#($0.pack)}"# },
             buy("not-a-bundle", "a purchase of \(notABundle)", "shop rule: bundles (the environment's list)") {
@@ -136,34 +158,79 @@ struct NegativeFacts: Sendable {
     var freshTransaction: UInt64 { UInt64.random(in: 1_000_000...UInt64(Int64.max)) }
 }
 
-/// The reads that say whether anything changed.
-struct NegativeReads: Equatable {
+/// The reads that say whether anything changed. A nil is a read that failed: not known, never a change.
+struct NegativeReads {
+    struct History: Equatable {
+        var total: Int
+        /// `h-1 (5 on com.…)`, or nil when the history is empty.
+        var newest: String?
+    }
+
     var balance: Int?
-    var newest: String?
-    var historyTotal: Int?
-    var packs: [String: Int]
+    var history: History?
+    /// Each pack's `cheer_total` by identifier (nil: that pack could not be read); nil: the list could not.
+    var packs: [String: Int?]?
     var second: Int?
     var requestIDs: [String]
 
-    static func == (a: NegativeReads, b: NegativeReads) -> Bool {
-        a.balance == b.balance && a.newest == b.newest && a.historyTotal == b.historyTotal && a.packs == b.packs && a.second == b.second
-    }
-
-    /// What differs, in words: `balance 1,250 → 1,249; second user's balance …`.
-    func changes(to after: NegativeReads) -> [String] {
+    /// What differs, in words (`balance 1,250 → 1,249`), and what cannot be told because a read failed on
+    /// either side. Of the packs only `pack` is compared: the one the case's write names (another pack's
+    /// total moves with anyone's cheer).
+    func changes(to after: NegativeReads, pack: String?) -> (changed: [String], unknown: [String]) {
         let g = Wording.grouped
-        func num(_ v: Int?) -> String { v.map(g) ?? "unread" }
-        var out: [String] = []
-        if balance != after.balance { out.append("balance \(num(balance)) → \(num(after.balance))") }
-        if newest != after.newest || historyTotal != after.historyTotal {
-            out.append("history total \(num(historyTotal)) → \(num(after.historyTotal)), newest \(newest ?? "none") → \(after.newest ?? "none")")
+        var changed: [String] = [], unknown: [String] = []
+        func compare<T: Equatable>(_ what: String, _ a: T?, _ b: T?, _ words: (T, T) -> String) {
+            guard let a, let b else { return unknown.append(what) }
+            if a != b { changed.append(words(a, b)) }
         }
-        for (id, total) in after.packs.sorted(by: { $0.key < $1.key }) where packs[id] != total {
-            out.append("\(id) cheer_total \(num(packs[id])) → \(g(total))")
+        compare("balance", balance, after.balance) { "balance \(g($0)) → \(g($1))" }
+        compare("history", history, after.history) {
+            "history total \(g($0.total)) → \(g($1.total)), newest \($0.newest ?? "none") → \($1.newest ?? "none")"
         }
-        for id in packs.keys.sorted() where after.packs[id] == nil { out.append("\(id) gone from the pack list") }
-        if second != after.second { out.append("second user's balance \(num(second)) → \(num(after.second))") }
-        return out
+        if let pack {
+            if let was = packs, let now = after.packs {
+                switch (was[pack], now[pack]) {
+                case (nil, nil): break
+                case (.some, nil): changed.append("\(pack) gone from the pack list")
+                case let (nil, .some(total)): changed.append("\(pack) appeared in the pack list (cheer_total \(total.map(g) ?? "unreadable"))")
+                case let (.some(a), .some(b)): compare("\(pack) cheer_total", a, b) { "\(pack) cheer_total \(g($0)) → \(g($1))" }
+                }
+            } else {
+                unknown.append("\(pack) cheer_total")
+            }
+        }
+        compare("second user's balance", second, after.second) { "second user's balance \(g($0)) → \(g($1))" }
+        return (changed, unknown)
+    }
+}
+
+/// What an answer says about a case's write.
+enum NegativeAnswer: Equatable {
+    /// A 2xx: the write was taken (what it answered).
+    case accepted(String)
+    /// A 4xx that judges the write: its status.
+    case refused(Int)
+    /// The answer says nothing about the write (why, in words): an auth or rate limit or timeout answer,
+    /// a server failure, no answer.
+    case notJudged(String)
+
+    static func of(_ error: ShopAPIError) -> NegativeAnswer {
+        let said = ErrorText.sentence(error)
+        switch (error, error.status) {
+        case (.signInExpired, _): return .notJudged("not signed in (401), \(said)")
+        case (.undecodable, nil): return .accepted("HTTP 2xx whose body could not be read: \(said)")
+        case (_, nil): return .notJudged("no answer, \(said)")
+        case let (_, status?):
+            switch status {
+            case 200..<300: return .accepted(said)
+            case 401, 407: return .notJudged("not signed in, \(said)")
+            case 408: return .notJudged("the server gave up reading the request, \(said)")
+            case 429: return .notJudged("rate-limited, \(said)")
+            case 400..<500: return .refused(status)
+            case 500..<600: return .notJudged("the server failed, \(said)")
+            default: return .notJudged("neither taken nor refused, \(said)")
+            }
+        }
     }
 }
 
@@ -177,19 +244,31 @@ struct NegativeRun {
 
     struct Line: Encodable {
         var name: String
+        /// `refused`, `accepted` or `not-judged`.
+        var verdict: String
         var refused: Bool
         var status: Int?
         var requestID: String?
         var changed: [String]
+        /// What could not be compared (a read failed before or after).
+        var unknown: [String]
         var finding: String?
+        /// Why a case was not judged.
+        var why: String?
     }
 
-    func run(_ cases: [NegativeCase]) async throws -> Int {
+    /// Cases with a finding, and cases whose answer did not judge the write.
+    struct Tally {
+        var findings = 0
+        var notJudged = 0
+    }
+
+    func run(_ cases: [NegativeCase]) async throws -> Tally {
         let first = try await read()
         guard let balance = first.balance else {
             throw CLIError(message: "the balance of \(user) could not be read: no case was sent", exitCode: .unavailable)
         }
-        guard let pack = first.packs.keys.sorted().first else {
+        guard let pack = first.packs?.filter({ $0.value != nil }).keys.sorted().first else {
             throw CLIError(message: "the pack list could not be read: no case was sent", exitCode: .unavailable)
         }
         let bundle = bundles.first?.identifier ?? "com.reiterate.cheer.50"
@@ -206,7 +285,7 @@ struct NegativeRun {
             }
         }
         let facts = NegativeFacts(pack: Self.quoted(pack), balance: balance, bundle: Self.quoted(bundle), credited: credited)
-        var findings = 0
+        var tally = Tally()
         for c in cases {
             if credited == 0, c.name == "transaction-replayed" || c.name == "transaction-as-text" { continue }
             let before = try await read()
@@ -214,8 +293,7 @@ struct NegativeRun {
             let body = c.body(NegativeFacts(pack: facts.pack, balance: before.balance ?? balance, bundle: facts.bundle, credited: credited))
             var status: Int?
             var requestID: String?
-            var refused = false
-            var answer = ""
+            let answer: NegativeAnswer
             do {
                 let sent: (response: CheerBalance, requestID: String?)
                 switch c.write {
@@ -224,59 +302,91 @@ struct NegativeRun {
                 }
                 status = 200
                 requestID = sent.requestID
-                answer = "HTTP 2xx, balance \(Wording.grouped(sent.response.balance))"
+                answer = .accepted("HTTP 2xx, balance \(Wording.grouped(sent.response.balance))")
             } catch let error as ShopAPIError {
                 status = error.status
                 requestID = error.requestID
-                refused = (400..<500).contains(error.status ?? 0)
-                answer = ErrorText.line(error)
+                answer = NegativeAnswer.of(error)
             }
             let after = try await read()
-            let changed = before.changes(to: after)
+            let packID: String? = switch c.pack {
+            case .none: nil
+            case .tested: pack
+            case let .named(id): id
+            }
+            let (changed, unknown) = before.changes(to: after, pack: packID)
             let reads = "reads before \(before.requestIDs.joined(separator: ", ")); after \(after.requestIDs.joined(separator: ", "))"
             let id = requestID.map { " (\(Sanitizer.line($0)))" } ?? ""
+            let notKnown = unknown.isEmpty ? "" : "; not known (a read failed): \(unknown.joined(separator: ", "))"
             var line: String
             var finding: String?
-            if refused && changed.isEmpty {
-                line = "refused \(status ?? 0)\(id)"
-            } else if refused {
-                line = "refused \(status ?? 0)\(id), but it changed: \(changed.joined(separator: "; ")) — \(reads)"
+            var why: String?
+            switch answer {
+            case let .refused(code) where changed.isEmpty:
+                line = "refused \(code)\(id)\(notKnown)"
+            case let .refused(code):
+                line = "refused \(code)\(id), but it changed: \(changed.joined(separator: "; "))\(notKnown) — \(reads)"
                 finding = "refused, with a side effect: \(changed.joined(separator: "; "))"
-            } else if status == 200 {
-                line = "ACCEPTED\(id): \(answer); \(changed.isEmpty ? "nothing changed" : changed.joined(separator: "; ")) — \(reads)"
-                finding = "accepted (\(answer))" + (changed.isEmpty ? "" : ": \(changed.joined(separator: "; "))")
-            } else {
-                line = "NOT REFUSED: \(answer)\(changed.isEmpty ? "" : "; \(changed.joined(separator: "; "))") — \(reads)"
-                finding = "no 4xx refusal: \(answer)"
+            case let .accepted(said):
+                line = "ACCEPTED\(id): \(said); \(changed.isEmpty ? "nothing changed" : changed.joined(separator: "; "))\(notKnown) — \(reads)"
+                finding = "accepted (\(said))" + (changed.isEmpty ? "" : ": \(changed.joined(separator: "; "))")
+            case let .notJudged(reason):
+                // Neither a pass nor a finding: the server did not decide on the write.
+                why = reason
+                line = "not judged: \(reason)\(id)"
+                if !changed.isEmpty { line += "; meanwhile it changed: \(changed.joined(separator: "; ")) — \(reads)" }
+                line += notKnown
+                tally.notJudged += 1
             }
             if let finding {
-                findings += 1
+                tally.findings += 1
                 Terminal.err("warning: negative \(c.name): \(Sanitizer.line(c.what)) must be refused (\(c.source)); \(Sanitizer.line(finding))\(id)\n")
             }
             if json {
-                Terminal.out(try Output.jsonLine(Line(name: c.name, refused: refused, status: status, requestID: requestID, changed: changed, finding: finding)))  // one line, newline included
+                let verdict = switch answer {
+                case .refused: "refused"
+                case .accepted: "accepted"
+                case .notJudged: "not-judged"
+                }
+                let refused = if case .refused = answer { true } else { false }
+                Terminal.out(try Output.jsonLine(Line(name: c.name, verdict: verdict, refused: refused, status: status, requestID: requestID, changed: changed,
+                                                      unknown: unknown, finding: finding, why: why)))  // one line, newline included
             } else {
                 Terminal.out("\(c.name.padding(toLength: 24, withPad: " ", startingAt: 0)) \(Sanitizer.line(line))\n")
             }
         }
-        if !json { Terminal.out("\(findings) finding\(findings == 1 ? "" : "s")\n") }
-        return findings
+        // The contract watchdog's findings on the run's own answers (an error body that is not the Error
+        // schema …), grouped, as `spend` and `buy` report theirs: warning lines that change no verdict.
+        _ = reportFindings(await client.exchanges.all())
+        if !json {
+            var summary = "\(tally.findings) finding\(tally.findings == 1 ? "" : "s")"
+            if tally.notJudged > 0 { summary += ", \(tally.notJudged) not judged" }
+            Terminal.out(summary + "\n")
+        }
+        return tally
     }
 
-    /// The reads before and after a case (a read that fails counts as unread: `unread` on both sides is
-    /// no change).
+    /// The reads before and after a case; a read that fails is nil (not known).
     func read() async throws -> NegativeReads {
         var ids: [String] = []
         func note(_ id: String?) { if let id { ids.append(id) } }
-        var reads = NegativeReads(balance: nil, newest: nil, historyTotal: nil, packs: [:], second: nil, requestIDs: [])
+        var reads = NegativeReads(balance: nil, history: nil, packs: nil, second: nil, requestIDs: [])
         if let b = try? await client.sendAnswered(Balance(user: user)) { reads.balance = b.response.balance; note(b.requestID) }
         if let h = try? await client.sendAnswered(CheerHistory(user: user, page: 1, perPage: 1)) {
-            reads.historyTotal = h.response.totalCount
-            if case let .entry(e)? = h.response.items.first { reads.newest = "\(e.id ?? "no id") (\(Wording.grouped(e.amount)) on \(e.product))" }
+            var newest: String?
+            switch h.response.items.first {
+            case let .entry(e)?: newest = "\(e.id ?? "no id") (\(Wording.grouped(e.amount)) on \(e.product))"
+            case let .unreadable(u)?: newest = "\(u.id ?? "no id") (unreadable)"
+            case nil: newest = nil
+            }
+            reads.history = NegativeReads.History(total: h.response.totalCount, newest: newest)
             note(h.requestID)
         }
         if let p = try? await client.sendAnswered(AudioPacks()) {
-            reads.packs = Dictionary(p.response.packs.map { ($0.identifier, $0.cheerTotal ?? 0) }, uniquingKeysWith: { a, _ in a })
+            var totals: [String: Int?] = [:]
+            for pack in p.response.packs where totals[pack.identifier] == nil { totals[pack.identifier] = .some(pack.cheerTotal) }
+            for entry in p.response.unreadable { if let id = entry.id, totals[id] == nil { totals[id] = .some(nil) } }
+            reads.packs = totals
             note(p.requestID)
         }
         if let s = try? await client.sendAnswered(Balance(user: second)) { reads.second = s.response.balance; note(s.requestID) }

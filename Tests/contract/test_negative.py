@@ -3,6 +3,7 @@ data, never from the input; the stand-in's lenient faults take each such write; 
 it as typed; `--strict` scopes to the write; `reiterate-shop negative` runs the catalogue."""
 import json
 import os
+import re
 import subprocess
 import tempfile
 
@@ -192,17 +193,23 @@ LENIENT = [
     ("accept_any_bundle", ["not-a-bundle"]),
     ("retyped_transaction", ["transaction-as-text"]),
     ("accept_negative_transaction", ["transaction-negative"]),
-]
+] + [({"kind": "lenient_body", "case": name}, [name]) for name in [
+    "amount-fraction", "amount-as-text", "amount-missing", "product-missing", "product-not-text", "comment-not-text", "body-not-object",
+    "transaction-replayed", "transaction-fraction", "transaction-missing", "identifier-missing",
+]]
 
 
 def case_lines(stdout):
-    return {line.split()[0]: line for line in stdout.splitlines() if line and not line.endswith("findings") and not line.endswith("finding")}
+    return {line.split()[0]: line for line in stdout.splitlines() if line and not SUMMARY.match(line)}
+
+
+SUMMARY = re.compile(r"^\d+ findings?(, \d+ not judged)?$")
 
 
 def test_negative_without_yes_lists_and_sends_nothing(start_stub, tmp_path):
     s = start_stub()
     r = shop("negative", "--base-url", s.url)
-    assert r.returncode == 0 and "19 cases, nothing sent: add --yes" in r.stdout, r.stdout + r.stderr
+    assert r.returncode == 0 and "20 cases, nothing sent: add --yes" in r.stdout, r.stdout + r.stderr
     assert "overspend" in r.stdout and "[contract: spendCheer amount minimum 1]" in r.stdout
     assert "/api/" not in s.log(), s.log()  # not even a read
     r = shop("negative", "--base-url", s.url, "--only", "nope")
@@ -218,7 +225,7 @@ def test_negative_against_the_stand_in_finds_nothing(start_stub):
     r = shop("negative", "--base-url", s.url, "--yes")
     assert r.returncode == 0, r.stdout + r.stderr
     lines = case_lines(r.stdout)
-    assert len(lines) == 19 and all(" refused 4" in line for line in lines.values()), r.stdout
+    assert len(lines) == 20 and all(" refused 4" in line for line in lines.values()), r.stdout
     assert lines["overspend"].split()[1:3] == ["refused", "402"] and lines["transaction-replayed"].split()[1:3] == ["refused", "409"]
     assert r.stdout.rstrip().endswith("0 findings") and not warnings(r.stderr), r.stderr
     # --json: one object a case.
@@ -232,7 +239,7 @@ def test_each_lenient_fault_is_found_by_its_case(start_stub):
     for kind, names in LENIENT:
         s.reset()
         s.http.delete(s.url + "/_stub/faults", timeout=5)
-        s.fault(kind=kind)
+        s.fault(**kind) if isinstance(kind, dict) else s.fault(kind=kind)
         r = shop("negative", "--base-url", s.url, "--yes")
         assert r.returncode == 65, (kind, r.stdout, r.stderr)
         lines = case_lines(r.stdout)
@@ -242,3 +249,187 @@ def test_each_lenient_fault_is_found_by_its_case(start_stub):
             assert "ACCEPTED" in lines[name] and "reads before rq-" in lines[name], (kind, lines[name])
             assert any(line.startswith(f"warning: negative {name}: ") for line in warnings(r.stderr)), (kind, r.stderr)
     # An accepted write for an unknown user shows where it landed: the tested user's balance.
+    s.reset()
+    s.http.delete(s.url + "/_stub/faults", timeout=5)
+    s.fault(kind="accept_unknown_user")
+    r = shop("negative", "--base-url", s.url, "--yes", "--only", "unknown-user-spend")
+    assert r.returncode == 65 and "balance 1,250 → 1,249" in case_lines(r.stdout)["unknown-user-spend"], r.stdout + r.stderr
+
+
+# review of `negative`, item 1: an answer that does not judge the write is never a refusal
+
+def test_an_answer_that_does_not_judge_the_write_is_not_judged_never_refused(start_stub):
+    s = start_stub()
+    faults = [
+        ({"kind": "status", "status": 401}, "401"),
+        ({"kind": "status", "status": 408}, "408"),
+        ({"kind": "rate_limit", "retry_after": 1}, "429"),
+        ({"kind": "status", "status": 503}, "503"),
+        ({"kind": "reset"}, "no answer"),
+    ]
+    for fault, said in faults:
+        s.reset()
+        s.fault(path="/api/v1/spend_cheer", **fault)
+        r = shop("negative", "--base-url", s.url, "--yes", "--only", "overspend,amount-zero")
+        lines = case_lines(r.stdout)
+        for name in ["overspend", "amount-zero"]:
+            assert lines[name].split()[1:3] == ["not", "judged:"] and said in lines[name], (fault, r.stdout)
+            assert " refused" not in lines[name], (fault, r.stdout)
+        if said != "no answer":
+            assert "(rq-" in lines["overspend"], (fault, r.stdout)
+        # Not a pass and not a finding: exit 69, the summary counts them.
+        assert r.returncode == 69, (fault, r.returncode, r.stdout, r.stderr)
+        assert r.stdout.splitlines()[-1] == "0 findings, 2 not judged", (fault, r.stdout)
+        assert not any(line.startswith("warning: negative ") for line in warnings(r.stderr)), r.stderr
+    # A finding beside a case not judged: the finding sets the status (65).
+    s.reset()
+    s.fault(kind="accept_nonpositive_amount", path="/api/v1/spend_cheer")
+    s.fault(kind="status", status=429, path="/api/v1/spend_cheer", count=1)  # overspend comes first
+    r = shop("negative", "--base-url", s.url, "--yes", "--only", "amount-zero,overspend")
+    assert r.returncode == 65 and r.stdout.splitlines()[-1] == "1 finding, 1 not judged", r.stdout + r.stderr
+    assert "not judged" in case_lines(r.stdout)["overspend"] and "ACCEPTED" in case_lines(r.stdout)["amount-zero"], r.stdout
+
+
+# review of `negative`, item 2: only what the case could change, and a failed read is not a change
+
+def while_the_write_is_out(s, act):
+    """Holds negative's one write 2 s (latency) and runs `act` once its reads before were made."""
+    import threading
+    import time
+    s.fault(kind="latency", ms=2000, path="/api/v1/spend_cheer")
+
+    def run():
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and s.log().count("GET /api/v1/audio_packs") < 2:
+            time.sleep(0.05)
+        time.sleep(0.3)
+        act()
+
+    t = threading.Thread(target=run)
+    t.start()
+    return t
+
+
+def test_another_packs_cheer_is_not_a_side_effect(start_stub):
+    s = start_stub()
+    packs = s.get("/api/v1/audio_packs").json()["packs"]
+    tested = sorted(p["identifier"] for p in packs)[0]  # the pack negative's spends name
+    other = next(p for p in packs if p["identifier"] != tested)
+    # Someone else cheers for another pack while the case is out.
+    t = while_the_write_is_out(s, lambda: s.http.put(s.url + "/_stub/packs/" + other["identifier"],
+                                                     json={"cheer_total": other["cheer_total"] + 9}, timeout=5))
+    r = shop("negative", "--base-url", s.url, "--yes", "--only", "overspend")
+    t.join()
+    assert s.get("/api/v1/audio_packs").json()["packs"] != packs  # it did happen, during the case
+    assert r.returncode == 0 and case_lines(r.stdout)["overspend"].split()[1:3] == ["refused", "402"], r.stdout + r.stderr
+    assert "but it changed" not in r.stdout and not any(w.startswith("warning: negative") for w in warnings(r.stderr)), r.stdout + r.stderr
+    # The pack the case names is compared: a change to it is a side effect.
+    s.reset()
+    t = while_the_write_is_out(s, lambda: s.http.put(s.url + "/_stub/packs/" + tested, json={"cheer_total": 123456}, timeout=5))
+    r = shop("negative", "--base-url", s.url, "--yes", "--only", "overspend")
+    t.join()
+    assert r.returncode == 65 and f"but it changed: {tested} cheer_total" in case_lines(r.stdout)["overspend"], r.stdout + r.stderr
+
+
+def test_a_read_that_failed_after_is_unknown_not_a_change(start_stub):
+    s = start_stub()
+
+    def fail_reads():
+        s.fault(kind="status", status=500, path="/api/v1/balance")
+        s.fault(kind="status", status=500, path="/api/v1/audio_packs")
+        s.fault(kind="status", status=500, path="/api/v1/cheer_history")
+
+    t = while_the_write_is_out(s, fail_reads)
+    r = shop("negative", "--base-url", s.url, "--yes", "--only", "overspend")
+    t.join()
+    line = case_lines(r.stdout)["overspend"]
+    assert r.returncode == 0 and line.split()[1:3] == ["refused", "402"] and "but it changed" not in line, r.stdout + r.stderr
+    assert "not known" in line and "unread" not in line, line
+    assert not any(w.startswith("warning: negative") for w in warnings(r.stderr)), r.stderr
+
+
+# review of `negative`, item 3: the watchdog's findings on its own exchanges are shown, verdicts kept
+
+def test_contract_findings_on_negatives_exchanges_are_warning_lines(start_stub):
+    s = start_stub()
+    s.fault(kind="no_request_id", path="/api/v1/spend_cheer")
+    s.fault(kind="content_type", content_type="text/plain", path="/api/v1/spend_cheer")
+    r = shop("negative", "--base-url", s.url, "--yes", "--only", "overspend,amount-zero")
+    lines = case_lines(r.stdout)
+    # Still refused, as they were: a deviation of the answer does not make the case accepted.
+    assert lines["overspend"].split()[1:3] == ["refused", "402"] and lines["amount-zero"].split()[1:3] == ["refused", "400"], r.stdout
+    found = [w for w in warnings(r.stderr) if w.startswith("warning: POST /api/v1/spend_cheer")]
+    assert any("[request-id]" in w for w in found) and any("content-type" in w.lower() for w in found), r.stderr
+    assert any("(×2" in w for w in found), r.stderr  # grouped, as the other write commands do
+    assert r.returncode == 0 and r.stdout.splitlines()[-1] == "0 findings", r.stdout + r.stderr
+
+
+# review of `negative`, item 4: refused but applied, and a write that changes a second user
+
+def test_a_refusal_that_still_applied_and_a_second_users_balance_are_flagged(start_stub):
+    s = start_stub()
+    # The plain stand-in: refused, nothing changed.
+    r = shop("negative", "--base-url", s.url, "--yes", "--only", "overspend")
+    assert r.returncode == 0 and case_lines(r.stdout)["overspend"].split()[1:3] == ["refused", "402"], r.stdout + r.stderr
+    # Taken (accept_overspend) but answered 400 (refuse_but_apply): "refused, but it changed".
+    s.fault(kind="accept_overspend", path="/api/v1/spend_cheer")
+    s.fault(kind="refuse_but_apply", path="/api/v1/spend_cheer")
+    r = shop("negative", "--base-url", s.url, "--yes", "--only", "overspend")
+    line = case_lines(r.stdout)["overspend"]
+    assert r.returncode == 65 and line.split()[1:3] == ["refused", "400"] and "but it changed: balance 1,250 → -1" in line, r.stdout + r.stderr
+    assert any(w.startswith("warning: negative overspend: ") and "side effect" in w for w in warnings(r.stderr)), r.stderr
+    assert balance(s) == -1
+    # Every write, refused or not, also debits qa-whale (the second user): each case is flagged.
+    s.reset()
+    s.fault(kind="second_user_write")
+    r = shop("negative", "--base-url", s.url, "--yes", "--only", "overspend,not-a-bundle")
+    lines = case_lines(r.stdout)
+    assert r.returncode == 65 and r.stdout.splitlines()[-1] == "2 findings", r.stdout + r.stderr
+    for name, was in [("overspend", "1,000,000 → 999,999"), ("not-a-bundle", "999,999 → 999,998")]:
+        assert " refused 4" in lines[name] and f"but it changed: second user's balance {was}" in lines[name], lines[name]
+    assert balance(s, "qa-whale") == 999_998 and balance(s) == 1250
+
+
+def test_each_new_lenient_fault_takes_its_body_and_only_it(start_stub):
+    s = start_stub()
+    spend = lambda body: s.post("/api/v1/spend_cheer?user_id=qa-alice", data=body, headers={"Content-Type": "application/json"})
+    buy = lambda body: s.post("/api/v2/purchase_cheer?user_id=qa-alice", data=body, headers={"Content-Type": "application/json"})
+    cases = [
+        ("amount-fraction", spend, '{"amount":1.5,"product":"%s"}' % RAIN, 1249),
+        ("amount-as-text", spend, '{"amount":"3","product":"%s"}' % RAIN, 1247),
+        ("amount-missing", spend, '{"product":"%s"}' % RAIN, 1249),
+        ("product-missing", spend, '{"amount":2}', 1248),
+        ("product-not-text", spend, '{"amount":2,"product":42}', 1248),
+        ("comment-not-text", spend, '{"amount":2,"product":"%s","comment":42}' % RAIN, 1248),
+        ("body-not-object", spend, "[]", 1249),
+        ("transaction-fraction", buy, '{"identifier":"com.reiterate.cheer.50","transaction_id":1.5}', 1300),
+        ("transaction-missing", buy, '{"identifier":"com.reiterate.cheer.50"}', 1300),
+        ("identifier-missing", buy, '{"transaction_id":77}', 1300),
+    ]
+    for name, write, body, after in cases:
+        s.reset()
+        assert write(body).status_code == 400 and balance(s) == 1250, name  # refused without the fault
+        fault = s.fault(kind="lenient_body", case=name)
+        r = write(body)
+        assert r.status_code == 200 and balance(s) == after, (name, r.status_code, r.text, balance(s))
+        listed = s.http.get(s.url + "/_stub/faults", timeout=5).json()["faults"]
+        assert [(f["hits"], f["case"]) for f in listed if f["id"] == fault["id"]] == [(1, name)], (name, listed)
+        # The fault takes its one malformed body, not the others.
+        for other, write2, body2, _ in cases:
+            if other != name:
+                assert write2(body2).status_code == 400, (name, other)
+    s.reset()
+    ok = '{"identifier":"com.reiterate.cheer.50","transaction_id":9}'
+    assert buy(ok).status_code == 200 and buy(ok).status_code == 409
+    s.fault(kind="lenient_body", case="transaction-replayed")
+    assert buy(ok).status_code == 200 and balance(s) == 1350
+    # A comment the plain stand-in refuses, recorded as text under the fault.
+    s.reset()
+    s.fault(kind="lenient_body", case="comment-not-text")
+    assert spend('{"amount":2,"product":"%s","comment":42}' % RAIN).status_code == 200
+    newest = s.get("/api/v1/cheer_history?user_id=qa-alice&per_page=1").json()["history"][0]
+    assert (newest["amount"], newest["comments"][0]["body"]) == (2, "42"), newest
+    r = s.post("/_stub/faults", json={"kind": "lenient_body"})
+    assert r.status_code == 400 and "needs case=" in r.text, r.text
+    r = s.post("/_stub/faults", json={"kind": "refuse_but_apply", "status": 500})
+    assert r.status_code == 400 and "4xx" in r.text, r.text
