@@ -59,20 +59,31 @@ struct Buy: AsyncParsableCommand {
     )
 
     @Option(help: "The bundle's App Store identifier (com.reiterate.cheer.N: N cheer).") var bundle: String
-    @Option(name: .customLong("transaction-id"), help: "The App Store transaction id (a whole number).") var transactionID: UInt64?
+    @Option(name: .customLong("transaction-id"), parsing: .unconditional,
+            help: ArgumentHelp("The App Store transaction id (a whole number; with --unchecked also as typed: -3, abc, or '\"42\"' to send 42 as a JSON string).",
+                               valueName: "id")) var transactionID: String?
     @Flag(help: "Do it (without this flag nothing is sent).") var yes = false
     @Flag(help: ArgumentHelp("Exit 65 when a check of the write failed or a response about it deviated from the contract (its answer, its verification, the reads it depends on); --strict=all: any response.",
                              valueName: "strict[=all]")) var strict = false
     @Flag(name: .customLong("strict-all"), help: ArgumentHelp("The same as --strict=all.", visibility: .hidden)) var strictAll = false
-    @Flag(help: "Send it as typed: no input check (an identifier that is not one of the environment's bundles).") var unchecked = false
+    @Flag(help: "Send it as typed: no input check (an identifier that is not one of the environment's bundles, a transaction id that is not a whole number).") var unchecked = false
     @OptionGroup var connection: ConnectionOptions
 
+    /// The id as given: a whole number, or (only with --unchecked) anything else as typed (`TransactionID(typed:)`).
+    func validate() throws {
+        guard let transactionID else { return }
+        guard UInt64(transactionID) != nil || (unchecked && TransactionID(typed: transactionID) != nil) else {
+            throw ValidationError("--transaction-id must be a whole number from 0 to 18446744073709551615 (add --unchecked to send it as typed)")
+        }
+    }
+
     func run() async throws {
-        let transaction = transactionID ?? UInt64.random(in: 1...UInt64.max)
+        let made = UInt64.random(in: 1...UInt64.max)
+        let transaction = transactionID.flatMap { TransactionID(typed: $0) } ?? .number(made)
         // The id it made, after the verdict (which is stdout's first line).
-        let made = transactionID == nil ? "transaction id \(transaction) (replay it with --transaction-id \(transaction))" : nil
-        try await WriteRun(connection: connection, yes: yes, strict: .of(strict, all: strictAll), unchecked: unchecked, verb: "buy", footer: made) { _ in
-            .purchase(identifier: bundle, transactionID: .number(transaction))
+        let footer = transactionID == nil ? "transaction id \(made) (replay it with --transaction-id \(made))" : nil
+        try await WriteRun(connection: connection, yes: yes, strict: .of(strict, all: strictAll), unchecked: unchecked, verb: "buy", footer: footer) { _ in
+            .purchase(identifier: bundle, transactionID: transaction)
         }.run()
     }
 }

@@ -433,3 +433,34 @@ def test_each_new_lenient_fault_takes_its_body_and_only_it(start_stub):
     assert r.status_code == 400 and "needs case=" in r.text, r.text
     r = s.post("/_stub/faults", json={"kind": "refuse_but_apply", "status": 500})
     assert r.status_code == 400 and "4xx" in r.text, r.text
+
+
+# review of `negative`, item 6: buy --unchecked sends a transaction id as typed (text, negative)
+
+def test_buy_unchecked_sends_a_transaction_id_as_text_or_negative(start_stub):
+    s = start_stub()
+    cheer50 = "com.reiterate.cheer.50"
+    # Checked: a transaction id that is not a whole number is not sent.
+    r = shop("buy", "--bundle", cheer50, "--transaction-id", '"42"', "--yes", "--base-url", s.url)
+    assert r.returncode == 64 and "--transaction-id must be a whole number" in r.stderr and "add --unchecked" in r.stderr, r.stderr
+    assert not posts(s)
+    # The plain stand-in refuses both: exit 1, nothing credited.
+    for typed in ['"42"', "-3", "abc"]:
+        r = shop("buy", "--bundle", cheer50, "--transaction-id", typed, "--yes", "--unchecked", "--base-url", s.url)
+        assert r.returncode == 1 and "[refusal-expected]" not in r.stderr, (typed, r.stdout, r.stderr)
+    assert balance(s) == 1250 and len(posts(s)) == 3
+    # retyped_transaction takes the string as another transaction than the number 42: credited twice.
+    s.fault(kind="retyped_transaction", path="/api/v2/purchase_cheer")
+    r = shop("buy", "--bundle", cheer50, "--transaction-id", "42", "--yes", "--base-url", s.url)
+    assert r.returncode == 0 and balance(s) == 1300, r.stdout + r.stderr
+    r = shop("buy", "--bundle", cheer50, "--transaction-id", '"42"', "--yes", "--unchecked", "--base-url", s.url)
+    assert r.returncode == 65 and balance(s) == 1350, r.stdout + r.stderr
+    assert r.stdout.startswith('The server accepted a purchase it must refuse: the transaction id "42" is not a whole number'), r.stdout
+    assert "[refusal-expected]" in r.stderr.splitlines()[0], r.stderr
+    # accept_negative_transaction takes -3 (sent as the JSON number -3; --transaction-id=-3 alike).
+    s.fault(kind="accept_negative_transaction", path="/api/v2/purchase_cheer")
+    r = shop("buy", "--bundle", cheer50, "--transaction-id", "-3", "--yes", "--unchecked", "--base-url", s.url)
+    assert r.returncode == 65 and balance(s) == 1400, r.stdout + r.stderr
+    assert r.stdout.startswith("The server accepted a purchase it must refuse: the transaction id -3 is not a whole number"), r.stdout
+    r = shop("buy", "--bundle", cheer50, "--transaction-id=-3", "--yes", "--unchecked", "--base-url", s.url)
+    assert r.returncode == 1 and "Transaction -3 was already credited" in r.stdout and balance(s) == 1400, r.stdout + r.stderr  # a replay
