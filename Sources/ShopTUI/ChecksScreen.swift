@@ -21,7 +21,10 @@ extension Renderer {
             let mark = r.outcome == .passed ? ("✔", Style(foreground: .good)) : ("✗", Style(foreground: .danger, bold: true))
             // A finding seen again is one row: its count beside the check's name.
             let name = r.count > 1 ? "\(clean(r.name)) ×\(Wording.grouped(r.count))" : clean(r.name)
-            return [(clock(r.at, f.timeZone), nil), (mark.0, mark.1), (name, nil), (clean(r.request), nil)]
+            // Findings on one answer at several places are told apart by the place, ahead of the request.
+            var request = clean(r.request)
+            if case let .place(.field(path, _))? = r.key?.at, !path.isEmpty { request = clean(path) + " · " + request }
+            return [(clock(r.at, f.timeZone), nil), (mark.0, mark.1), (name, nil), (request, nil)]
         }
         let empty = "No checks yet: a spend or a purchase is checked by reading again what it should have changed."
         layout.rows = table.render(&g, list, empty: (empty, false))

@@ -85,6 +85,24 @@ import TerminalText
         both("checks", l.app)
     }
 
+    /// Findings that recur are one row each, with their count; two places on one answer are told apart by
+    /// the place ahead of the request (issue 27, item 3).
+    @Test func checksTabWithGroupedFindingsAtTwoPlaces() {
+        var l = Loop()
+        let target = "/api/v1/cheer_history?user_id=qa-alice&page=1&per_page=50"
+        for n in 1...3 {
+            for (path, rule, expected, actual) in [("history[2].amount", FieldRule.type, "history[2].amount: integer", "string “lots”"),
+                                                   ("history[2].date", FieldRule.dateTime, "history[2].date: date-time", "“yesterday”")] {
+                let finding = Finding(check: .schema, expected: expected, actual: actual, place: .field(path: path, rule: rule))
+                l.app.checks.add([CheckRecord(name: "schema", outcome: .failed, expected: expected, actual: actual, request: "GET \(target)",
+                                              requestID: "rq-\(n)", at: now, isFinding: true, key: FindingKey(finding, method: "GET", target: target))])
+            }
+        }
+        l.press(.char("4"))
+        #expect(l.app.checks.records.count == 2 && l.app.checks.failures == 2)
+        both("checks-grouped", l.app)
+    }
+
     /// Answers a watch round: the balance, the entries and the balance again, then the packs if asked.
     func watchRound(_ l: inout Loop, _ balance: Int, _ entries: [ShopAPI.CheerHistoryEntry], total: Int, id: String, at: Date,
                     packs: [ShopAPI.AudioPack] = fixturePacks) {
