@@ -109,7 +109,7 @@ def parse(ansi):
     rows = []
     fg = bg = None
     bold = rev = dim = False
-    for line in ansi.split("\n")[:HEIGHT]:
+    for line in ansi.rstrip("\n").split("\n"):
         cells = []
         pos = 0
         for m in SGR.finditer(line + "\x1b[m"):
@@ -145,18 +145,21 @@ def render(ansi, out_path, title, light=False):
     """The captured screen as a PNG; `light` draws it on a white terminal (default colours dark text)."""
     bg_default, fg_default = (LIGHT_BG, LIGHT_FG) if light else (BG, FG)
     size = 16
+    rows = parse(ansi)
+    while rows and not any(c.strip() for c, *_ in rows[-1]):
+        rows.pop()  # a command's output ends where it ends; the TUI fills its screen
     regular, bold_font, fallbacks = fonts(size)
     cw = int(regular.getlength("M"))
     ch = size + 6
     pad = 14
     bar = 30
-    img = Image.new("RGB", (WIDTH * cw + 2 * pad, HEIGHT * ch + 2 * pad + bar), bg_default)
+    img = Image.new("RGB", (WIDTH * cw + 2 * pad, max(HEIGHT, len(rows)) * ch + 2 * pad + bar), bg_default)
     d = ImageDraw.Draw(img)
     d.rectangle([0, 0, img.width, bar], fill=(44, 47, 54))
     for i, color in enumerate([(237, 106, 94), (245, 191, 79), (98, 197, 84)]):
         d.ellipse([12 + i * 20, 10, 24 + i * 20, 22], fill=color)
     d.text((80, 7), title, font=regular, fill=(170, 175, 185))
-    for y, cells in enumerate(parse(ansi)):
+    for y, cells in enumerate(rows):
         x = 0
         for char, fg, bg, bold, rev, dim in cells:
             w = max(0, _libc.wcwidth(char))
@@ -180,13 +183,13 @@ def render(ansi, out_path, title, light=False):
 
 
 class Scene:
-    def __init__(self, url, cache_dir, name, user="qa-alice", command=None, extra="", args=""):
+    def __init__(self, url, cache_dir, name, user="qa-alice", command=None, extra="", args="", height=HEIGHT):
         self.name = name
         state = shlex.quote(str(cache_dir.parent / "state"))
         env = f"REITERATE_TOKEN=dev-token TZ=UTC TERM=xterm-256color LANG=C.UTF-8 XDG_STATE_HOME={state} {extra}"
         cmd = command or f"env {env} {shlex.quote(SHOP)} --base-url {url} --user {user} --cache-dir {shlex.quote(str(cache_dir))} {args}"
-        tmux("new-session", "-d", "-s", name, "-x", str(WIDTH), "-y", str(HEIGHT), cmd)
-        tmux("resize-window", "-t", name, "-x", str(WIDTH), "-y", str(HEIGHT))
+        tmux("new-session", "-d", "-s", name, "-x", str(WIDTH), "-y", str(height), cmd)
+        tmux("resize-window", "-t", name, "-x", str(WIDTH), "-y", str(height))
 
     def wait(self, text, timeout=15):
         deadline = time.monotonic() + timeout
@@ -420,7 +423,7 @@ def main():
                 sc.close()
         with running_stub("--fault", "accept_overspend") as lenient_url:
             env = f"REITERATE_TOKEN=dev-token TZ=UTC TERM=xterm-256color LANG=C.UTF-8 COLUMNS={WIDTH}"
-            n = Scene(lenient_url, work / "cache-negative", "negative",
+            n = Scene(lenient_url, work / "cache-negative", "negative", height=44,
                       command=f"env {env} {shlex.quote(SHOP)} negative --base-url {lenient_url} --yes; echo \"exit status $?\"; sleep 600")
             n.wait("exit status")
             n.shoot(out, "negative.png", "reiterate-shop negative --yes: writes the server must refuse (a server that takes an overspend)")
