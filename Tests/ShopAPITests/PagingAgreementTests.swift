@@ -55,3 +55,20 @@ import Testing
         #expect(answer(body(page: 3, ids: [], total: 6), page: 3, id: "rq-2", sent: 2, answered: 3, &w).isEmpty)
     }
 }
+
+@Suite struct PagingFindingKeyTests {
+    @Test func entriesPastTheLastPageAreOneFindingWhateverThePageSizeThatShowedIt() {
+        let fifty = Finding(check: .paging, expected: "no entries past the last page (total_pages 4, total_count 200)", actual: "page 5 holds 30 entries",
+                            place: .pages(.nothingPastTheLastPage))
+        let twoHundred = Finding(check: .paging, expected: "no entries past the last page (total_pages 1, total_count 200)", actual: "page 2 holds 30 entries",
+                                 place: .pages(.nothingPastTheLastPage))
+        let a = FindingKey(fifty, method: "GET", target: "/api/v1/cheer_history?user_id=qa-alice&page=5&per_page=50")
+        let b = FindingKey(twoHundred, method: "GET", target: "/api/v1/cheer_history?page=2&user_id=qa-alice&per_page=200")
+        #expect(a == b && a.target == "/api/v1/cheer_history?user_id=qa-alice")
+        // Another user's pages are another finding; so is another rule of the pages.
+        let bob = FindingKey(fifty, method: "GET", target: "/api/v1/cheer_history?user_id=qa-bob&page=5&per_page=50")
+        let total = FindingKey(Finding(check: .paging, expected: "x", actual: "y", place: .pages(.oneTotal)), method: "GET",
+                               target: "/api/v1/cheer_history?user_id=qa-alice&page=1&per_page=50")
+        #expect(a != bob && a != total)
+    }
+}

@@ -119,7 +119,8 @@ def test_pages_that_disagree_cost_a_handful_of_requests_and_hide_nothing(start_s
     warn = re.search(r"⚠ (\d+)", header)
     assert rows and warn and int(warn.group(1)) == len(rows), (header, rows)
     assert len(rows) <= 3, rows
-    if fault == "drifting_total":
+    if fault in ("drifting_total", "hidden_page"):
+        # One fact of the server's paging, whatever page or page size (the list's 50, the find's 200) showed it.
         assert len(rows) == 1 and "paging" in rows[0], rows
 
 

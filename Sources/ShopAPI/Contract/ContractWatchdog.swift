@@ -153,7 +153,8 @@ public struct ContractWatchdog: Sendable {
             // "A page past the end is empty": entries there are entries the totals do not count.
             if page > totalPages, !entries.isEmpty {
                 findings.append(Finding(check: .paging, expected: "no entries past the last page (total_pages \(totalPages), total_count \(totalCount))",
-                                        actual: "page \(page) holds \(entries.count) entr\(entries.count == 1 ? "y" : "ies")"))
+                                        actual: "page \(page) holds \(entries.count) entr\(entries.count == 1 ? "y" : "ies")",
+                                        place: .pages(.nothingPastTheLastPage)))
             }
             if let asked = query["page"].flatMap(Int.init), asked != page {
                 findings.append(Finding(check: .paging, expected: "page \(asked) (as asked)", actual: "page \(page)"))

@@ -59,6 +59,17 @@ public enum FindingPlace: Hashable, Sendable, Codable {
     case field(path: String, rule: FieldRule)
     /// A header (its name as the contract writes it: `X-Request-Id`).
     case header(String)
+    /// What a user's history pages say of each other, whatever page or page size showed it: one fact
+    /// of the server's paging, however many answers show it.
+    case pages(PagingRule)
+}
+
+/// What a user's history pages must agree on across answers.
+public enum PagingRule: String, Hashable, Sendable, Codable {
+    /// "A page past the end is empty": entries past `total_pages`.
+    case nothingPastTheLastPage
+    /// One `total_count` across pages: a total that comes back after another.
+    case oneTotal
 }
 
 /// The schema's rules a field can break.
@@ -90,8 +101,22 @@ public struct FindingKey: Hashable, Sendable {
     public init(_ finding: Finding, method: String, target: String) {
         check = finding.check
         self.method = method
-        if case .header? = finding.place { self.target = String(target.prefix { $0 != "?" }) } else { self.target = target }
+        switch finding.place {
+        case .header?: self.target = String(target.prefix { $0 != "?" })
+        case .pages?: self.target = Self.userOnly(target)
+        default: self.target = target
+        }
         at = finding.place.map(Where.place) ?? .stated(expected: finding.expected, actual: finding.actual)
+    }
+}
+
+extension FindingKey {
+    /// The path and its `user_id` alone: the history of one user, whatever its page and page size.
+    static func userOnly(_ target: String) -> String {
+        let path = String(target.prefix { $0 != "?" })
+        let user = target.split(separator: "?", maxSplits: 1).dropFirst().first?
+            .split(separator: "&").first { $0.hasPrefix("user_id=") }
+        return user.map { path + "?" + $0 } ?? path
     }
 }
 

@@ -101,7 +101,8 @@ struct HistoryMemory: Sendable {
         guard toldTotals[user, default: []].insert(pair).inserted else { return [] }
         func said(_ s: TotalSeen) -> String { "\(s.total) on page \(s.page) (\(s.requestID ?? "no request id"))" }
         return [Finding(check: .paging, expected: "one total_count across pages (no entry can leave the history and come back)",
-                        actual: "total_count \(said(a)), then \(said(b)), then \(total) on page \(page) (\(requestID ?? "no request id"))")]
+                        actual: "total_count \(said(a)), then \(said(b)), then \(total) on page \(page) (\(requestID ?? "no request id"))",
+                        place: .pages(.oneTotal))]
     }
 
     mutating func observe(_ summary: HistorySummary, user: String) -> [Finding] {
