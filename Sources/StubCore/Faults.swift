@@ -277,6 +277,10 @@ public enum LenientBody: String, CaseIterable, Sendable {
     case transactionMissing = "transaction-missing"
     /// purchaseCheer without `identifier`: credited as com.reiterate.cheer.50.
     case identifierMissing = "identifier-missing"
+    /// purchaseCheer `identifier` 42: credited as com.reiterate.cheer.50.
+    case identifierNotText = "identifier-not-text"
+    /// A purchase body that is JSON but not an object (`[]`): credited as com.reiterate.cheer.50, a new transaction.
+    case purchaseBodyNotObject = "purchase-body-not-object"
 }
 
 /// A key of a fault's JSON (`FaultSpec.keys` and, listed, `id`, `remaining`, `hits`).

@@ -56,12 +56,23 @@ struct PurchaseBody: Decodable {
     init(from decoder: any Decoder) throws {
         let lenient = StubBody.lenientKey.flatMap { decoder.userInfo[$0] as? LenientBody }
         var bent: LenientBody?
-        let c = try decoder.container(keyedBy: CodingKeys.self)
+        let c: KeyedDecodingContainer<CodingKeys>
+        do {
+            c = try decoder.container(keyedBy: CodingKeys.self)
+        } catch {
+            // JSON that is not an object: refused, or credited as a bundle of 50, a new transaction.
+            guard lenient == .purchaseBodyNotObject, (try? decoder.singleValueContainer().decodeNil()) == false else { throw error }
+            (identifier, transaction, self.bent) = ("com.reiterate.cheer.50", .missing, .purchaseBodyNotObject)
+            return
+        }
         if let identifier = try? c.decode(String.self, forKey: .identifier) {
             self.identifier = identifier
         } else if lenient == .identifierMissing, !c.contains(.identifier) {
             identifier = "com.reiterate.cheer.50"
             bent = .identifierMissing
+        } else if lenient == .identifierNotText, c.contains(.identifier) {
+            identifier = "com.reiterate.cheer.50"
+            bent = .identifierNotText
         } else {
             throw ShopError.badRequest("identifier is required (a cheer bundle such as com.reiterate.cheer.200)")
         }

@@ -49,8 +49,16 @@ struct NegativeCommand: AsyncParsableCommand {
         }
         let second = settings.users.first { $0 != settings.user } ?? (settings.user == "qa-whale" ? "qa-alice" : "qa-whale")
         guard yes else {
-            for c in cases { Terminal.out("\(c.name.padding(toLength: 24, withPad: " ", startingAt: 0)) \(c.what)  [\(c.source)]\n") }
-            Terminal.out("\(cases.count) cases, nothing sent: add --yes to send them to \(settings.environment.uppercased()) as \(settings.user) (second user \(second))\n")
+            for c in cases {
+                if json {
+                    Terminal.out(try Output.jsonLine(NegativeCase.Listed(c)))
+                } else {
+                    Terminal.out("\(c.name.padding(toLength: 24, withPad: " ", startingAt: 0)) \(c.what)  [\(c.source.text)]\n")
+                }
+            }
+            // With --json, stdout holds the cases alone; the summary goes to stderr.
+            let summary = "\(cases.count) cases, nothing sent: add --yes to send them to \(settings.environment.uppercased()) as \(settings.user) (second user \(second))\n"
+            if json { Terminal.err(summary) } else { Terminal.out(summary) }
             return
         }
         var tally = NegativeRun.Tally()
@@ -84,10 +92,66 @@ struct NegativeCase: Sendable {
         case named(String)
     }
 
+    /// Where a case's rule comes from.
+    enum Source: Sendable, Equatable {
+        /// A request field's rule in the contract's schema: `field` nil is the body itself.
+        case field(OperationID, field: String?, rule: FieldRule)
+        /// The contract's words about an answer of the operation (a 402, a 409).
+        case words(OperationID, String)
+        /// The shop's own data: its packs, users, the environment's bundles.
+        case shop(String)
+
+        /// A request field's rule (what the contract's schema says of it).
+        enum FieldRule: String, Sendable, Encodable {
+            case type, required, minimum, format
+        }
+
+        /// `contract: spendCheer amount minimum 1`.
+        var text: String {
+            switch self {
+            case let .field(operation, field, rule):
+                let detail: String
+                switch (operation, field, rule) {
+                case (_, _, .required): detail = ""
+                case (.spendCheer, "amount", .minimum): detail = " 1"
+                case (_, "transaction_id", .format): detail = " uint64"
+                case (_, nil, .type): detail = " object"
+                case (_, "transaction_id", .type), (_, "amount", .type): detail = " integer"
+                case (_, _, .type): detail = " string"
+                default: detail = ""
+                }
+                return "contract: \(operation.rawValue) \(field ?? "body") \(rule.rawValue)\(detail)"
+            case let .words(operation, words): return "contract: \(operation.rawValue) \(words)"
+            case let .shop(rule): return "shop rule: \(rule)"
+            }
+        }
+    }
+
+    /// A case as `--json` lists it (nothing sent): its name, what it sends, and its rule's source.
+    struct Listed: Encodable {
+        var name: String
+        var what: String
+        var source: String
+        var operation: String?
+        var field: String?
+        var rule: String?
+
+        init(_ c: NegativeCase) {
+            name = c.name
+            what = c.what
+            source = c.source.text
+            switch c.source {
+            case let .field(operation, field, rule): (self.operation, self.field, self.rule) = (operation.rawValue, field ?? "", rule.rawValue)
+            case let .words(operation, _): self.operation = operation.rawValue
+            case .shop: break
+            }
+        }
+    }
+
     var name: String
     var what: String
-    /// Where the rule comes from: the contract's field (type, required, minimum, format) or a shop rule.
-    var source: String
+    /// Where the rule comes from: the contract's field (type, required, minimum, format), its words, or a shop rule.
+    var source: Source
     var write: Write
     /// Whether it sends for an unknown user (else the user tested).
     var unknownUser = false
@@ -102,44 +166,47 @@ struct NegativeCase: Sendable {
     static func catalogue(bundles: [CheerBundle]) -> [NegativeCase] {
         let notABundle = ["com.reiterate.cheer.7", "com.reiterate.negative.7"].first { id in !bundles.contains { $0.identifier == id } } ?? "negative.7"
         let unknownPack = "com.reiterate.pack.negative-test-unknown"
-        func spend(_ name: String, _ what: String, _ source: String, unknownUser: Bool = false, pack: Pack = .tested,
+        func spend(_ name: String, _ what: String, _ source: Source, unknownUser: Bool = false, pack: Pack = .tested,
                    _ body: @escaping @Sendable (NegativeFacts) -> String) -> NegativeCase {
             NegativeCase(name: name, what: what, source: source, write: .spend, unknownUser: unknownUser, pack: pack, body: body)
         }
-        func buy(_ name: String, _ what: String, _ source: String, unknownUser: Bool = false, _ body: @escaping @Sendable (NegativeFacts) -> String) -> NegativeCase {
+        func buy(_ name: String, _ what: String, _ source: Source, unknownUser: Bool = false, _ body: @escaping @Sendable (NegativeFacts) -> String) -> NegativeCase {
             NegativeCase(name: name, what: what, source: source, write: .purchase, unknownUser: unknownUser, pack: .none, body: body)
         }
         return [
-            spend("unknown-pack", "a spend of 1 on a product not in the pack list", "shop rule: packs", pack: .named(unknownPack)) { _ in
+            spend("unknown-pack", "a spend of 1 on a product not in the pack list", .shop("packs"), pack: .named(unknownPack)) { _ in
                 #"{"amount":1,"product":"\#(unknownPack)"}"# },
-            spend("overspend", "a spend of the balance + 1", "contract: spendCheer 402, balance too low") {
+            spend("overspend", "a spend of the balance + 1", .words(.spendCheer, "402, balance too low")) {
                 #"{"amount":\#($0.balance + 1),"product":\#($0.pack)}"# },
-            spend("amount-zero", "a spend of 0", "contract: spendCheer amount minimum 1") { #"{"amount":0,"product":\#($0.pack)}"# },
-            spend("amount-negative", "a spend of −3", "contract: spendCheer amount minimum 1") { #"{"amount":-3,"product":\#($0.pack)}"# },
-            spend("amount-fraction", "a spend of 1.5", "contract: spendCheer amount type integer") { #"{"amount":1.5,"product":\#($0.pack)}"# },
-            spend("amount-as-text", "a spend with amount \"1\"", "contract: spendCheer amount type integer") { #"{"amount":"1","product":\#($0.pack)}"# },
-            spend("amount-missing", "a spend without amount", "contract: spendCheer amount required") { #"{"product":\#($0.pack)}"# },
-            spend("product-missing", "a spend without product", "contract: spendCheer product required", pack: .none) { _ in #"{"amount":1}"# },
-            spend("product-not-text", "a spend with product 42", "contract: spendCheer product type string", pack: .none) { _ in #"{"amount":1,"product":42}"# },
-            spend("comment-not-text", "a spend with comment 42", "contract: spendCheer comment type string") {
+            spend("amount-zero", "a spend of 0", .field(.spendCheer, field: "amount", rule: .minimum)) { #"{"amount":0,"product":\#($0.pack)}"# },
+            spend("amount-negative", "a spend of −3", .field(.spendCheer, field: "amount", rule: .minimum)) { #"{"amount":-3,"product":\#($0.pack)}"# },
+            spend("amount-fraction", "a spend of 1.5", .field(.spendCheer, field: "amount", rule: .type)) { #"{"amount":1.5,"product":\#($0.pack)}"# },
+            spend("amount-as-text", "a spend with amount \"1\"", .field(.spendCheer, field: "amount", rule: .type)) { #"{"amount":"1","product":\#($0.pack)}"# },
+            spend("amount-missing", "a spend without amount", .field(.spendCheer, field: "amount", rule: .required)) { #"{"product":\#($0.pack)}"# },
+            spend("product-missing", "a spend without product", .field(.spendCheer, field: "product", rule: .required), pack: .none) { _ in #"{"amount":1}"# },
+            spend("product-not-text", "a spend with product 42", .field(.spendCheer, field: "product", rule: .type), pack: .none) { _ in #"{"amount":1,"product":42}"# },
+            spend("comment-not-text", "a spend with comment 42", .field(.spendCheer, field: "comment", rule: .type)) {
                 #"{"amount":1,"product":\#($0.pack),"comment":42}"# },
-            spend("body-not-object", "a spend whose body is an array", "contract: spendCheer body type object", pack: .none) { _ in "[]" },
-            spend("unknown-user-spend", "a spend of 1 for a user the shop does not know", "shop rule: users", unknownUser: true) {
+            spend("body-not-object", "a spend whose body is an array", .field(.spendCheer, field: nil, rule: .type), pack: .none) { _ in "[]" },
+            spend("unknown-user-spend", "a spend of 1 for a user the shop does not know", .shop("users"), unknownUser: true) {
                 #"{"amount":1,"product":\#($0.pack)}"# },
-            buy("not-a-bundle", "a purchase of \(notABundle)", "shop rule: bundles (the environment's list)") {
+            buy("not-a-bundle", "a purchase of \(notABundle)", .shop("bundles (the environment's list)")) {
                 #"{"identifier":"\#(notABundle)","transaction_id":\#($0.freshTransaction)}"# },
-            buy("transaction-replayed", "a purchase with a transaction id already credited", "contract: purchaseCheer 409, credited once") {
+            buy("transaction-replayed", "a purchase with a transaction id already credited", .words(.purchaseCheer, "409, credited once")) {
                 #"{"identifier":\#($0.bundle),"transaction_id":\#($0.credited)}"# },
-            buy("transaction-as-text", "the credited transaction id again, as a string", "contract: transaction_id type integer; credited once") {
+            buy("transaction-as-text", "the credited transaction id again, as a string", .field(.purchaseCheer, field: "transaction_id", rule: .type)) {
                 #"{"identifier":\#($0.bundle),"transaction_id":"\#($0.credited)"}"# },
-            buy("transaction-negative", "a purchase with transaction id −1", "contract: transaction_id format uint64") {
+            buy("transaction-negative", "a purchase with transaction id −1", .field(.purchaseCheer, field: "transaction_id", rule: .format)) {
                 #"{"identifier":\#($0.bundle),"transaction_id":-\#($0.freshTransaction % 1_000_000_000 + 1)}"# },
-            buy("transaction-fraction", "a purchase with transaction id 1.5", "contract: transaction_id type integer") {
+            buy("transaction-fraction", "a purchase with transaction id 1.5", .field(.purchaseCheer, field: "transaction_id", rule: .type)) {
                 #"{"identifier":\#($0.bundle),"transaction_id":1.5}"# },
-            buy("transaction-missing", "a purchase without transaction_id", "contract: purchaseCheer transaction_id required") { #"{"identifier":\#($0.bundle)}"# },
-            buy("identifier-missing", "a purchase without identifier", "contract: purchaseCheer identifier required") {
+            buy("transaction-missing", "a purchase without transaction_id", .field(.purchaseCheer, field: "transaction_id", rule: .required)) { #"{"identifier":\#($0.bundle)}"# },
+            buy("identifier-missing", "a purchase without identifier", .field(.purchaseCheer, field: "identifier", rule: .required)) {
                 #"{"transaction_id":\#($0.freshTransaction)}"# },
-            buy("unknown-user-purchase", "a purchase for a user the shop does not know", "shop rule: users", unknownUser: true) {
+            buy("identifier-not-text", "a purchase with identifier 42", .field(.purchaseCheer, field: "identifier", rule: .type)) {
+                #"{"identifier":42,"transaction_id":\#($0.freshTransaction)}"# },
+            buy("purchase-body-not-object", "a purchase whose body is an array", .field(.purchaseCheer, field: nil, rule: .type)) { _ in "[]" },
+            buy("unknown-user-purchase", "a purchase for a user the shop does not know", .shop("users"), unknownUser: true) {
                 #"{"identifier":\#($0.bundle),"transaction_id":\#($0.freshTransaction)}"# },
         ]
     }
@@ -340,7 +407,7 @@ struct NegativeRun {
             }
             if let finding {
                 tally.findings += 1
-                Terminal.err("warning: negative \(c.name): \(Sanitizer.line(c.what)) must be refused (\(c.source)); \(Sanitizer.line(finding))\(id)\n")
+                Terminal.err("warning: negative \(c.name): \(Sanitizer.line(c.what)) must be refused (\(c.source.text)); \(Sanitizer.line(finding))\(id)\n")
             }
             if json {
                 let verdict = switch answer {
