@@ -207,7 +207,7 @@ public struct Keymap: Sendable, Equatable {
         Binding(.down, [.char("j"), .down], "move down (full-size detail: scroll)", hint: "move", hintWith: [.up]),
         Binding(.up, [.char("k"), .up], "move up (full-size detail: scroll)"),
         Binding(.first, [.char("g"), .home], "first row (History: the newest entry of all)"),
-        Binding(.last, [.char("G"), .end], "last row (History: the oldest entry, one request)"),
+        Binding(.last, [.char("G"), .end], "last row (History: the oldest entry, never a walk)"),
         Binding(.pageDown, [.pageDown], "a screenful down"),
         Binding(.pageUp, [.pageUp], "a screenful up"),
         Binding(.nextPage, [.char("]")], "next page of the history", tabs: [.history], hint: "page", hintWith: [.previousPage]),
