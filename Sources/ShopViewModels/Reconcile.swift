@@ -28,10 +28,10 @@ public enum Reconciler {
         let lowestSeen = after.items.lastIndex { matchKey($0).map(seen.contains) ?? false }
         // A row the last read sent unreadable without an id is matched by its place: as many places down
         // as the total grew. A readable entry found there now is that entry, not a new one.
-        let shift = max(0, after.total - before.total)
+        let shift = Swift.min(after.items.count, max(0, after.total.minusSaturating(before.total)))
         let formerlyIdless = Set(before.items.indices.filter { i in
             if case let .unreadable(u) = before.items[i], u.id == nil { return true } else { return false }
-        }.map { $0 + shift })
+        }.map { $0.plusSaturating(shift) })
         let window = after.items.indices.prefix(lowestSeen.map { $0 + 1 } ?? after.items.count)
         let freshItems = window.filter { i in
             let item = after.items[i]
@@ -43,14 +43,14 @@ public enum Reconciler {
         // Rows that could not be read: one with an id not seen before is new (its amount unknown); one
         // without an id may be new or an old entry now sent unreadable — it is counted as new only as far
         // as the totals need more new entries than the others make.
-        let newCount = after.total - before.total
+        let newCount = after.total.minusSaturating(before.total)
         let unreadableWithID = freshItems.compactMap { item -> UnreadableEntry? in
             if case let .unreadable(u) = item, u.id != nil { return u } else { return nil }
         }
         let idless = after.items.compactMap { item -> UnreadableEntry? in
             if case let .unreadable(u) = item, u.id == nil { return u } else { return nil }
         }
-        let idlessNew = min(idless.count, max(0, newCount - fresh.count - unreadableWithID.count))
+        let idlessNew = min(idless.count, max(0, newCount.minusSaturating(fresh.count + unreadableWithID.count)))
         let freshUnreadable = unreadableWithID + idless.prefix(idlessNew)
         // Id-less rows not counted as new may each be an entry seen before, now unreadable.
         var idlessSpare = idless.count - idlessNew
@@ -98,15 +98,15 @@ public enum Reconciler {
             ownFlags.append(mine != nil)
         }
         let ownCredit = own.reduce(0) { sum, write in
-            if case let .purchase(amount?) = write { return sum + amount }
+            if case let .purchase(amount?) = write { return sum.plusSaturating(amount) }
             return sum
         }
         let ownUnknownPurchase = own.contains { if case .purchase(nil) = $0 { return true } else { return false } }
 
         // The balance: a fall is the new entries' amounts; a rise is a sum of bundles.
-        let delta = after.balance - before.balance
-        let spent = fresh.reduce(0) { $0 + $1.amount }
-        let rest = delta + spent - ownCredit  // what the entries and this tool's purchases leave unexplained
+        let delta = after.balance.minusSaturating(before.balance)
+        let spent = fresh.map(\.amount).saturatingSum()
+        let rest = delta.plusSaturating(spent).minusSaturating(ownCredit)  // what the entries and this tool's purchases leave unexplained
         var balanceOutcome: WatchEvent.Outcome = .reconciled
         if overflow {
             balanceOutcome = .none
@@ -125,7 +125,7 @@ public enum Reconciler {
                 events.append(WatchEvent(at: after.at, change: .note("a purchase of \(g(rest)) cheer (\(bundleWords(rest, bundles)))"), outcome: .reconciled, requestIDs: ids))
             } else if fresh.isEmpty, rest < 0 {
                 balanceOutcome = .flagged
-                flag(.debitWithoutEntry, "no change, or a debit with a new history entry", "\(g(-rest)) cheer debited with no new entry")
+                flag(.debitWithoutEntry, "no change, or a debit with a new history entry", "\(g(0.minusSaturating(rest))) cheer debited with no new entry")
             } else if fresh.isEmpty {
                 balanceOutcome = .flagged
                 flag(.creditUnexplained, "a rise that is a sum of bundles (\(bundles.map(g).joined(separator: ", ")))", "+\(g(rest))")
@@ -134,12 +134,12 @@ public enum Reconciler {
                 flag(.entryWithoutDebit, "a debit of \(g(spent)) for \(fresh.count == 1 ? "the new entry" : "the \(fresh.count) new entries")", "no debit")
             } else {
                 balanceOutcome = .flagged
-                flag(.debitMismatch, "\(signed(-spent + ownCredit)) (the new entries' amounts)", signed(delta))
+                flag(.debitMismatch, "\(signed(0.minusSaturating(spent).plusSaturating(ownCredit))) (the new entries' amounts)", signed(delta))
             }
         }
         if delta != 0 {
             // All of it this tool's own writes: counted once, by their own verification.
-            let spentByOthers = zip(fresh, ownFlags).filter { !$0.1 }.reduce(0) { $0 + $1.0.amount }
+            let spentByOthers = zip(fresh, ownFlags).filter { !$0.1 }.map(\.0.amount).saturatingSum()
             let allOwn = !overflow && rest == 0 && spentByOthers == 0 && (ownCredit != 0 || ownFlags.contains(true))
             let outcome: WatchEvent.Outcome = balanceOutcome == .flagged ? .flagged : allOwn ? .own : balanceOutcome
             events.insert(WatchEvent(at: after.at, change: .balance(from: before.balance, to: after.balance), outcome: outcome, requestIDs: ids), at: 0)
@@ -211,11 +211,11 @@ public enum Reconciler {
             let wanted = cheered[pack.identifier] ?? 0
             if now != was {
                 events.append(WatchEvent(at: at, change: .packTotal(product: pack.identifier, from: was, to: now),
-                                         outcome: now - was >= wanted ? (wanted > 0 ? .reconciled : .none) : .flagged, requestIDs: requestIDs))
+                                         outcome: now.minusSaturating(was) >= wanted ? (wanted > 0 ? .reconciled : .none) : .flagged, requestIDs: requestIDs))
             }
-            if now - was < wanted {
-                events.append(WatchEvent(at: at, change: .finding(.packTotal, expected: "\(pack.name) +\(Wording.grouped(wanted)) or more (\(Wording.grouped(was)) → \(Wording.grouped(was + wanted)))",
-                                                                  actual: "\(Wording.signedDelta(now - was)) (\(Wording.grouped(now)))"),
+            if now.minusSaturating(was) < wanted {
+                events.append(WatchEvent(at: at, change: .finding(.packTotal, expected: "\(pack.name) +\(Wording.grouped(wanted)) or more (\(Wording.grouped(was)) → \(Wording.grouped(was.plusSaturating(wanted))))",
+                                                                  actual: "\(Wording.signedDelta(now.minusSaturating(was))) (\(Wording.grouped(now)))"),
                                          outcome: .flagged, requestIDs: requestIDs))
             }
         }

@@ -291,10 +291,10 @@ extension ShopUpdate {
             for pack in state.packs.all where names[pack.identifier] == nil { names[pack.identifier] = pack.name }
             let events = Reconciler.compare(last, observation, bundles: state.watch.bundles, own: state.watch.own, names: names)
             if !state.watch.skipCheersOfNextRound {
-                for case let .entry(e) in events.map(\.change) { state.watch.cheeredSincePacks[e.product, default: 0] += e.amount }
+                for case let .entry(e) in events.map(\.change) { state.watch.cheeredSincePacks[e.product, default: 0] = state.watch.cheeredSincePacks[e.product, default: 0].plusSaturating(e.amount) }
             }
             effects += note(events, &state)
-            state.watch.marks.seen(events, balance: observation.balance - last.balance, at: at)
+            state.watch.marks.seen(events, balance: observation.balance.minusSaturating(last.balance), at: at)
             // What changed shows on the other tabs too: the history list takes the new entries.
             if observation.total != last.total || events.contains(where: { if case .entry = $0.change { return true } else { return false } }) {
                 effects += invalidateHistory(&state, merge: true)

@@ -133,7 +133,7 @@ extension WatchEvent {
     public func text(names: [String: String] = [:]) -> String {
         let g = Wording.grouped
         switch change {
-        case let .balance(from, to): return "balance \(g(from)) → \(g(to)) (\(Wording.signedDelta(to - from)))"
+        case let .balance(from, to): return "balance \(g(from)) → \(g(to)) (\(Wording.signedDelta(to.minusSaturating(from))))"
         case let .entry(e): return "new entry: " + Reconciler.describe(e, names)
         case let .packTotal(product, from, to): return "\(names[product] ?? product) cheer \(g(from)) → \(g(to))"
         case let .packs(added, removed, repriced):

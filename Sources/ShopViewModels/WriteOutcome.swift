@@ -122,7 +122,7 @@ extension WriteOutcome {
         }
         let fresh = v.balance.value
         let before = v.before.balance
-        let expected = before.flatMap { b in rules.delta.map { b + $0 } }
+        let expected = before.flatMap { b in rules.delta.map { b.plusSaturating($0) } }
         var outcome = WriteOutcome(applied: .unknown, answer: .unanswered, checks: [], headline: "", requestID: v.answer.failureRequestID)
         // A write the shop must refuse: taken, it is the finding that leads, and every value it
         // changed is checked against "unchanged" (never a ✔ on what it should not have done).
@@ -221,8 +221,8 @@ extension WriteOutcome {
                               actual: "newest \(describe), total \(g(facts.total))")
                     }
                 } else if let total = v.before.historyTotal {
-                    check(.spendHistory, isThis && facts.total == total + 1,
-                          expected: "newest \(wanted), total \(g(total + 1))", actual: "newest \(describe), total \(g(facts.total))")
+                    check(.spendHistory, isThis && facts.total == total.plusSaturating(1),
+                          expected: "newest \(wanted), total \(g(total.plusSaturating(1)))", actual: "newest \(describe), total \(g(facts.total))")
                 } else {
                     check(.spendHistory, isThis, expected: "newest \(wanted)", actual: "newest \(describe)")
                 }
@@ -230,8 +230,8 @@ extension WriteOutcome {
             if let beforeCheer = v.before.packCheer, case let .read(after?) = v.packs, mustRefuse {
                 check(.spendPackTotal, after == beforeCheer, expected: unchanged(beforeCheer), actual: g(after))
             } else if let beforeCheer = v.before.packCheer, case let .read(after?) = v.packs {
-                check(.spendPackTotal, after == beforeCheer + amount,
-                      expected: "\(g(beforeCheer + amount)) (\(g(beforeCheer)) + \(g(amount)))", actual: g(after))
+                check(.spendPackTotal, after == beforeCheer.plusSaturating(amount),
+                      expected: "\(g(beforeCheer.plusSaturating(amount))) (\(g(beforeCheer)) + \(g(amount)))", actual: g(after))
             }
         }
         outcome.checks = checks

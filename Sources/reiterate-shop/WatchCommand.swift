@@ -214,14 +214,14 @@ struct WatchLine: Encodable {
         causedBy = e.causedBy?.words
         switch e.change {
         case let .balance(from, to):
-            (self.from, self.to, delta) = (from, to, to - from)
+            (self.from, self.to, delta) = (from, to, to.minusSaturating(from))
         case let .entry(entry):
             self.entry = EntryFields(id: entry.id, amount: entry.amount, product: entry.product, creator: entry.creator, date: ISO8601.format(entry.date),
                                      comments: entry.comments?.map(\.body))
             product = entry.product
             productName = names[entry.product]
         case let .packTotal(product, from, to):
-            (self.product, productName, self.from, self.to, delta) = (product, names[product], from, to, to - from)
+            (self.product, productName, self.from, self.to, delta) = (product, names[product], from, to, to.minusSaturating(from))
         case let .packs(added, removed, repriced):
             (self.added, self.removed, priceChanged) = (added, removed, repriced)
         case let .finding(check, expected, actual):

@@ -105,3 +105,25 @@ import Testing
         #expect(debit?.text().hasSuffix("— possibly caused by [entry-vanished] (above)") == true)
     }
 }
+
+/// The server's numbers are untrusted: balances, totals and amounts at the ends of `Int` are judged,
+/// never a trap.
+@Suite struct ReconcileExtremesTests {
+    typealias R = ReconcileTests
+
+    @Test func extremeBalancesTotalsAndAmountsAreJudgedWithoutATrap() {
+        let older = (1...3).map { R.e("h\($0)", 10, at: t0.addingTimeInterval(Double(-600 * $0))) }
+        for (b0, b1, t0v, t1v, amount) in [(Int.min, Int.max, Int.min, Int.max, Int.max), (Int.max, Int.min, Int.max, Int.min, Int.min),
+                                           (0, Int.min, 0, Int.max, Int.max), (Int.max, 0, 5, 6, Int.min)] {
+            let before = Observation(at: t0, balance: b0, items: older.map(HistoryItem.entry), total: t0v)
+            let new = R.e("n", amount, at: R.t1)
+            let after = Observation(at: R.t1, balance: b1, items: ([new] + older).map(HistoryItem.entry), total: t1v)
+            let events = Reconciler.compare(before, after, bundles: R.bundles)
+            #expect(!events.isEmpty)
+            _ = events.map { $0.text() }
+            let packs = Reconciler.comparePacks([pack("p", "P", cheer: Int.min)], [pack("p", "P", cheer: Int.max)], cheered: ["p": Int.max], at: R.t1, requestIDs: [])
+            #expect(!packs.isEmpty)
+        }
+        #expect(Int.max.plusSaturating(1) == .max && Int.min.minusSaturating(1) == .min && 0.minusSaturating(.min) == .max && 5.minusSaturating(3) == 2)
+    }
+}
