@@ -16,10 +16,13 @@ struct NegativeCommand: AsyncParsableCommand {
             Without --yes it lists the cases and sends nothing; always refused in a read-only environment.
             For each case: the user's balance and newest history entry, the total of the pack the case's body
             names (none for a purchase) and a second user's balance are read before and after; a read that
-            failed on either side is "not known", never a change. One line a case: `refused 400 (rq-…)`,
-            `ACCEPTED: …` with what changed, or `not judged: …` when the answer says nothing about the write
-            (401, 407, 408, 429, 5xx, no answer: the server did not decide on it). An accepted case, or a
-            refused one with a side effect, is a finding, also a `warning:` line. The contract watchdog's
+            failed on either side is "not known", never a change. The pack's total and the second user's
+            balance count only when they moved by the case's amount; any other move is "moved meanwhile".
+            One line a case: `refused 400 (rq-…)`, `ACCEPTED: …` with what changed, `APPLIED, answered …`
+            (a 5xx or no answer, and the user's balance or newest entry moved by the case's amount), or
+            `not judged: …` when the answer says nothing about the write (401, 407, 408, 429, 5xx, no answer)
+            or the case was skipped. An accepted or applied case, or a refused one with a side effect, is a
+            finding, also a `warning:` line. The contract watchdog's
             findings on the answers are `warning:` lines too; they change no case's verdict.
             Exit status: 0 every case refused with nothing changed; 65 a finding; 69 no finding but a case not
             judged (not a pass: run it again), or the reads before failed; 78 read-only or a bad setting.
@@ -231,6 +234,8 @@ struct NegativeReads {
         var total: Int
         /// `h-1 (5 on com.…)`, or nil when the history is empty.
         var newest: String?
+        /// The newest entry's amount (nil: no entry, or unreadable).
+        var newestAmount: Int?
     }
 
     var balance: Int?
@@ -240,12 +245,21 @@ struct NegativeReads {
     var second: Int?
     var requestIDs: [String]
 
-    /// What differs, in words (`balance 1,250 → 1,249`), and what cannot be told because a read failed on
-    /// either side. Of the packs only `pack` is compared: the one the case's write names (another pack's
-    /// total moves with anyone's cheer).
-    func changes(to after: NegativeReads, pack: String?) -> (changed: [String], unknown: [String]) {
+    /// What differs, in words (`balance 1,250 → 1,249`), what cannot be told because a read failed on
+    /// either side, and what moved by another amount than the write's. Of the packs only `pack` is compared:
+    /// the one the case's write names (another pack's total moves with anyone's cheer). That pack's total and
+    /// the second user's balance move with other testers' activity too: a move of them is this write's only
+    /// when it is the case's amount (`effect`); any other is `meanwhile`, never a change. The user's own
+    /// balance and history are the user's alone: any move of them is a change.
+    func changes(to after: NegativeReads, pack: String?, effect: NegativeEffect) -> (changed: [String], unknown: [String], meanwhile: [String]) {
         let g = Wording.grouped
-        var changed: [String] = [], unknown: [String] = []
+        var changed: [String] = [], unknown: [String] = [], meanwhile: [String] = []
+        func compareMove(_ what: String, _ a: Int?, _ b: Int?, expected: Set<Int>) {
+            guard let a, let b else { return unknown.append(what) }
+            guard a != b else { return }
+            let words = "\(what) \(g(a)) → \(g(b))"
+            if expected.contains(b.minusSaturating(a)) { changed.append(words) } else { meanwhile.append(words) }
+        }
         func compare<T: Equatable>(_ what: String, _ a: T?, _ b: T?, _ words: (T, T) -> String) {
             guard let a, let b else { return unknown.append(what) }
             if a != b { changed.append(words(a, b)) }
@@ -260,14 +274,63 @@ struct NegativeReads {
                 case (nil, nil): break
                 case (.some, nil): changed.append("\(pack) gone from the pack list")
                 case let (nil, .some(total)): changed.append("\(pack) appeared in the pack list (cheer_total \(total.map(g) ?? "unreadable"))")
-                case let (.some(a), .some(b)): compare("\(pack) cheer_total", a, b) { "\(pack) cheer_total \(g($0)) → \(g($1))" }
+                case let (.some(a), .some(b)): compareMove("\(pack) cheer_total", a, b, expected: effect.packRises)
                 }
             } else {
                 unknown.append("\(pack) cheer_total")
             }
         }
-        compare("second user's balance", second, after.second) { "second user's balance \(g($0)) → \(g($1))" }
-        return (changed, unknown)
+        compareMove("second user's balance", second, after.second, expected: effect.balanceMoves)
+        return (changed, unknown, meanwhile)
+    }
+
+    /// Whether the write was applied on the user tested: the balance moved by the case's amount, or a new
+    /// newest entry of the case's amount (a spend's). Reads that failed tell nothing: false.
+    func applied(to after: NegativeReads, effect: NegativeEffect) -> Bool {
+        if let a = balance, let b = after.balance, a != b, effect.balanceMoves.contains(b.minusSaturating(a)) { return true }
+        if let a = history, let b = after.history, a != b, let amount = b.newestAmount, b.newest != a.newest,
+           effect.packRises.contains(amount), amount != 0 { return true }
+        return false
+    }
+}
+
+/// What a case's write would move if it were taken, read from the body it sends: a spend's amount (its
+/// pack's total rises by it, a balance falls by it), a purchase's credit (a balance rises by it). A body
+/// that does not say it plainly is read every way a lenient server could: 1.5 as 1 or 2, "1" as 1, an
+/// amount missing as 1; a purchase's identifier not among the bundles by the number it ends in
+/// (`….cheer.7`: 7), one missing or not text as any bundle's credit.
+struct NegativeEffect: Sendable, Equatable {
+    /// How a balance moves (a spend's −amount, a purchase's +credit); 0 is no move.
+    var balanceMoves: Set<Int>
+    /// How the pack's `cheer_total` rises (a spend's amount; none for a purchase).
+    var packRises: Set<Int>
+
+    init(body: String, write: NegativeCase.Write, bundles: [CheerBundle]) {
+        let object = (try? JSONSerialization.jsonObject(with: Data(body.utf8), options: [.fragmentsAllowed])) as? [String: Any]
+        switch write {
+        case .spend:
+            let amounts: Set<Int>
+            switch object?["amount"] {
+            case let n as NSNumber where n.doubleValue == n.doubleValue.rounded() && abs(n.doubleValue) < 1e15: amounts = [n.intValue]
+            case let n as NSNumber where abs(n.doubleValue) < 1e15: amounts = [Int(n.doubleValue.rounded(.down)), Int(n.doubleValue.rounded(.up))]
+            case let text as String: amounts = Int(text).map { [$0] } ?? [1]
+            case nil: amounts = [1]
+            default: amounts = []
+            }
+            packRises = amounts
+            balanceMoves = Set(amounts.map { 0.minusSaturating($0) })
+        case .purchase:
+            packRises = []
+            if let id = object?["identifier"] as? String {
+                if let bundle = bundles.first(where: { $0.identifier == id }) {
+                    balanceMoves = [bundle.cheer]
+                } else {
+                    balanceMoves = Set(id.split(separator: ".").last.flatMap { Int($0) }.map { [$0] } ?? bundles.map(\.cheer))
+                }
+            } else {
+                balanceMoves = Set(bundles.map(\.cheer))
+            }
+        }
     }
 }
 
@@ -311,12 +374,15 @@ struct NegativeRun {
 
     struct Line: Encodable {
         var name: String
-        /// `refused`, `accepted` or `not-judged`.
+        /// `refused`, `accepted`, `applied` (a 5xx or no answer, and the write applied on the user) or
+        /// `not-judged` (also a case skipped).
         var verdict: String
         var refused: Bool
         var status: Int?
         var requestID: String?
         var changed: [String]
+        /// What moved by another amount than the write's (other testers' activity): not a change.
+        var meanwhile: [String]
         /// What could not be compared (a read failed before or after).
         var unknown: [String]
         var finding: String?
@@ -341,6 +407,7 @@ struct NegativeRun {
         let bundle = bundles.first?.identifier ?? "com.reiterate.cheer.50"
         // The one write that is meant to be taken: a purchase whose transaction id the replay cases resend.
         var credited: UInt64 = 0
+        var setupFailed: String?
         if cases.contains(where: { $0.name.hasPrefix("transaction-replayed") || $0.name == "transaction-as-text" }) {
             let id = UInt64.random(in: 1_000_000...UInt64(Int64.max))
             do {
@@ -348,13 +415,25 @@ struct NegativeRun {
                 credited = id
                 Terminal.err("note: setup: bought \(bundle) with transaction \(id) (the replay cases resend it)\n")
             } catch let error as ShopAPIError {
-                Terminal.err("warning: setup: the purchase the replay cases resend was not taken: \(ErrorText.line(error)); they are skipped\n")
+                setupFailed = ErrorText.line(error)
+                Terminal.err("warning: setup: the purchase the replay cases resend was not taken: \(ErrorText.line(error)); they are skipped (not judged)\n")
             }
         }
         let facts = NegativeFacts(pack: Self.quoted(pack), balance: balance, bundle: Self.quoted(bundle), credited: credited)
         var tally = Tally()
         for c in cases {
-            if credited == 0, c.name == "transaction-replayed" || c.name == "transaction-as-text" { continue }
+            if credited == 0, c.name == "transaction-replayed" || c.name == "transaction-as-text" {
+                // Not sent: not a pass. Counted as not judged.
+                let why = "skipped, the setup purchase it resends was not taken" + (setupFailed.map { " (\(Sanitizer.line($0)))" } ?? "")
+                tally.notJudged += 1
+                if json {
+                    Terminal.out(try Output.jsonLine(Line(name: c.name, verdict: "not-judged", refused: false, status: nil, requestID: nil, changed: [],
+                                                          meanwhile: [], unknown: [], finding: nil, why: why)))
+                } else {
+                    Terminal.out("\(c.name.padding(toLength: 24, withPad: " ", startingAt: 0)) not judged: \(Sanitizer.line(why))\n")
+                }
+                continue
+            }
             let before = try await read()
             let target = c.unknownUser ? "qa-negative-nobody-\(UInt32.random(in: 0...UInt32.max))" : user
             let body = c.body(NegativeFacts(pack: facts.pack, balance: before.balance ?? balance, bundle: facts.bundle, credited: credited))
@@ -381,13 +460,16 @@ struct NegativeRun {
             case .tested: pack
             case let .named(id): id
             }
-            let (changed, unknown) = before.changes(to: after, pack: packID)
+            let effect = NegativeEffect(body: body, write: c.write, bundles: bundles)
+            let (changed, unknown, meanwhile) = before.changes(to: after, pack: packID, effect: effect)
             let reads = "reads before \(before.requestIDs.joined(separator: ", ")); after \(after.requestIDs.joined(separator: ", "))"
             let id = requestID.map { " (\(Sanitizer.line($0)))" } ?? ""
-            let notKnown = unknown.isEmpty ? "" : "; not known (a read failed): \(unknown.joined(separator: ", "))"
+            let notKnown = (meanwhile.isEmpty ? "" : "; moved meanwhile (not this write's amount): \(meanwhile.joined(separator: "; "))")
+                + (unknown.isEmpty ? "" : "; not known (a read failed): \(unknown.joined(separator: ", "))")
             var line: String
             var finding: String?
             var why: String?
+            var applied = false
             switch answer {
             case let .refused(code) where changed.isEmpty:
                 line = "refused \(code)\(id)\(notKnown)"
@@ -397,6 +479,12 @@ struct NegativeRun {
             case let .accepted(said):
                 line = "ACCEPTED\(id): \(said); \(changed.isEmpty ? "nothing changed" : changed.joined(separator: "; "))\(notKnown) — \(reads)"
                 finding = "accepted (\(said))" + (changed.isEmpty ? "" : ": \(changed.joined(separator: "; "))")
+            case let .notJudged(reason) where before.applied(to: after, effect: effect):
+                // A 5xx or no answer, and the user's balance or newest entry moved by the case's amount: the
+                // server applied a write it must refuse, and answered an error.
+                applied = true
+                line = "APPLIED, answered \(reason)\(id): \(changed.joined(separator: "; "))\(notKnown) — \(reads)"
+                finding = "applied, answered \(reason): \(changed.joined(separator: "; "))"
             case let .notJudged(reason):
                 // Neither a pass nor a finding: the server did not decide on the write.
                 why = reason
@@ -413,11 +501,11 @@ struct NegativeRun {
                 let verdict = switch answer {
                 case .refused: "refused"
                 case .accepted: "accepted"
-                case .notJudged: "not-judged"
+                case .notJudged: applied ? "applied" : "not-judged"
                 }
                 let refused = if case .refused = answer { true } else { false }
                 Terminal.out(try Output.jsonLine(Line(name: c.name, verdict: verdict, refused: refused, status: status, requestID: requestID, changed: changed,
-                                                      unknown: unknown, finding: finding, why: why)))  // one line, newline included
+                                                      meanwhile: meanwhile, unknown: unknown, finding: finding, why: why)))  // one line, newline included
             } else {
                 Terminal.out("\(c.name.padding(toLength: 24, withPad: " ", startingAt: 0)) \(Sanitizer.line(line))\n")
             }
@@ -441,12 +529,13 @@ struct NegativeRun {
         if let b = try? await client.sendAnswered(Balance(user: user)) { reads.balance = b.response.balance; note(b.requestID) }
         if let h = try? await client.sendAnswered(CheerHistory(user: user, page: 1, perPage: 1)) {
             var newest: String?
+            var newestAmount: Int?
             switch h.response.items.first {
-            case let .entry(e)?: newest = "\(e.id ?? "no id") (\(Wording.grouped(e.amount)) on \(e.product))"
+            case let .entry(e)?: newest = "\(e.id ?? "no id") (\(Wording.grouped(e.amount)) on \(e.product))"; newestAmount = e.amount
             case let .unreadable(u)?: newest = "\(u.id ?? "no id") (unreadable)"
             case nil: newest = nil
             }
-            reads.history = NegativeReads.History(total: h.response.totalCount, newest: newest)
+            reads.history = NegativeReads.History(total: h.response.totalCount, newest: newest, newestAmount: newestAmount)
             note(h.requestID)
         }
         if let p = try? await client.sendAnswered(AudioPacks()) {

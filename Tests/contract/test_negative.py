@@ -293,11 +293,11 @@ def test_an_answer_that_does_not_judge_the_write_is_not_judged_never_refused(sta
 
 # review of `negative`, item 2: only what the case could change, and a failed read is not a change
 
-def while_the_write_is_out(s, act):
+def while_the_write_is_out(s, act, path="/api/v1/spend_cheer", count=None):
     """Holds negative's one write 2 s (latency) and runs `act` once its reads before were made."""
     import threading
     import time
-    s.fault(kind="latency", ms=2000, path="/api/v1/spend_cheer")
+    s.fault(kind="latency", ms=2000, path=path, **({} if count is None else {"count": count}))
 
     def run():
         deadline = time.monotonic() + 20
@@ -324,12 +324,43 @@ def test_another_packs_cheer_is_not_a_side_effect(start_stub):
     assert s.get("/api/v1/audio_packs").json()["packs"] != packs  # it did happen, during the case
     assert r.returncode == 0 and case_lines(r.stdout)["overspend"].split()[1:3] == ["refused", "402"], r.stdout + r.stderr
     assert "but it changed" not in r.stdout and not any(w.startswith("warning: negative") for w in warnings(r.stderr)), r.stdout + r.stderr
-    # The pack the case names is compared: a change to it is a side effect.
+    # The pack the case names is compared: a rise by the case's amount (the balance + 1) is a side effect.
     s.reset()
-    t = while_the_write_is_out(s, lambda: s.http.put(s.url + "/_stub/packs/" + tested, json={"cheer_total": 123456}, timeout=5))
+    was = next(p["cheer_total"] for p in packs if p["identifier"] == tested)
+    t = while_the_write_is_out(s, lambda: s.http.put(s.url + "/_stub/packs/" + tested, json={"cheer_total": was + 1251}, timeout=5))
     r = shop("negative", "--base-url", s.url, "--yes", "--only", "overspend")
     t.join()
     assert r.returncode == 65 and f"but it changed: {tested} cheer_total" in case_lines(r.stdout)["overspend"], r.stdout + r.stderr
+
+
+def test_a_busy_staging_moving_the_pack_and_the_second_user_by_other_amounts_is_no_side_effect(start_stub):
+    """Other testers cheer on the tested pack and buy for the second user while the case is out: those
+    moves are not the case's amount, so they are said on the line ("moved meanwhile"), never a finding."""
+    s = start_stub()
+    packs = s.get("/api/v1/audio_packs").json()["packs"]
+    tested = sorted(p["identifier"] for p in packs)[0]
+    was = next(p["cheer_total"] for p in packs if p["identifier"] == tested)
+
+    def others():
+        s.http.put(s.url + "/_stub/packs/" + tested, json={"cheer_total": was + 7}, timeout=5)
+        assert s.post("/api/v2/purchase_cheer?user_id=qa-whale", json={"identifier": "com.reiterate.cheer.50", "transaction_id": 424242}).status_code == 200
+
+    t = while_the_write_is_out(s, others)
+    r = shop("negative", "--base-url", s.url, "--yes", "--only", "overspend")
+    t.join()
+    assert balance(s, "qa-whale") == 1_000_050  # it did happen, during the case
+    line = case_lines(r.stdout)["overspend"]
+    assert r.returncode == 0 and line.split()[1:3] == ["refused", "402"] and "but it changed" not in line, r.stdout + r.stderr
+    assert "moved meanwhile (not this write's amount)" in line, line
+    assert f"{tested} cheer_total {was:,} → {was + 7:,}" in line and "second user's balance 1,000,000 → 1,000,050" in line, line
+    assert r.stdout.splitlines()[-1] == "0 findings" and not any(w.startswith("warning: negative") for w in warnings(r.stderr)), r.stdout + r.stderr
+    # --json: the moves are listed apart from what changed.
+    s.reset()
+    t = while_the_write_is_out(s, others)
+    r = shop("negative", "--base-url", s.url, "--yes", "--json", "--only", "overspend")
+    t.join()
+    row = json.loads(r.stdout.splitlines()[0])
+    assert r.returncode == 0 and row["changed"] == [] and len(row["meanwhile"]) == 2 and "finding" not in row, r.stdout + r.stderr
 
 
 def test_a_read_that_failed_after_is_unknown_not_a_change(start_stub):
@@ -380,13 +411,14 @@ def test_a_refusal_that_still_applied_and_a_second_users_balance_are_flagged(sta
     assert r.returncode == 65 and line.split()[1:3] == ["refused", "400"] and "but it changed: balance 1,250 → -1" in line, r.stdout + r.stderr
     assert any(w.startswith("warning: negative overspend: ") and "side effect" in w for w in warnings(r.stderr)), r.stderr
     assert balance(s) == -1
-    # Every write, refused or not, also debits qa-whale (the second user): each case is flagged.
+    # Every write, refused or not, also debits qa-whale (the second user) 1 cheer: each case that spends 1
+    # (the second user's balance moved by the case's amount) is flagged.
     s.reset()
     s.fault(kind="second_user_write")
-    r = shop("negative", "--base-url", s.url, "--yes", "--only", "overspend,not-a-bundle")
+    r = shop("negative", "--base-url", s.url, "--yes", "--only", "unknown-pack,comment-not-text")
     lines = case_lines(r.stdout)
     assert r.returncode == 65 and r.stdout.splitlines()[-1] == "2 findings", r.stdout + r.stderr
-    for name, was in [("overspend", "1,000,000 → 999,999"), ("not-a-bundle", "999,999 → 999,998")]:
+    for name, was in [("unknown-pack", "1,000,000 → 999,999"), ("comment-not-text", "999,999 → 999,998")]:
         assert " refused 4" in lines[name] and f"but it changed: second user's balance {was}" in lines[name], lines[name]
     assert balance(s, "qa-whale") == 999_998 and balance(s) == 1250
 
@@ -499,3 +531,56 @@ def test_the_catalogue_covers_every_rule_of_the_writes_request_bodies_in_the_con
     covered = {(x["operation"], x["field"], x["rule"]) for x in rows if x.get("rule")}
     assert wanted - covered == set(), sorted(wanted - covered)
     assert "/api/" not in s.log()  # listing sends nothing
+
+
+# review of `negative` (second), item 2: a case skipped, and a write applied but answered an error
+
+def test_replay_cases_skipped_when_the_setup_purchase_fails_are_not_judged(start_stub):
+    s = start_stub()
+    s.fault(kind="status", status=503, path="/api/v2/purchase_cheer", count=1)  # the setup purchase
+    r = shop("negative", "--base-url", s.url, "--yes", "--only", "not-a-bundle,transaction-replayed,transaction-as-text")
+    lines = case_lines(r.stdout)
+    assert r.returncode == 69, (r.returncode, r.stdout, r.stderr)
+    assert lines["not-a-bundle"].split()[1:3] == ["refused", "400"], r.stdout
+    for name in ["transaction-replayed", "transaction-as-text"]:
+        assert lines[name].split()[1:3] == ["not", "judged:"] and "skipped, the setup purchase it resends was not taken" in lines[name], lines[name]
+        assert "503" in lines[name], lines[name]
+    assert r.stdout.splitlines()[-1] == "0 findings, 2 not judged", r.stdout
+    assert "they are skipped (not judged)" in r.stderr, r.stderr
+    assert len(posts(s)) == 2  # the setup purchase and not-a-bundle: nothing resent
+    # --json says so too.
+    s.reset()
+    s.fault(kind="status", status=503, path="/api/v2/purchase_cheer", count=1)
+    r = shop("negative", "--base-url", s.url, "--yes", "--json", "--only", "transaction-replayed")
+    row = json.loads(r.stdout.splitlines()[0])
+    assert r.returncode == 69 and row["verdict"] == "not-judged" and row["why"].startswith("skipped"), r.stdout + r.stderr
+
+
+def test_a_5xx_whose_write_was_applied_on_the_user_is_a_finding(start_stub):
+    s = start_stub()
+    packs = s.get("/api/v1/audio_packs").json()["packs"]
+    tested = sorted(p["identifier"] for p in packs)[0]
+
+    def answered_503_then_moved(amount):
+        s.fault(kind="status", status=503, path="/api/v1/spend_cheer", count=1)
+        # While the write is held, the user's balance moves (as if the server had applied it).
+        return while_the_write_is_out(s, lambda: s.post("/api/v1/spend_cheer?user_id=qa-alice", json={"amount": amount, "product": tested}), count=1)
+
+    # comment-not-text spends 1: a move of the user's balance by −1 (and a newest entry of 1) is its write.
+    t = answered_503_then_moved(1)
+    r = shop("negative", "--base-url", s.url, "--yes", "--only", "comment-not-text")
+    t.join()
+    assert balance(s) == 1249
+    line = case_lines(r.stdout)["comment-not-text"]
+    assert r.returncode == 65 and line.split()[1:3] == ["APPLIED,", "answered"] and "503" in line and "balance 1,250 → 1,249" in line, r.stdout + r.stderr
+    assert r.stdout.splitlines()[-1] == "1 finding", r.stdout
+    assert any(w.startswith("warning: negative comment-not-text: ") and "applied, answered" in w for w in warnings(r.stderr)), r.stderr
+    # Moved by another amount (3): not this write; not judged, as before (exit 69).
+    s.reset()
+    t = answered_503_then_moved(3)
+    r = shop("negative", "--base-url", s.url, "--yes", "--only", "comment-not-text")
+    t.join()
+    assert balance(s) == 1247
+    line = case_lines(r.stdout)["comment-not-text"]
+    assert r.returncode == 69 and line.split()[1:3] == ["not", "judged:"] and "meanwhile it changed: balance 1,250 → 1,247" in line, r.stdout + r.stderr
+    assert not any(w.startswith("warning: negative") for w in warnings(r.stderr)), r.stderr
