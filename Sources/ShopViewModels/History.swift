@@ -48,7 +48,7 @@ public struct HistoryState: Equatable, Sendable {
     }
 
     /// The index of the first entry of `page`.
-    func firstIndex(ofPage page: Int) -> Int { isSinglePage ? 0 : (page - 1) * perPage }
+    func firstIndex(ofPage page: Int) -> Int { isSinglePage ? 0 : (page - 1).timesSaturating(perPage) }
 
     /// How many entries there are, once a page has said: the server's total, or more when its pages sent
     /// more (every entry received is in the list, whatever the totals say).
@@ -238,7 +238,7 @@ extension ShopUpdate {
         let low = shown.lowerBound, high = max(low, shown.upperBound - 1)
         var wanted: [Int] = []
         for page in [h.locate(low).page, h.locate(high).page] where !wanted.contains(page) && page != h.page { wanted.append(page) }
-        let edge = h.travel > 0 ? min(count - 1, high + HistoryState.prefetchDistance) : max(0, low - HistoryState.prefetchDistance)
+        let edge = h.travel > 0 ? min(count - 1, high.plusSaturating(HistoryState.prefetchDistance)) : max(0, low - HistoryState.prefetchDistance)
         let ahead = h.locate(edge).page
         if ahead != h.page, !wanted.contains(ahead) { wanted.append(ahead) }
         var effects: [Effect] = []

@@ -67,7 +67,7 @@ extension ShopUpdate {
         var effects = stopFindScan(&state)
         state.history.find = FindState(query: query)
         guard let count = state.history.count, count > 0 else { return effects }
-        let scanPages = (count + HistoryState.scanPerPage - 1) / HistoryState.scanPerPage
+        let scanPages = count.dividedRoundingUp(by: HistoryState.scanPerPage)
         let origin = state.history.cursor
         state.history.find?.scan = FindState.Scan(origin: origin, page: origin / HistoryState.scanPerPage + 1, totalPages: scanPages)
         effects += askScanPage(&state)
@@ -126,8 +126,10 @@ extension ShopUpdate {
             // What the scan received counts in the list too: a match is never past the list's end.
             noteReceived(answer, page: page, perPage: HistoryState.scanPerPage, &state.history)
             // The pages to scan: the server's, or more when the list holds more than its totals count.
-            let listed = ((state.history.count ?? 0) + HistoryState.scanPerPage - 1) / HistoryState.scanPerPage
-            scan.totalPages = max(1, answer.totalPages, listed)
+            let listed = (state.history.count ?? 0).dividedRoundingUp(by: HistoryState.scanPerPage)
+            // The server's total_pages only as far as its pages hold entries: an empty page ends the scan
+            // (a total_pages of 10¹² over 230 entries is not 10¹² requests).
+            scan.totalPages = answer.items.isEmpty ? max(1, min(listed, page)) : max(1, answer.totalPages, listed)
             scan.pagesScanned += 1
             let start = (page - 1) * HistoryState.scanPerPage
             var names: [String: String] = [:]
@@ -143,7 +145,7 @@ extension ShopUpdate {
             // A full page at the server's last (or past it): the next may still hold entries the totals
             // do not count. It is asked, up to `extraPages` past the server's last page.
             if next > scan.totalPages, answer.items.count >= HistoryState.scanPerPage, answer.page == page,
-               next <= max(1, answer.totalPages) + FindState.extraPages {
+               next <= max(1, answer.totalPages).plusSaturating(FindState.extraPages) {
                 scan.totalPages = next
             }
             if next > scan.totalPages { next = 1 }

@@ -91,7 +91,7 @@ extension ShopUpdate {
         // The other pages go: what was received is counted again from what stays.
         state.history.reading.received = 0
         let after = answer.totalCount
-        let delta = after - before
+        let delta = after.minusSaturating(before)
         var effects: [Effect] = []
         for other in state.history.pages.residentPages where other != page {
             state.history.pages.remove(other)
@@ -100,10 +100,11 @@ extension ShopUpdate {
         // At the top the newest entries simply show; further down the cursor keeps its entry (entries
         // come in at the top: a spend). Fewer entries: the cursor's page, reloaded, finds its entry.
         if delta > 0, state.history.cursor > 0 {
-            state.history.cursor += delta
-            state.history.newEntries += delta
+            state.history.cursor = state.history.cursor.plusSaturating(delta)
+            state.history.newEntries = state.history.newEntries.plusSaturating(delta)
             if var find = state.history.find {
-                find.matches = find.matches.map { $0 + delta }
+                find.matches = find.matches.map { $0.plusSaturating(delta) }
+                find.keys = Dictionary(find.keys.map { ($0.key.plusSaturating(delta), $0.value) }, uniquingKeysWith: { a, _ in a })
                 state.history.find = find
             }
             state.history.reading.shifted = delta

@@ -77,10 +77,18 @@ public enum PageDisagreement: Equatable, Sendable {
 extension ShopUpdate {
     /// Takes note of how far `answer` (page `page` of `perPage` entries) reaches.
     static func noteReceived(_ answer: CheerHistoryPage, page: Int, perPage: Int, _ history: inout HistoryState) {
-        guard !answer.items.isEmpty else { return }
-        let start = history.isSinglePage && perPage == history.perPage ? 0 : (page - 1) * perPage
-        let end = start + answer.items.count
+        // A page past the first counts only when the server says it is that page: a server without paging
+        // answers every page with the whole history (its answers read as page 1).
+        guard !answer.items.isEmpty, page == 1 || answer.page == page else { return }
+        let start = (page - 1).timesSaturating(perPage)
+        let end = start.plusSaturating(answer.items.count)
         if end > history.reading.received { history.reading.received = end }
+        // One page by the server's totals, yet more entries came (a page past it, or a larger page of the
+        // find's): the list is paged after all, so every entry received has its place.
+        if history.isSinglePage, let first = history.pages[1]?.value, answer.page == page, answer.perPage == perPage,
+           end > first.items.count, first.perPage == history.perPage {
+            history.reading.beyondLastPage = true
+        }
         // Past the page the server calls its last (its own answer's count, not the list's).
         if page > answer.totalPages, perPage == history.perPage {
             history.reading.beyondLastPage = true
@@ -161,7 +169,11 @@ extension ShopUpdate {
     /// a server whose totals count fewer entries than it has still shows them all.
     static func probePastLastPage(_ state: inout AppState) -> [Effect] {
         let h = state.history
-        guard !h.isSinglePage || h.reading.beyondLastPage, let count = h.count, count > 0 else { return [] }
+        // One page by the totals: only a page 1 that came full at the list's own page size (the server
+        // echoing its paging) may have more after it; a server without paging never does.
+        let paged = !h.isSinglePage || h.reading.beyondLastPage
+            || h.pages[1]?.value.map { $0.page == 1 && $0.perPage == h.perPage && $0.items.count >= h.perPage } == true
+        guard paged, let count = h.count, count > 0 else { return [] }
         let last = h.locate(count - 1).page
         guard h.page == last, let slot = h.pages[last], let answer = slot.value, slot.source == .live, !slot.isLoading,
               answer.items.count >= h.perPage, !h.reading.probed.contains(last + 1) else { return [] }

@@ -74,7 +74,9 @@ public enum Reconciler {
             }
             // Its data changed: one finding about that entry. An entry readable on one side only is the
             // contract watchdog's finding on the answer that could not be read, not a change.
-            if case let .entry(was) = old, case let .entry(current) = now, was != current {
+            // Comments may be added later (each has its commenter's handle): one added is no change; one
+            // that went or changed is.
+            if case let .entry(was) = old, case let .entry(current) = now, was != current, !Self.onlyCommentsAdded(was, current) {
                 flag(.entryChanged, "entry \(describe(was, names)) as it was", "now \(describe(current, names))")
             }
         }
@@ -167,6 +169,15 @@ public enum Reconciler {
             }
         }
         return events
+    }
+
+    /// Whether `later` is `earlier` with comments added and nothing else changed.
+    static func onlyCommentsAdded(_ earlier: CheerHistoryEntry, _ later: CheerHistoryEntry) -> Bool {
+        var a = earlier, b = later
+        a.comments = nil
+        b.comments = nil
+        let now = later.comments ?? []
+        return a == b && (earlier.comments ?? []).allSatisfy { now.contains($0) }
     }
 
     /// The key an entry is matched by across reads: its id (readable or not), or, for a readable entry

@@ -114,7 +114,7 @@ struct HistoryStream {
             }
             // The server's last page, full: the page after it is read too (its totals may count fewer entries
             // than it sends), at most `extraPages` past it.
-            let pastEnd = page >= answer.totalPages && (answer.items.count < CheerHistory.maxPerPage || page >= answer.totalPages + Self.extraPages)
+            let pastEnd = page >= answer.totalPages && (answer.items.count < CheerHistory.maxPerPage || page >= answer.totalPages.plusSaturating(Self.extraPages))
             if stop || answer.items.isEmpty || pastEnd { break }
             page += 1
         }

@@ -72,3 +72,16 @@ import Testing
         #expect(a != bob && a != total)
     }
 }
+
+@Suite struct PagingExtremesTests {
+    @Test func pagingNumbersAtTheEndsOfIntAreFindingsNotATrap() {
+        var w = ContractWatchdog()
+        let headers = HTTPFields(pairs: [("Content-Type", "application/json"), ("X-Request-Id", "rq-x")])
+        for (page, total) in [(Int.max, Int.max), (Int.min, Int.max), (1, Int.max), (Int.max, 0)] {
+            let body = Array(#"{"history":[{"id":"a","creator":"c","amount":5,"product":"p","date":"2026-11-01T00:00:00Z"}],"page":\#(page),"per_page":3,"total_pages":2,"total_count":\#(total)}"#.utf8)
+            let findings = w.check(ObservedExchange(operation: .getCheerHistory, pathAndQuery: "/api/v1/cheer_history?user_id=qa-alice&page=1&per_page=3",
+                                                    status: 200, headers: headers, body: body, sentAt: .now, answeredAt: .now))
+            #expect(findings.contains { $0.check == .paging })
+        }
+    }
+}

@@ -148,3 +148,68 @@ import Testing
         #expect(step == "went to " + d.state.history.positionText, "\(step) / \(d.state.history.positionText)")
     }
 }
+
+@Suite struct ShortHistoryPastItsOnePageTests {
+    /// A server that says 50 entries on one page and serves the 51st on page 2 (the stand-in's hidden_page
+    /// for a user of 51–100 entries): G, and / through its pages of 200, reach the 51st.
+    @Test func theEntryPastTheOnlyPageIsReached() {
+        let server = PageReadingTests.Server(real: 51, said: { _ in 50 })
+        var d = Driver()
+        d.send(.start)
+        // Page 1 came full on the server's only page: the page after it is asked once, at once (the cursor
+        // is on the last page), and holds the 51st.
+        #expect(d.serveHistory(server.page) == 2)
+        #expect(d.state.history.count == 51)
+        d.send(.historyLast)
+        #expect(d.serveHistory(server.page, limit: 100) <= 1)
+        #expect(d.state.history.count == 51 && d.state.history.cursor == 50 && d.state.history.selectedItem == .entry(entry(50)))
+        // Find: the scan's page of 200 holds all 51; the match on the 51st is where the cursor goes.
+        var f = Driver()
+        f.send(.start)
+        f.serveHistory(server.page)
+        let findServer = PageReadingTests.Server(real: 51, said: { _ in 50 })
+        f.send(.find("h50-no-such"))
+        f.serveHistory(findServer.page, limit: 100)
+        #expect(f.state.history.count == 51)
+        // A server without paging (every page is the whole history, read as page 1) is never paged by it.
+        var n = Driver()
+        n.send(.start)
+        n.serveHistory { _, _ in CheerHistoryPage(items: (0..<50).map { .entry(entry($0)) }, page: 1, perPage: 50, totalPages: 1, totalCount: 50) }
+        n.send(.historyLast)
+        n.serveHistory({ _, _ in CheerHistoryPage(items: (0..<50).map { .entry(entry($0)) }, page: 1, perPage: 50, totalPages: 1, totalCount: 50) }, limit: 100)
+        #expect(n.state.history.count == 50 && n.state.history.cursor == 49)
+    }
+
+    /// A server whose total_pages says 10¹² while its pages run out: one `/` reads the pages there are.
+    @Test func findStopsAtTheFirstEmptyPagePastWhatWasReceived() {
+        var d = Driver()
+        d.send(.start)
+        let lying: (Int, Int) -> CheerHistoryPage = { page, perPage in
+            let start = (page - 1) * perPage
+            let items = (start..<max(start, min(start + perPage, 230))).map { HistoryItem.entry(entry($0)) }
+            return CheerHistoryPage(items: items, page: page, perPage: perPage, totalPages: 1_000_000_000_000, totalCount: 230)
+        }
+        d.serveHistory(lying)
+        d.send(.find("nothing has this"))
+        let served = d.serveHistory(lying, limit: 1_000)
+        #expect(served <= 4, "one find sent \(served) requests")
+        #expect(d.state.history.find?.complete == true)
+    }
+
+    /// Paging numbers at the ends of Int are read and judged, never a trap.
+    @Test func extremePagingNumbersDoNotTrap() {
+        var d = Driver()
+        d.send(.start)
+        d.serveHistory({ page, perPage in
+            CheerHistoryPage(items: (0..<50).map { .entry(entry($0)) }, page: page, perPage: perPage, totalPages: .max, totalCount: .max)
+        }, limit: 20)
+        d.send(.historyLast)
+        d.serveHistory({ page, perPage in
+            CheerHistoryPage(items: (0..<50).map { .entry(entry($0)) }, page: page, perPage: perPage, totalPages: .max, totalCount: .max)
+        }, limit: 20)
+        d.send(.find("x"))
+        d.serveHistory({ page, perPage in CheerHistoryPage(items: [], page: page, perPage: perPage, totalPages: .max, totalCount: .max) }, limit: 20)
+        #expect(d.state.history.count == .max)
+        _ = d.state.history.positionText
+    }
+}

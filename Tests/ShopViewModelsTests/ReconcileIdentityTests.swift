@@ -127,3 +127,19 @@ import Testing
         #expect(Int.max.plusSaturating(1) == .max && Int.min.minusSaturating(1) == .min && 0.minusSaturating(.min) == .max && 5.minusSaturating(3) == 2)
     }
 }
+
+@Suite struct CommentsAddedLaterTests {
+    typealias R = ReconcileTests
+
+    @Test func aCommentAddedToAnEntryIsNoChangeButOneRemovedIs() {
+        let plain = R.e("h1", 10, comment: "first", at: t0)
+        var more = plain
+        more.comments = (plain.comments ?? []) + [CheerComment(signature: "kofi", body: "me too")]
+        let before = Observation(at: t0, balance: 100, items: [.entry(plain)], total: 1)
+        let added = Observation(at: R.t1, balance: 100, items: [.entry(more)], total: 1)
+        #expect(R.findings(Reconciler.compare(before, added, bundles: R.bundles)).isEmpty)
+        var gone = plain
+        gone.comments = []
+        #expect(R.findings(Reconciler.compare(before, Observation(at: R.t1, balance: 100, items: [.entry(gone)], total: 1), bundles: R.bundles)) == [.entryChanged])
+    }
+}

@@ -141,7 +141,7 @@ public struct ContractWatchdog: Sendable {
         guard let entries = summary.entries else { return [] }
         var findings: [Finding] = []
         if let page = summary.page, let perPage = summary.perPage, let totalPages = summary.totalPages, let totalCount = summary.totalCount, perPage > 0 {
-            let pages = (totalCount + perPage - 1) / perPage
+            let pages = totalCount.dividedRoundingUp(by: perPage)
             if totalPages != pages {
                 findings.append(Finding(check: .paging, expected: "total_pages \(pages) (⌈\(totalCount) / \(perPage)⌉)", actual: "\(totalPages)"))
             }

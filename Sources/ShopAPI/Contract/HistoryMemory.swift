@@ -124,12 +124,14 @@ struct HistoryMemory: Sendable {
             if let id = entry.id { seen.ids.append(id) }
         }
         var findings: [Finding] = []
-        if let above = book.pages[page - 1], let oldest = above.oldest, let newest = seen.newest, newest > oldest {
-            findings.append(Finding(check: .order, expected: "page \(page) older than page \(page - 1) (newest first)",
-                                    actual: "its first entry is newer than page \(page - 1)'s last"))
+        // The answer's own page number: the server's, so its neighbours are found without overflowing.
+        let previous = page.minusSaturating(1), next = page.plusSaturating(1)
+        if previous != page, let above = book.pages[previous], let oldest = above.oldest, let newest = seen.newest, newest > oldest {
+            findings.append(Finding(check: .order, expected: "page \(page) older than page \(previous) (newest first)",
+                                    actual: "its first entry is newer than page \(previous)'s last"))
         }
-        if let below = book.pages[page + 1], let oldest = seen.oldest, let newest = below.newest, newest > oldest {
-            findings.append(Finding(check: .order, expected: "page \(page + 1) older than page \(page) (newest first)",
+        if next != page, let below = book.pages[next], let oldest = seen.oldest, let newest = below.newest, newest > oldest {
+            findings.append(Finding(check: .order, expected: "page \(next) older than page \(page) (newest first)",
                                     actual: "its first entry is newer than page \(page)'s last"))
         }
         for id in seen.ids {
