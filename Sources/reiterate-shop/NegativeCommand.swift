@@ -180,7 +180,7 @@ struct NegativeCase: Sendable {
             spend("unknown-pack", "a spend of 1 on a product not in the pack list", .shop("packs"), pack: .named(unknownPack)) { _ in
                 #"{"amount":1,"product":"\#(unknownPack)"}"# },
             spend("overspend", "a spend of the balance + 1", .words(.spendCheer, "402, balance too low")) {
-                #"{"amount":\#($0.balance + 1),"product":\#($0.pack)}"# },
+                #"{"amount":\#($0.balance.plusSaturating(1)),"product":\#($0.pack)}"# },
             spend("amount-zero", "a spend of 0", .field(.spendCheer, field: "amount", rule: .minimum)) { #"{"amount":0,"product":\#($0.pack)}"# },
             spend("amount-negative", "a spend of −3", .field(.spendCheer, field: "amount", rule: .minimum)) { #"{"amount":-3,"product":\#($0.pack)}"# },
             spend("amount-fraction", "a spend of 1.5", .field(.spendCheer, field: "amount", rule: .type)) { #"{"amount":1.5,"product":\#($0.pack)}"# },
