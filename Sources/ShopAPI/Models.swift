@@ -10,12 +10,6 @@ public struct CheerBalance: Codable, Sendable, Equatable {
     public init(balance: Int) { self.balance = balance }
 }
 
-/// `Error`: what a failed call says.
-public struct ErrorBody: Decodable, Sendable, Equatable {
-    public var message: String
-    public var code: String?
-}
-
 public struct AudioPack: Codable, Sendable, Equatable, Identifiable {
     public var identifier: String
     public var name: String

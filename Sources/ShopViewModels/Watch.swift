@@ -23,8 +23,6 @@ public struct WatchState: Equatable, Sendable {
     public internal(set) var phase: Phase = .off
     /// Seconds between rounds.
     public var interval: Double
-    /// The bundle sizes the environment sells: a rise of the balance is a sum of them.
-    public var bundles: [Int]
     /// The packs are read every this many rounds.
     public var packsEvery = 5
     /// Newest first, at most `timelineCapacity`.
@@ -72,16 +70,16 @@ public struct WatchState: Equatable, Sendable {
     /// Reads of the entries a round tries before it gives up comparing (the balance kept moving).
     public static let maxCrossings = 4
 
-    public static let standInBundles = [50, 100, 200, 500, 1000, 2500, 5000]
+    /// The stand-in's bundle sizes (its `CheerBundle`s' cheer).
+    public static let standInBundles = CheerBundle.standIn.map(\.cheer)
 
     /// How a finding is told (nil: it is not, beyond the screen).
     public var alert: AlertStyle?
     /// Watching starts with the session (`--watch`, `watch = true`).
     public var onAtStart = false
 
-    public init(interval: Double = 2, bundles: [Int] = WatchState.standInBundles, alert: AlertStyle? = .bell) {
+    public init(interval: Double = 2, alert: AlertStyle? = .bell) {
         self.interval = max(0.2, interval)
-        self.bundles = bundles
         self.alert = alert
     }
 
@@ -289,7 +287,7 @@ extension ShopUpdate {
         if let last = state.watch.last {
             var names: [String: String] = [:]
             for pack in state.packs.all where names[pack.identifier] == nil { names[pack.identifier] = pack.name }
-            let events = Reconciler.compare(last, observation, bundles: state.watch.bundles, own: state.watch.own, names: names)
+            let events = Reconciler.compare(last, observation, bundles: state.context.bundles.map(\.cheer), own: state.watch.own, names: names)
             if !state.watch.skipCheersOfNextRound {
                 for case let .entry(e) in events.map(\.change) { state.watch.cheeredSincePacks[e.product, default: 0] = state.watch.cheeredSincePacks[e.product, default: 0].plusSaturating(e.amount) }
             }

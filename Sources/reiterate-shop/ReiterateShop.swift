@@ -219,7 +219,7 @@ extension ResolvedSettings {
 
     /// The watch as the settings make it (off until `w`, `--watch` or `watch = true`).
     var watchState: WatchState {
-        var state = WatchState(interval: watchInterval, bundles: bundles, alert: notify == .none ? nil : AlertStyle(rawValue: notify.rawValue))
+        var state = WatchState(interval: watchInterval, alert: notify == .none ? nil : AlertStyle(rawValue: notify.rawValue))
         state.onAtStart = watch
         return state
     }
