@@ -107,7 +107,13 @@ public struct HistoryState: Equatable, Sendable {
     public func isExpanded(_ item: HistoryItem) -> Bool { expanded.contains(Self.key(of: item)) }
 
     /// `entry 4,512 of 100,000 · page 91 of 2,000`, and what else is going on.
-    public var positionText: String {
+    public var positionText: String { position(withNews: true) }
+
+    /// Where the cursor is, for the bug report's steps: the position line's words but its news of
+    /// entries come in (a hint to press `g`, not a place).
+    var stepText: String { position(withNews: false) }
+
+    func position(withNews: Bool) -> String {
         var parts: [String] = []
         if let count, count > 0 {
             parts.append("entry \(Wording.grouped(min(cursor, count - 1) + 1)) of \(Wording.grouped(count))")
@@ -121,13 +127,9 @@ public struct HistoryState: Equatable, Sendable {
             parts.append(pageText)
         }
         if let other = serverTotalNote { parts.append("the server's total says \(Wording.grouped(other))") }
-        if newEntries > 0 { parts.append("\(Wording.grouped(newEntries)) new entr\(newEntries == 1 ? "y" : "ies") · g to see \(newEntries == 1 ? "it" : "them")") }
-        return parts.joined(separator: " · ")
-    }
-
-    /// Where the cursor is, for the bug report's steps: the words the position line shows.
-    var stepText: String {
-        let parts = positionText.components(separatedBy: " · ").filter { !$0.contains(" to see ") }
+        if withNews, newEntries > 0 {
+            parts.append("\(Wording.grouped(newEntries)) new entr\(newEntries == 1 ? "y" : "ies") · g to see \(newEntries == 1 ? "it" : "them")")
+        }
         return parts.joined(separator: " · ")
     }
 

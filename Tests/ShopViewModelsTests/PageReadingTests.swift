@@ -146,6 +146,16 @@ import Testing
         d.serveHistory(server.page, limit: 100)
         let step = d.state.steps.steps.last ?? ""
         #expect(step == "went to " + d.state.history.positionText, "\(step) / \(d.state.history.positionText)")
+        // Entries that come in above are news on the line, not part of the place the step names.
+        var n = Driver()
+        n.send(.start)
+        n.serveHistory { historyPage($0, perPage: $1) }
+        n.send(.moveHistorySelection(10))
+        n.send(.refresh)
+        n.serveHistory { historyPage($0, perPage: $1, total: 231) }
+        n.send(.moveHistorySelection(1))
+        #expect(n.state.history.positionText == "entry 12 of 231 · page 1 of 5 · 1 new entry · g to see it")
+        #expect(n.state.steps.steps.last == "went to entry 12 of 231 · page 1 of 5", "\(n.state.steps.steps)")
     }
 }
 
