@@ -54,6 +54,19 @@ import Testing
         #expect(findings.first?.expected.hasPrefix("history[0].date not after this machine's clock (2026-11-25T00:00:00Z") == true)
     }
 
+    @Test func theServersOwnDateHeaderIsTheClockWhenItSendsOne() {
+        // This machine's clock is behind (2026-11-25) but the server says it is 2026-11-28: its entry of
+        // that day is not in the future.
+        var headers = ok
+        headers[.date] = "Sat, 28 Nov 2026 12:00:00 GMT"
+        let dates = ["2026-11-28T11:00:00Z", "2026-11-24T00:00:00Z"]
+        #expect(check(.getCheerHistory, history(amounts: [5, 5], dates: dates), headers: headers, path: Self.path).isEmpty)
+        // An entry ahead of the server's own clock is, whatever this machine says.
+        headers[.date] = "Fri, 20 Nov 2026 00:00:00 GMT"
+        let ahead = check(.getCheerHistory, history(amounts: [5, 5], dates: dates), headers: headers, path: Self.path)
+        #expect(ahead.first?.check == .futureDate && ahead.first?.expected.contains("the server's own clock (its Date header)") == true)
+    }
+
     @Test func aPageHoldingMoreEntriesThanItsTotalIsAFinding() {
         let dates = ["2026-11-20T00:00:00Z", "2026-11-19T00:00:00Z", "2026-11-18T00:00:00Z"]
         #expect(check(.getCheerHistory, history(amounts: [5, 5, 5], dates: dates, total: 3), path: Self.path).isEmpty)

@@ -102,7 +102,7 @@ public struct ContractWatchdog: Sendable {
             findings += Self.historyPage(page, query: query)
             findings += history.observe(page, user: query["user_id"] ?? "")
             findings += history.observeTotal(page, user: query["user_id"] ?? "", requestID: e.headers[.requestID], sent: e.sentAt, answered: e.answeredAt)
-            findings += implied.history(page)
+            findings += implied.history(page, serverClock: e.headers[.date].flatMap(HTTPDate.parse))
         case .spendCheer:
             findings += JSONValue.parse(e.body, tokens: tokens).map(WriteMemory.spendAccepted) ?? []
         case .purchaseCheer:

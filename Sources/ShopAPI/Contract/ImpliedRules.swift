@@ -21,10 +21,14 @@ struct ImpliedRules: Sendable {
     /// and the history is "every time the user cheered for a product" — so 1 or more; its `date` is a
     /// time the user cheered, so not ahead of the clock; `total_count` counts at least the entries of
     /// the page in hand.
-    func history(_ summary: HistorySummary) -> [Finding] {
+    /// `serverClock` is the answer's own `Date` header when it has one: the server's clock, so a tester's
+    /// machine whose clock is wrong never makes the server's dates "in the future".
+    func history(_ summary: HistorySummary, serverClock: Date? = nil) -> [Finding] {
         guard let entries = summary.entries else { return [] }
         var findings: [Finding] = []
-        let latest = now().addingTimeInterval(Self.skew)
+        let reference = serverClock ?? now()
+        let clock = serverClock == nil ? "this machine's clock" : "the server's own clock (its Date header)"
+        let latest = reference.addingTimeInterval(Self.skew)
         var low = 0, ahead = 0
         for (i, entry) in entries.enumerated() {
             if let amount = entry.amount, amount < 1, low < Self.limit {
@@ -34,8 +38,8 @@ struct ImpliedRules: Sendable {
             }
             if let date = entry.date, date > latest, ahead < Self.limit {
                 ahead += 1
-                findings.append(Finding(check: .futureDate, expected: "history[\(i)].date not after this machine's clock (\(Self.stamp(now())), \(Int(Self.skew / 60)) min allowed)",
-                                        actual: "\(Self.stamp(date)), \(Self.span(date.timeIntervalSince(now()))) ahead",
+                findings.append(Finding(check: .futureDate, expected: "history[\(i)].date not after \(clock) (\(Self.stamp(reference)), \(Int(Self.skew / 60)) min allowed)",
+                                        actual: "\(Self.stamp(date)), \(Self.span(date.timeIntervalSince(reference))) ahead",
                                         place: .field(path: "history[\(i)].date", rule: .notAhead)))
             }
         }
