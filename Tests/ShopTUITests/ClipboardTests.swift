@@ -11,11 +11,22 @@ import Testing
 
     init() throws { try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true) }
 
-    /// A stand-in for tmux: a script, run by its path.
+    /// A stand-in for tmux: a script, run by its path. It is written by a shell of its own, not by this
+    /// process: a file this process had open for writing could be inherited by a child another test
+    /// forks meanwhile, and running the script would then fail with "text file busy" (ETXTBSY; seen
+    /// in CI as this suite's copy never reaching its stand-in).
     func fakeTmux(_ body: String) throws -> String {
         let path = folder.appendingPathComponent("tmux-\(UUID().uuidString)").path
-        try "#!/bin/sh\n\(body)\n".write(toFile: path, atomically: true, encoding: .utf8)
-        try FileManager.default.setAttributes([.posixPermissions: 0o700], ofItemAtPath: path)
+        let writer = Process()
+        writer.executableURL = URL(fileURLWithPath: "/bin/sh")
+        writer.arguments = ["-c", "cat > \"$1\" && chmod 700 \"$1\"", "sh", path]
+        let input = Pipe()
+        writer.standardInput = input
+        try writer.run()
+        try input.fileHandleForWriting.write(contentsOf: Data("#!/bin/sh\n\(body)\n".utf8))
+        try input.fileHandleForWriting.close()
+        writer.waitUntilExit()
+        #expect(writer.terminationStatus == 0, "the stand-in for tmux was written")
         return path
     }
 
@@ -37,7 +48,9 @@ import Testing
         defer { try? FileManager.default.removeItem(at: folder) }
         let out = folder.appendingPathComponent("buffer").path
         let tmux = try fakeTmux("[ \"$1 $2\" = \"load-buffer -\" ] || exit 2\ncat > '\(out)'")
-        #expect(Clipboard.loadTmuxBuffer(Self.large, environment: Self.inTmux, program: tmux))
+        // A limit well past what the copy takes: this test is of the whole line, not of the limit (a loaded
+        // machine takes longer than the 1 s of a real copy).
+        #expect(Clipboard.loadTmuxBuffer(Self.large, environment: Self.inTmux, program: tmux, limit: .seconds(20)))
         #expect(try String(contentsOfFile: out, encoding: .utf8) == Self.large)
     }
 
