@@ -4,16 +4,16 @@
 /// `CancellationError`.
 public enum ShopAPIError: Error, Sendable, Equatable {
     /// The request did not get a whole HTTP answer.
-    case transport(TransportError, endpoint: String)
+    case transport(TransportError, endpoint: EndpointKey)
     /// The server answered 4xx/5xx; `message` and `code` from its JSON error body: the contract's
     /// `message`, else the words it sent instead (`error`, `detail`: `ServerWords`; the watchdog
     /// flags such a body, and its words still show).
-    case http(status: Int, message: String?, code: String?, requestID: String?, endpoint: String, retryAfter: Int?)
+    case http(status: Int, message: String?, code: String?, requestID: String?, endpoint: EndpointKey, retryAfter: Int?)
     /// The body was not JSON (a proxy's HTML page, a wrong content type); `text`: the start of it,
     /// when it is text (an HTML page's title), as the server sent it.
-    case notJSON(status: Int, contentType: String?, requestID: String?, endpoint: String, text: String? = nil)
+    case notJSON(status: Int, contentType: String?, requestID: String?, endpoint: EndpointKey, text: String? = nil)
     /// JSON that does not match the contract.
-    case undecodable(DecodeProblem, requestID: String?, endpoint: String)
+    case undecodable(DecodeProblem, requestID: String?, endpoint: EndpointKey)
     /// The access token was refused and could not be renewed.
     case signInExpired(SignInProblem, requestID: String?)
     /// A setting makes the call impossible.
@@ -48,7 +48,7 @@ public enum ShopAPIError: Error, Sendable, Equatable {
     }
 
     /// `GET /api/v1/balance`, when the error belongs to a request.
-    public var endpoint: String? {
+    public var endpoint: EndpointKey? {
         switch self {
         case let .transport(_, e), let .http(_, _, _, _, e, _), let .notJSON(_, _, _, e, _), let .undecodable(_, _, e): return e
         case .signInExpired, .configuration: return nil
@@ -166,6 +166,6 @@ public enum ConfigurationProblem: Sendable, Equatable {
     /// `shown` is the URL as given, or nil when it carries credentials (never echoed).
     case invalidBaseURL(shown: String?)
     case tokenCharacters
-    case cannotEncodeRequest(endpoint: String)
+    case cannotEncodeRequest(endpoint: EndpointKey)
     case unexpected
 }

@@ -168,7 +168,7 @@ public actor ShopClient {
         // Token-like keys redacted, as the log and the HAR have them: a snapshot or a pin is for sharing.
         let document = JSONValue.parse(Redactor.redacted(response.body, tokens: response.tokens ?? JSONTokenizer.tokens(response.body)))
         return Recorded(value: value, document: document, requestID: response.headers[.requestID], status: response.status,
-                        method: E.endpoint.method.rawValue, target: E.endpoint.path + Self.queryString(endpoint.query), at: at)
+                        method: E.endpoint.method.rawValue, target: endpoint.requestKey.target, at: at)
     }
 
     private func decoded<E: Endpoint>(_: E.Type, _ response: TransportResponse) throws -> E.Response {
@@ -177,12 +177,12 @@ public actor ShopClient {
         } catch let error as DecodingError {
             let requestID = response.headers[.requestID]
             if let contentType = response.headers[.contentType], !Self.isJSON(contentType) {
-                throw ShopAPIError.notJSON(status: response.status, contentType: contentType, requestID: requestID, endpoint: E.endpoint.description,
+                throw ShopAPIError.notJSON(status: response.status, contentType: contentType, requestID: requestID, endpoint: E.endpoint.key,
                                            text: ServerWords.read(response.body, contentType: contentType).text)
             }
             var problem = DecodingFailure.problem(error)
             if problem.path.isEmpty, problem.reason == .invalidJSON, Self.endsEarly(response.body) { problem.reason = .cutShort }
-            throw ShopAPIError.undecodable(problem, requestID: requestID, endpoint: E.endpoint.description)
+            throw ShopAPIError.undecodable(problem, requestID: requestID, endpoint: E.endpoint.key)
         }
     }
 
@@ -208,9 +208,9 @@ public actor ShopClient {
         do {
             body = try endpoint.body()
         } catch {
-            throw ShopAPIError.configuration(.cannotEncodeRequest(endpoint: description.description))
+            throw ShopAPIError.configuration(.cannotEncodeRequest(endpoint: description.key))
         }
-        let pathAndQuery = description.path + Self.queryString(endpoint.query)
+        let pathAndQuery = endpoint.requestKey.target
         let started = ContinuousClock.now
         var attempt = 0
         var refreshed = false
@@ -245,7 +245,7 @@ public actor ShopClient {
                     try await sleeper.sleep(wait)
                     continue
                 }
-                throw ShopAPIError.transport(error, endpoint: description.description)
+                throw ShopAPIError.transport(error, endpoint: description.key)
             }
 
             if (200..<300).contains(response.status) { return response }
@@ -262,7 +262,7 @@ public actor ShopClient {
                 continue
             }
             if response.status == 401, refreshed {
-                let failure = Self.httpError(response, endpoint: description.description)
+                let failure = Self.httpError(response, endpoint: description.key)
                 throw ShopAPIError.signInExpired(.renewedTokenRefused(failure.serverMessage), requestID: failure.requestID)
             }
 
@@ -275,7 +275,7 @@ public actor ShopClient {
                 try await sleeper.sleep(wait)
                 continue
             }
-            throw Self.httpError(response, endpoint: description.description)
+            throw Self.httpError(response, endpoint: description.key)
         }
     }
 
@@ -393,7 +393,7 @@ public actor ShopClient {
         Int(d / .milliseconds(1))
     }
 
-    static func httpError(_ response: TransportResponse, endpoint: String) -> ShopAPIError {
+    static func httpError(_ response: TransportResponse, endpoint: EndpointKey) -> ShopAPIError {
         let requestID = response.headers[.requestID]
         let contentType = response.headers[.contentType]
         let retryAfter = retryAfter(response.headers[.retryAfter], now: Date())
@@ -413,14 +413,6 @@ public actor ShopClient {
         if text.utf8.allSatisfy({ (0x30...0x39).contains($0) }) { return Int(text) ?? Int.max }
         guard let date = HTTPDate.parse(text) else { return nil }
         return max(0, Int(date.timeIntervalSince(now).rounded(.up)))
-    }
-
-    static func queryString(_ items: [(name: String, value: String)]) -> String {
-        guard !items.isEmpty else { return "" }
-        var allowed = CharacterSet.alphanumerics
-        allowed.insert(charactersIn: "-._~")
-        func encode(_ s: String) -> String { s.addingPercentEncoding(withAllowedCharacters: allowed) ?? "" }
-        return "?" + items.map { "\(encode($0.name))=\(encode($0.value))" }.joined(separator: "&")
     }
 }
 

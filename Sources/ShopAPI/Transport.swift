@@ -4,7 +4,7 @@ import JSONTokens
 /// The HTTP layer under the client, small enough to fake: one request in, one whole response out.
 /// Header fields are swift-http-types' `HTTPFields` (ordered, case-insensitive, validated names).
 
-public enum RequestMethod: String, Sendable, Hashable {
+public enum RequestMethod: String, Sendable, Hashable, Codable {
     case get = "GET"
     case post = "POST"
 }

@@ -373,7 +373,7 @@ extension ShopUpdate {
         case (402, let .spend(_, _, amount, _)):
             // Our words once, the server's quoted (whether anything was spent, the reads say next).
             let said = error.serverMessage.map { ": “\(Sanitizer.line($0))”" } ?? ""
-            return "\(error.endpoint ?? "POST \(SpendCheer.endpoint.path)"): not enough cheer to spend \(Wording.grouped(amount)) — HTTP 402\(said)."
+            return "\(error.endpoint ?? SpendCheer.endpoint.key): not enough cheer to spend \(Wording.grouped(amount)) — HTTP 402\(said)."
         case (409, let .purchase(_, transactionID)):
             return "Transaction \(transactionID) was already credited; nothing changed."
         default:

@@ -58,7 +58,7 @@ public struct Notice: Equatable, Sendable {
     /// A failure in one line, with what to do when the token was refused.
     static func error(_ error: ShopAPIError, _ context: ShopContext) -> Notice {
         Notice(.error, ErrorText.line(error) + ErrorText.signInAdvice(error, tokenVariable: context.tokenVariable),
-               requestID: error.requestID, endpoint: error.endpoint)
+               requestID: error.requestID, endpoint: error.endpoint?.description)
     }
 }
 

@@ -65,7 +65,7 @@ import Testing
             #expect(seen.header("Content-Type") == "application/json")
             let replay = await apiError { try await h.client.send(buy) }
             #expect(replay == .http(status: 409, message: "transaction 18446744073709551615 was already credited; nothing changed",
-                                   code: "duplicate_transaction", requestID: replay?.requestID, endpoint: "POST /api/v2/purchase_cheer", retryAfter: nil))
+                                   code: "duplicate_transaction", requestID: replay?.requestID, endpoint: .post("/api/v2/purchase_cheer"), retryAfter: nil))
             #expect(replay?.requestID?.hasPrefix("rq-") == true)
         }
     }

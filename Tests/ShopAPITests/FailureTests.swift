@@ -24,7 +24,7 @@ import Testing
         try await withTransport { transport in
             let client = ShopClient(configuration: .init(baseURL: "http://no-such-host.invalid:8080", retry: .none), transport: transport, tokens: TokenStore(accessToken: "t"))
             let error = await apiError { try await client.send(Balance(user: "qa-alice")) }
-            #expect(error == .transport(.dns(host: "no-such-host.invalid"), endpoint: "GET /api/v1/balance"))
+            #expect(error == .transport(.dns(host: "no-such-host.invalid"), endpoint: .get("/api/v1/balance")))
         }
     }
 
@@ -44,7 +44,7 @@ import Testing
             try await h.stub.addFault("hang,count=1")
             let started = ContinuousClock.now
             let error = await apiError { try await h.client.send(Balance(user: "qa-alice")) }
-            #expect(error == .transport(.timeout(), endpoint: "GET /api/v1/balance"))
+            #expect(error == .transport(.timeout(), endpoint: .get("/api/v1/balance")))
             #expect(ContinuousClock.now - started < .seconds(3))
             #expect(error?.description == "GET /api/v1/balance: timed out waiting for the server")
         }
@@ -56,7 +56,7 @@ import Testing
             let started = ContinuousClock.now
             let error = await apiError { try await h.client.send(AudioPacks()) }
             // The head had come before the body stalled: its request id is kept.
-            guard case let .transport(.timeout(requestID), "GET /api/v1/audio_packs") = error else { Issue.record("got \(String(describing: error))"); return }
+            guard case let .transport(.timeout(requestID), AudioPacks.endpoint.key) = error else { Issue.record("got \(String(describing: error))"); return }
             #expect(requestID?.hasPrefix("rq-") == true)
             #expect(error?.description.hasPrefix("GET /api/v1/audio_packs: timed out waiting for the server (request id rq-") == true)
             #expect(ContinuousClock.now - started < .seconds(3))
@@ -77,7 +77,7 @@ import Testing
             let error = await apiError { try await h.client.send(Balance(user: "qa-alice")) }
             let sent = try #require(await h.stub.recorder.all().last)
             #expect(error == .http(status: 503, message: "maintenance until 14:00", code: "injected_fault", requestID: sent.requestID,
-                                   endpoint: "GET /api/v1/balance", retryAfter: 30))
+                                   endpoint: .get("/api/v1/balance"), retryAfter: 30))
             #expect(error?.description == "GET /api/v1/balance: HTTP 503 Service Unavailable: maintenance until 14:00 [injected_fault] (retry after 30 s) (request id \(sent.requestID))")
         }
     }

@@ -13,10 +13,10 @@ import Testing
 
     /// Each failure that comes with a response head, and so with a request id.
     static let errors: [ShopAPIError] = [
-        .http(status: 500, message: long, code: "internal", requestID: id, endpoint: "GET /api/v1/cheer_history", retryAfter: nil),
-        .http(status: 429, message: "slow down", code: nil, requestID: id, endpoint: "GET /api/v1/balance", retryAfter: 7),
-        .notJSON(status: 502, contentType: "text/html; charset=utf-8", requestID: id, endpoint: "GET /api/v1/cheer_history"),
-        .undecodable(DecodeProblem(path: "history[3].amount", reason: .wrongType(expected: "integer")), requestID: id, endpoint: "GET /api/v1/cheer_history"),
+        .http(status: 500, message: long, code: "internal", requestID: id, endpoint: .get("/api/v1/cheer_history"), retryAfter: nil),
+        .http(status: 429, message: "slow down", code: nil, requestID: id, endpoint: .get("/api/v1/balance"), retryAfter: 7),
+        .notJSON(status: 502, contentType: "text/html; charset=utf-8", requestID: id, endpoint: .get("/api/v1/cheer_history")),
+        .undecodable(DecodeProblem(path: "history[3].amount", reason: .wrongType(expected: "integer")), requestID: id, endpoint: .get("/api/v1/cheer_history")),
     ]
 
     static let widths = [80, 100, 120]
@@ -84,7 +84,7 @@ import Testing
         l.press(.enter, .enter)
         guard let token = l.app.inFlight.token(for: .write) else { Issue.record("not sent"); return }
         var error = Self.errors[n]
-        if case let .http(_, message, code, id, _, retry) = error { error = .http(status: 409, message: message, code: code, requestID: id, endpoint: "POST /api/v1/spend_cheer", retryAfter: retry) }
+        if case let .http(_, message, code, id, _, retry) = error { error = .http(status: 409, message: message, code: code, requestID: id, endpoint: .post("/api/v1/spend_cheer"), retryAfter: retry) }
         l.send(.actionFinished(token, .failure(error), at: now))
         l.app.notice = nil
         for width in Self.widths { idWhole(l.app, width, "the outcome dialog") }

@@ -192,7 +192,7 @@ import TerminalText
         l.type("7")
         l.press(.enter, .enter)
         guard case .pending? = l.app.action?.phase, let token = l.app.inFlight.token(for: .write) else { Issue.record("not sent"); return }
-        l.send(.actionFinished(token, .failure(.transport(.timeout(), endpoint: "POST /api/v1/spend_cheer")), at: now))
+        l.send(.actionFinished(token, .failure(.transport(.timeout(), endpoint: .post("/api/v1/spend_cheer"))), at: now))
         let text = Renderer.render(frame(l.app)).text
         #expect(text.contains("┌─ Checking") && !text.contains("Failed") && text.contains("reading the balance again"))
     }
@@ -265,7 +265,7 @@ import TerminalText
         _ = ShopUpdate.update(&app, .start)
         _ = ShopUpdate.update(&app, .cacheLoaded(app.inFlight.token(for: .cacheRead) ?? Token(0), balance: .init(value: CheerBalance(balance: 1250), fetchedAt: now.addingTimeInterval(-720)),
                                                  packs: .init(value: AudioPackList(packs: fixturePacks), fetchedAt: now.addingTimeInterval(-720)), firstPage: nil))
-        let refused = ShopAPIError.transport(.connectionRefused(host: "127.0.0.1"), endpoint: "GET /api/v1/balance")
+        let refused = ShopAPIError.transport(.connectionRefused(host: "127.0.0.1"), endpoint: .get("/api/v1/balance"))
         _ = ShopUpdate.update(&app, .balanceLoaded(app.inFlight.token(for: .balance) ?? Token(0), .failure(refused), at: now))
         _ = ShopUpdate.update(&app, .packsLoaded(app.inFlight.token(for: .packs) ?? Token(0), .failure(refused), at: now))
         both("offline", app)

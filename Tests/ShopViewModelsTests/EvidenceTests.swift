@@ -29,7 +29,7 @@ import Testing
         recorded.status = 500
         recorded.requestID = "rq-500"
         d.apply(.exchangeRecorded(recorded))
-        d.apply(.balanceLoaded(d.balanceToken, .failure(.http(status: 500, message: "boom", code: nil, requestID: "rq-500", endpoint: "GET /api/v1/balance", retryAfter: nil)), at: t0))
+        d.apply(.balanceLoaded(d.balanceToken, .failure(.http(status: 500, message: "boom", code: nil, requestID: "rq-500", endpoint: .get("/api/v1/balance"), retryAfter: nil)), at: t0))
         let copy = d.apply(.action(.copyCurl))
         #expect(copy == [.copyCurl(CurlCopy(command: #"curl -sS 'http://shop.test/api/v1/balance?user_id=qa-alice' -H "Authorization: Bearer $REITERATE_TOKEN""#, requestID: "rq-500"))])
         d.apply(.action(.showRequest))
@@ -102,7 +102,7 @@ import Testing
         e.responseBytes = 60
         e.findings = [Finding(check: .requestID, expected: "an X-Request-Id", actual: "none")]  // as if; a check to report on
         d.apply(.exchangeRecorded(e))
-        d.apply(.actionFinished(d.actionToken, .failure(.notJSON(status: 500, contentType: "text/html", requestID: "rq-500", endpoint: "POST /api/v1/spend_cheer")), at: t0))
+        d.apply(.actionFinished(d.actionToken, .failure(.notJSON(status: 500, contentType: "text/html", requestID: "rq-500", endpoint: .post("/api/v1/spend_cheer"))), at: t0))
     }
 
     @Test func stepsSayWhatTheUserDidInWordsAndMovesMakeOneStep() {
@@ -207,7 +207,7 @@ import Testing
         d.send(.moveHistorySelection(47))  // near page 2: its read-ahead is out
         d.send(.refresh)
         guard let page1 = d.requestID(forPage: 1), let page2 = d.requestID(forPage: 2) else { Issue.record("no reload"); return }
-        let failure = ShopAPIError.http(status: 500, message: "boom", code: nil, requestID: "rq-h", endpoint: "GET /api/v1/cheer_history", retryAfter: nil)
+        let failure = ShopAPIError.http(status: 500, message: "boom", code: nil, requestID: "rq-h", endpoint: .get("/api/v1/cheer_history"), retryAfter: nil)
         d.apply(.historyLoaded(page1, page: 1, .failure(failure), at: t0))
         #expect(d.state.notice?.kind == .error)
         d.apply(.historyLoaded(page2, page: 2, .success(historyPage(2, total: 230)), at: t0))
@@ -334,7 +334,7 @@ import Testing
                                                       request: #"{"amount":25,"product":"com.reiterate.pack.rain"}"#,
                                                       response: #"{"message": "not enough cheer", "code": "insufficient_balance"}"#)))
         refused.apply(.actionFinished(refused.actionToken, .failure(.http(status: 402, message: "not enough cheer", code: "insufficient_balance",
-                                                                          requestID: "rq-4", endpoint: "POST /api/v1/spend_cheer", retryAfter: nil)), at: t0))
+                                                                          requestID: "rq-4", endpoint: .post("/api/v1/spend_cheer"), retryAfter: nil)), at: t0))
         refused.apply(.exchangeRecorded(Self.recorded(5, "GET", "/api/v1/balance?user_id=qa-alice", .getBalance, response: #"{"balance": 1250}"#)))
         ActionTransitions().answerReads(&refused, balance: 1250)
         #expect(refused.state.mode == .outcome)
@@ -358,7 +358,7 @@ import Testing
             #expect(waiting.exchange?.id == 4 && waiting.exchangeHeading == "The write")
             #expect(waiting.markdown(at: t0, version: "1", screen: nil).contains("- **Answer:** none yet"))
         }
-        lost.apply(.actionFinished(lost.actionToken, .failure(.transport(.timeout(requestID: nil), endpoint: "POST /api/v1/spend_cheer")), at: t0))
+        lost.apply(.actionFinished(lost.actionToken, .failure(.transport(.timeout(requestID: nil), endpoint: .post("/api/v1/spend_cheer"))), at: t0))
         #expect(lost.state.mode == .outcome)
         if let report = report(&lost) {
             #expect(report.exchange?.id == 4 && report.title.contains("may have been applied"))
@@ -407,7 +407,7 @@ import Testing
         lost.requestID = nil
         lost.failure = .transport(.timeout(requestID: nil))
         d.apply(.exchangeRecorded(lost))
-        d.apply(.actionFinished(d.actionToken, .failure(.transport(.timeout(requestID: nil), endpoint: "POST /api/v1/spend_cheer")), at: t0))
+        d.apply(.actionFinished(d.actionToken, .failure(.transport(.timeout(requestID: nil), endpoint: .post("/api/v1/spend_cheer"))), at: t0))
         if let report = report(&d) {
             #expect(report.exchange?.id == 9)
             #expect(!report.markdown(at: t0, version: "1", screen: nil).contains("rq-4"))

@@ -30,10 +30,10 @@ func historyPage(_ page: Int, perPage: Int = 50, total: Int = 230) -> CheerHisto
     return CheerHistoryPage(items: items, page: page, perPage: perPage, totalPages: (total + perPage - 1) / perPage, totalCount: total)
 }
 
-let refused = ShopAPIError.transport(.connectionRefused(host: "shop.test"), endpoint: "GET /api/v1/balance")
+let refused = ShopAPIError.transport(.connectionRefused(host: "shop.test"), endpoint: .get("/api/v1/balance"))
 
 func http(_ status: Int, _ code: String, _ message: String = "m") -> ShopAPIError {
-    .http(status: status, message: message, code: code, requestID: "rq-1", endpoint: "POST /x", retryAfter: nil)
+    .http(status: status, message: message, code: code, requestID: "rq-1", endpoint: .post("/x"), retryAfter: nil)
 }
 
 /// What a test asks for, as the user would: each step is the messages a front end sends for it

@@ -155,7 +155,7 @@ import Testing
     }
 
     static func answer(_ token: Token, _ purpose: Purpose, fail: Bool, total: Int) -> Message {
-        let error = ShopAPIError.transport(.connectionRefused(host: "127.0.0.1"), endpoint: "GET /x")
+        let error = ShopAPIError.transport(.connectionRefused(host: "127.0.0.1"), endpoint: .get("/x"))
         switch purpose {
         case .cacheRead: return .cacheLoaded(token, balance: nil, packs: nil, firstPage: nil)
         case .balance: return .balanceLoaded(token, fail ? .failure(error) : .success(CheerBalance(balance: 100)), at: t0)

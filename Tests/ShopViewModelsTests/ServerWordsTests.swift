@@ -10,7 +10,7 @@ import Testing
     static func error(_ status: Int, _ body: String, contentType: String = "application/json") -> ShopAPIError {
         let response = TransportResponse(status: status, headers: HTTPFields(pairs: [("Content-Type", contentType), ("X-Request-Id", "rq-404")]),
                                          body: Array(body.utf8))
-        return ShopClient.httpError(response, endpoint: "GET /api/v1/balance")
+        return ShopClient.httpError(response, endpoint: .get("/api/v1/balance"))
     }
 
     @Test func anErrorKeyInsteadOfMessageIsStillSaid() {

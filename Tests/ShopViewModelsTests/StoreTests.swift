@@ -153,7 +153,7 @@ import Testing
                          failure: nil, requestID: "rq-9", attempt: 1, requestBytes: 0, responseBytes: 2, requestHeaders: [:],
                          responseHeaders: [:], requestBodyPreview: nil, responseBodyPreview: "{}")
         await fake.set(recorded: [e])
-        await fake.set(balanceError: .http(status: 500, message: "boom", code: nil, requestID: "rq-9", endpoint: "GET /api/v1/balance", retryAfter: nil))
+        await fake.set(balanceError: .http(status: 500, message: "boom", code: nil, requestID: "rq-9", endpoint: .get("/api/v1/balance"), retryAfter: nil))
         let store = makeStore(fake)
         store.evidence = EvidenceFiles(reportsDirectory: dir + "/reports", harDirectory: dir + "/har", version: "1.2.3")
         var copied: [String] = []
@@ -186,7 +186,7 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: dir) }
         #expect(FileManager.default.createFile(atPath: dir, contents: Data()))  // a file where the folder should be
         let fake = FakeShop()
-        await fake.set(balanceError: .http(status: 500, message: "boom", code: nil, requestID: "rq-9", endpoint: "GET /api/v1/balance", retryAfter: nil))
+        await fake.set(balanceError: .http(status: 500, message: "boom", code: nil, requestID: "rq-9", endpoint: .get("/api/v1/balance"), retryAfter: nil))
         let store = makeStore(fake)
         store.evidence = EvidenceFiles(reportsDirectory: dir + "/reports")
         store.perform(.start)

@@ -498,7 +498,7 @@ import Testing
     @Test func anErrorLineTurnsIntoARecoveredLineWhenItsRequestAnswersAgain() {
         var d = Driver()
         d.send(.start)
-        let failure = ShopAPIError.http(status: 500, message: "boom", code: nil, requestID: "rq-5", endpoint: "GET /api/v1/balance", retryAfter: nil)
+        let failure = ShopAPIError.http(status: 500, message: "boom", code: nil, requestID: "rq-5", endpoint: .get("/api/v1/balance"), retryAfter: nil)
         d.apply(.balanceLoaded(d.balanceToken, .failure(failure), at: t0))
         #expect(d.state.notice?.kind == .error && d.state.notice?.endpoint == "GET /api/v1/balance")
         d.apply(.packsLoaded(d.packsToken, .success(samplePacks), at: t0))  // another operation: the line stays
@@ -510,13 +510,13 @@ import Testing
 
     @Test func clientErrorsAreNotServerErrorsAndARefusedTokenSaysWhatToDo() {
         func header(_ status: Int) -> String {
-            ErrorText.staleReason(.http(status: status, message: nil, code: nil, requestID: nil, endpoint: "GET /x", retryAfter: nil)).brief
+            ErrorText.staleReason(.http(status: status, message: nil, code: nil, requestID: nil, endpoint: .get("/x"), retryAfter: nil)).brief
         }
         #expect([400, 401, 403, 404, 409, 429, 500, 503].map(header)
                 == ["client error", "sign-in refused", "forbidden", "not found", "client error", "rate limited", "server error", "server error"])
         var context = alice
         context.tokenVariable = "STAGING_TOKEN"
-        let refused = Notice.error(.http(status: 401, message: "unknown access token", code: nil, requestID: "rq-1", endpoint: "GET /x", retryAfter: nil), context)
+        let refused = Notice.error(.http(status: 401, message: "unknown access token", code: nil, requestID: "rq-1", endpoint: .get("/x"), retryAfter: nil), context)
         #expect(refused.text.hasSuffix("— set STAGING_TOKEN to a valid token or configure refresh_token_env"))
         #expect(!Notice.error(http(500, "x"), context).text.contains("STAGING_TOKEN"))
     }
@@ -654,7 +654,7 @@ import Testing
     }
 
     @Test func aSpendWhoseAnswerWasLostIsSettledByReadingTheBalance() {
-        let cut = ShopAPIError.transport(.cutShort(status: 200, requestID: "rq-cut"), endpoint: "POST /api/v1/spend_cheer")
+        let cut = ShopAPIError.transport(.cutShort(status: 200, requestID: "rq-cut"), endpoint: .post("/api/v1/spend_cheer"))
         var applied = spent(7)
         applied.apply(.actionFinished(applied.actionToken, .failure(cut), at: t0))
         guard case .failed = applied.state.action?.phase else { Issue.record("not failed"); return }
@@ -664,7 +664,7 @@ import Testing
         #expect(applied.state.balance.phase == .live(1243, fetchedAt: t0))  // the header shows the fresh balance
         guard case .succeeded = applied.state.action?.phase else { Issue.record("\(String(describing: applied.state.action))"); return }
         var notApplied = spent(7)
-        notApplied.apply(.actionFinished(notApplied.actionToken, .failure(.transport(.timeout(), endpoint: "POST /api/v1/spend_cheer")), at: t0))
+        notApplied.apply(.actionFinished(notApplied.actionToken, .failure(.transport(.timeout(), endpoint: .post("/api/v1/spend_cheer"))), at: t0))
         answerReads(&notApplied, balance: 1250)
         #expect(notApplied.state.notice?.kind == .error && notApplied.state.notice?.text.contains("the spend was not applied (balance 1,250, unchanged)") == true)
         #expect(notApplied.state.checks.records.map(\.name) == ["spend-balance"] && notApplied.state.checks.failures == 0)
@@ -738,7 +738,7 @@ import Testing
         d.send(.editSpend(amount: "10", comment: ""))
         d.send(.submitAction)
         d.send(.submitAction)
-        let timeout = ShopAPIError.transport(.timeout(), endpoint: "POST /api/v1/spend_cheer")
+        let timeout = ShopAPIError.transport(.timeout(), endpoint: .post("/api/v1/spend_cheer"))
         let after = d.apply(.actionFinished(d.actionToken, .failure(timeout), at: t0))
         guard case let .failed(text, _) = d.state.action?.phase else { Issue.record("not failed"); return }
         #expect(text.hasSuffix("it may have been applied; reading the balance again to find out…"))
@@ -750,7 +750,7 @@ import Testing
         d.send(.beginPurchase(transactionID: 42))
         d.send(.submitAction)
         d.send(.submitAction)
-        let gateway = ShopAPIError.http(status: 504, message: nil, code: nil, requestID: "rq-9", endpoint: "POST /api/v2/purchase_cheer", retryAfter: nil)
+        let gateway = ShopAPIError.http(status: 504, message: nil, code: nil, requestID: "rq-9", endpoint: .post("/api/v2/purchase_cheer"), retryAfter: nil)
         let after = d.apply(.actionFinished(d.actionToken, .failure(gateway), at: t0))
         // A purchase changes the balance only: that is what is read again.
         #expect(after.contains(.fetchBalance(d.balanceToken, user: "qa-alice")))

@@ -92,7 +92,7 @@ import Testing
         answer(&d, balance: 1250)
         _ = wake(&d)
         guard let token = d.state.inFlight.token(for: .watch(.balance)) else { Issue.record("no read"); return }
-        let limited = ShopAPIError.http(status: 429, message: "slow down", code: nil, requestID: "rq-429", endpoint: "GET /api/v1/balance", retryAfter: 7)
+        let limited = ShopAPIError.http(status: 429, message: "slow down", code: nil, requestID: "rq-429", endpoint: .get("/api/v1/balance"), retryAfter: 7)
         let out = d.apply(.watchLoaded(token, .failure(limited), at: t0))
         #expect(d.state.watch.phase == .backingOff(seconds: 7) && d.state.watch.badge == "● backing off 7 s")
         #expect(out.contains { if case .wake(_, 7) = $0 { return true } else { return false } })
@@ -100,7 +100,7 @@ import Testing
         #expect(!d.state.inFlight.contains(.watch(.history(perPage: WatchState.perPage))))
         #expect(d.state.watch.timeline.first?.text().hasSuffix("backing off 7 s (the server asked for 7 s)") == true)
         _ = wake(&d)
-        let down = ShopAPIError.transport(.connectionRefused(host: "shop.test"), endpoint: "GET /api/v1/balance")
+        let down = ShopAPIError.transport(.connectionRefused(host: "shop.test"), endpoint: .get("/api/v1/balance"))
         if let t = d.state.inFlight.token(for: .watch(.balance)) { d.apply(.watchLoaded(t, .failure(down), at: t0)) }
         #expect(d.state.watch.phase == .backingOff(seconds: 8))  // 2 s doubled twice
         _ = wake(&d)

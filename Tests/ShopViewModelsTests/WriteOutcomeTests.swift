@@ -9,7 +9,7 @@ import Testing
     let at = Date(timeIntervalSince1970: 1_795_305_600)
     let spend = ActionKind.spend(product: "com.reiterate.pack.rain", productName: "Rain", amount: 7, comment: nil)
     let buy = ActionKind.purchase(identifier: "com.reiterate.cheer.200", transactionID: 42)
-    let cut = ShopAPIError.transport(.cutShort(status: 200, requestID: "rq-cut"), endpoint: "POST /api/v1/spend_cheer")
+    let cut = ShopAPIError.transport(.cutShort(status: 200, requestID: "rq-cut"), endpoint: .post("/api/v1/spend_cheer"))
 
     func verification(_ kind: ActionKind, _ answer: Result<Int, ShopAPIError>, fresh: Int?, newest: CheerHistoryEntry? = nil, packAfter: Int? = nil,
                       balanceBefore: Int = 1_250, packs: [String]? = ["com.reiterate.pack.rain"]) -> Verification {
@@ -51,11 +51,11 @@ import Testing
     }
 
     @Test func aRefusalChangesNothingAndAReplayIsTheServersOwnAnswer() {
-        let low = ShopAPIError.http(status: 402, message: "too low", code: "insufficient_balance", requestID: "rq-402", endpoint: "POST /api/v1/spend_cheer", retryAfter: nil)
+        let low = ShopAPIError.http(status: 402, message: "too low", code: "insufficient_balance", requestID: "rq-402", endpoint: .post("/api/v1/spend_cheer"), retryAfter: nil)
         let refused = WriteOutcome.judge(verification(spend, .failure(low), fresh: 1_250), requestID: "rq-402")
         #expect(refused.applied == .no && refused.checks.map(\.name) == ["refused-unchanged"] && refused.headline.hasSuffix("Nothing was spent (balance 1,250, unchanged)."))
         #expect(refused.requestID == "rq-402" && !refused.succeeded && refused.answer == .refused)
-        let replay = ShopAPIError.http(status: 409, message: "dup", code: "duplicate_transaction", requestID: "rq-409", endpoint: "POST /api/v2/purchase_cheer", retryAfter: nil)
+        let replay = ShopAPIError.http(status: 409, message: "dup", code: "duplicate_transaction", requestID: "rq-409", endpoint: .post("/api/v2/purchase_cheer"), retryAfter: nil)
         let again = WriteOutcome.judge(verification(buy, .failure(replay), fresh: 1_250), requestID: "rq-409")
         #expect(again.applied == .no && again.checks.map(\.name) == ["replay-unchanged"] && again.failed.isEmpty)
     }
@@ -112,7 +112,7 @@ import Testing
         #expect(o.failed.map(\.name) == ["refusal-expected", "purchase-balance"])
         #expect(o.headline.hasPrefix("The server accepted a purchase it must refuse: “com.reiterate.cheer.7” is not a bundle this environment sells."))
         // Refused, as it should be: no finding.
-        let bad = ShopAPIError.http(status: 400, message: "unknown", code: "unknown_product", requestID: "rq-400", endpoint: "POST /api/v2/purchase_cheer", retryAfter: nil)
+        let bad = ShopAPIError.http(status: 400, message: "unknown", code: "unknown_product", requestID: "rq-400", endpoint: .post("/api/v2/purchase_cheer"), retryAfter: nil)
         let refused = WriteOutcome.judge(verification(seven, .failure(bad), fresh: 1_250), requestID: "rq-400")
         #expect(refused.acceptedRefusable == nil && refused.failed.isEmpty && refused.answer == .refused)
         // A spend on a pack not in the list, taken: flagged the same way.
