@@ -94,7 +94,8 @@ public struct Recorded<Value: Sendable>: Sendable {
 
 public actor ShopClient {
     public nonisolated let configuration: ShopClientConfiguration
-    public nonisolated let exchanges: ExchangeLog
+    /// Every finished exchange goes through it (checks, pins, the exchange log, the log file).
+    public nonisolated let pipeline: ExchangePipeline
     public nonisolated let tokens: TokenStore
     private let transport: any HTTPTransport
     private let logger: Logger
@@ -102,19 +103,30 @@ public actor ShopClient {
     private let random: @Sendable () -> Double
     /// The refresh in flight; every caller that meets a 401 meanwhile waits for this one.
     private var refreshTask: Task<String, any Error>?
-    /// Checks every response against the contract, and against what earlier ones showed. Made on the
-    /// first answer from the contract, which is read in the background from the first request on
-    /// (not at start: the first frame does not share the CPU with it, and the request does not wait).
-    private var watchdog: ContractWatchdog?
-    /// Answers pinned by the tester: a later answer that differs is a finding `pinned`.
-    public nonisolated let pins: (any AnswerPins)?
-    private let readContract: @Sendable () -> Contract
-    private var contract: Task<Contract, Never>?
     /// A refresh token the server refused: not sent again (the user must sign in anew).
     private var refusedRefreshToken: String?
     /// How many refresh calls were made (for tests and the inspector).
     public private(set) var refreshCount = 0
 
+    public init(
+        configuration: ShopClientConfiguration,
+        transport: any HTTPTransport,
+        tokens: TokenStore,
+        pipeline: ExchangePipeline,
+        logger: Logger = Logger(label: "reiterate.api", factory: { _ in SwiftLogNoOpLogHandler() }),
+        sleeper: Sleeper = .live,
+        random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }
+    ) {
+        self.configuration = configuration
+        self.transport = transport
+        self.tokens = tokens
+        self.pipeline = pipeline
+        self.logger = logger
+        self.sleeper = sleeper
+        self.random = random
+    }
+
+    /// A client whose exchanges go through the standard pipeline (`ExchangePipeline.standard`).
     public init(
         configuration: ShopClientConfiguration,
         transport: any HTTPTransport,
@@ -126,25 +138,13 @@ public actor ShopClient {
         contract: @escaping @Sendable () -> Contract = { .builtIn() },
         pins: (any AnswerPins)? = nil
     ) {
-        self.pins = pins
-        readContract = contract
-        self.configuration = configuration
-        self.transport = transport
-        self.tokens = tokens
-        self.exchanges = exchanges
-        self.logger = logger
-        self.sleeper = sleeper
-        self.random = random
+        self.init(configuration: configuration, transport: transport, tokens: tokens,
+                  pipeline: .standard(exchanges: exchanges, contract: contract, pins: pins, logger: logger),
+                  logger: logger, sleeper: sleeper, random: random)
     }
 
-    /// The contract being read (started by the first request).
-    private func contractReading() -> Task<Contract, Never> {
-        if let contract { return contract }
-        let read = readContract
-        let task = Task.detached(priority: .utility) { read() }
-        contract = task
-        return task
-    }
+    /// The pipeline's exchange log (an empty one when the pipeline keeps none).
+    public nonisolated var exchanges: ExchangeLog { pipeline.exchanges ?? ExchangeLog() }
 
     /// Sends `endpoint` and returns its decoded response. Throws `ShopAPIError`, or `CancellationError`
     /// when the calling task is cancelled (the HTTP request is cancelled with it).
@@ -201,7 +201,6 @@ public actor ShopClient {
 
     /// A 2xx response for `endpoint`, after retries and at most one token refresh.
     private func perform<E: Endpoint>(_ endpoint: E) async throws -> TransportResponse {
-        _ = contractReading()  // read while the request is out
         let description = E.endpoint
         let base = try configuration.validatedBaseURL()
         let body: [UInt8]?
@@ -210,7 +209,8 @@ public actor ShopClient {
         } catch {
             throw ShopAPIError.configuration(.cannotEncodeRequest(endpoint: description.key))
         }
-        let pathAndQuery = endpoint.requestKey.target
+        let key = endpoint.requestKey
+        let url = base + key.target
         let started = ContinuousClock.now
         var attempt = 0
         var refreshed = false
@@ -230,18 +230,18 @@ public actor ShopClient {
             // A retry gets only what is left of the total budget, so the whole call stays within it.
             let remaining = configuration.retry.maxTotal - (.now - started)
             let request = TransportRequest(
-                method: description.method, url: base + pathAndQuery, headers: headers, body: body,
+                method: description.method, url: url, headers: headers, body: body,
                 timeout: attempt == 1 ? configuration.requestTimeout : min(configuration.requestTimeout, remaining)
             )
 
             let response: TransportResponse
             do {
-                response = try await exchange(request, operation: description.operation, pathAndQuery: pathAndQuery, attempt: attempt)
+                response = try await exchange(request, ExchangeRequest(key: key, operation: description.operation, headers: headers, body: body), attempt: attempt)
             } catch let error as TransportError {
                 if description.method == .get, error.isConnectionFailure,
                    let wait = configuration.retry.delay(afterAttempt: attempt, retryAfter: nil, elapsed: .now - started, random: random())
                 {
-                    logger.warning("retrying \(description) in \(wait) after: \(Self.logText(error))")
+                    logger.warning("retrying \(description) in \(wait) after: \(LogLineObserver.text(error))")
                     try await sleeper.sleep(wait)
                     continue
                 }
@@ -335,62 +335,30 @@ public actor ShopClient {
         }
     }
 
-    /// One HTTP exchange through the transport, recorded in the exchange log and the log file.
-    private func exchange(_ request: TransportRequest, operation: OperationID, pathAndQuery: String, attempt: Int) async throws -> TransportResponse {
-        let startedAt = Date()
-        let clockStart = ContinuousClock.now
-        var record = Exchange(
-            id: 0, method: request.method.rawValue, path: Redactor.path(pathAndQuery), startedAt: startedAt,
-            duration: .zero, status: nil, failure: nil, requestID: nil, attempt: attempt,
-            requestBytes: request.body?.count ?? 0, responseBytes: 0,
-            requestHeaders: Redactor.headers(request.headers), responseHeaders: [:],
-            requestBodyPreview: request.body.flatMap { Redactor.bodyPreview($0) }, responseBodyPreview: nil
-        )
-        record.operation = operation
-        record = await exchanges.begin(record)
+    /// One HTTP exchange through the transport, handed to the pipeline when it was sent and when it
+    /// finished (answered, failed or cancelled).
+    private func exchange(_ request: TransportRequest, _ sent: ExchangeRequest, attempt: Int) async throws -> TransportResponse {
+        var e = HTTPExchange(serial: pipeline.nextSerial(), source: .tool, request: sent, attempt: attempt)
+        await pipeline.sent(e)
         do {
             var response = try await transport.send(request)
-            record.duration = .now - clockStart
-            record.status = response.status
-            record.requestID = response.headers[.requestID]
-            record.responseBytes = response.body.count
-            record.responseHeaders = Redactor.headers(response.headers)
-            // The answer is tokenized once, for its redacted preview and the watchdog alike.
+            e.answeredAt = .now
+            // The answer is tokenized once, for every observer and the decoding alike.
             let tokens = JSONTokenizer.tokens(response.body)
             response.tokens = tokens
-            record.responseBodyPreview = Redactor.bodyPreview(response.body, tokens: tokens)
-            if watchdog == nil {
-                let read = await contractReading().value
-                if watchdog == nil { watchdog = ContractWatchdog(contract: read) }  // another answer may have made it meanwhile
-            }
-            record.findings = watchdog?.check(ObservedExchange(operation: operation, pathAndQuery: pathAndQuery, requestBody: request.body,
-                                                             status: response.status, headers: response.headers, body: response.body,
-                                                             tokens: tokens, sentAt: clockStart, answeredAt: .now)) ?? []
-            if let pins { record.findings += await pins.check(method: record.method, pathAndQuery: pathAndQuery, status: response.status, body: response.body, tokens: tokens) }
-            await exchanges.finish(record)
-            logger.info("\(record.method) \(record.path) \(response.status) \(Self.millis(record.duration))ms \(record.requestID ?? "-")")
+            e.requestID = response.headers[.requestID]
+            e.response = ExchangeResponse(status: response.status, headers: response.headers, body: response.body, tokens: tokens)
+            await pipeline.finished(e)
             return response
         } catch {
-            record.duration = .now - clockStart
+            e.answeredAt = .now
             let failure: TransportError? = error is CancellationError ? nil : (error as? TransportError ?? .other(detail: AsyncHTTPTransport.brief(error)))
-            record.failure = failure.map(ExchangeFailure.transport) ?? .cancelled
-            record.requestID = failure?.requestID
-            record.status = failure?.status
-            await exchanges.finish(record)
-            logger.info("\(record.method) \(record.path) failed after \(Self.millis(record.duration))ms: \(failure.map(Self.logText) ?? "cancelled")")
+            e.failure = failure.map(ExchangeFailure.transport) ?? .cancelled
+            e.requestID = failure?.requestID
+            await pipeline.finished(e)
             if let failure { throw failure }
             throw error
         }
-    }
-
-    /// A failure for the log file (developers read it; the screen gets `ErrorText`).
-    static func logText(_ error: TransportError) -> String {
-        if case let .other(detail) = error { return "other: \(detail)" }
-        return String(describing: error)
-    }
-
-    static func millis(_ d: Duration) -> Int {
-        Int(d / .milliseconds(1))
     }
 
     static func httpError(_ response: TransportResponse, endpoint: EndpointKey) -> ShopAPIError {

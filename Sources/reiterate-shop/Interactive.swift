@@ -88,7 +88,7 @@ struct Interactive: AsyncParsableCommand {
                 initial.compareTargets = comparer.targets()
                 let store = await AppStore(state: initial, service: LiveShopService(client: client), cache: cache)
                 // P: the same pins the client checks every answer against.
-                let pins = client.pins as? PinStore
+                let pins = client.pipeline.pins as? PinStore
                 let pinned = await pins?.requests ?? []
                 let unreadable = pins?.unreadable
                 await MainActor.run {
