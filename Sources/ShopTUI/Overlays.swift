@@ -42,7 +42,7 @@ extension Renderer {
         let width = 64
         var lines: [(String, Style)] = []
         let warning = Style(foreground: .warning, bold: true)
-        if action.asTyped, !action.backgrounded {
+        if action.asTyped {
             switch action.phase {
             case .editing, .confirming: lines.append((asTypedMark, warning))
             default: break
@@ -60,16 +60,16 @@ extension Renderer {
                 lines.append(("On: " + on, .bold))
                 lines.append((where_, .muted))
                 lines.append(("", .plain))
-                lines.append(field("Amount", amount, active: f.ui.dialogField == 0))
-                lines.append(field("Comment", comment, active: f.ui.dialogField == 1))
+                lines.append(field("Amount", amount, active: action.field == 0))
+                lines.append(field("Comment", comment, active: action.field == 1))
                 // Sent as typed, the product is a field too: any id, in the pack list or not.
-                if action.asTyped { lines.append(field("Product", product, active: f.ui.dialogField == 2)) }
+                if action.asTyped { lines.append(field("Product", product, active: action.field == 2)) }
             case let .purchase(identifier, transaction):
                 title = "Buy cheer"
                 lines.append((where_, .muted))
                 lines.append(("", .plain))
-                lines.append(field("Bundle", identifier, active: f.ui.dialogField == 0))
-                lines.append(field("Transaction", transaction, active: f.ui.dialogField == 1))
+                lines.append(field("Bundle", identifier, active: action.field == 0))
+                lines.append(field("Transaction", transaction, active: action.field == 1))
             }
             lines.append(("", .plain))
             // Each with its glyph: the colour alone would not tell a refusal from the form's own lines.
@@ -90,7 +90,7 @@ extension Renderer {
             lines.append(("sending… \(spinner[f.tick % spinner.count])", .muted))
         case let .succeeded(message):
             // Until the reads after the write are back, nothing is claimed (the balance may be stale).
-            let checking = f.app.verification != nil
+            let checking = f.app.write.verification != nil
             title = checking ? "Checking" : "Done"
             // Green only once the reads after the write agree: "Checking" claims nothing yet.
             for line in Columns.wrap(clean(message), to: width - 4) { lines.append((line, checking ? .bold : Style(foreground: .good, bold: true))) }
@@ -98,7 +98,7 @@ extension Renderer {
             lines.append(("", .plain))
             lines.append(("\(f.keys(.dismiss, in: .outcome)) closes", .muted))
         case let .failed(message, _):
-            let checking = f.app.verification != nil
+            let checking = f.app.write.verification != nil
             title = checking ? "Checking" : "Failed"
             for line in Columns.wrap(clean(message), to: width - 4) { lines.append((line, checking ? .plain : .error)) }
             if checking { lines.append(("reading the balance again… \(spinner[f.tick % spinner.count])", .muted)) }

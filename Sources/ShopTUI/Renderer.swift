@@ -71,7 +71,7 @@ public enum Renderer {
         StatusBar(hints: f.keymap.hints(for: f.app), alert: failures > 0 ? "⚠ \(Wording.grouped(failures))" : nil)
             .render(&g, Rect(x: 0, y: f.height - 1, width: f.width, height: 1))
         if f.ui.showHelp { help(&g, f) }
-        if let action = f.app.action, action.isShown { dialog(&g, f, action) }
+        if f.app.dialogShown, let action = f.app.write.action { dialog(&g, f, action) }
         if f.app.mode != .browse {
             layout.rows = []  // an overlay takes the clicks
             layout.detailMaxScroll = nil

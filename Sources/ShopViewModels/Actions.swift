@@ -67,72 +67,24 @@ public enum TransactionID: Hashable, Sendable, ExpressibleByIntegerLiteral, Cust
     }
 }
 
-/// A purchase whose answer was lost: the next buy form offers its transaction id again, so that if
-/// the first one was credited the server refuses the second (409) instead of crediting twice.
-public struct LostPurchase: Equatable, Sendable {
-    public var identifier: String
-    public var transactionID: TransactionID
-}
-
-/// A spend or purchase, from its form through confirmation to its outcome.
-public struct ActionState: Equatable, Sendable {
-    public enum Form: Equatable, Sendable {
-        case spend(product: String, productName: String, amount: String, comment: String)
-        case purchase(identifier: String, transactionID: String)
-    }
-
-    /// A line under a form: a value it refuses, or something kept for the user (a lost purchase's id).
-    public enum FormNote: Equatable, Sendable {
-        case problem(String)
-        case kept(String)
-    }
-
-    public enum Phase: Equatable, Sendable {
-        case editing(Form, note: FormNote?)
-        /// "Spend 50 cheer on Rain on a Tin Roof as qa-alice on STAGING?"
-        case confirming(ActionKind, summary: String)
-        /// Sent (its request is the table's `.write`).
-        case pending(ActionKind, summary: String)
-        case succeeded(String)
-        case failed(String, requestID: String?)
-    }
-
-    public var phase: Phase
-    /// The dialog was put away while the request is out; its outcome arrives as a notice.
-    public var backgrounded = false
-    /// "Send as typed" (a negative test): the client's own input checks are off for this one write,
-    /// until it is sent or the form is closed. Never in a read-only environment.
-    public var asTyped = false
-
-    public init(phase: Phase, backgrounded: Bool = false, asTyped: Bool = false) {
-        self.phase = phase
-        self.backgrounded = backgrounded
-        self.asTyped = asTyped
-    }
-
-    /// Whether the dialog is on screen (and takes the keys).
-    public var isShown: Bool { !backgrounded }
-}
-
 extension ShopUpdate {
     /// `s` and `b`: open the form (refused in a read-only environment and while a write is out).
     static func beginAction(_ action: Action, _ state: inout AppState) -> [Effect] {
         guard refuseIfReadOnly(&state, what: action == .spend ? "spending" : "buying"), refuseIfBusy(&state) else { return [] }
-        state.screen.dialogField = 0
         if action == .spend {
             guard let pack = state.packs.selected else {
                 state.notice = Notice(.error, "Select an Audio Pack to cheer for first.")
                 return []
             }
-            state.action = ActionState(phase: .editing(.spend(product: pack.identifier, productName: pack.name, amount: "", comment: ""), note: nil))
+            state.openDialog(ActionState(phase: .editing(.spend(product: pack.identifier, productName: pack.name, amount: "", comment: ""), note: nil)))
             return []
         }
-        if let lost = state.lostPurchase {
-            state.action = ActionState(phase: .editing(.purchase(identifier: lost.identifier, transactionID: lost.transactionID.description),
-                                                       note: .kept("The last purchase's answer was lost: its transaction id is kept, so the server cannot credit it twice.")))
+        if let lost = state.write.lostPurchase {
+            state.openDialog(ActionState(phase: .editing(.purchase(identifier: lost.identifier, transactionID: lost.transactionID.description),
+                                                       note: .kept("The last purchase's answer was lost: its transaction id is kept, so the server cannot credit it twice."))))
             return []
         }
-        state.action = ActionState(phase: .editing(.purchase(identifier: "com.reiterate.cheer.200", transactionID: ""), note: nil))
+        state.openDialog(ActionState(phase: .editing(.purchase(identifier: "com.reiterate.cheer.200", transactionID: ""), note: nil)))
         return [.makeTransactionID]
     }
 
@@ -141,14 +93,15 @@ extension ShopUpdate {
         case (.form, .submit), (.confirm, .confirm): return submit(&state)
         case (.form, .cancel), (.confirm, .cancel), (.outcome, .dismiss):
             if action == .cancel { state.steps.add("cancelled the dialog") }
-            state.action = nil
-            state.screen.dialogField = 0
-        case (.form, .nextField): state.screen.dialogField = (state.screen.dialogField + 1) % formFields(state)
+            state.closeDialog()
+        case (.form, .nextField):
+            let next = ((state.write.action?.field ?? 0) + 1) % formFields(state)
+            state.write.action?.field = next
         case (.form, .sendAsTyped): toggleAsTyped(&state)
         case (.form, .deleteChar): editField(&state) { if !$0.isEmpty { $0.removeLast() } }
         case (.sending, .putAway):
             state.steps.add("put the dialog away while it was sending (Esc)")
-            state.action?.backgrounded = true
+            state.screen.focus = .browse  // the write stays out; its dialog no longer has the keys
             state.notice = Notice(.pending, "Still sending; the answer will show here.")
         default: break
         }
@@ -157,33 +110,33 @@ extension ShopUpdate {
 
     /// The form's fields: two, and a spend sent as typed a third, its product id (any, typed).
     static func formFields(_ state: AppState) -> Int {
-        guard let action = state.action, case .editing(.spend, _) = action.phase, action.asTyped else { return 2 }
+        guard let action = state.write.action, case .editing(.spend, _) = action.phase, action.asTyped else { return 2 }
         return 3
     }
 
     /// The "send as typed" key: the client's own input checks off (or on again) for this one write.
     /// Refused in a read-only environment; turned off, a product typed goes back to the selected pack.
     static func toggleAsTyped(_ state: inout AppState) {
-        guard case let .editing(form, _) = state.action?.phase else { return }
+        guard case let .editing(form, _) = state.write.action?.phase else { return }
         guard refuseIfReadOnly(&state, what: "sending as typed") else {
-            state.action?.asTyped = false
+            state.write.action?.asTyped = false
             return
         }
-        let on = !(state.action?.asTyped ?? false)
-        state.action?.asTyped = on
+        let on = !(state.write.action?.asTyped ?? false)
+        state.write.action?.asTyped = on
         state.steps.add(on ? "turned on send as typed (the client's input checks off for one write)" : "turned off send as typed")
         if !on, case let .spend(product, _, amount, comment) = form, let pack = state.packs.selected, pack.identifier != product {
-            state.action?.phase = .editing(.spend(product: pack.identifier, productName: pack.name, amount: amount, comment: comment), note: nil)
+            state.write.action?.phase = .editing(.spend(product: pack.identifier, productName: pack.name, amount: amount, comment: comment), note: nil)
         } else {
-            state.action?.phase = .editing(form, note: nil)
+            state.write.action?.phase = .editing(form, note: nil)
         }
-        if state.screen.dialogField >= formFields(state) { state.screen.dialogField = 0 }
+        if (state.write.action?.field ?? 0) >= formFields(state) { state.write.action?.field = 0 }
     }
 
     /// Changes the form field that has the cursor.
     static func editField(_ state: inout AppState, _ change: (inout String) -> Void) {
-        guard case let .editing(form, _) = state.action?.phase else { return }
-        let field = state.screen.dialogField
+        guard case let .editing(form, _) = state.write.action?.phase else { return }
+        let field = state.write.action?.field ?? 0
         switch form {
         case let .spend(product, name, amount, comment):
             var a = amount, c = comment, p = product
@@ -192,11 +145,11 @@ extension ShopUpdate {
             case 1: change(&c)
             default: change(&p)
             }
-            state.action?.phase = .editing(.spend(product: p, productName: name, amount: a, comment: c), note: nil)
+            state.write.action?.phase = .editing(.spend(product: p, productName: name, amount: a, comment: c), note: nil)
         case let .purchase(identifier, transaction):
             var i = identifier, t = transaction
             if field == 0 { change(&i) } else { change(&t) }
-            state.action?.phase = .editing(.purchase(identifier: i, transactionID: t), note: nil)
+            state.write.action?.phase = .editing(.purchase(identifier: i, transactionID: t), note: nil)
         }
     }
 
@@ -204,8 +157,8 @@ extension ShopUpdate {
         switch message {
         case let .transactionIDMade(id):
             // Fills an empty transaction field of the buy form (what the user typed is kept).
-            if case .editing(.purchase(let identifier, ""), let note) = state.action?.phase {
-                state.action?.phase = .editing(.purchase(identifier: identifier, transactionID: String(id)), note: note)
+            if case .editing(.purchase(let identifier, ""), let note) = state.write.action?.phase {
+                state.write.action?.phase = .editing(.purchase(identifier: identifier, transactionID: String(id)), note: note)
             }
             return []
         default:
@@ -215,30 +168,30 @@ extension ShopUpdate {
 
     /// The write's answer (the table has already told it from a stale one).
     static func actionFinished(_ result: Result<CheerBalance, ShopAPIError>, at: Date, _ state: inout AppState) -> [Effect] {
-        guard case let .pending(kind, _) = state.action?.phase else { return [] }
-        let backgrounded = state.action?.backgrounded ?? false
-        defer { if backgrounded { state.action = nil } }  // put away: the notice carries the outcome
+        guard case let .pending(kind, _) = state.write.action?.phase else { return [] }
+        let backgrounded = !state.dialogShown
+        defer { if backgrounded { state.write.action = nil } }  // put away: the notice carries the outcome
         if case let .purchase(identifier, transactionID) = kind {
             // Settled (credited, or refused) unless the answer was lost again.
             let lost = (try? result.get()) == nil && result.failureCategory?.mayHaveBeenApplied == true
-            state.lostPurchase = lost ? LostPurchase(identifier: identifier, transactionID: transactionID) : nil
+            state.write.lostPurchase = lost ? LostPurchase(identifier: identifier, transactionID: transactionID) : nil
         }
-        let before = state.writeBefore ?? Verification.Before()
-        state.writeBefore = nil
+        let before = state.write.before ?? Verification.Before()
+        state.write.before = nil
         switch result {
         case let .success(balance):
             noteOwnWrite(kind, &state)
             // The outcome's own words (`WriteRules`), until the reads after say more.
             let text = WriteRules.of(kind).success(balance.balance) + " Checking…"
-            state.action = ActionState(phase: .succeeded(text))
+            state.write.action = ActionState(phase: .succeeded(text))
             state.notice = Notice(.info, text)
             // Whatever the answer, what the write should have changed is read again and checked.
             return adoptWrittenBalance(balance, at: at, &state)
                 + beginVerification(kind, answer: .success(balance.balance), before: before, at: at, &state)
         case let .failure(error):
-            state.lastWriteError = error
+            state.write.lastError = error
             let text = explain(error, kind: kind)
-            state.action = ActionState(phase: .failed(text, requestID: error.requestID))
+            state.write.action = ActionState(phase: .failed(text, requestID: error.requestID))
             state.notice = Notice(.error, text, requestID: error.requestID)
             // A refusal, or a write that got no whole answer: read again (never send again); the
             // reads say whether it was applied.
@@ -247,12 +200,13 @@ extension ShopUpdate {
     }
 
     static func actionCancelled(_ state: inout AppState) {
-        guard case let .pending(kind, _) = state.action?.phase else { return }
-        if case let .purchase(identifier, transactionID) = kind { state.lostPurchase = LostPurchase(identifier: identifier, transactionID: transactionID) }
+        guard case let .pending(kind, _) = state.write.action?.phase else { return }
+        if case let .purchase(identifier, transactionID) = kind { state.write.lostPurchase = LostPurchase(identifier: identifier, transactionID: transactionID) }
         let text = "The request was cancelled before an answer came; it may have been applied — refresh to check."
-        state.action = ActionState(phase: .failed(text, requestID: nil), backgrounded: state.action?.backgrounded ?? false)
-        if state.action?.backgrounded == true {
-            state.action = nil
+        if state.dialogShown {
+            state.write.action = ActionState(phase: .failed(text, requestID: nil))
+        } else {
+            state.write.action = nil
             state.notice = Notice(.error, text)
         }
     }
@@ -271,10 +225,10 @@ extension ShopUpdate {
     }
 
     static func submit(_ state: inout AppState) -> [Effect] {
-        guard let action = state.action else { return [] }
+        guard let action = state.write.action else { return [] }
         let where_ = "as \(state.context.user) on \(state.context.environment.uppercased())"
         func problem(_ form: ActionState.Form, _ text: String) -> [Effect] {
-            state.action?.phase = .editing(form, note: .problem(text))
+            state.write.action?.phase = .editing(form, note: .problem(text))
             return []
         }
         switch action.phase {
@@ -321,15 +275,15 @@ extension ShopUpdate {
                 guard action.asTyped else { return problem(form, "The shop must refuse this: \(reasons). Send it as typed to try.") }
                 summary += " The shop must refuse it: \(reasons)."
             }
-            state.action?.phase = .confirming(kind, summary: summary)
+            state.write.action?.phase = .confirming(kind, summary: summary)
             return []
         case let .confirming(kind, summary):
-            guard refuseIfReadOnly(&state, what: "this") else { state.action = nil; return [] }
+            guard refuseIfReadOnly(&state, what: "this") else { state.closeDialog(); return [] }
             return send(kind, summary: summary, &state)
         case .pending:
             return []  // a second submit while the first is out is refused
         case .succeeded, .failed:
-            state.action = nil
+            state.closeDialog()
             return []
         }
     }
@@ -338,17 +292,22 @@ extension ShopUpdate {
     static func send(_ kind: ActionKind, summary: String, backgrounded: Bool = false, _ state: inout AppState) -> [Effect] {
         let token = state.ask(.write)
         // Sent as typed: the steps say so (the next write starts with the client's checks on again).
-        let asTyped = state.action?.asTyped == true
+        let asTyped = state.write.action?.asTyped == true
         state.steps.add(describe(kind) + (asTyped ? " — sent as typed (the client's input checks off)" : ""))
-        state.action = ActionState(phase: .pending(kind, summary: summary), backgrounded: backgrounded)
-        state.lastWriteError = nil
-        state.lastOutcome = nil
-        state.writeSentAfter = state.requests.rows.map(\.id).max() ?? 0
+        state.write.action = ActionState(phase: .pending(kind, summary: summary))
+        if backgrounded {
+            if state.screen.focus == .dialog { state.screen.focus = .browse }
+        } else {
+            state.screen.focus = .dialog
+        }
+        state.write.lastError = nil
+        state.write.outcome = nil
+        state.write.sentAfter = state.requests.rows.map(\.id).max() ?? 0
         var packCheer: Int?
         if case let .spend(product, _, _, _) = kind { packCheer = state.packs.all.first { $0.identifier == product }?.cheerTotal }
         var credit: Int?
         if case let .purchase(identifier, _) = kind { credit = WriteExpectation.credit(identifier, bundles: state.context.bundles) }
-        state.writeBefore = Verification.Before(balance: state.balance.value, historyTotal: state.history.totalCount, packCheer: packCheer,
+        state.write.before = Verification.Before(balance: state.balance.value, historyTotal: state.history.totalCount, packCheer: packCheer,
                                                 refusals: expectedRefusals(kind, state), credit: credit)
         switch kind {
         case let .spend(product, _, amount, comment):

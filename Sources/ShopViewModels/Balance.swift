@@ -119,10 +119,10 @@ extension ShopUpdate {
         case .cacheRead: break
         case .balance:
             state.balance.withdrawn()
-            if state.verification?.balanceRead == token { verificationBalance(token, .unread(unread), &state) }
+            if state.write.verification?.balanceRead == token { verificationBalance(token, .unread(unread), &state) }
         case .packs:
             state.packs.list.withdrawn()
-            if state.verification?.packsRead == token { verificationPacks(token, .unread(unread), &state) }
+            if state.write.verification?.packsRead == token { verificationPacks(token, .unread(unread), &state) }
         case let .historyPage(page): pageWithdrawn(page, &state)
         case .findScan:
             guard state.history.find?.scan != nil else { break }

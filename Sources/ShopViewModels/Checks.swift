@@ -198,7 +198,7 @@ extension ShopUpdate {
             verification.packsRead = state.inFlight.token(for: .packs)
             effects += invalidateHistory(&state, merge: false)
         }
-        state.verification = verification
+        state.write.verification = verification
         return effects
     }
 
@@ -211,14 +211,14 @@ extension ShopUpdate {
     }
 
     static func verificationBalance(_ token: Token, _ read: Verification.Read<Int>, _ state: inout AppState) {
-        guard var v = state.verification, v.balanceRead == token, !v.balance.isDone else { return }
+        guard var v = state.write.verification, v.balanceRead == token, !v.balance.isDone else { return }
         v.balance = read
-        state.verification = v
+        state.write.verification = v
         concludeVerification(&state)
     }
 
     static func verificationPacks(_ token: Token, _ result: Result<AudioPackList, ShopAPIError>, _ state: inout AppState) {
-        guard case let .spend(product, _, _, _)? = state.verification?.kind else { return }
+        guard case let .spend(product, _, _, _)? = state.write.verification?.kind else { return }
         switch result {
         case let .success(list): verificationPacks(token, .read(list.packs.first { $0.identifier == product }?.cheerTotal), &state)
         case let .failure(error): verificationPacks(token, .unread(ErrorText.line(error)), &state)
@@ -226,9 +226,9 @@ extension ShopUpdate {
     }
 
     static func verificationPacks(_ token: Token, _ read: Verification.Read<Int?>, _ state: inout AppState) {
-        guard var v = state.verification, v.packsRead == token, !v.packs.isDone, case .spend = v.kind else { return }
+        guard var v = state.write.verification, v.packsRead == token, !v.packs.isDone, case .spend = v.kind else { return }
         v.packs = read
-        state.verification = v
+        state.write.verification = v
         concludeVerification(&state)
     }
 
@@ -244,29 +244,29 @@ extension ShopUpdate {
     }
 
     static func verificationHistory(_ read: Verification.Read<Verification.HistoryFacts>, _ state: inout AppState) {
-        guard var v = state.verification, !v.history.isDone else { return }
+        guard var v = state.write.verification, !v.history.isDone else { return }
         v.history = read
-        state.verification = v
+        state.write.verification = v
         concludeVerification(&state)
     }
 
     /// Once every read is back: the write's one outcome, and from it the checks, the notice and the
     /// dialog.
     static func concludeVerification(_ state: inout AppState) {
-        guard let v = state.verification, v.isComplete else { return }
-        state.verification = nil
+        guard let v = state.write.verification, v.isComplete else { return }
+        state.write.verification = nil
         let requestID = v.answer.failureRequestID ?? state.lastWriteExchange?.requestID
         let outcome = WriteOutcome.judge(v, requestID: requestID)
-        state.lastOutcome = outcome
-        if outcome.settlesLostPurchase, case .purchase = v.kind { state.lostPurchase = nil }
+        state.write.outcome = outcome
+        if outcome.settlesLostPurchase, case .purchase = v.kind { state.write.lostPurchase = nil }
         state.checks.add(outcome.checks)
         let text = outcome.text
         state.notice = Notice(outcome.succeeded ? .info : .error, text, requestID: outcome.requestID)
         // The dialog, if it is still open on this write's outcome, says the same.
-        if let action = state.action, action.isShown {
+        if state.dialogShown, let action = state.write.action {
             switch action.phase {
             case .succeeded, .failed:
-                state.action = ActionState(phase: outcome.succeeded ? .succeeded(text) : .failed(text, requestID: outcome.requestID))
+                state.write.action = ActionState(phase: outcome.succeeded ? .succeeded(text) : .failed(text, requestID: outcome.requestID))
             default:
                 break
             }

@@ -353,7 +353,7 @@ extension ShopUpdate {
         var write: Exchange?
         var checks: [CheckRecord] = []
         var missing: String?
-        if let action = state.action, action.isShown {
+        if state.dialogShown, let action = state.write.action {
             switch action.phase {
             case .editing, .confirming: return nil
             case let .pending(_, summary):
@@ -361,7 +361,7 @@ extension ShopUpdate {
             case let .succeeded(text), let .failed(text, _):
                 title = text
                 // The outcome the dialog says, when its verification has come (else still reading).
-                checks = state.lastOutcome?.checks ?? []
+                checks = state.write.outcome?.checks ?? []
             }
             // The write's own exchange. None when it failed before it was sent, or the log has
             // dropped it: then the report says so, and attaches no other write.

@@ -20,7 +20,7 @@ extension AppState {
     /// last attempt, after a refreshed sign-in). Nil when none was: the write failed before it was
     /// sent, or the inspector has dropped it. Never an older write's.
     var lastWriteExchange: Exchange? {
-        guard let after = writeSentAfter else { return nil }
+        guard let after = write.sentAfter else { return nil }
         return requests.rows.first { $0.id > after && $0.operation.map(Self.writeOperations.contains) == true }
     }
 

@@ -39,10 +39,12 @@ public enum Mode: String, Sendable, Hashable, CaseIterable {
 /// What the screen shows besides the data: the tab, the overlay, the field being typed, scroll
 /// positions, the size. Plain values — the front end draws it, the update function changes it.
 public struct ScreenState: Equatable, Sendable {
-    /// What has the keys when no dialog is shown: one value, so the help overlay, the pack filter and a
-    /// prompt can never be open at once.
+    /// What has the keys: one value, so the help overlay, the pack filter, a prompt, the diff and the
+    /// write's dialog can never be open at once (the mode is read from it alone).
     public enum Focus: Equatable, Sendable {
         case browse, help, filter
+        /// The spend or buy dialog (its phase is the write's, `state.write`).
+        case dialog
         case prompt(PromptState)
         /// The diff view (`D`) holds its comparison: no diff is kept that is not shown.
         case diff(DiffViewState)
@@ -50,8 +52,6 @@ public struct ScreenState: Equatable, Sendable {
 
     public var tab: Tab = .shop
     public var focus: Focus = .browse
-    /// The dialog field that has the cursor (0 or 1).
-    public var dialogField = 0
     /// The request detail fills the body (toggle on the Requests tab).
     public var requestDetailFull = false
     /// First line of the full-size request detail shown.

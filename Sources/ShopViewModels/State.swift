@@ -96,29 +96,15 @@ public struct AppState: Equatable, Sendable {
     }
     /// What `D` can compare with, for Tab: `env:NAME`, `user:ID`, snapshot files (set by the program).
     public var compareTargets: [String] = []
-    public var action: ActionState?
+    /// The spend or purchase: its form, phase, verification and outcome, and a lost purchase.
+    public internal(set) var write = WriteFlow()
     public var notice: Notice?
-    /// A purchase whose answer was lost (its transaction id is offered again).
-    public var lostPurchase: LostPurchase?
     /// Every verification (and finding) so far: the Checks tab.
     public var checks = ChecksState()
     /// The watch of the user under test, and its timeline: the Live tab.
     public var watch = WatchState()
     /// The latest time a message brought (the update has no clock; an event the user made takes it).
     public internal(set) var clock: Date?
-    /// The write being verified, while its reads are out.
-    public internal(set) var verification: Verification?
-    /// What was known when the write in flight was sent (its verification compares against it).
-    var writeBefore: Verification.Before?
-    /// The newest exchange the inspector held when the last write was sent. The write's own
-    /// exchanges are the spends and purchases recorded after it (one write is out at a time; the log
-    /// numbers exchanges in order): a bug report attaches those, never an older write's.
-    public internal(set) var writeSentAfter: Int?
-    /// The last write's error, when it failed.
-    public internal(set) var lastWriteError: ShopAPIError?
-    /// How the last write ended, once its reads came back (`spend`/`buy` read their output and exit
-    /// status from it).
-    public internal(set) var lastOutcome: WriteOutcome?
     public var screen = ScreenState()
     /// What the user did, in words (a bug report's steps).
     public internal(set) var steps = StepLog()
@@ -137,15 +123,8 @@ public struct AppState: Equatable, Sendable {
 
     /// Which keys are live now (the keymap's contexts).
     public var mode: Mode {
-        if let action, action.isShown {
-            switch action.phase {
-            case .editing: return .form
-            case .confirming: return .confirm
-            case .pending: return .sending
-            case .succeeded, .failed: return .outcome
-            }
-        }
         switch screen.focus {
+        case .dialog: return write.action?.phase.mode ?? .browse
         case .browse: return .browse
         case .help: return .help
         case .diff: return .diff
@@ -156,7 +135,7 @@ public struct AppState: Equatable, Sendable {
 
     /// A write (spend or purchase) is out, on screen or put away.
     public var isWriting: Bool {
-        if case .pending = action?.phase { return true }
+        if case .pending = write.action?.phase { return true }
         return false
     }
 
@@ -176,7 +155,7 @@ public struct AppState: Equatable, Sendable {
     public var isBusy: Bool {
         // Anything out but a cache read and the watch's quiet rounds (a find's scan and a write count).
         if inFlight.purposes.values.contains(where: { $0 != .cacheRead && !$0.isWatch }) { return true }
-        return history.dateSearch != nil || verification != nil
+        return history.dateSearch != nil || write.verification != nil
     }
 }
 

@@ -15,7 +15,7 @@ extension ShopUpdate {
     /// `u`: the user prompt (Tab goes through the environment's `users`).
     static func beginUserSwitch(_ state: inout AppState) -> [Effect] {
         guard refuseIfBusy(&state) else { return [] }
-        guard state.verification == nil else {
+        guard state.write.verification == nil else {
             state.notice = Notice(.error, "The last write is still being checked; switch users when its checks are done.")
             return []
         }
@@ -52,11 +52,11 @@ extension ShopUpdate {
         state.steps.add("switched to user \(user) (u)")
         let old = state.context.user
         state.userPlaces[old] = UserPlace(cursor: state.history.cursor, expanded: state.history.expanded, totalCount: state.history.totalCount,
-                                          totalPages: state.history.totalPages, lostPurchase: state.lostPurchase)
+                                          totalPages: state.history.totalPages, lostPurchase: state.write.lostPurchase)
         state.context.user = user
         state.balance = .idle
-        state.lastWriteError = nil
-        state.lastOutcome = nil
+        state.write.lastError = nil
+        state.write.outcome = nil
         state.lastError = nil  // a bug report after the switch is not about the user left
         var history = HistoryState(perPage: state.history.perPage, capacity: state.history.pages.capacity)
         let place = state.userPlaces[user]
@@ -67,7 +67,7 @@ extension ShopUpdate {
             history.totalPages = place.totalPages
         }
         state.history = history
-        state.lostPurchase = place?.lostPurchase
+        state.write.lostPurchase = place?.lostPurchase
         state.notice = Notice(.info, place == nil ? "Now looking at \(user)." : "Back to \(user), where you were.")
         // The cached balance and first page first (the header shows them at once), then the live ones.
         let read = Effect.readCache(state.ask(.cacheRead), user: state.context.userKey, shop: state.context.shopKey)

@@ -137,7 +137,7 @@ struct WriteRun {
                 let after = await store.state
                 let exchanges = await client.exchanges.all()
                 // A write the shop must refuse, taken: that finding leads stderr as it leads stdout.
-                let lead = after.lastOutcome?.acceptedRefusable
+                let lead = after.write.outcome?.acceptedRefusable
                 if let lead { Terminal.err(Self.warning(lead)) }
                 // The findings about the write first (they set --strict's status), then the others.
                 let scope = WriteScope(kind: write, packs: after.packs.list.value ?? before.packs.list.value)
@@ -149,10 +149,10 @@ struct WriteRun {
                     if strict == .all { findings += more }
                 }
                 // The write's one outcome: its words, its checks, and whether it was applied.
-                guard let outcome = after.lastOutcome else {
+                guard let outcome = after.write.outcome else {
                     // Never sent (refused before it left): the notice says why.
                     if let notice = after.notice { Terminal.out(Sanitizer.line(notice.text) + "\n") }
-                    if let error = after.lastWriteError { throw error }
+                    if let error = after.write.lastError { throw error }
                     throw CLIError(message: "the \(verb) was not sent", exitCode: .software)
                 }
                 Terminal.out(Sanitizer.line(outcome.text) + "\n")
@@ -161,7 +161,7 @@ struct WriteRun {
                     if check.outcome == .failed, check != lead { Terminal.err(Self.warning(check)) }
                 }
                 if let footer { Terminal.out(footer + "\n") }
-                return ExitStatus.of(outcome, error: after.lastWriteError, strict: strict != .off, findings: findings)
+                return ExitStatus.of(outcome, error: after.write.lastError, strict: strict != .off, findings: findings)
             }
         } catch let exit as ExitCode {
             throw exit

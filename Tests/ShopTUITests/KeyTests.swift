@@ -158,11 +158,11 @@ struct Loop {
         l.type("0")
         l.press(.tab)
         l.type("great q")
-        guard case .editing(.spend(_, _, "50", "great q"), _) = l.app.action?.phase else { Issue.record("\(String(describing: l.app.action))"); return }
+        guard case .editing(.spend(_, _, "50", "great q"), _) = l.app.write.action?.phase else { Issue.record("\(String(describing: l.app.write.action))"); return }
         l.press(.enter)
-        guard case .confirming = l.app.action?.phase else { Issue.record("not confirming"); return }
+        guard case .confirming = l.app.write.action?.phase else { Issue.record("not confirming"); return }
         l.press(.enter)
-        guard case .pending? = l.app.action?.phase, let token = l.app.inFlight.token(for: .write) else { Issue.record("not sent"); return }
+        guard case .pending? = l.app.write.action?.phase, let token = l.app.inFlight.token(for: .write) else { Issue.record("not sent"); return }
         #expect(l.effects.last == .spend(token, amount: 50, product: "com.reiterate.pack.rain", comment: "great q", user: "qa-alice"))
         l.press(.enter, .char("y"))
         #expect(l.effects.filter { if case .spend = $0 { return true } else { return false } }.count == 1)
@@ -172,9 +172,9 @@ struct Loop {
     @Test func escCancelsDialogsAndBuyUsesTheTransactionID() {
         var l = Loop()
         l.press(.char("b"))
-        guard case .editing(.purchase("com.reiterate.cheer.200", "77"), _) = l.app.action?.phase else { Issue.record("\(String(describing: l.app.action))"); return }
+        guard case .editing(.purchase("com.reiterate.cheer.200", "77"), _) = l.app.write.action?.phase else { Issue.record("\(String(describing: l.app.write.action))"); return }
         l.press(.escape)
-        #expect(l.app.action == nil)
+        #expect(l.app.write.action == nil)
     }
 
     @Test func enterOpensTheRequestDetailWhichScrollsEscReturns() {
@@ -197,20 +197,20 @@ struct Loop {
         l.press(.char("s"))
         l.type("5")
         l.press(.enter, .enter)  // confirm → pending
-        guard case .pending = l.app.action?.phase else { Issue.record("\(String(describing: l.app.action))"); return }
+        guard case .pending = l.app.write.action?.phase else { Issue.record("\(String(describing: l.app.write.action))"); return }
         l.press(.char("2"))
         #expect(l.ui.tab == .shop)  // the dialog still takes the keys…
         l.press(.escape)
-        #expect(l.app.action?.backgrounded == true && l.app.notice?.text == "Still sending; the answer will show here.")
+        #expect(l.app.write.action != nil && !l.app.dialogShown && l.app.notice?.text == "Still sending; the answer will show here.")
         l.press(.char("2"))
         #expect(l.ui.tab == .history)  // …until it is put away
         // While it is out, spend and buy are disabled: the keys do nothing and leave the hint bar.
         l.press(.char("1"), .char("s"), .char("b"))
-        #expect(l.app.action?.backgrounded == true && l.ui.tab == .shop)
+        #expect(l.app.write.action != nil && !l.app.dialogShown && l.ui.tab == .shop)
         #expect(!l.keymap.hints(for: l.app).contains { $0.hasSuffix(" spend") || $0.hasSuffix(" buy") })
-        guard case .pending? = l.app.action?.phase, let token = l.app.inFlight.token(for: .write) else { Issue.record("not pending"); return }
+        guard case .pending? = l.app.write.action?.phase, let token = l.app.inFlight.token(for: .write) else { Issue.record("not pending"); return }
         l.send(.actionFinished(token, .success(CheerBalance(balance: 1245)), at: now))
-        #expect(l.app.action == nil && l.app.notice?.text == "Spent 5 cheer on Rain on a Tin Roof. Balance 1,245 cheer. Checking…")
+        #expect(l.app.write.action == nil && l.app.notice?.text == "Spent 5 cheer on Rain on a Tin Roof. Balance 1,245 cheer. Checking…")
     }
 
     @Test func quitAndCopy() {
@@ -253,7 +253,7 @@ struct Loop {
         #expect(!help.contains("spend cheer") && !help.contains("buy cheer"))
         l.app.screen.showHelp = false
         l.press(.char("s"), .char("b"))
-        #expect(l.app.action == nil && l.effects.isEmpty)
+        #expect(l.app.write.action == nil && l.effects.isEmpty)
     }
 
     @Test func reboundKeysDriveDispatchHintsAndHelp() throws {
@@ -304,9 +304,9 @@ struct Loop {
         l.type("5")
         l.press(.tab)
         l.type("nice")
-        guard case .editing(.spend(_, _, "5", "nice"), _) = l.app.action?.phase else { Issue.record("\(String(describing: l.app.action))"); return }
+        guard case .editing(.spend(_, _, "5", "nice"), _) = l.app.write.action?.phase else { Issue.record("\(String(describing: l.app.write.action))"); return }
         l.press(.enter, .char("n"))  // in the confirmation, n cancels
-        #expect(l.app.action == nil)
+        #expect(l.app.write.action == nil)
     }
 
     @Test func keysATerminalCannotSendAreRefusedWithAdvice() {
@@ -328,10 +328,10 @@ struct Loop {
         l.press(.char("s"))
         l.type("5")
         l.press(.enter, .enter)
-        guard case .pending? = l.app.action?.phase, let token = l.app.inFlight.token(for: .write) else { Issue.record("not sent"); return }
+        guard case .pending? = l.app.write.action?.phase, let token = l.app.inFlight.token(for: .write) else { Issue.record("not sent"); return }
         l.send(.actionFinished(token, .success(CheerBalance(balance: 1245)), at: now))
         l.press(.char("q"))
-        #expect(l.app.action == nil && l.commands.isEmpty)
+        #expect(l.app.write.action == nil && l.commands.isEmpty)
     }
 
     @Test func afterTheLastLineOfTheDetailUpScrollsAtOnce() throws {

@@ -191,7 +191,7 @@ import TerminalText
         l.press(.char("s"))
         l.type("7")
         l.press(.enter, .enter)
-        guard case .pending? = l.app.action?.phase, let token = l.app.inFlight.token(for: .write) else { Issue.record("not sent"); return }
+        guard case .pending? = l.app.write.action?.phase, let token = l.app.inFlight.token(for: .write) else { Issue.record("not sent"); return }
         l.send(.actionFinished(token, .failure(.transport(.timeout(), endpoint: .post("/api/v1/spend_cheer"))), at: now))
         let text = Renderer.render(frame(l.app)).text
         #expect(text.contains("┌─ Checking") && !text.contains("Failed") && text.contains("reading the balance again"))

@@ -306,7 +306,7 @@ import Testing
         #expect(d.state.mode == .outcome, "the result dialog is shown")
         #expect(Self.rReports(d.state), "R is bound in the result dialog")
         guard let report = report(&d) else { return }
-        #expect(report.title == d.state.lastOutcome?.text && report.title.contains("spend-pack-total"))
+        #expect(report.title == d.state.write.outcome?.text && report.title.contains("spend-pack-total"))
         #expect(report.exchange?.requestID == "rq-4")
         #expect(report.checks.map(\.name) == ["spend-balance", "spend-history", "spend-pack-total"])
         let md = report.markdown(at: t0, version: "1", screen: nil)
@@ -388,7 +388,7 @@ import Testing
         d.apply(.actionFinished(d.actionToken, .failure(.signInExpired(.noRefreshToken, requestID: nil)), at: t0))
         ActionTransitions().answerReads(&d, balance: 1225)
         #expect(d.state.mode == .outcome)
-        #expect(d.state.lastOutcome?.requestID != "rq-4", "the outcome is not given the first write's request id")
+        #expect(d.state.write.outcome?.requestID != "rq-4", "the outcome is not given the first write's request id")
         if let report = report(&d) {
             #expect(report.exchange == nil && report.curl == nil)
             let md = report.markdown(at: t0, version: "1", screen: nil)

@@ -110,7 +110,7 @@ struct Driver {
     mutating func fill(_ first: String, _ second: String) -> [Effect] {
         var out: [Effect] = []
         for (field, text) in [first, second].enumerated() {
-            if state.screen.dialogField != field { out += apply(.action(.nextField)) }
+            if state.write.action?.field != field { out += apply(.action(.nextField)) }
             for _ in 0..<(currentField(field)?.count ?? 0) { out += apply(.action(.deleteChar)) }
             out += run(text.map { .text($0) })
         }
@@ -118,7 +118,7 @@ struct Driver {
     }
 
     func currentField(_ field: Int) -> String? {
-        guard case let .editing(form, _) = state.action?.phase else { return nil }
+        guard case let .editing(form, _) = state.write.action?.phase else { return nil }
         switch form {
         case let .spend(_, _, a, c): return field == 0 ? a : c
         case let .purchase(i, t): return field == 0 ? i : t
@@ -315,7 +315,7 @@ extension AppStore {
             send(.action(.spend))
         case let .editSpend(first, second):
             for (field, text) in [first, second].enumerated() {
-                if state.screen.dialogField != field { send(.action(.nextField)) }
+                if state.write.action?.field != field { send(.action(.nextField)) }
                 for c in text { send(.text(c)) }
             }
         case .submitAction:

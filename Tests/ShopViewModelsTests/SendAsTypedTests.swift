@@ -16,19 +16,19 @@ import ShopAPI
     }
 
     func note(_ d: Driver) -> ActionState.FormNote? {
-        if case let .editing(_, note) = d.state.action?.phase { return note }
+        if case let .editing(_, note) = d.state.write.action?.phase { return note }
         return nil
     }
 
     func confirming(_ d: Driver) -> (ActionKind, String)? {
-        if case let .confirming(kind, summary) = d.state.action?.phase { return (kind, summary) }
+        if case let .confirming(kind, summary) = d.state.write.action?.phase { return (kind, summary) }
         return nil
     }
 
     /// The spend form's product field (the third, sent as typed) replaced by `product`.
     func typeProduct(_ product: String, _ d: inout Driver) {
-        while d.state.screen.dialogField != 2 { d.apply(.action(.nextField)) }
-        guard case let .editing(.spend(current, _, _, _), _) = d.state.action?.phase else { return }
+        while d.state.write.action?.field != 2 { d.apply(.action(.nextField)) }
+        guard case let .editing(.spend(current, _, _, _), _) = d.state.write.action?.phase else { return }
         for _ in current { d.apply(.action(.deleteChar)) }
         for c in product { d.apply(.text(c)) }
     }
@@ -37,17 +37,17 @@ import ShopAPI
         var d = ready()
         #expect(Keymap.standard.message(for: .ctrl("u"), in: d.state) == nil, "not bound outside the form")
         d.send(.beginSpend)
-        #expect(d.state.action?.asTyped == false)
+        #expect(d.state.write.action?.asTyped == false)
         pressSendAsTyped(&d)
-        #expect(d.state.action?.asTyped == true)
+        #expect(d.state.write.action?.asTyped == true)
         // The spend form gains its product as a third field: Tab goes round all three.
         d.apply(.action(.nextField))
         d.apply(.action(.nextField))
-        #expect(d.state.screen.dialogField == 2)
+        #expect(d.state.write.action?.field == 2)
         d.apply(.action(.nextField))
-        #expect(d.state.screen.dialogField == 0)
+        #expect(d.state.write.action?.field == 0)
         pressSendAsTyped(&d)
-        #expect(d.state.action?.asTyped == false)
+        #expect(d.state.write.action?.asTyped == false)
         #expect(d.state.steps.steps.suffix(2) == ["turned on send as typed (the client's input checks off for one write)", "turned off send as typed"])
     }
 
@@ -59,17 +59,17 @@ import ShopAPI
         #expect(note(d) == .problem("That is more than the balance (1,250 cheer)."))
         pressSendAsTyped(&d)
         d.send(.submitAction)
-        guard let (kind, summary) = confirming(d) else { Issue.record("not confirming: \(String(describing: d.state.action))"); return }
+        guard let (kind, summary) = confirming(d) else { Issue.record("not confirming: \(String(describing: d.state.write.action))"); return }
         #expect(kind == .spend(product: "com.reiterate.pack.rain", productName: "Rain on a Tin Roof", amount: 1255, comment: nil))
         // What the shop must refuse is said before it is sent.
         #expect(summary == "Spend 1,255 cheer on Rain on a Tin Roof as qa-alice on STAGING? The shop must refuse it: 1,255 cheer is more than the balance (1,250 cheer).")
-        #expect(d.state.action?.asTyped == true)
+        #expect(d.state.write.action?.asTyped == true)
         let sent = d.send(.submitAction)
         #expect(sent.contains(.spend(d.actionToken, amount: 1255, product: "com.reiterate.pack.rain", comment: nil, user: "qa-alice")))
         #expect(d.state.steps.steps.last == "spent 1,255 cheer on “Rain on a Tin Roof” with no comment — sent as typed (the client's input checks off)")
         // Reset once sent: the next write has the client's checks on again.
-        #expect(d.state.action?.asTyped == false)
-        #expect(d.state.writeBefore?.refusals == [.overspend(amount: 1255, balance: 1250)])
+        #expect(d.state.write.action?.asTyped == false)
+        #expect(d.state.write.before?.refusals == [.overspend(amount: 1255, balance: 1250)])
     }
 
     @Test func zeroAndNegativeAmountsAreSentOnlyAsTyped() {
@@ -114,9 +114,9 @@ import ShopAPI
         pressSendAsTyped(&d)
         typeProduct("com.reiterate.pack.nope", &d)
         pressSendAsTyped(&d)
-        #expect(d.state.screen.dialogField == 0)
-        guard case .editing(.spend("com.reiterate.pack.rain", "Rain on a Tin Roof", _, _), _) = d.state.action?.phase else {
-            Issue.record("\(String(describing: d.state.action))"); return
+        #expect(d.state.write.action?.field == 0)
+        guard case .editing(.spend("com.reiterate.pack.rain", "Rain on a Tin Roof", _, _), _) = d.state.write.action?.phase else {
+            Issue.record("\(String(describing: d.state.write.action))"); return
         }
     }
 
@@ -150,7 +150,7 @@ import ShopAPI
             #expect(summary.hasSuffix("The shop must refuse it: the transaction id \(id) is not a whole number from 0 to 18446744073709551615."))
             let sent = d.send(.submitAction)
             #expect(sent.contains(.purchase(d.actionToken, identifier: "com.reiterate.cheer.200", transactionID: id, user: "qa-alice")))
-            #expect(d.state.writeBefore?.refusals == [.transactionNotWhole(id)] && d.state.writeBefore?.credit == 200)
+            #expect(d.state.write.before?.refusals == [.transactionNotWhole(id)] && d.state.write.before?.credit == 200)
         }
     }
 
@@ -162,7 +162,7 @@ import ShopAPI
         d.send(.submitAction)
         d.apply(.actionFinished(d.actionToken, .failure(http(409, "duplicate_transaction")), at: t0))
         d.apply(.balanceLoaded(d.balanceToken, .success(CheerBalance(balance: 1250)), at: t0))
-        #expect(d.state.lastOutcome?.acceptedRefusable == nil && d.state.lastOutcome?.failed.isEmpty == true)
+        #expect(d.state.write.outcome?.acceptedRefusable == nil && d.state.write.outcome?.failed.isEmpty == true)
     }
 
     @Test func theTransactionIDAsTyped() {
@@ -188,14 +188,14 @@ import ShopAPI
         d.send(.submitAction)
         d.apply(.actionFinished(d.actionToken, .success(CheerBalance(balance: -5)), at: t0))
         ActionTransitions().answerReads(&d, balance: -5, newest: ActionTransitions().spendEntry(1255, comment: nil), total: 231, rainCheer: 1305)
-        guard let outcome = d.state.lastOutcome else { Issue.record("no outcome"); return }
+        guard let outcome = d.state.write.outcome else { Issue.record("no outcome"); return }
         #expect(outcome.failed.first?.name == "refusal-expected" && outcome.acceptedRefusable != nil)
         #expect(outcome.text.hasPrefix("The server accepted a spend it must refuse: 1,255 cheer is more than the balance (1,250 cheer)."))
         #expect(!outcome.checks.contains { $0.outcome == .passed }, "nothing it should not have done is ticked")
         // The next form starts with the client's checks on.
         d.send(.submitAction)
         d.send(.beginSpend)
-        #expect(d.state.action?.asTyped == false)
+        #expect(d.state.write.action?.asTyped == false)
     }
 
     @Test func closingTheFormResetsIt() {
@@ -204,7 +204,7 @@ import ShopAPI
         pressSendAsTyped(&d)
         d.send(.cancelAction)
         d.send(.beginPurchase(transactionID: 2))
-        #expect(d.state.action?.asTyped == false)
+        #expect(d.state.write.action?.asTyped == false)
     }
 
     @Test func refusedInAReadOnlyEnvironment() {
@@ -213,7 +213,7 @@ import ShopAPI
         // The form cannot be opened read-only; were the environment read-only under it, the key is refused.
         d.state.context.readOnly = true
         pressSendAsTyped(&d)
-        #expect(d.state.action?.asTyped == false)
+        #expect(d.state.write.action?.asTyped == false)
         #expect(d.state.notice?.text == "STAGING is read-only: sending as typed is disabled.")
         d.send(.editSpend(amount: "1255", comment: ""))
         d.send(.submitAction)

@@ -531,7 +531,7 @@ import Testing
         #expect(d.state.notice?.kind == .pending)
         d.apply(.actionFinished(d.actionToken, .success(CheerBalance(balance: 1247)), at: t0))
         d.send(.beginSpend)
-        #expect(d.state.screen.dialogField == 0)
+        #expect(d.state.write.action?.field == 0)
     }
 }
 
@@ -551,25 +551,25 @@ import Testing
     @Test func spendGoesThroughConfirmationAndRefusesASecondSubmit() {
         var d = ready()
         d.send(.beginSpend)
-        guard case .editing(.spend("com.reiterate.pack.rain", "Rain on a Tin Roof", "", ""), nil) = d.state.action?.phase else {
-            Issue.record("\(String(describing: d.state.action))")
+        guard case .editing(.spend("com.reiterate.pack.rain", "Rain on a Tin Roof", "", ""), nil) = d.state.write.action?.phase else {
+            Issue.record("\(String(describing: d.state.write.action))")
             return
         }
         d.send(.editSpend(amount: "abc", comment: ""))
         d.send(.submitAction)
-        guard case .editing(_, note: .problem) = d.state.action?.phase else { Issue.record("no problem shown"); return }
+        guard case .editing(_, note: .problem) = d.state.write.action?.phase else { Issue.record("no problem shown"); return }
         d.send(.editSpend(amount: "5000", comment: ""))
         d.send(.submitAction)
-        guard case .editing(_, note: .problem("That is more than the balance (1,250 cheer).")) = d.state.action?.phase else { Issue.record("over balance"); return }
+        guard case .editing(_, note: .problem("That is more than the balance (1,250 cheer).")) = d.state.write.action?.phase else { Issue.record("over balance"); return }
         d.send(.editSpend(amount: "50", comment: "  Lovely  "))
         #expect(d.send(.submitAction).isEmpty)
-        guard case let .confirming(kind, summary) = d.state.action?.phase else { Issue.record("not confirming"); return }
+        guard case let .confirming(kind, summary) = d.state.write.action?.phase else { Issue.record("not confirming"); return }
         #expect(summary == "Spend 50 cheer on Rain on a Tin Roof as qa-alice on STAGING?")
         #expect(kind == .spend(product: "com.reiterate.pack.rain", productName: "Rain on a Tin Roof", amount: 50, comment: "Lovely"))
         #expect(d.send(.submitAction) == [.spend(d.actionToken, amount: 50, product: "com.reiterate.pack.rain", comment: "Lovely", user: "qa-alice")])
         #expect(d.send(.submitAction).isEmpty)  // pending: a second submit is refused
         d.send(.cancelAction)
-        guard case .pending = d.state.action?.phase else { Issue.record("cancel dropped a pending action"); return }
+        guard case .pending = d.state.write.action?.phase else { Issue.record("cancel dropped a pending action"); return }
         let after = d.apply(.actionFinished(d.actionToken, .success(CheerBalance(balance: 1200)), at: t0))
         #expect(d.state.balance.phase == .live(1200, fetchedAt: t0))
         #expect(d.state.notice?.text == "Spent 50 cheer on Rain on a Tin Roof. Balance 1,200 cheer. Checking…")
@@ -626,11 +626,11 @@ import Testing
         d.apply(.exchangeRecorded(read))
         answerReads(&d, balance: 1200, newest: spendEntry(50, comment: "Lovely"), total: 231, rainCheer: 100)
         #expect(d.state.checks.records.allSatisfy { $0.requestID == "rq-spend" })
-        #expect(d.state.verification == nil)
+        #expect(d.state.write.verification == nil)
         #expect(d.state.checks.records.map(\.name) == ["spend-balance", "spend-history", "spend-pack-total"])
         #expect(d.state.checks.records.allSatisfy { $0.outcome == .passed } && d.state.checks.failures == 0)
         #expect(d.state.notice == Notice(.info, "Spent 50 cheer on Rain on a Tin Roof. Balance 1,200 cheer. ✔ 3 checks passed"))
-        #expect(d.state.action?.phase == .succeeded("Spent 50 cheer on Rain on a Tin Roof. Balance 1,200 cheer. ✔ 3 checks passed"))
+        #expect(d.state.write.action?.phase == .succeeded("Spent 50 cheer on Rain on a Tin Roof. Balance 1,200 cheer. ✔ 3 checks passed"))
     }
 
     @Test func aSpendThatDebitsTheWrongAmountFailsItsCheck() {
@@ -657,12 +657,12 @@ import Testing
         let cut = ShopAPIError.transport(.cutShort(status: 200, requestID: "rq-cut"), endpoint: .post("/api/v1/spend_cheer"))
         var applied = spent(7)
         applied.apply(.actionFinished(applied.actionToken, .failure(cut), at: t0))
-        guard case .failed = applied.state.action?.phase else { Issue.record("not failed"); return }
+        guard case .failed = applied.state.write.action?.phase else { Issue.record("not failed"); return }
         answerReads(&applied, balance: 1243, newest: spendEntry(7, comment: nil), total: 231, rainCheer: 57)
         #expect(applied.state.notice?.kind == .info)
         #expect(applied.state.notice?.text.contains("the spend was applied (balance 1,243 = 1,250 − 7)") == true)
         #expect(applied.state.balance.phase == .live(1243, fetchedAt: t0))  // the header shows the fresh balance
-        guard case .succeeded = applied.state.action?.phase else { Issue.record("\(String(describing: applied.state.action))"); return }
+        guard case .succeeded = applied.state.write.action?.phase else { Issue.record("\(String(describing: applied.state.write.action))"); return }
         var notApplied = spent(7)
         notApplied.apply(.actionFinished(notApplied.actionToken, .failure(.transport(.timeout(), endpoint: .post("/api/v1/spend_cheer"))), at: t0))
         answerReads(&notApplied, balance: 1250)
@@ -704,7 +704,7 @@ import Testing
         let kind = ActionKind.spend(product: "com.reiterate.pack.rain", productName: "Rain on a Tin Roof", amount: 5, comment: nil)
         let sent = d.apply(.write(kind))
         #expect(sent == [.spend(d.actionToken, amount: 5, product: "com.reiterate.pack.rain", comment: nil, user: "qa-alice")])
-        #expect(d.state.action?.backgrounded == true && d.state.mode == .browse)  // no dialog takes the keys
+        #expect(d.state.write.action != nil && !d.state.dialogShown && d.state.mode == .browse)  // no dialog takes the keys
         #expect(d.apply(.write(kind)).isEmpty && d.state.notice?.text == "A spend or purchase is still on its way; wait for its answer.")
         var readOnly = ready(readOnly: true)
         #expect(readOnly.apply(.write(kind)).isEmpty && readOnly.state.notice?.text == "STAGING is read-only: writing is disabled.")
@@ -716,20 +716,20 @@ import Testing
         d.send(.editSpend(amount: "10", comment: ""))
         d.send(.submitAction)
         d.send(.submitAction)
-        guard case .pending(.spend(_, _, 10, nil), _) = d.state.action?.phase else { Issue.record("not sent"); return }
+        guard case .pending(.spend(_, _, 10, nil), _) = d.state.write.action?.phase else { Issue.record("not sent"); return }
         let refused = d.apply(.actionFinished(d.actionToken, .failure(http(402, "insufficient_balance", "balance 5 is less than 10")), at: t0))
-        #expect(d.state.action?.phase == .failed("POST /x: not enough cheer to spend 10 — HTTP 402: “balance 5 is less than 10”.", requestID: "rq-1"))
+        #expect(d.state.write.action?.phase == .failed("POST /x: not enough cheer to spend 10 — HTTP 402: “balance 5 is less than 10”.", requestID: "rq-1"))
         #expect(refused.contains(.fetchBalance(d.balanceToken, user: "qa-alice")))  // our balance was out of date
         #expect(!refused.contains { if case .spend = $0 { return true } else { return false } })
         d.send(.submitAction)  // closes the outcome
-        #expect(d.state.action == nil)
+        #expect(d.state.write.action == nil)
         d.send(.beginPurchase(transactionID: 42))
         d.send(.submitAction)
-        guard case let .confirming(.purchase(_, 42), summary) = d.state.action?.phase else { Issue.record("not confirming"); return }
+        guard case let .confirming(.purchase(_, 42), summary) = d.state.write.action?.phase else { Issue.record("not confirming"); return }
         #expect(summary == "Buy 200 cheer (com.reiterate.cheer.200), transaction 42, as qa-alice on STAGING?")
         #expect(d.send(.submitAction) == [.purchase(d.actionToken, identifier: "com.reiterate.cheer.200", transactionID: 42, user: "qa-alice")])
         d.apply(.actionFinished(d.actionToken, .failure(http(409, "duplicate_transaction")), at: t0))
-        #expect(d.state.action?.phase == .failed("Transaction 42 was already credited; nothing changed.", requestID: "rq-1"))
+        #expect(d.state.write.action?.phase == .failed("Transaction 42 was already credited; nothing changed.", requestID: "rq-1"))
     }
 
     @Test func aWriteWithoutAnAnswerMayHaveBeenAppliedSoEverythingIsReloaded() {
@@ -740,7 +740,7 @@ import Testing
         d.send(.submitAction)
         let timeout = ShopAPIError.transport(.timeout(), endpoint: .post("/api/v1/spend_cheer"))
         let after = d.apply(.actionFinished(d.actionToken, .failure(timeout), at: t0))
-        guard case let .failed(text, _) = d.state.action?.phase else { Issue.record("not failed"); return }
+        guard case let .failed(text, _) = d.state.write.action?.phase else { Issue.record("not failed"); return }
         #expect(text.hasSuffix("it may have been applied; reading the balance again to find out…"))
         #expect(after.contains(.fetchBalance(d.balanceToken, user: "qa-alice")) && d.requestID(forPage: 1, in: after) != nil)
     }
@@ -758,12 +758,12 @@ import Testing
         // The next buy offers the same transaction id, so the server can refuse a double credit.
         d.send(.cancelAction)
         let again = d.send(.beginPurchase(transactionID: 77))
-        guard case .editing(.purchase("com.reiterate.cheer.200", "42"), .some) = d.state.action?.phase else { Issue.record("\(String(describing: d.state.action))"); return }
+        guard case .editing(.purchase("com.reiterate.cheer.200", "42"), .some) = d.state.write.action?.phase else { Issue.record("\(String(describing: d.state.write.action))"); return }
         #expect(!again.contains(.makeTransactionID))
         d.send(.submitAction)
         d.send(.submitAction)
         d.apply(.actionFinished(d.actionToken, .failure(http(409, "duplicate_transaction")), at: t0))
-        #expect(d.state.lostPurchase == nil)  // settled: it had been credited
+        #expect(d.state.write.lostPurchase == nil)  // settled: it had been credited
     }
 
     @Test func refusalsBeforeTheServerActedAreNotReadAgain() {
@@ -780,20 +780,20 @@ import Testing
         d.send(.beginPurchase(transactionID: 1))
         d.send(.editPurchase(identifier: "com.reiterate.cheer.500", transactionID: "-3"))
         d.send(.submitAction)
-        guard case .editing(_, note: .problem) = d.state.action?.phase else { Issue.record("accepted -3"); return }
+        guard case .editing(_, note: .problem) = d.state.write.action?.phase else { Issue.record("accepted -3"); return }
         d.send(.editPurchase(identifier: " ", transactionID: "3"))
         d.send(.submitAction)
-        guard case .editing(_, note: .problem) = d.state.action?.phase else { Issue.record("accepted an empty bundle"); return }
+        guard case .editing(_, note: .problem) = d.state.write.action?.phase else { Issue.record("accepted an empty bundle"); return }
         d.send(.cancelAction)
-        #expect(d.state.action == nil)
+        #expect(d.state.write.action == nil)
     }
 
     @Test func readOnlyRefusesWrites() {
         var d = ready(readOnly: true)
         d.send(.beginSpend)
-        #expect(d.state.action == nil && d.state.notice?.text == "STAGING is read-only: spending is disabled.")
+        #expect(d.state.write.action == nil && d.state.notice?.text == "STAGING is read-only: spending is disabled.")
         d.send(.beginPurchase(transactionID: 1))
-        #expect(d.state.action == nil && d.state.notice?.text == "STAGING is read-only: buying is disabled.")
+        #expect(d.state.write.action == nil && d.state.notice?.text == "STAGING is read-only: buying is disabled.")
         #expect(!d.effects.contains { if case .spend = $0 { return true }; if case .purchase = $0 { return true }; return false })
     }
 
@@ -801,7 +801,7 @@ import Testing
         var d = ready()
         d.send(.setPackFilter("nothing matches"))
         d.send(.beginSpend)
-        #expect(d.state.action == nil && d.state.notice?.text == "Select an Audio Pack to cheer for first.")
+        #expect(d.state.write.action == nil && d.state.notice?.text == "Select an Audio Pack to cheer for first.")
     }
 }
 
@@ -904,7 +904,7 @@ import Testing
         d.send(.submitAction)
         d.send(.submitAction)
         d.apply(.cancelled(d.actionToken))
-        guard case .failed = d.state.action?.phase else { Issue.record("a cancelled spend stayed pending"); return }
+        guard case .failed = d.state.write.action?.phase else { Issue.record("a cancelled spend stayed pending"); return }
     }
 
     @Test func thePageOnScreenIsNeverEvicted() {

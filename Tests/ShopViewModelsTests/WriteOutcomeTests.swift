@@ -124,10 +124,10 @@ import Testing
         var state = AppState(context: ShopContext(environment: "staging", baseURL: "http://shop.test", user: "qa-alice",
                                                   bundles: [CheerBundle(identifier: "com.acme.gold", cheer: 750)]))
         _ = ShopUpdate.send(.purchase(identifier: "com.acme.gold", transactionID: 9), summary: "", &state)
-        #expect(state.writeBefore?.credit == 750 && state.writeBefore?.refusals == [])
+        #expect(state.write.before?.credit == 750 && state.write.before?.refusals == [])
         var other = AppState(context: alice)
         _ = ShopUpdate.send(.purchase(identifier: "com.acme.gold", transactionID: 9), summary: "", &other)
-        #expect(other.writeBefore?.credit == nil && other.writeBefore?.refusals == [.notABundle(identifier: "com.acme.gold")])
+        #expect(other.write.before?.credit == nil && other.write.before?.refusals == [.notABundle(identifier: "com.acme.gold")])
     }
 }
 

@@ -1,0 +1,98 @@
+import Foundation
+import ShopAPI
+
+/// A spend or purchase, from its form through its answer to its verified outcome: one value
+/// (`state.write`), changed only by the update. Its request is the in-flight table's `.write`;
+/// whether its dialog has the keys is the screen's focus (`.dialog`).
+public struct WriteFlow: Equatable, Sendable {
+    /// The write's dialog: its form, confirmation, sending or answer. Nil when there is none; kept
+    /// while the request is out even when the dialog is put away.
+    public internal(set) var action: ActionState?
+    /// What was known when the write in flight was sent (its verification compares against it).
+    var before: Verification.Before?
+    /// The write being verified, while its reads are out.
+    public internal(set) var verification: Verification?
+    /// The newest exchange the inspector held when the last write was sent. The write's own
+    /// exchanges are the spends and purchases recorded after it (one write is out at a time; the log
+    /// numbers exchanges in order): a bug report attaches those, never an older write's.
+    public internal(set) var sentAfter: Int?
+    /// The last write's error, when it failed.
+    public internal(set) var lastError: ShopAPIError?
+    /// How the last write ended, once its reads came back (`spend`/`buy` read their output and exit
+    /// status from it).
+    public internal(set) var outcome: WriteOutcome?
+    /// A purchase whose answer was lost (its transaction id is offered again).
+    public internal(set) var lostPurchase: LostPurchase?
+
+    public init() {}
+}
+
+/// A purchase whose answer was lost: the next buy form offers its transaction id again, so that if
+/// the first one was credited the server refuses the second (409) instead of crediting twice.
+public struct LostPurchase: Equatable, Sendable {
+    public var identifier: String
+    public var transactionID: TransactionID
+}
+
+/// A spend or purchase's dialog, from its form through confirmation to its outcome.
+public struct ActionState: Equatable, Sendable {
+    public enum Form: Equatable, Sendable {
+        case spend(product: String, productName: String, amount: String, comment: String)
+        case purchase(identifier: String, transactionID: String)
+    }
+
+    /// A line under a form: a value it refuses, or something kept for the user (a lost purchase's id).
+    public enum FormNote: Equatable, Sendable {
+        case problem(String)
+        case kept(String)
+    }
+
+    public enum Phase: Equatable, Sendable {
+        case editing(Form, note: FormNote?)
+        /// "Spend 50 cheer on Rain on a Tin Roof as qa-alice on STAGING?"
+        case confirming(ActionKind, summary: String)
+        /// Sent (its request is the table's `.write`).
+        case pending(ActionKind, summary: String)
+        case succeeded(String)
+        case failed(String, requestID: String?)
+
+        /// The keys' context while the dialog is shown in this phase.
+        var mode: Mode {
+            switch self {
+            case .editing: return .form
+            case .confirming: return .confirm
+            case .pending: return .sending
+            case .succeeded, .failed: return .outcome
+            }
+        }
+    }
+
+    public var phase: Phase
+    /// The form field that has the cursor (0, 1, or 2: a spend sent as typed's product).
+    public var field = 0
+    /// "Send as typed" (a negative test): the client's own input checks are off for this one write,
+    /// until it is sent or the form is closed. Never in a read-only environment.
+    public var asTyped = false
+
+    public init(phase: Phase, asTyped: Bool = false) {
+        self.phase = phase
+        self.asTyped = asTyped
+    }
+}
+
+extension AppState {
+    /// The write's dialog is on screen and has the keys.
+    public var dialogShown: Bool { screen.focus == .dialog && write.action != nil }
+
+    /// Shows `action` as the dialog (it takes the keys).
+    mutating func openDialog(_ action: ActionState) {
+        write.action = action
+        screen.focus = .dialog
+    }
+
+    /// Closes the dialog; with it goes the write's state on screen (a write out keeps none).
+    mutating func closeDialog() {
+        write.action = nil
+        if screen.focus == .dialog { screen.focus = .browse }
+    }
+}
