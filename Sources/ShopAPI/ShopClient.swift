@@ -2,96 +2,10 @@ import Foundation
 import JSONTokens
 import HTTPTypes
 import Logging
-import Synchronization
-
-/// The tokens a client sends. An actor, so refreshes and readers never race; the client is the only writer.
-public actor TokenStore {
-    public private(set) var accessToken: String?
-    public private(set) var refreshToken: String?
-
-    public init(accessToken: String?, refreshToken: String? = nil) {
-        self.accessToken = accessToken
-        self.refreshToken = refreshToken
-    }
-
-    public func update(accessToken: String, refreshToken: String?) {
-        self.accessToken = accessToken
-        if let refreshToken { self.refreshToken = refreshToken }
-    }
-
-    /// Whether `token` can travel in `Authorization: Bearer` (RFC 6750 b64token): letters, digits and
-    /// `-._~+/`, then optional `=` padding. Anything else (a control character, a stray newline from
-    /// a token file) would break the header — and could echo the token in an error.
-    public static func isValidBearerToken(_ token: String) -> Bool {
-        guard !token.isEmpty else { return false }
-        var padding = false
-        for byte in token.utf8 {
-            let ok = (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte)
-                || [UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"), UInt8(ascii: "+"), UInt8(ascii: "/")].contains(byte)
-            if byte == UInt8(ascii: "=") {
-                padding = true
-            } else if !ok || padding {
-                return false
-            }
-        }
-        return true
-    }
-}
-
-public struct ShopClientConfiguration: Sendable {
-    public static let appVersion = "0.1.0"
-
-    /// `http(s)://host[:port][/prefix]`; endpoint paths are appended.
-    public var baseURL: String
-    public var headers: HTTPFields
-    public var requestTimeout: Duration
-    public var retry: RetryPolicy
-
-    public init(
-        baseURL: String,
-        headers: HTTPFields = [.accept: "application/json", .userAgent: "reiterate-shop/\(appVersion) (Swift; Linux)"],
-        requestTimeout: Duration = .seconds(10),
-        retry: RetryPolicy = RetryPolicy()
-    ) {
-        self.baseURL = baseURL
-        self.headers = headers
-        self.requestTimeout = requestTimeout
-        self.retry = retry
-    }
-
-    /// The base URL without a trailing slash, or a configuration error naming what is wrong.
-    public func validatedBaseURL() throws -> String {
-        guard let url = URL(string: baseURL), let scheme = url.scheme?.lowercased(), ["http", "https"].contains(scheme),
-              let host = url.host, !host.isEmpty, url.query == nil, url.fragment == nil, url.user == nil, url.password == nil,
-              url.port.map({ (1...65_535).contains($0) }) ?? true
-        else {
-            throw ShopAPIError.configuration(.invalidBaseURL(shown: URL(string: baseURL)?.user != nil ? nil : baseURL))
-        }
-        return baseURL.hasSuffix("/") ? String(baseURL.dropLast()) : baseURL
-    }
-}
-
-/// Waits between retries; a test passes its own to make timing exact.
-public struct Sleeper: Sendable {
-    public let sleep: @Sendable (Duration) async throws -> Void
-    public init(_ sleep: @escaping @Sendable (Duration) async throws -> Void) { self.sleep = sleep }
-    public static let live = Sleeper { try await CancellableSleep.sleep(for: $0) }
-}
 
 /// Sends any `Endpoint`: builds the request, adds the bearer token, retries safe requests, refreshes an
-/// expired token once for everyone waiting, decodes the answer, and records every exchange.
-/// A read as the server sent it (`ShopClient.sendRecorded`).
-public struct Recorded<Value: Sendable>: Sendable {
-    public var value: Value
-    public var document: JSONValue?
-    public var requestID: String?
-    public var status: Int
-    public var method: String
-    /// Path and query.
-    public var target: String
-    public var at: Date
-}
-
+/// expired token once for everyone waiting, and hands every exchange (retries, failures and
+/// cancellations too) to its `ExchangePipeline`. Reading the answers: `ShopClient+Answers.swift`.
 public actor ShopClient {
     public nonisolated let configuration: ShopClientConfiguration
     /// Every finished exchange goes through it (checks, pins, the exchange log, the log file).
@@ -155,7 +69,7 @@ public actor ShopClient {
     /// The same, with the request id the answer carried (a watch names the reads on both sides).
     public func sendAnswered<E: Endpoint>(_ endpoint: E) async throws -> (response: E.Response, requestID: String?) {
         let response = try await perform(endpoint)
-        return (try decoded(E.self, response), response.headers[.requestID])
+        return (try Self.decoded(E.self, response), response.headers[.requestID])
     }
 
     /// A read kept as it came, for snapshots and comparisons: the decoded value (so an answer the app
@@ -164,37 +78,11 @@ public actor ShopClient {
     public func sendRecorded<E: Endpoint>(_ endpoint: E) async throws -> Recorded<E.Response> {
         let at = Date()
         let response = try await perform(endpoint)
-        let value = try decoded(E.self, response)
+        let value = try Self.decoded(E.self, response)
         // Token-like keys redacted, as the log and the HAR have them: a snapshot or a pin is for sharing.
         let document = JSONValue.parse(Redactor.redacted(response.body, tokens: response.tokens ?? JSONTokenizer.tokens(response.body)))
         return Recorded(value: value, document: document, requestID: response.headers[.requestID], status: response.status,
                         method: E.endpoint.method.rawValue, target: endpoint.requestKey.target, at: at)
-    }
-
-    private func decoded<E: Endpoint>(_: E.Type, _ response: TransportResponse) throws -> E.Response {
-        do {
-            return try response.tokens.map { try E.decode(response.body, tokens: $0) } ?? E.decode(response.body)
-        } catch let error as DecodingError {
-            let requestID = response.headers[.requestID]
-            if let contentType = response.headers[.contentType], !Self.isJSON(contentType) {
-                throw ShopAPIError.notJSON(status: response.status, contentType: contentType, requestID: requestID, endpoint: E.endpoint.key,
-                                           text: ServerWords.read(response.body, contentType: contentType).text)
-            }
-            var problem = DecodingFailure.problem(error)
-            if problem.path.isEmpty, problem.reason == .invalidJSON, Self.endsEarly(response.body) { problem.reason = .cutShort }
-            throw ShopAPIError.undecodable(problem, requestID: requestID, endpoint: E.endpoint.key)
-        }
-    }
-
-    /// Whether a body that failed to parse looks cut off (it does not end with a closing bracket).
-    static func endsEarly(_ body: [UInt8]) -> Bool {
-        guard let last = body.last(where: { ![0x20, 0x09, 0x0A, 0x0D].contains($0) }) else { return true }
-        return last != UInt8(ascii: "}") && last != UInt8(ascii: "]")
-    }
-
-    static func isJSON(_ contentType: String) -> Bool {
-        let mime = contentType.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
-        return mime == "application/json" || mime.hasSuffix("+json")
     }
 
     // MARK: Sending, retrying, refreshing
@@ -359,65 +247,5 @@ public actor ShopClient {
             if let failure { throw failure }
             throw error
         }
-    }
-
-    static func httpError(_ response: TransportResponse, endpoint: EndpointKey) -> ShopAPIError {
-        let requestID = response.headers[.requestID]
-        let contentType = response.headers[.contentType]
-        let retryAfter = retryAfter(response.headers[.retryAfter], now: Date())
-        // The server's words, whether or not the body follows the Error schema (the watchdog says when not).
-        let words = ServerWords.read(response.body, contentType: contentType)
-        guard let contentType, isJSON(contentType) else {
-            return .notJSON(status: response.status, contentType: contentType, requestID: requestID, endpoint: endpoint, text: words.text)
-        }
-        return .http(status: response.status, message: words.text, code: words.code, requestID: requestID, endpoint: endpoint,
-                     retryAfter: retryAfter.map { min($0, 86_400) })
-    }
-
-    /// `Retry-After` in seconds: delta-seconds, or an HTTP-date (RFC 9110). A number too large to hold
-    /// counts as "very long" (so it is not waited for); anything unreadable counts as absent.
-    static func retryAfter(_ value: String?, now: Date) -> Int? {
-        guard let text = value?.trimmingCharacters(in: .whitespaces), !text.isEmpty else { return nil }
-        if text.utf8.allSatisfy({ (0x30...0x39).contains($0) }) { return Int(text) ?? Int.max }
-        guard let date = HTTPDate.parse(text) else { return nil }
-        return max(0, Int(date.timeIntervalSince(now).rounded(.up)))
-    }
-}
-
-/// Resumes a continuation exactly once, whichever comes first: the result or a cancellation
-/// (which may even arrive before the continuation is installed).
-final class ResumeOnce<T: Sendable>: Sendable {
-    private struct State {
-        var continuation: CheckedContinuation<T, any Error>?
-        var pending: Result<T, any Error>?
-        var done = false
-    }
-
-    private let state = Mutex(State())
-
-    func install(_ continuation: CheckedContinuation<T, any Error>) {
-        let early: Result<T, any Error>? = state.withLock { s in
-            if let pending = s.pending {
-                s.done = true
-                return pending
-            }
-            s.continuation = continuation
-            return nil
-        }
-        if let early { continuation.resume(with: early) }
-    }
-
-    func resume(with result: Result<T, any Error>) {
-        let continuation: CheckedContinuation<T, any Error>? = state.withLock { s in
-            guard !s.done else { return nil }
-            guard let c = s.continuation else {
-                if s.pending == nil { s.pending = result }
-                return nil
-            }
-            s.done = true
-            s.continuation = nil
-            return c
-        }
-        continuation?.resume(with: result)
     }
 }

@@ -133,8 +133,6 @@ struct ConnectionOptions: ParsableArguments {
         return raw
     }
 
-    /// The client for `settings` (resolved once by the command); `body` runs with it and the transport
-    /// is shut down afterwards. `logger` is the one `--log-file` log, shared with the cache.
     /// The settings and the logger of a command that takes no config of its own; a failure is
     /// reported (`error: …`) and becomes the exit status.
     func settingsAndLogger() throws -> (ResolvedSettings, Logger) {
@@ -158,6 +156,8 @@ struct ConnectionOptions: ParsableArguments {
         }
     }
 
+    /// The client for `settings` (resolved once by the command); `body` runs with it and the transport
+    /// is shut down afterwards. `logger` is the one `--log-file` log, shared with the cache.
     func withClient<T: Sendable>(_ settings: ResolvedSettings, logger: Logger, _ body: (ShopClient) async throws -> T) async throws -> T {
         let contract = try contract(settings)
         let tokens = TokenStore(accessToken: try token(settings.tokenEnv), refreshToken: try token(settings.refreshTokenEnv))

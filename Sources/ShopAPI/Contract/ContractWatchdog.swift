@@ -33,8 +33,8 @@ public struct ObservedExchange: Sendable {
 }
 
 /// Checks each response against the contract read from its document, and against what earlier
-/// responses showed (history pages side by side; transactions credited before). One per client:
-/// the client actor owns it, so its memory needs no lock.
+/// responses showed (history pages side by side; transactions credited before). One per pipeline:
+/// its `WatchdogObserver` actor owns it, so its memory needs no lock.
 public struct ContractWatchdog: Sendable {
     public let contract: Contract
     var history = HistoryMemory()

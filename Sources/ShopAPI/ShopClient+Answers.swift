@@ -1,0 +1,54 @@
+import Foundation
+import HTTPTypes
+import JSONTokens
+
+/// Reading answers: a 2xx body as the endpoint's value, any other answer as the `ShopAPIError` it is.
+extension ShopClient {
+    static func decoded<E: Endpoint>(_: E.Type, _ response: TransportResponse) throws -> E.Response {
+        do {
+            return try response.tokens.map { try E.decode(response.body, tokens: $0) } ?? E.decode(response.body)
+        } catch let error as DecodingError {
+            let requestID = response.headers[.requestID]
+            if let contentType = response.headers[.contentType], !Self.isJSON(contentType) {
+                throw ShopAPIError.notJSON(status: response.status, contentType: contentType, requestID: requestID, endpoint: E.endpoint.key,
+                                           text: ServerWords.read(response.body, contentType: contentType).text)
+            }
+            var problem = DecodingFailure.problem(error)
+            if problem.path.isEmpty, problem.reason == .invalidJSON, Self.endsEarly(response.body) { problem.reason = .cutShort }
+            throw ShopAPIError.undecodable(problem, requestID: requestID, endpoint: E.endpoint.key)
+        }
+    }
+
+    /// Whether a body that failed to parse looks cut off (it does not end with a closing bracket).
+    static func endsEarly(_ body: [UInt8]) -> Bool {
+        guard let last = body.last(where: { ![0x20, 0x09, 0x0A, 0x0D].contains($0) }) else { return true }
+        return last != UInt8(ascii: "}") && last != UInt8(ascii: "]")
+    }
+
+    static func isJSON(_ contentType: String) -> Bool {
+        let mime = contentType.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
+        return mime == "application/json" || mime.hasSuffix("+json")
+    }
+
+    static func httpError(_ response: TransportResponse, endpoint: EndpointKey) -> ShopAPIError {
+        let requestID = response.headers[.requestID]
+        let contentType = response.headers[.contentType]
+        let retryAfter = retryAfter(response.headers[.retryAfter], now: Date())
+        // The server's words, whether or not the body follows the Error schema (the watchdog says when not).
+        let words = ServerWords.read(response.body, contentType: contentType)
+        guard let contentType, isJSON(contentType) else {
+            return .notJSON(status: response.status, contentType: contentType, requestID: requestID, endpoint: endpoint, text: words.text)
+        }
+        return .http(status: response.status, message: words.text, code: words.code, requestID: requestID, endpoint: endpoint,
+                     retryAfter: retryAfter.map { min($0, 86_400) })
+    }
+
+    /// `Retry-After` in seconds: delta-seconds, or an HTTP-date (RFC 9110). A number too large to hold
+    /// counts as "very long" (so it is not waited for); anything unreadable counts as absent.
+    static func retryAfter(_ value: String?, now: Date) -> Int? {
+        guard let text = value?.trimmingCharacters(in: .whitespaces), !text.isEmpty else { return nil }
+        if text.utf8.allSatisfy({ (0x30...0x39).contains($0) }) { return Int(text) ?? Int.max }
+        guard let date = HTTPDate.parse(text) else { return nil }
+        return max(0, Int(date.timeIntervalSince(now).rounded(.up)))
+    }
+}
