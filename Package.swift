@@ -5,8 +5,9 @@ import PackageDescription
 //
 //   reiterate-shop (executable: the TUI, `print`, `config check`, `keys`)
 //        │
-//        ├──> ShopTUI (widgets → cell grid → diff by runs → TerminalBackend: curses, the only curses
-//        │        │     caller, or TestBackend; the loop: keys → Keymap → Message → AppStore)
+//        ├──> ShopTUI (widgets → cell grid → Terminal: the frame shown, the diff by runs → a TerminalBackend
+//        │        │     writes the runs: curses, the only curses caller, or TestBackend; the loop:
+//        │        │     keys → Keymap → Message → AppStore)
 //        │        └──> CNcursesw (system library + shim)
 //        ├──> ShopViewModels (the one model, messages, effects as data, keymap, pure update per
 //        │        │           feature, ErrorText wording; AppStore runs effects; no terminal code)

@@ -1,8 +1,9 @@
 import ShopViewModels
 
-/// What a front end needs from a terminal (ratatui's `Backend`): its size, a frame drawn as the diff
-/// against the last one, input, and the clipboard. `CursesTerminal` is the real one; `TestBackend`
-/// keeps everything in memory, so the whole loop runs in tests without a terminal.
+/// What a front end needs from a terminal (ratatui's `Backend`): its size, the runs of a frame
+/// written, input, and the clipboard. `Terminal` holds the frame shown and works out the runs; a
+/// backend only writes them. `CursesTerminal` is the real one; `TestBackend` keeps everything in
+/// memory, so the whole loop runs in tests without a terminal.
 @MainActor
 public protocol TerminalBackend: AnyObject {
     var size: (width: Int, height: Int) { get }
@@ -10,10 +11,12 @@ public protocol TerminalBackend: AnyObject {
     func start()
     /// Gives it back; safe to call twice.
     func stop()
-    /// Re-reads the size after SIGWINCH and forgets the last frame.
+    /// Re-reads the size after SIGWINCH.
     func resize()
-    /// Shows `grid`, writing only what changed since the last one.
-    func draw(_ grid: Grid)
+    /// Blanks the screen (after a size change): the next runs are written on an empty terminal.
+    func clear()
+    /// Writes the cells of `runs` (taken from `grid`), then shows them.
+    func write(_ runs: [Run], of grid: Grid)
     /// Every input waiting, decoded; never blocks.
     func readInput() -> [TerminalInput]
     /// Puts `text` on the clipboard as far as it can (OSC 52; inside tmux, tmux's paste buffer too)
@@ -35,22 +38,23 @@ extension TerminalBackend {
 
 /// A terminal in memory: what was drawn, how many cells each frame wrote, what was copied; input is
 /// queued by the test. Like a real terminal it keeps what it was sent: each frame changes only the
-/// cells of its diff against the one before, so `text` is what a person would see, and a diff that
+/// cells of the runs `Terminal` gave it, so `text` is what a person would see, and a diff that
 /// missed a change shows as a wrong screen.
 @MainActor
 public final class TestBackend: TerminalBackend {
     public private(set) var width: Int
     public private(set) var height: Int
-    /// The screen as the last `draw` left it.
+    /// The last frame written (its runs only reached `text`).
     public private(set) var screen: Grid?
-    /// Frames drawn, and the cells each one wrote (its diff against the one before).
+    /// Frames drawn, and the cells each one wrote (its runs).
     public private(set) var frames = 0
     public private(set) var cellsWritten: [Int] = []
     public private(set) var clipboard: [String] = []
     public private(set) var started = false
     private var input: [TerminalInput] = []
-    /// The terminal's cells as text, written only by the runs of each frame's diff.
+    /// The terminal's cells as text, written only by the runs of each frame, `shownWidth` to a row.
     private var shown: [String] = []
+    private var shownWidth = 0
 
     public init(width: Int = 100, height: Int = 30) {
         self.width = width
@@ -60,15 +64,22 @@ public final class TestBackend: TerminalBackend {
     public var size: (width: Int, height: Int) { (width, height) }
     public func start() { started = true }
     public func stop() { started = false }
-    /// Forgets the frame shown when the size changed (as the curses backend does).
-    public func resize() { if screen?.width != width || screen?.height != height { screen = nil } }
+    /// The size is set by `setSize`: nothing to read.
+    public func resize() {}
 
-    public func draw(_ grid: Grid) {
-        if screen?.width != grid.width || screen?.height != grid.height {
-            screen = nil  // another size: everything is drawn anew, as on a terminal after a resize
+    public func clear() {
+        shown = Array(repeating: " ", count: width * height)
+        shownWidth = width
+        screen = nil
+    }
+
+    public func write(_ runs: [Run], of grid: Grid) {
+        // Runs of a grid of another size than the screen would land on the wrong cells: as on a
+        // terminal that was never cleared for it, the screen starts blank (and shows what the runs left).
+        if shownWidth != grid.width || shown.count != grid.width * grid.height {
             shown = Array(repeating: " ", count: grid.width * grid.height)
+            shownWidth = grid.width
         }
-        let runs = grid.diff(from: screen)
         for run in runs {
             for x in run.x..<(run.x + run.count) { shown[run.y * grid.width + x] = grid.text(at: x, run.y) }
         }

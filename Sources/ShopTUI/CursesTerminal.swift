@@ -4,13 +4,10 @@ import TerminalText
 import ShopViewModels
 
 /// The only code that calls curses. Main-actor isolated: curses is not thread-safe, so every call
-/// happens on one actor. It shows grids (redrawing only the rows that changed), decodes keys, and
-/// gives the terminal back on `stop()` (idempotent).
+/// happens on one actor. It writes the runs `Terminal` gives it (one curses call per stretch of one
+/// style), decodes keys, and gives the terminal back on `stop()` (idempotent).
 @MainActor
 public final class CursesTerminal: TerminalBackend {
-    private var previous: Grid?
-    /// Cells written by the last `draw` (for tests and the benchmark).
-    public private(set) var cellsWritten = 0
     private var started = false
     private let mouse: Bool
     private let themeRequest: ThemeRequest
@@ -116,7 +113,6 @@ public final class CursesTerminal: TerminalBackend {
             theme = chosen
         }
         attributeCache = [:]
-        previous = nil
     }
 
     /// Gives the terminal back: leaves the alternate screen, shows the cursor. Safe to call twice.
@@ -129,30 +125,31 @@ public final class CursesTerminal: TerminalBackend {
 
     public var size: (width: Int, height: Int) { (Int(shim_cols()), Int(shim_lines())) }
 
-    /// Takes the new size from the tty after SIGWINCH, and forgets the previous frame — only when the
-    /// size did change. `resizeterm` queues a KEY_RESIZE for the application; answering that one with
-    /// another `resizeterm` queued the next, so every key used to come after a resize and a repaint
-    /// of the whole screen into curses.
+    /// Takes the new size from the tty after SIGWINCH — only when it did change (`Terminal` then
+    /// forgets the frame shown and clears). `resizeterm` queues a KEY_RESIZE for the application;
+    /// answering that one with another `resizeterm` queued the next, so every key used to come after
+    /// a resize and a repaint of the whole screen into curses.
     public func resize() {
         var ws = winsize()
         let ok = withUnsafeMutablePointer(to: &ws) { ioctl(STDOUT_FILENO, UInt(TIOCGWINSZ), $0) } == 0
         guard ok, ws.ws_row > 0, ws.ws_col > 0 else { return }
         guard Int32(ws.ws_row) != shim_lines() || Int32(ws.ws_col) != shim_cols() else { return }
         resizeterm(Int32(ws.ws_row), Int32(ws.ws_col))
-        previous = nil
+    }
+
+    /// Blanks curses' screen: the next `doupdate` clears the terminal.
+    public func clear() {
+        guard started else { return }
         erase()
     }
 
-    /// Shows `grid`, writing only the runs of cells that differ from the last frame.
-    public func draw(_ grid: Grid) {
+    /// Writes the cells of `runs` from `grid`, then shows them.
+    public func write(_ runs: [Run], of grid: Grid) {
         guard started else { return }
-        if previous?.width != grid.width || previous?.height != grid.height { previous = nil; erase() }
         var wide: [UInt32] = []
-        var written = 0
-        for run in grid.diff(from: previous) {
+        for run in runs {
             var x = run.x
             let end = run.x + run.count
-            written += run.count
             while x < end {
                 // One curses call per stretch of one style.
                 let style = grid[x, run.y].style
@@ -170,8 +167,6 @@ public final class CursesTerminal: TerminalBackend {
                 }
             }
         }
-        cellsWritten = written
-        previous = grid
         StartupTrace.mark("put")
         wnoutrefresh(shim_stdscr())
         doupdate()

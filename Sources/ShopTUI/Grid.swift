@@ -82,6 +82,9 @@ struct Clusters: Sendable {
     }
 
     func string(_ number: Int) -> String { strings[number] }
+
+    /// The number `cluster` has in this table, if it has one.
+    func existingNumber(of cluster: String) -> UInt32? { numbers[cluster] }
 }
 
 /// One terminal cell: a glyph, its display width (computed once, when text is put) and its style.
@@ -311,49 +314,6 @@ public struct Grid: Sendable, Equatable {
         if let title, rect.width > 6 {
             put(" " + Columns.truncate(title, to: rect.width - 6) + " ", x: rect.x + 2, y: rect.y, style: style.with(bold: true))
         }
-    }
-
-    /// The cells that differ from `previous`, as runs (ratatui's diff, by runs of cells): everything
-    /// when the size changed. A run never starts on the right half of a wide character, nor ends on
-    /// its left half.
-    public func diff(from previous: Grid?) -> [Run] {
-        guard let previous, previous.width == width, previous.height == height else {
-            return (0..<height).map { Run(y: $0, x: 0, count: width) }
-        }
-        var runs: [Run] = []
-        cells.withUnsafeBufferPointer { new in
-            previous.cells.withUnsafeBufferPointer { old in
-                for y in 0..<height {
-                    let row = y * width
-                    var x = 0
-                    while x < width {
-                        guard differs(new[row + x], old[row + x], previous) else { x += 1; continue }
-                        var start = x
-                        if new[row + start].width == 0, start > 0 { start -= 1 }  // include the wide character
-                        var end = x + 1
-                        while end < width, differs(new[row + end], old[row + end], previous) { end += 1 }
-                        if new[row + end - 1].width == 2, end < width { end += 1 }
-                        if let last = runs.last, last.y == y, last.x + last.count >= start {
-                            runs[runs.count - 1].count = end - last.x
-                        } else {
-                            runs.append(Run(y: y, x: start, count: end - start))
-                        }
-                        x = end
-                    }
-                }
-            }
-        }
-        return runs
-    }
-
-    /// Whether a cell of this grid shows something other than a cell of `previous`: two clusters
-    /// compare by their text, since each grid numbers its own.
-    @inline(__always)
-    private func differs(_ new: Cell, _ old: Cell, _ previous: Grid) -> Bool {
-        if new.glyph.isCluster, old.glyph.isCluster, new.width == old.width, new.style == old.style {
-            return clusters.string(new.glyph.clusterNumber) != previous.clusters.string(old.glyph.clusterNumber)
-        }
-        return new != old
     }
 
     /// The rows as plain text (continuations skipped, trailing spaces trimmed): what a snapshot stores.

@@ -72,10 +72,7 @@ public enum Renderer {
             .render(&g, Rect(x: 0, y: f.height - 1, width: f.width, height: 1))
         if f.ui.showHelp { help(&g, f) }
         if f.app.dialogShown, let action = f.app.write.action { dialog(&g, f, action) }
-        if f.app.mode != .browse {
-            layout.rows = []  // an overlay takes the clicks
-            layout.detailMaxScroll = nil
-        }
+        if f.app.mode != .browse { layout.rows = [] }  // an overlay takes the clicks
         return (g, layout)
     }
 

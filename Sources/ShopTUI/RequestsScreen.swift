@@ -10,7 +10,7 @@ extension Renderer {
     static func requests(_ g: inout Grid, _ f: Frame, _ area: Rect, _ layout: inout Layout) {
         let requests = f.app.requests
         if f.ui.requestDetailFull {
-            layout.detailMaxScroll = requestDetail(&g, f, area)
+            requestDetail(&g, f, area)
             return
         }
         let listWidth = max(36, area.width / 2)
@@ -49,25 +49,24 @@ extension Renderer {
             table.mark = { i in pinned.contains(requests.rows[i].method + " " + requests.rows[i].path) ? "◉" : nil }
         }
         layout.rows = table.render(&g, list, empty: ("No requests yet.", false))
-        _ = requestDetail(&g, f, detail)
+        requestDetail(&g, f, detail)
     }
 
-    /// Draws the selected exchange's detail; answers how far it can scroll (nil with nothing selected).
-    static func requestDetail(_ g: inout Grid, _ f: Frame, _ detail: Rect) -> Int? {
+    /// Draws the selected exchange's detail (`RequestDetail.lines`). Full size, it scrolls: the offset
+    /// is clamped to the last screenful, as the update clamps it.
+    static func requestDetail(_ g: inout Grid, _ f: Frame, _ detail: Rect) {
         let inner = Panel.inner(detail)
         guard let e = f.app.requests.selected else {
             Panel.draw(&g, detail, title: "Request", style: .muted, lines: [])
-            return nil
+            return
         }
         let lines = requestDetailLines(e, f, width: inner.width)
-        // Full size, the detail scrolls (the offset is clamped to the last screenful).
-        let scroll = f.ui.requestDetailFull ? min(max(0, f.ui.detailScroll), max(0, lines.count - inner.height)) : 0
+        let scroll = f.ui.requestDetailFull ? min(max(0, f.ui.detailScroll), RequestDetail.maxScroll(lines: lines.count, height: inner.height)) : 0
         var footer: String?
         if lines.count > inner.height {
             footer = f.ui.requestDetailFull ? " \(scroll + 1)–\(min(lines.count, scroll + inner.height)) of \(lines.count) " : " \(f.keys(.toggle, in: .browse)): full size "
         }
         Panel.draw(&g, detail, title: "Request", style: .muted, lines: lines, scroll: scroll, footer: footer)
-        return max(0, lines.count - inner.height)
     }
 
     /// The TIME column: how long it took, or, while pending, how long it has waited.
@@ -76,53 +75,19 @@ extension Renderer {
     }
 
     /// `2.4 s` since `start`.
-    static func elapsed(since start: Date, now: Date) -> String {
-        String(format: "%.1f s", max(0, now.timeIntervalSince(start)))
-    }
+    static func elapsed(since start: Date, now: Date) -> String { RequestDetail.elapsed(since: start, now: now) }
 
     /// The body area under the header and tabs, above the message and hint lines.
     static func body(_ f: Frame) -> Rect { Rect(x: 0, y: Viewport.bodyTop, width: f.width, height: Viewport.bodyHeight(screenHeight: f.height)) }
 
     static func requestDetailLines(_ e: Exchange, _ f: Frame, width: Int) -> [(String, Style)] {
-        var lines: [(String, Style)] = []
-        for line in Columns.wrap("\(e.method) \(clean(e.path))", to: width) { lines.append((line, .bold)) }
-        var outcome = e.isPending ? "pending: \(elapsed(since: e.startedAt, now: f.now)) so far" : e.status.map { "status \($0)" } ?? "failed"
-        if RequestOutcome(e) == .cancelled {
-            outcome = (e.status.map { "status \($0), then " } ?? "") + "cancelled by the app before the answer was complete"
-        } else if let failure = e.failure {
-            outcome += (e.status == nil ? ": " : ", then ") + clean(ErrorText.sentence(failure))
-        }
-        // Wrapped between its facts, never cut: the times and sizes are numbers.
-        var facts: [String] = []
-        for fact in [outcome, "\(Int(e.duration / .milliseconds(1))) ms", "\(Wording.grouped(e.responseBytes)) B", "attempt \(e.attempt)"] {
-            if let last = facts.last, DisplayWidth.of(last + " · " + fact) <= width { facts[facts.count - 1] = last + " · " + fact } else { facts.append(fact) }
-        }
-        for fact in facts {
-            for line in Columns.wrap(fact, to: width) { lines.append((line, .plain)) }
-        }
-        lines.append(("at \(date(e.startedAt, f.timeZone))", .plain))
-        lines.append(("request id \(clean(e.requestID ?? "—"))", .plain))
-        if f.app.pinned.contains(e.method + " " + e.path) {
-            lines.append(("◉ pinned: its answers are compared with the pinned one (\(f.keys(.pin, in: .browse)) unpins)", Style(foreground: .accent)))
-        }
-        lines.append(("", .plain))
-        lines.append(("Request headers", .muted))
-        for h in e.requestHeaders { lines.append(("  \(clean(h.name.rawName)): \(clean(h.value))", .plain)) }
-        lines.append(("Response headers", .muted))
-        for h in e.responseHeaders { lines.append(("  \(clean(h.name.rawName)): \(clean(h.value))", .plain)) }
-        lines.append(("", .plain))
-        lines.append(("As curl (c copies it)", .muted))
-        let command = CurlCommand.make(e, baseURL: f.app.context.baseURL, tokenVariable: f.app.context.tokenVariable)
-        for part in Columns.wrap(clean(command), to: width) { lines.append((part, .plain)) }
-        if let body = e.responseBodyPreview ?? e.requestBodyPreview {
-            lines.append(("", .plain))
-            lines.append((e.responseBodyPreview != nil ? "Response body" : "Request body", .muted))
-            for raw in Sanitizer.lines(JSONPretty.format(body)) {
-                for part in Columns.wrap(raw.replacingOccurrences(of: "  ", with: "\u{00A0}\u{00A0}"), to: width) {
-                    lines.append((part.replacingOccurrences(of: "\u{00A0}", with: " "), .plain))
-                }
+        RequestDetail.lines(e, f.app, width: width, now: f.now, date: date(e.startedAt, f.timeZone), pinKeys: f.keys(.pin, in: .browse)).map { line in
+            switch line.kind {
+            case .title: (line.text, .bold)
+            case .plain: (line.text, .plain)
+            case .heading: (line.text, .muted)
+            case .pinned: (line.text, Style(foreground: .accent))
             }
         }
-        return lines
     }
 }

@@ -5,7 +5,7 @@ import ShopViewModels
 /// The interactive app: one loop on the main actor. Input (a stdin read source), resizes (SIGWINCH),
 /// signals and a one-shot timer become messages into the store's one update function (keys through
 /// the keymap); every state change re-renders (coalesced to one frame per main-queue turn), and the
-/// backend writes only the cells that changed. Network work never runs here — the store runs it as
+/// `Terminal` diffs the frame against the one shown, so the backend writes only the cells that changed. Network work never runs here — the store runs it as
 /// tasks — so keys are handled while requests are in flight. The timer runs only while something on
 /// screen moves: 120 ms while a spinner turns, else until the next change of a "cached N min ago".
 @MainActor
@@ -16,6 +16,8 @@ public final class TerminalApp {
     private let store: AppStore
     private let keymap: Keymap
     private let backend: any TerminalBackend
+    /// The backend with the frame it shows: draws run through it.
+    private let terminal: Terminal
     private let scheduling: Scheduling
     private let clock: @MainActor () -> Date
     private var tick = 0
@@ -42,6 +44,7 @@ public final class TerminalApp {
         self.store = store
         self.keymap = keymap
         self.backend = backend
+        self.terminal = Terminal(backend)
         self.scheduling = scheduling
         self.clock = clock
     }
@@ -50,11 +53,11 @@ public final class TerminalApp {
     /// was taken: nothing on this path waits for the network, a thread pool or a poll loop); then the
     /// loads start.
     public func start(cached: CachedShop? = nil) {
-        backend.start()
+        terminal.start()
         store.onChange = { [weak self] _ in self?.scheduleRender() }
         store.onFrontEnd = { [weak self] effect in self?.carryOut(effect) }
         store.screenText = { [weak self] in self?.lastGrid?.text }
-        let (width, height) = backend.size
+        let (width, height) = terminal.size
         // The first frame first: the requests start once it is drawn, not while it is drawn.
         store.hold()
         store.send(.resize(width: width, height: height))
@@ -95,13 +98,13 @@ public final class TerminalApp {
         store.onFrontEnd = nil
         store.screenText = nil
         store.stop()
-        backend.stop()
+        terminal.stop()
     }
 
     private func finish(_ status: Int32) {
         guard exitStatus == nil else { return }
         exitStatus = status
-        backend.stop()  // at once: the terminal is back even if something below hangs
+        terminal.stop()  // at once: the terminal is back even if something below hangs
         finished?.resume(returning: status)
         finished = nil
     }
@@ -130,9 +133,9 @@ public final class TerminalApp {
     }
 
     private func resized() {
-        let before = backend.size
-        backend.resize()
-        let (width, height) = backend.size
+        let before = terminal.size
+        terminal.resize()
+        let (width, height) = terminal.size
         // Told of a resize that changed nothing (a KEY_RESIZE curses queued itself): no new frame.
         guard (width, height) != before || (width, height) != (store.state.screen.width, store.state.screen.height) else { return }
         store.send(.resize(width: width, height: height))
@@ -247,15 +250,13 @@ public final class TerminalApp {
     public func render() {
         pendingRender = false
         guard exitStatus == nil else { return }
-        let (width, height) = backend.size
+        let (width, height) = terminal.size
         let frame = Frame(app: store.state, keymap: keymap, width: width, height: height, now: clock(), layouts: layouts)
         let drawn = Renderer.draw(frame)
         StartupTrace.mark("built")
         layout = drawn.layout
         lastGrid = drawn.grid
-        backend.draw(drawn.grid)
-        // A scroll past the end of the request detail comes back to it (so k scrolls at once after G).
-        if let limit = drawn.layout.detailMaxScroll, store.state.screen.detailScroll > limit { store.send(.detailMaxScroll(limit)) }
+        terminal.draw(drawn.grid)
         armTimer()
     }
 }

@@ -157,9 +157,6 @@ enum Overlay {
 public struct Layout: Sendable {
     public var tabs: [(Rect, Tab)] = []
     public var rows: [RowHit] = []
-    /// How far the full-size request detail can scroll, when it is shown: the front end tells the
-    /// model, so a scroll past the end comes back at once.
-    public var detailMaxScroll: Int?
 
     public init() {}
 

@@ -31,15 +31,18 @@ extension AppState {
 extension ShopUpdate {
     static func requestsAction(_ action: Action, _ state: inout AppState) -> [Effect] {
         if state.screen.requestDetailFull {
-            // Full size, the movement keys scroll the detail (the renderer clamps the offset).
+            // Full size, the movement keys scroll the detail, no further than its last screenful
+            // (`RequestDetail.maxScroll`, as the renderer clamps it): up after the end moves at once.
             let page = state.screen.pageSize
+            let end = RequestDetail.maxScroll(state)
+            let scroll = min(state.screen.detailScroll, end)
             switch action {
-            case .down: state.screen.detailScroll += 1
-            case .up: state.screen.detailScroll = max(0, state.screen.detailScroll - 1)
-            case .pageDown: state.screen.detailScroll += page
-            case .pageUp: state.screen.detailScroll = max(0, state.screen.detailScroll - page)
+            case .down: state.screen.detailScroll = min(end, scroll + 1)
+            case .up: state.screen.detailScroll = max(0, scroll - 1)
+            case .pageDown: state.screen.detailScroll = min(end, scroll + page)
+            case .pageUp: state.screen.detailScroll = max(0, scroll - page)
             case .first: state.screen.detailScroll = 0
-            case .last: state.screen.detailScroll = Int.max / 2
+            case .last: state.screen.detailScroll = end
             default: break
             }
         } else if let index = moved(state.requests.selectedIndex, by: action, count: state.requests.rows.count, page: state.screen.pageSize) {

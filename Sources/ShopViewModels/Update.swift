@@ -24,8 +24,6 @@ public enum Message: Sendable {
     /// A character typed into the focused text field (the filter or a dialog field).
     case text(Character)
     case resize(width: Int, height: Int)
-    /// What the layout allows: how far the full-size request detail scrolls (the front end measures it).
-    case detailMaxScroll(Int)
     /// The slow timer; `n` counts its ticks.
     case tick(Int)
     case signal(Int32)
@@ -220,9 +218,6 @@ public enum ShopUpdate {
             return []
         case .resize, .tick, .signal:
             return screen(message, &state) ?? []
-        case let .detailMaxScroll(limit):
-            state.screen.detailScroll = min(state.screen.detailScroll, max(0, limit))
-            return []
         case let .action(action):
             // Every action is enabled in some mode; the parts below check they are in it.
             if let effects = screen(message, &state) { return effects }

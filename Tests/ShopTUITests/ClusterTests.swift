@@ -66,6 +66,7 @@ import Testing
     @MainActor
     @Test func twoHundredThousandDistinctClustersThroughOneSessionAndEveryFrameIsExact() throws {
         let backend = TestBackend(width: 120, height: 40)
+        let terminal = Terminal(backend)  // the frame shown and the diff; the backend writes the runs
         let layouts = HistoryLayoutCache()
         let perCreator = 8, perFrame = 30
         var next = 0
@@ -83,12 +84,12 @@ import Testing
             var app = AppState(context: ShopContext(environment: "staging", baseURL: "https://staging.reiterate.invalid", user: "qa-alice", readOnly: false))
             _ = ShopUpdate.update(&app, .start)
             if let token = app.inFlight.token(for: .historyPage(1)) {
-                _ = ShopUpdate.update(&app, .historyLoaded(token, page: 1, .success(CheerHistoryPage(items: items, page: 1, perPage: 50, totalPages: 1, totalCount: perFrame)), at: now))
+                _ = ShopUpdate.update(&app, .replied(token, .success(.history(CheerHistoryPage(items: items, page: 1, perPage: 50, totalPages: 1, totalCount: perFrame))), at: now))
             }
             _ = ShopUpdate.update(&app, .resize(width: 120, height: 40))
             _ = ShopUpdate.update(&app, .action(.history))
             let grid = Renderer.render(Frame(app: app, now: now, timeZone: utc, layouts: layouts))
-            backend.draw(grid)
+            terminal.draw(grid)
             frames += 1
             let shown = backend.text
             #expect(shown == grid.text, "frame \(frames): the terminal shows another picture than the frame drawn")

@@ -179,11 +179,14 @@ struct Loop {
 
     @Test func enterOpensTheRequestDetailWhichScrollsEscReturns() {
         var l = Loop()
-        l.press(.char("3"), .enter)
+        l.send(.resize(width: 60, height: 16))
+        l.press(.char("3"), .char("j"), .char("j"), .enter)  // an answer with a body: a detail longer than the screen
         #expect(l.ui.requestDetailFull)
         let selected = l.app.requests.selectedIndex
         l.press(.char("j"), .char("j"), .pageDown)
-        #expect(l.ui.detailScroll == 2 + l.ui.pageSize && l.app.requests.selectedIndex == selected)
+        // As far as the detail goes: no further than its last screenful (`RequestDetail.maxScroll`).
+        let end = RequestDetail.maxScroll(l.app)
+        #expect(end > 2 && l.ui.detailScroll == min(2 + l.ui.pageSize, end) && l.app.requests.selectedIndex == selected)
         l.press(.char("g"))
         #expect(l.ui.detailScroll == 0)
         l.press(.escape)
@@ -334,16 +337,32 @@ struct Loop {
         #expect(l.app.write.action == nil && l.commands.isEmpty)
     }
 
+    /// The update stops the full-size detail at its last screenful (`RequestDetail.maxScroll`, the
+    /// renderer's own clamp): scrolled on past the end, one `k` moves it up at once. No frame is drawn
+    /// in between: nothing the renderer measures comes back into the update.
     @Test func afterTheLastLineOfTheDetailUpScrollsAtOnce() throws {
         var l = Loop()
+        l.send(.resize(width: 60, height: 16))
         l.press(.char("3"), .char("j"), .enter, .char("G"))
-        let f = frame(l.app, width: 60, height: 16)
-        let limit = try #require(Renderer.draw(f).layout.detailMaxScroll)
-        #expect(limit > 1)
-        #expect(l.ui.detailScroll > limit)  // G asks for "the end"; the layout says where it is
-        l.send(.detailMaxScroll(limit))
+        let end = l.ui.detailScroll
+        #expect(end > 1 && end == RequestDetail.maxScroll(l.app))
+        for _ in 0..<50 { l.press(.char("j")) }
+        l.press(.pageDown)
+        #expect(l.ui.detailScroll == end)
         l.press(.char("k"))
-        #expect(l.ui.detailScroll == limit - 1)
+        #expect(l.ui.detailScroll == end - 1)
+        // What the renderer shows is where the model is: the footer counts from the line after the offset.
+        let footer = try #require(Self.footer(Renderer.render(frame(l.app, width: 60, height: 16)).text))
+        #expect(footer.first == end && footer.last == footer.total - 1)
+        l.press(.char("G"))
+        let last = try #require(Self.footer(Renderer.render(frame(l.app, width: 60, height: 16)).text))
+        #expect(l.ui.detailScroll == end && last.first == end + 1 && last.last == last.total)
+    }
+
+    /// The full-size detail's footer, ` 12–21 of 40 `.
+    static func footer(_ screen: String) -> (first: Int, last: Int, total: Int)? {
+        guard let match = screen.firstMatch(of: /(\d+)–(\d+) of (\d+)/), let first = Int(match.1), let last = Int(match.2), let total = Int(match.3) else { return nil }
+        return (first, last, total)
     }
 }
 

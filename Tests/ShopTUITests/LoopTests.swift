@@ -147,3 +147,50 @@ actor FixtureShop: ShopService {
         app.stop()
     }
 }
+
+/// The terminal owns the diff (ratatui's `Terminal`): it holds the frame shown and gives the backend
+/// only the runs that changed; a size change forgets that frame and clears, so the next is written whole.
+@MainActor
+@Suite struct TerminalTests {
+    /// A 20 × 3 terminal that shows "hello" on its first row.
+    func showingHello() -> (TestBackend, Terminal, Grid) {
+        let backend = TestBackend(width: 20, height: 3)
+        let terminal = Terminal(backend)
+        terminal.start()
+        var hello = Grid(width: 20, height: 3)
+        hello.put("hello", x: 0, y: 0)
+        terminal.draw(hello)
+        return (backend, terminal, hello)
+    }
+
+    @Test func theBackendIsGivenOnlyTheRunsThatChanged() {
+        let (backend, terminal, a) = showingHello()
+        #expect(backend.cellsWritten == [60] && backend.text == "hello\n\n")
+        var b = a
+        b.put("J", x: 3, y: 1)
+        terminal.draw(b)
+        #expect(backend.cellsWritten.last == 1 && terminal.cellsWritten == 1 && backend.text == "hello\n   J\n")
+        terminal.draw(b)
+        #expect(backend.cellsWritten.last == 0 && backend.frames == 3)
+    }
+
+    @Test func aSizeChangeForgetsTheFrameShownAndClears() {
+        let (backend, terminal, a) = showingHello()
+        // Told of a resize that changed nothing: the frame shown is kept, the same frame writes nothing.
+        terminal.resize()
+        terminal.draw(a)
+        #expect(backend.cellsWritten.last == 0 && backend.text == "hello\n\n")
+        backend.setSize(width: 10, height: 2)
+        terminal.resize()
+        #expect(backend.text.isEmpty)  // cleared: nothing is taken to be on screen
+        var small = Grid(width: 10, height: 2)
+        small.put("x", x: 2, y: 1)
+        terminal.draw(small)
+        #expect(backend.cellsWritten.last == 20 && backend.text == "\n  x")
+        // Back to the first size: every cell again, and nothing left of the small frame.
+        backend.setSize(width: 20, height: 3)
+        terminal.resize()
+        terminal.draw(a)
+        #expect(backend.cellsWritten.last == 60 && backend.text == "hello\n\n")
+    }
+}

@@ -2,8 +2,8 @@
 """`make bench`: each figure of issue 10 beside its floor or peer, measured in the same run, with the ratio.
 
 Rows (one table on stdout, the same rows as JSON in .build/bench.json):
-  frame   frame build + diff at 80×24, 200×60, 400×100 (`tui-bench`, when built)  goal p99 ≤ 1 ms at 200×60
-  key     key to frame in tmux (`j` on History) vs `cat` echoing a key           goal ≤ floor + 2 ms / + 4 ms
+  frame   frame build + diff at 80×24, 200×60, 400×100 (`tui-bench`, when built)  goal p99 ≤ 0.15 ms at 200×60
+  key     key to frame in tmux (`j` on History) vs `cat` echoing a key           goal ≤ floor + 1 ms / + 4 ms
   first   first frame with the cached balance, server down, vs `printf`          goal ≤ 2× the floor
   print   `reiterate-shop print balance` vs `curl | jq`                           goal ≤ 1.25× (today ~1.0×)
   rss     RSS after browsing a 1,000,000-entry history                          goal ≤ 40 MiB (VmRSS kB / 1024)
@@ -106,6 +106,10 @@ def parse_tui_bench(text):
     return out
 
 
+# Issue 28: frame p99 at 200×60 ≤ 0.15 ms (0.127 ms on 2026-11-23, before the clusters were diffed by text).
+FRAME_BUDGET_MS = 0.15
+
+
 def frame_rows(result_of, method, note=None):
     """Rows for the three sizes (and any other size tui-bench printed)."""
     rows = []
@@ -113,7 +117,7 @@ def frame_rows(result_of, method, note=None):
     for size in sizes:
         r = result_of.get(size)
         what = f"frame build + diff {size.replace('x', '×')}"
-        goal = "p99 ≤ 1 ms" if size == "200x60" else "—"
+        goal = f"p99 ≤ {FRAME_BUDGET_MS:g} ms" if size == "200x60" else "—"
         if r is None:
             rows.append(row(f"frame-{size}", what, note or "missing from tui-bench output", goal=goal,
                             result="SKIP" if note else "ERROR", method=method))
@@ -121,11 +125,11 @@ def frame_rows(result_of, method, note=None):
         p50, p99 = float(r["p50_ms"]), float(r["p99_ms"])
         w, h = (int(v) for v in size.split("x"))
         figure = f"p50 {p50:.3f} · p99 {p99:.3f} ms ({r.get('samples', '?')} frames)"
-        result = verdict(p99 <= 1.0) if size == "200x60" else "INFO"
-        ratio = f"{p99 / 1.0:.2f}× budget" if size == "200x60" else "—"
-        rows.append(row(f"frame-{size}", what, figure, floor="1 ms budget" if size == "200x60" else "—",
+        result = verdict(p99 <= FRAME_BUDGET_MS) if size == "200x60" else "INFO"
+        ratio = f"{p99 / FRAME_BUDGET_MS:.2f}× budget" if size == "200x60" else "—"
+        rows.append(row(f"frame-{size}", what, figure, floor=f"{FRAME_BUDGET_MS:g} ms budget" if size == "200x60" else "—",
                         ratio=ratio, goal=goal, result=result, method=method, value=p99, unit="ms",
-                        ratio_value=p99 if size == "200x60" else None, p50_ms=p50, p99_ms=p99,
+                        ratio_value=p99 / FRAME_BUDGET_MS if size == "200x60" else None, p50_ms=p50, p99_ms=p99,
                         samples=r.get("samples"), ns_per_cell_p50=round(p50 * 1e6 / (w * h), 2), raw=r))
     return rows
 
@@ -251,7 +255,7 @@ class Selection:
 def bench_key(ctx):
     tm, rows = ctx.tmux, []
     url = ctx.live_stub().url
-    for (w, h), extra in (((200, 60), 2.0), ((400, 100), 4.0)):
+    for (w, h), extra in (((200, 60), 1.0), ((400, 100), 4.0)):  # issue 28: + 1 ms at 200×60 (was + 2)
         size = f"{w}x{h}"
         log(f"key: {size}, {KEY_PRESSES} presses each side")
         cat, app = f"cat-{size}", f"key-{size}"
