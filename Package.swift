@@ -180,6 +180,11 @@ let package = Package(
         // `make fuzz`: libFuzzer targets (built with -sanitize=fuzzer -D FUZZING); without them, programs
         // that replay the inputs they are given (`make test` replays Tests/Fuzz/corpus).
         .target(name: "FuzzReplay", path: "Tests/Fuzz/FuzzReplay", swiftSettings: strict),
+        // The executable's own choices (`fail`'s exit statuses), through `@testable import reiterate_shop`.
+        .testTarget(
+            name: "ReiterateShopTests", dependencies: ["reiterate-shop", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            swiftSettings: strict
+        ),
         .executableTarget(name: "fuzz-json", dependencies: ["JSONTokens", "FuzzReplay"], path: "Tests/Fuzz/fuzz-json", swiftSettings: strict),
         .executableTarget(name: "fuzz-text", dependencies: ["TerminalText", "FuzzReplay"], path: "Tests/Fuzz/fuzz-text", swiftSettings: strict),
         .executableTarget(name: "fuzz-config", dependencies: ["ShopSettings", "FuzzReplay"], path: "Tests/Fuzz/fuzz-config", swiftSettings: strict),

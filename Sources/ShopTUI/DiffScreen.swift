@@ -24,7 +24,7 @@ extension Renderer {
         let detail = Rect(x: rest.x, y: rest.y + listHeight, width: rest.width, height: rest.height - listHeight)
         let kindW = 9
         let table = Table(columns: [.init(title: "CHANGE", width: kindW), .init(title: "WHERE", width: list.width - kindW - 4)],
-                          count: result.differences.count, selected: view.selectedIndex) { i in
+                          count: result.differences.count, selected: view.differences.selectedIndex) { i in
             let d = result.differences[i]
             let (mark, style) = Self.mark(d.kind)
             var whereText = clean(d.path.description)
@@ -32,7 +32,7 @@ extension Renderer {
             return [(mark + " " + d.kind.rawValue, style), (whereText, nil)]
         }
         table.render(&g, list)
-        guard let selected = view.selected else { return }
+        guard let selected = view.differences.selected else { return }
         let half = detail.width / 2
         let left = Rect(x: detail.x, y: detail.y, width: half, height: detail.height)
         let right = Rect(x: detail.x + half, y: detail.y, width: detail.width - half, height: detail.height)
@@ -41,9 +41,8 @@ extension Renderer {
             guard let value else { return [(absent, .muted)] }
             var w = JSONWriter()
             w.value(value)
-            // Indented as JSON; a line too wide is wrapped.
-            return Sanitizer.lines(JSONPretty.format(w.text)).flatMap { DisplayWidth.of($0) <= inner.width ? [$0] : Columns.wrap($0, to: inner.width) }
-                .map { ($0, Style.plain) }
+            // Indented as JSON; a line too wide is wrapped under its own indentation.
+            return Sanitizer.lines(JSONPretty.format(w.text)).flatMap { wrapIndented($0, to: inner.width) }.map { ($0, Style.plain) }
         }
         switch selected.kind {
         case .moved:
@@ -54,6 +53,15 @@ extension Renderer {
             Panel.draw(&g, left, title: "A · " + clean(result.a.name), style: .muted, lines: lines(selected.old, absent: "(not there)"))
             Panel.draw(&g, right, title: "B · " + clean(result.b.name), style: .muted, lines: lines(selected.new, absent: "(not there)"))
         }
+    }
+
+    /// A JSON line as wide as `width` at most: a line too wide is wrapped, and each piece keeps the line's
+    /// indentation, so a long string stays under its key (an indentation past half the width is not kept).
+    static func wrapIndented(_ line: String, to width: Int) -> [String] {
+        guard DisplayWidth.of(line) > width else { return [line] }
+        let indent = String(line.prefix { $0 == " " })
+        guard !indent.isEmpty, indent.count <= width / 2 else { return Columns.wrap(line, to: width) }
+        return Columns.wrap(String(line.dropFirst(indent.count)), to: width - indent.count).map { indent + $0 }
     }
 
     /// `~ changed`, `+ added`, `− removed`, `↕ moved`.

@@ -1,7 +1,11 @@
 import Foundation
 import ShopAPI
 
-/// One check's result: a write's verification (and, later, a finding of the contract watchdog).
+// The Checks tab's records, and the verification of a write: what is read again after it and the
+// one outcome those reads make.
+
+/// One check's result: a write's verification, or a finding of the contract watchdog on an answer
+/// (`isFinding`; a finding that recurs is one record, counted).
 public struct CheckRecord: Equatable, Sendable {
     public enum Outcome: Equatable, Sendable { case passed, failed }
 

@@ -97,9 +97,10 @@ extension ShopUpdate {
         switch result {
         case let .success(diff):
             let count = diff.differences.count
-            // A dialog or a prompt opened meanwhile keeps the keys; the diff is offered, not shown.
+            // A dialog or a prompt opened meanwhile keeps the keys; the diff is not shown, only its
+            // summary, and `D` (which always asks what to compare with) compares again to show it.
             guard state.mode == .browse || state.mode == .diff else {
-                state.notice = Notice(.info, "Compared with \(diff.b.name): " + (count == 0 ? "the same." : DiffReport.summary(diff.differences)) + " (D again shows the diff)")
+                state.notice = Notice(.info, "Compared with \(diff.b.name): " + (count == 0 ? "the same." : DiffReport.summary(diff.differences)) + " (D compares again to show the diff)")
                 return []
             }
             state.screen.focus = .diff(DiffViewState(result: diff))

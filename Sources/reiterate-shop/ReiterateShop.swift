@@ -283,9 +283,10 @@ func fail(_ error: any Error, tokenVariable: String? = nil) -> ExitCode {
         line = Sanitizer.line(error.message)
         status = .config
     default:
-        // Never a library's own words: they may name types, files or numbers.
+        // Never a library's own words: they may name types, files or numbers. A failure no case
+        // above knows is this program's own (EX_SOFTWARE), not the server's.
         line = "an unexpected internal failure"
-        status = .serverError
+        status = .software
     }
     Terminal.err("error: \(line)\n")
     return ExitCode(status.rawValue)

@@ -75,3 +75,23 @@ import Testing
         #expect(d.state.compareTargets.last == "/state/snapshots/local-qa-alice-1.json" && d.state.notice?.text.hasPrefix("Saved the snapshot") == true)
     }
 }
+
+/// A comparison that comes back while a prompt holds the keys is offered in the notice, whose hint says
+/// what `D` does then: it asks what to compare with again (the diff is not kept for a later `D`).
+@Suite struct CompareHintTests {
+    @Test func theOfferedDiffsHintSaysWhatDDoes() {
+        var d = Driver.loaded()
+        d.apply(.action(.compare))
+        "env:next-build".forEach { d.apply(.text($0)) }
+        guard case let .compare(token, _, _, _)? = d.apply(.action(.runPrompt)).first else { Issue.record("no compare"); return }
+        d.apply(.action(.compare))  // a prompt open when the answer comes
+        d.apply(.compared(token, .success(CompareViewTests.result(2))))
+        #expect(d.state.mode == .prompt && d.state.diff == nil)
+        let text = d.state.notice?.text ?? ""
+        #expect(text.hasPrefix("Compared with env:next-build: 2 differences") && text.hasSuffix("(D compares again to show the diff)"), "\(text)")
+        // And so it does: D opens the compare prompt.
+        d.apply(.action(.back))
+        d.apply(.action(.compare))
+        #expect(d.state.mode == .prompt && d.state.screen.prompt?.kind == .compare && d.state.diff == nil)
+    }
+}
