@@ -1,4 +1,5 @@
 import JSONTokens
+import ShopAPI
 
 /// One difference between two sides: what was added, removed, changed (old → new), or moved (the
 /// same element at another place in its list, nothing else about it changed).
@@ -31,23 +32,22 @@ public struct Difference: Equatable, Sendable {
     }
 }
 
-/// How the shop's lists are keyed: each pack by its `identifier`, each history entry by its `id`
-/// (or, when it has none, by its date, product, amount and creator — as the history list keys it).
+/// How the shop's lists are keyed: each pack by its `identifier`, each history entry by its
+/// `EntryKey` (its `id`, or when it has none its date, product, amount and creator — the key the
+/// History tab holds entries by), named in paths as `id=…` or `date|product|amount|creator`.
 /// Other lists (comments, tags) are compared by place.
 public enum ShopKeys {
     /// Lists whose elements are known by a key.
     public static func isKeyed(_ rule: String) -> Bool { rule == "packs" || rule == "history" }
 
+    /// The element's key as its path names it; nil for an element that is not an object.
     public static func key(of element: JSONValue, inList rule: String) -> String? {
-        guard case let .object(o) = element else { return nil }
         switch rule {
         case "packs":
-            if case let .string(id)? = o["identifier"] { return id }
+            if case let .object(o) = element, case let .string(id)? = o["identifier"] { return id }
             return nil
         case "history":
-            if case let .string(id)? = o["id"] { return "id=" + id }
-            let parts = ["date", "product", "amount", "creator"].map { o[$0].map(Self.plain) ?? "" }
-            return parts.joined(separator: "|")
+            return EntryKey(json: element)?.description
         default:
             return nil
         }
@@ -60,24 +60,13 @@ public enum ShopKeys {
         case "packs":
             if case let .string(name)? = o["name"] { return name }
         case "history":
-            let amount = o["amount"].map(plain) ?? "?"
-            let product = o["product"].map(plain) ?? "?"
-            let date = o["date"].map(plain) ?? "?"
+            let amount = o["amount"].map(EntryKey.text) ?? "?"
+            let product = o["product"].map(EntryKey.text) ?? "?"
+            let date = o["date"].map(EntryKey.text) ?? "?"
             return "\(amount) cheer on \(product) at \(date)"
         default: break
         }
         return nil
-    }
-
-    static func plain(_ v: JSONValue) -> String {
-        switch v {
-        case let .string(s): return s
-        case let .int(n): return String(n)
-        case let .double(d): return String(d)
-        case let .bool(b): return String(b)
-        case .null: return "null"
-        case .array, .object: return "…"
-        }
     }
 }
 

@@ -17,8 +17,8 @@ public struct HistoryState: Equatable, Sendable {
     public var pages: PageCache
     /// The entry under the cursor, as an index into the whole history (0 = newest).
     public var cursor = 0
-    /// Entries whose comments are shown (keyed by `HistoryState.key`).
-    public var expanded: Set<String> = []
+    /// Entries whose comments are shown.
+    public var expanded: Set<EntryKey> = []
     /// Entries that came in above since the list was last at its top (`1 new entry · g to see it`).
     public var newEntries = 0
     /// A go-to date being searched for.
@@ -28,7 +28,7 @@ public struct HistoryState: Equatable, Sendable {
     /// The request whose answer set the totals; answers to older requests do not change them.
     var totalsToken: Token?
     /// The key of the entry under the cursor when last seen: found again when entries shift.
-    var anchor: String?
+    var anchor: EntryKey?
     /// The way the cursor last moved (+1 down, -1 up): the neighbouring page that way is fetched ahead.
     var travel = 1
     /// This reading of the pages: what they said, whether they disagreed, how far the entries received reach.
@@ -94,15 +94,9 @@ public struct HistoryState: Equatable, Sendable {
         return nil
     }
 
-    /// A stable key for an entry: its id, or its date, product, amount and creator.
-    public static func key(of item: HistoryItem) -> String {
-        switch item {
-        case let .entry(e):
-            return e.id.map { "id:" + $0 } ?? "e:\(e.date.timeIntervalSince1970)|\(e.product)|\(e.amount)|\(e.creator)"
-        case let .unreadable(u):
-            return u.id.map { "id:" + $0 } ?? "u:\(u.index)|\(u.reason)"
-        }
-    }
+    /// A stable key for an entry: its id, or its date, product, amount and creator (`EntryKey`, the key
+    /// `compare` diffs the history list by).
+    public static func key(of item: HistoryItem) -> EntryKey { EntryKey(item) }
 
     public func isExpanded(_ item: HistoryItem) -> Bool { expanded.contains(Self.key(of: item)) }
 

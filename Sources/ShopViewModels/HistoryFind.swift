@@ -34,9 +34,9 @@ public struct FindState: Equatable, Sendable {
 
     /// The key of each kept match's entry: the list goes to the entry, not only to its place (a server
     /// whose pages overlap puts it one row off in the list's own pages).
-    public var keys: [Int: String] = [:]
+    public var keys: [Int: EntryKey] = [:]
 
-    mutating func add(_ index: Int, key: String) {
+    mutating func add(_ index: Int, key: EntryKey) {
         matchCount += 1
         guard matches.count < Self.maxKept else { return }
         keys[index] = key

@@ -7,7 +7,7 @@ public enum Reconciler {
     public static let doubleTapWindow: TimeInterval = 5
 
     /// The history list's key of an entry (its id, or date, product, amount and creator).
-    public static func key(_ e: CheerHistoryEntry) -> String { HistoryState.key(of: .entry(e)) }
+    public static func key(_ e: CheerHistoryEntry) -> EntryKey { EntryKey(e) }
 
     /// The events between `before` and `after`. `bundles` are the sizes the environment sells;
     /// `own` the writes this tool made meanwhile; `names` the packs' names by identifier.
@@ -54,7 +54,7 @@ public enum Reconciler {
         let freshUnreadable = unreadableWithID + idless.prefix(idlessNew)
         // Id-less rows not counted as new may each be an entry seen before, now unreadable.
         var idlessSpare = idless.count - idlessNew
-        var afterByKey: [String: HistoryItem] = [:]
+        var afterByKey: [EntryKey: HistoryItem] = [:]
         for item in after.items { if let k = matchKey(item), afterByKey[k] == nil { afterByKey[k] = item } }
         if after.total < before.total {
             flag(.historyShrank, "total \(g(before.total)) or more (the history only grows)", "total \(g(after.total))")
@@ -182,7 +182,7 @@ public enum Reconciler {
 
     /// The key an entry is matched by across reads: its id (readable or not), or, for a readable entry
     /// without one, its date, product, amount and creator. An unreadable row without an id has none.
-    static func matchKey(_ item: HistoryItem) -> String? {
+    static func matchKey(_ item: HistoryItem) -> EntryKey? {
         if case let .unreadable(u) = item, u.id == nil { return nil }
         return HistoryState.key(of: item)
     }

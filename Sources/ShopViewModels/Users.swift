@@ -5,7 +5,7 @@ import TerminalText
 /// Where a user was, kept while another user is looked at (`u`): switching back returns there.
 public struct UserPlace: Equatable, Sendable {
     public var cursor: Int
-    public var expanded: Set<String>
+    public var expanded: Set<EntryKey>
     public var totalCount: Int?
     public var totalPages: Int?
     var lostPurchase: LostPurchase?

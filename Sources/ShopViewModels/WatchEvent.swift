@@ -172,7 +172,7 @@ public struct WatchMarks: Equatable, Sendable {
     /// The balance's last change, while it is marked.
     public private(set) var balanceDelta: Int?
     var balanceSeen: Date?
-    var entries: [String: Date] = [:]
+    var entries: [EntryKey: Date] = [:]
     var packs: [String: (PackMark, Date)] = [:]
 
     public init() {}

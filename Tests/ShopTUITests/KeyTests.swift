@@ -107,7 +107,7 @@ struct Loop {
     @Test func historyPagingAndComments() {
         var l = Loop()
         l.press(.char("2"), .enter)
-        #expect(l.app.history.expanded == ["id:h-230"])
+        #expect(l.app.history.expanded == [.id("h-230")])
         l.press(.enter)
         #expect(l.app.history.expanded.isEmpty)
         l.press(.char("]"))

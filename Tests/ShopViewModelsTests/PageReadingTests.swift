@@ -108,7 +108,7 @@ import Testing
         f.send(.find("past the last"))
         f.serveHistory(findServer.page, limit: 100)
         #expect(f.state.history.find?.matchCount == 1 && f.state.history.count == 230)
-        #expect(f.state.history.cursor == 215 && f.state.history.selectedItem.map(HistoryState.key(of:)) == "id:h215")
+        #expect(f.state.history.cursor == 215 && f.state.history.selectedItem.map(HistoryState.key(of:)) == .id("h215"))
     }
 
     @Test func anEntryOnTwoPagesIsReadAgainOnceThenBothAreShownAndTold() {

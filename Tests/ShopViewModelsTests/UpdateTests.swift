@@ -274,10 +274,10 @@ import Testing
         #expect(d.state.history.isExpanded(d.state.history.rows[0]))
         d.send(.moveHistorySelection(2))
         d.send(.toggleComments)
-        #expect(d.state.history.expanded == ["id:h0", "id:h2"])
+        #expect(d.state.history.expanded == [.id("h0"), .id("h2")])
         d.send(.selectHistoryRow(index: 0))
         d.send(.toggleComments)
-        #expect(d.state.history.expanded == ["id:h2"])
+        #expect(d.state.history.expanded == [.id("h2")])
     }
 
     @Test func aHistoryWithoutPagingIsOnePageWhateverItsLength() {
@@ -357,7 +357,7 @@ import Testing
             if case .loading = $0 { return true } else { return false } } == true)
         let page1 = CheerHistoryPage(items: (-1..<49).map { HistoryItem.entry(entry($0)) }, page: 1, perPage: 50, totalPages: 5, totalCount: 231)
         d.apply(.historyLoaded(d.requestID(forPage: 1) ?? Token(-1), page: 1, .success(page1), at: t0))
-        let keys = (0..<100).compactMap { i -> String? in
+        let keys = (0..<100).compactMap { i -> EntryKey? in
             if case let .item(item) = d.state.history.item(at: i) { return HistoryState.key(of: item) }
             return nil
         }
