@@ -126,6 +126,8 @@ let package = Package(
             dependencies: [
                 "ShopTUI",
                 "ShopSettings",
+                // The environment's `Tier` (what the header's badge says).
+                "ShopSettings",
                 "ShopViewModels",
                 "ShopCache",
                 "ShopAPI",

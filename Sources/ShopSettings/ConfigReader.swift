@@ -202,6 +202,14 @@ private struct Reader {
                 guard !s.isEmpty else { throw error(at: at, key: key, "expected a non-empty string in quotes") }
                 return s
             }
+            /// One of a setting's named values (`"bell", "osc9" or "none"`), as the message lists them.
+            func oneOf<Value: RawRepresentable & CaseIterable>(_: Value.Type) throws(ConfigError) -> Value where Value.RawValue == String {
+                guard let raw = value.string, let chosen = Value(rawValue: raw) else {
+                    let names = Value.allCases.map { "\"\($0.rawValue)\"" }
+                    throw error(at: at, key: key, "expected " + names.dropLast().joined(separator: ", ") + " or " + (names.last ?? ""))
+                }
+                return chosen
+            }
             switch key {
             case "base_url":
                 let url = try string()
@@ -210,6 +218,7 @@ private struct Reader {
                 }
                 env.baseURL = url
             case "user": env.user = try string()
+            case "tier": env.tier = try oneOf(Tier.self)
             case "read_only":
                 guard let b = value.bool else { throw error(at: at, key: key, "expected true or false, not \(Self.kind(value))") }
                 env.readOnly = b
@@ -246,11 +255,7 @@ private struct Reader {
                 }
                 env.bundles = sizes
                 env.bundleIdentifiers = identifiers
-            case "notify":
-                guard let raw = value.string, let style = NotifyStyle(rawValue: raw) else {
-                    throw error(at: at, key: key, "expected \"bell\", \"osc9\" or \"none\"")
-                }
-                env.notify = style
+            case "notify": env.notify = try oneOf(NotifyStyle.self)
             case "proxy":
                 guard let proxy = value.string else { throw error(at: at, key: key, "expected a string in quotes, not \(Self.kind(value))") }
                 guard proxy.trimmingCharacters(in: .whitespaces).isEmpty || ProxySetting.parse(proxy) != nil else {

@@ -6,6 +6,8 @@ public struct EnvironmentConfig: Sendable, Equatable {
     public var baseURL: String?
     public var user: String?
     public var readOnly: Bool?
+    /// `tier = "local" | "staging" | "production"`: what kind of environment it is (the badge).
+    public var tier: Tier?
     /// The name of the environment variable that holds this environment's access token.
     public var tokenEnv: String?
     public var refreshTokenEnv: String?
@@ -150,7 +152,7 @@ public struct ConfigFile: Sendable, Equatable {
     /// `theme = "light"`: the palette (`--theme` and REITERATE_THEME come first).
     public var theme: ThemeSetting?
 
-    public static let keys = ["base_url", "user", "read_only", "token_env", "refresh_token_env", "ca_file", "timeout", "users", "proxy", "contract",
+    public static let keys = ["base_url", "user", "tier", "read_only", "token_env", "refresh_token_env", "ca_file", "timeout", "users", "proxy", "contract",
                               "watch", "watch_interval", "bundles", "notify"]
 
     public static func defaultPath(environment: [String: String]) -> String {
@@ -189,6 +191,8 @@ public struct KeyBindingConfig: Sendable, Equatable {
 /// Everything a command runs with, resolved: flags > environment variables > config file > defaults.
 public struct ResolvedSettings: Sendable, Equatable {
     public var environment: String
+    /// What kind of environment it is: its `tier`, else what its name says (`Tier.named`).
+    public var tier: Tier = .production
     public var baseURL: String
     public var user: String
     public var readOnly: Bool
@@ -272,7 +276,7 @@ public struct ResolvedSettings: Sendable, Equatable {
         let contract: String? = pick("contract", flags.contract.map { Optional($0) }, nil, chosen?.contract.map { Optional($0) }, nil) { $0 }
         // An environment is named by --env, else guessed from the URL: loopback is local, a staging
         // host is staging, anything else is production-like — read-only unless its config says not.
-        let envName = chosen?.name ?? guessEnvironment(baseURL)
+        let envName = chosen?.name ?? guessTier(baseURL).rawValue
         let readOnly: Bool
         if flags.readOnly {
             readOnly = true
@@ -280,10 +284,14 @@ public struct ResolvedSettings: Sendable, Equatable {
         } else if let configured = chosen?.readOnly {
             readOnly = configured
             sources["read_only"] = envName == "local" && config?.environments["local"] == nil ? "built-in local" : "config file [environments.\(envName)]"
+        } else if let tier = chosen?.tier {
+            readOnly = tier == .production
+            sources["read_only"] = "default for a \(tier) tier"
         } else {
-            readOnly = guessEnvironment(baseURL) == "production"
-            sources["read_only"] = "default for a \(guessEnvironment(baseURL)) URL"
+            readOnly = guessTier(baseURL) == .production
+            sources["read_only"] = "default for a \(guessTier(baseURL)) URL"
         }
+        let tier = pick("tier", nil, nil, chosen?.tier, Tier.named(envName)) { _ in nil }
         let proxy: ProxySetting?
         switch ProxyResolution.resolve(baseURL: baseURL, configured: chosen?.proxy, environment: environment) {
         case let .success(outcome):
@@ -301,6 +309,7 @@ public struct ResolvedSettings: Sendable, Equatable {
             : chosen?.bundleIdentifiers ?? settings.bundles.map(standInIdentifier)
         settings.compareIgnore = config?.compareIgnore ?? []
         settings.notify = pick("notify", nil, nil, chosen?.notify, .bell) { _ in nil }
+        settings.tier = tier
         return settings
     }
 
@@ -310,14 +319,15 @@ public struct ResolvedSettings: Sendable, Equatable {
                           caFile: top.caFile ?? base.caFile, timeout: top.timeout ?? base.timeout, users: top.users ?? base.users,
                           proxy: top.proxy ?? base.proxy, contract: top.contract ?? base.contract, watch: top.watch ?? base.watch,
                           watchInterval: top.watchInterval ?? base.watchInterval, bundles: top.bundles ?? base.bundles, notify: top.notify ?? base.notify)
-            .with(bundleIdentifiers: top.bundles != nil ? top.bundleIdentifiers : base.bundleIdentifiers)
+            .with(bundleIdentifiers: top.bundles != nil ? top.bundleIdentifiers : base.bundleIdentifiers, tier: top.tier ?? base.tier)
     }
 
-    public static func guessEnvironment(_ baseURL: String) -> String {
+    /// What the URL alone says: loopback is local, a staging host is staging, anything else production.
+    public static func guessTier(_ baseURL: String) -> Tier {
         let host = URL(string: baseURL)?.host?.lowercased() ?? ""
-        if ["127.0.0.1", "localhost", "::1", "[::1]"].contains(host) || host.hasPrefix("127.") { return "local" }
-        if host.contains("staging") || host.contains("stg") { return "staging" }
-        return "production"
+        if ["127.0.0.1", "localhost", "::1", "[::1]"].contains(host) || host.hasPrefix("127.") { return .local }
+        if host.contains("staging") || host.contains("stg") { return .staging }
+        return .production
     }
 
     /// A token for display: never its value, only whether it is set and how long it is.
@@ -329,9 +339,10 @@ public struct ResolvedSettings: Sendable, Equatable {
 
 extension EnvironmentConfig {
     /// The same, with the bundles' product ids (kept beside `bundles` when environments are merged).
-    func with(bundleIdentifiers: [String]?) -> EnvironmentConfig {
+    func with(bundleIdentifiers: [String]?, tier: Tier?) -> EnvironmentConfig {
         var copy = self
         copy.bundleIdentifiers = bundleIdentifiers
+        copy.tier = tier
         return copy
     }
 }

@@ -99,12 +99,15 @@ public enum Renderer {
         }
     }
 
+    /// The environment's tier, named: ` LOCAL `, ` STAGING ` (with the environment's name when it is
+    /// another, ` STAGING · EU `), and for a real shop ` ⚠ NAME ` (the glyph says it without the red).
     static func badge(_ context: ShopContext) -> (String, Style) {
-        switch context.environment.lowercased() {
-        case "local": return (" LOCAL ", Style(foreground: .good, bold: true, reverse: true))
-        case "staging": return (" STAGING ", Style(foreground: .warning, bold: true, reverse: true))
-        // Any other environment is treated as a real one: the glyph says so without the red.
-        default: return (" ⚠ \(clean(context.environment).uppercased()) ", Style(foreground: .danger, bold: true, reverse: true))
+        let name = clean(context.environment).uppercased()
+        func named(_ tier: String) -> String { name == tier ? " \(tier) " : " \(tier) · \(name) " }
+        switch context.tier {
+        case .local: return (named("LOCAL"), Style(foreground: .good, bold: true, reverse: true))
+        case .staging: return (named("STAGING"), Style(foreground: .warning, bold: true, reverse: true))
+        case .production: return (" ⚠ \(name) ", Style(foreground: .danger, bold: true, reverse: true))
         }
     }
 

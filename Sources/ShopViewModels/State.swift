@@ -1,10 +1,13 @@
 import Foundation
 import ShopAPI
 import ShopCache
+import ShopSettings
 
 /// Which shop and which user the app is looking at.
 public struct ShopContext: Equatable, Sendable {
     public var environment: String
+    /// What kind of environment it is (the header's badge).
+    public var tier: Tier
     public var baseURL: String
     public var user: String
     public var readOnly: Bool
@@ -16,10 +19,11 @@ public struct ShopContext: Equatable, Sendable {
     /// purchase is expected to credit.
     public var bundles: [CheerBundle]
 
-    public init(environment: String, baseURL: String, user: String, readOnly: Bool = false, tokenVariable: String = "REITERATE_TOKEN",
+    public init(environment: String, tier: Tier? = nil, baseURL: String, user: String, readOnly: Bool = false, tokenVariable: String = "REITERATE_TOKEN",
                 users: [String] = [], bundles: [CheerBundle] = CheerBundle.standIn) {
         self.bundles = bundles
         self.environment = environment
+        self.tier = tier ?? .named(environment)
         self.baseURL = baseURL
         self.user = user
         self.readOnly = readOnly

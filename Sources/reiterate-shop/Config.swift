@@ -54,6 +54,7 @@ struct Config: AsyncParsableCommand {
                 out += "\n[\(name)]\(name == selected ? "  (selected)" : "")\n"
                 out += "  base_url   \(Sanitizer.line(s.baseURL))   (\(s.sources["base_url"] ?? ""))\n"
                 out += "  user       \(Sanitizer.line(s.user))   (\(s.sources["user"] ?? ""))\n"
+                out += "  tier       \(s.tier)   (\(s.sources["tier"] == "default" ? "default for an environment named \(Sanitizer.line(name))" : s.sources["tier"] ?? ""))\n"
                 out += "  read_only  \(s.readOnly)   (\(s.sources["read_only"] ?? ""))\n"
                 out += "  token      $\(s.tokenEnv): \(ResolvedSettings.mask(env[s.tokenEnv]))\n"
                 out += "  refresh    $\(s.refreshTokenEnv): \(ResolvedSettings.mask(env[s.refreshTokenEnv]))\n"

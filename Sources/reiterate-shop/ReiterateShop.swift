@@ -213,7 +213,7 @@ struct ConnectionOptions: ParsableArguments {
 extension ResolvedSettings {
     /// What the view models know of the settings: the one way the TUI, `print`, `spend` and `buy` make it.
     var shopContext: ShopContext {
-        ShopContext(environment: environment, baseURL: baseURL, user: user, readOnly: readOnly, tokenVariable: tokenEnv, users: users,
+        ShopContext(environment: environment, tier: tier, baseURL: baseURL, user: user, readOnly: readOnly, tokenVariable: tokenEnv, users: users,
                     bundles: zip(bundleIdentifiers, bundles).map { CheerBundle(identifier: $0, cheer: $1) })
     }
 
