@@ -15,7 +15,7 @@ extension Renderer {
         let table = Table(
             columns: [.init(title: "TIME", width: 8), .init(title: "", width: 1), .init(title: "CHECK", width: 18),
                       .init(title: "REQUEST", width: max(8, list.width - 32))],
-            count: checks.records.count, selected: checks.selectedIndex
+            count: checks.records.count, selected: checks.list.selectedIndex
         ) { i in
             let r = checks.records[i]
             let mark = r.outcome == .passed ? ("✔", Style(foreground: .good)) : ("✗", Style(foreground: .danger, bold: true))
@@ -28,7 +28,7 @@ extension Renderer {
         }
         let empty = "No checks yet: a spend or a purchase is checked by reading again what it should have changed."
         layout.rows = table.render(&g, list, empty: (empty, false))
-        guard let r = checks.selected else {
+        guard let r = checks.list.selected else {
             Panel.draw(&g, detail, title: "Check", style: .muted, lines: [])
             return
         }

@@ -16,9 +16,9 @@ extension Renderer {
         for pack in f.app.packs.all where names[pack.identifier] == nil { names[pack.identifier] = pack.name }
         let table = Table(
             columns: [.init(title: "TIME", width: 8), .init(title: "", width: 1), .init(title: "WHAT CHANGED", width: max(10, list.width - 13))],
-            count: watch.timeline.count, selected: watch.selectedIndex
+            count: watch.timeline.count, selected: watch.timeline.selectedIndex
         ) { i in
-            let e = watch.timeline[i]
+            let e = watch.timeline.rows[i]
             let (mark, style) = liveMark(e)
             // An error keeps its request id in sight however narrow the column.
             let text = clean(e.text(names: names))
@@ -27,11 +27,10 @@ extension Renderer {
         }
         let empty = watch.isOn ? "Watching: nothing has changed yet." : "Not watching. \(f.keys(.watch, in: .browse)) watches this user: every change the app makes shows here, reconciled or flagged."
         layout.rows = table.render(&g, list, empty: (empty, false))
-        guard watch.timeline.indices.contains(watch.selectedIndex) else {
+        guard let e = watch.timeline.selected else {
             Panel.draw(&g, detail, title: "Event", style: .muted, lines: [])
             return
         }
-        let e = watch.timeline[watch.selectedIndex]
         let width = Panel.inner(detail).width
         var lines: [(String, Style)] = []
         let (mark, style) = liveMark(e)

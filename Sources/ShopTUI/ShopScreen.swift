@@ -25,15 +25,15 @@ extension Renderer {
         var table = Table(
             columns: [.init(title: "NAME", width: nameW), .init(title: "CREATOR", width: creatorW),
                       .init(title: "PRICE", width: priceW, alignRight: true), .init(title: "CHEER", width: cheerW, alignRight: true)],
-            count: packs.visible.count, selected: packs.selectedIndex
+            count: packs.shown.rows.count, selected: packs.shown.selectedIndex
         ) { i in
-            let pack = packs.visible[i]
+            let pack = packs.shown.rows[i]
             return [(clean(pack.name), nil), (clean(pack.creator ?? ""), nil), (price(pack), nil), (pack.cheerTotal.map(Wording.grouped) ?? "", nil)]
         }
         let marks = f.app.watch.marks
         if !marks.isEmpty {
             table.mark = { i in
-                switch marks.mark(pack: packs.visible[i].identifier) {
+                switch marks.mark(pack: packs.shown.rows[i].identifier) {
                 case .new?: return "+"
                 case .changed?: return "Δ"
                 case nil: return nil
@@ -58,7 +58,7 @@ extension Renderer {
 
     static func packDetails(_ g: inout Grid, _ f: Frame, _ area: Rect) {
         let inner = Panel.inner(area)
-        guard let pack = f.app.packs.selected else { return Panel.draw(&g, area, title: "Details", style: .muted, lines: []) }
+        guard let pack = f.app.packs.shown.selected else { return Panel.draw(&g, area, title: "Details", style: .muted, lines: []) }
         var lines: [(String, Style)] = []
         for line in Columns.wrap(clean(pack.name), to: inner.width) { lines.append((line, .bold)) }
         if let creator = pack.creator { lines.append(("by " + clean(creator), .plain)) }

@@ -72,7 +72,7 @@ extension ShopUpdate {
     static func beginAction(_ action: Action, _ state: inout AppState) -> [Effect] {
         guard refuseIfReadOnly(&state, what: action == .spend ? "spending" : "buying"), refuseIfBusy(&state) else { return [] }
         if action == .spend {
-            guard let pack = state.packs.selected else {
+            guard let pack = state.packs.shown.selected else {
                 state.notice = Notice(.error, "Select an Audio Pack to cheer for first.")
                 return []
             }
@@ -125,7 +125,7 @@ extension ShopUpdate {
         let on = !(state.write.action?.asTyped ?? false)
         state.write.action?.asTyped = on
         state.steps.add(on ? "turned on send as typed (the client's input checks off for one write)" : "turned off send as typed")
-        if !on, case let .spend(product, _, amount, comment) = form, let pack = state.packs.selected, pack.identifier != product {
+        if !on, case let .spend(product, _, amount, comment) = form, let pack = state.packs.shown.selected, pack.identifier != product {
             state.write.action?.phase = .editing(.spend(product: pack.identifier, productName: pack.name, amount: amount, comment: comment), note: nil)
         } else {
             state.write.action?.phase = .editing(form, note: nil)

@@ -75,8 +75,8 @@ public struct CheckRecord: Equatable, Sendable {
 public struct ChecksState: Equatable, Sendable {
     public static let capacity = 500
 
-    public private(set) var records: [CheckRecord] = []
-    public var selectedIndex = 0
+    /// Newest first, and the selected one.
+    public internal(set) var list = SelectableList<CheckRecord>()
     /// Distinct failed checks so far (the status bar's `⚠ N`), including those no longer kept: a
     /// finding seen again does not count again.
     public private(set) var failures = 0
@@ -84,6 +84,8 @@ public struct ChecksState: Equatable, Sendable {
     private var seen: Set<FindingKey> = []
 
     public init() {}
+
+    public var records: [CheckRecord] { list.rows }
 
     mutating func add(_ new: [CheckRecord]) {
         guard !new.isEmpty else { return }
@@ -108,22 +110,16 @@ public struct ChecksState: Equatable, Sendable {
             }
             top.append(record)
         }
-        // The selection stays on its record as new ones come in above it (the newest stays selected).
-        var selection = 0
-        if selectedIndex != 0, records.indices.contains(selectedIndex) {
-            if let k = moved.firstIndex(of: selectedIndex), let key = records[selectedIndex].key {
-                selection = top.firstIndex { $0.key == key } ?? k
-            } else {
-                selection = selectedIndex + top.count - moved.filter { $0 < selectedIndex }.count
-            }
+        // The selection stays on its record as new ones come in above it (the newest stays selected):
+        // a record joined by a new one is now in `top`, any other moved down past the new ones.
+        let old = records
+        var kept = old
+        for i in moved.sorted(by: >) { kept.remove(at: i) }
+        list.replace(with: Array((top + kept).prefix(Self.capacity)), topStays: true) { index in
+            if let k = moved.firstIndex(of: index), let key = old[index].key { return top.firstIndex { $0.key == key } ?? k }
+            return index + top.count - moved.filter { $0 < index }.count
         }
-        for i in moved.sorted(by: >) { records.remove(at: i) }
-        records.insert(contentsOf: top, at: 0)
-        if records.count > Self.capacity { records.removeLast(records.count - Self.capacity) }
-        selectedIndex = min(selection, max(0, records.count - 1))
     }
-
-    public var selected: CheckRecord? { records.indices.contains(selectedIndex) ? records[selectedIndex] : nil }
 }
 
 /// A write being verified: what it should have changed, what it answered, and the reads (asked after

@@ -37,11 +37,13 @@ public struct DiffResult: Equatable, Sendable {
 /// The diff view (`D`): the differences, one a row, the selected one's fields side by side.
 public struct DiffViewState: Equatable, Sendable {
     public var result: DiffResult
-    public var selectedIndex = 0
+    /// The result's differences, and the selected one.
+    public internal(set) var differences: SelectableList<Difference>
 
-    public init(result: DiffResult) { self.result = result }
-
-    public var selected: Difference? { result.differences.indices.contains(selectedIndex) ? result.differences[selectedIndex] : nil }
+    public init(result: DiffResult) {
+        self.result = result
+        differences = SelectableList(result.differences)
+    }
 }
 
 extension ComparedPart {
@@ -114,18 +116,17 @@ extension ShopUpdate {
     /// Keys in the diff view.
     static func diffAction(_ action: Action, _ state: inout AppState) -> [Effect] {
         guard case var .diff(view) = state.screen.focus else { return [] }
-        let count = view.result.differences.count
         switch action {
         case .back:
             state.screen.focus = .browse
             state.notice = nil
             return []
         case .nextMatch:
-            view.selectedIndex = count == 0 ? 0 : (view.selectedIndex + 1) % count
+            view.differences.cycle(1)
         case .previousMatch:
-            view.selectedIndex = count == 0 ? 0 : (view.selectedIndex - 1 + count) % count
+            view.differences.cycle(-1)
         default:
-            if let index = moved(view.selectedIndex, by: action, count: count, page: state.screen.pageSize) { view.selectedIndex = index }
+            _ = view.differences.move(action, page: state.screen.pageSize)
         }
         state.screen.focus = .diff(view)
         return []

@@ -42,7 +42,7 @@ extension ShopUpdate {
         switch state.screen.tab {
         case .requests: return state.requests.selected
         case .checks:
-            if let id = state.checks.selected?.requestID, let e = rows.first(where: { $0.requestID == id }) { return e }
+            if let id = state.checks.list.selected?.requestID, let e = rows.first(where: { $0.requestID == id }) { return e }
         default: break
         }
         return state.notice.flatMap { exchange(behind: $0, in: rows) }
@@ -85,7 +85,7 @@ extension ShopUpdate {
             }
             openTab(.requests, &state)
             state.screen.requestDetailFull = false
-            state.requests.selectedIndex = index
+            state.requests.select(index)
             return []
         default:
             return nil

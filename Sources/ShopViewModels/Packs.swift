@@ -17,9 +17,9 @@ public struct PacksState: Equatable, Sendable {
     public internal(set) var list = Loadable<AudioPackList>.idle
     public var filter = ""
     public var sort: PackSort = .shopOrder
-    /// The packs shown: `all` filtered and sorted (kept in step by the update function).
-    public private(set) var visible: [AudioPack] = []
-    public var selectedIndex = 0
+    /// The packs shown: `all` filtered and sorted (kept in step by the update function), and the
+    /// selected one.
+    public internal(set) var shown = SelectableList<AudioPack>()
 
     public init() {}
 
@@ -27,36 +27,28 @@ public struct PacksState: Equatable, Sendable {
     public var unreadable: [UnreadableEntry] { list.value?.unreadable ?? [] }
     public var source: DataSource? { list.source }
 
-    public var selected: AudioPack? { visible.indices.contains(selectedIndex) ? visible[selectedIndex] : nil }
-
     /// `55 of 56 packs (1 unreadable)`: the packs shown of every pack the server sent, readable or not
     /// (an unreadable pack is one of them, never dropped from the count).
     public var countText: String {
         let sent = all.count + unreadable.count
-        var text = "\(Wording.grouped(visible.count)) of \(Wording.grouped(sent)) pack\(sent == 1 ? "" : "s")"
+        var text = "\(Wording.grouped(shown.count)) of \(Wording.grouped(sent)) pack\(sent == 1 ? "" : "s")"
         if !unreadable.isEmpty { text += " (\(Wording.grouped(unreadable.count)) unreadable)" }
         return text
     }
 
-    /// Recomputes `visible`, keeping the selected pack selected when it is still shown.
+    /// Recomputes `shown`, keeping the selected pack selected when it is still shown.
     mutating func refresh() {
-        let keep = selected?.identifier
         let needle = Self.fold(filter.trimmingCharacters(in: .whitespaces))
-        var shown = needle.isEmpty ? all : all.filter { pack in
+        var packs = needle.isEmpty ? all : all.filter { pack in
             ([pack.name, pack.creator ?? "", pack.identifier] + (pack.tags ?? [])).contains { Self.fold($0).contains(needle) }
         }
         switch sort {
         case .shopOrder: break
-        case .name: shown.sort { Self.fold($0.name) < Self.fold($1.name) }
-        case .price: shown.sort { ($0.priceCents ?? 0, Self.fold($0.name)) < ($1.priceCents ?? 0, Self.fold($1.name)) }
-        case .cheer: shown.sort { ($0.cheerTotal ?? 0, Self.fold($1.name)) > ($1.cheerTotal ?? 0, Self.fold($0.name)) }
+        case .name: packs.sort { Self.fold($0.name) < Self.fold($1.name) }
+        case .price: packs.sort { ($0.priceCents ?? 0, Self.fold($0.name)) < ($1.priceCents ?? 0, Self.fold($1.name)) }
+        case .cheer: packs.sort { ($0.cheerTotal ?? 0, Self.fold($1.name)) > ($1.cheerTotal ?? 0, Self.fold($0.name)) }
         }
-        visible = shown
-        if let keep, let index = shown.firstIndex(where: { $0.identifier == keep }) {
-            selectedIndex = index
-        } else {
-            selectedIndex = min(max(0, selectedIndex), max(0, shown.count - 1))
-        }
+        shown.replace(with: packs) { $0.identifier }
     }
 
     /// Case- and diacritic-insensitive form for matching and ordering.
@@ -67,7 +59,7 @@ public struct PacksState: Equatable, Sendable {
 
 extension ShopUpdate {
     static func packsAction(_ action: Action, _ state: inout AppState) -> [Effect] {
-        if let index = moved(state.packs.selectedIndex, by: action, count: state.packs.visible.count, page: state.screen.pageSize) {
+        if let index = moved(state.packs.shown.selectedIndex, by: action, count: state.packs.shown.count, page: state.screen.pageSize) {
             selectPack(index, &state)
             return []
         }
@@ -93,7 +85,7 @@ extension ShopUpdate {
             setPackFilter("", &state)
         case .deleteChar: setPackFilter(String(state.packs.filter.dropLast()), &state)
         case .down, .up:
-            selectPack(state.packs.selectedIndex + (action == .down ? 1 : -1), &state)
+            selectPack(state.packs.shown.selectedIndex + (action == .down ? 1 : -1), &state)
         default: break
         }
         return []
@@ -101,9 +93,9 @@ extension ShopUpdate {
 
     /// Selects the pack at `index` (clamped); a new selection is one step that follows it.
     static func selectPack(_ index: Int, _ state: inout AppState) {
-        let before = state.packs.selected
-        state.packs.selectedIndex = clamp(index, count: state.packs.visible.count)
-        if let pack = state.packs.selected, pack != before {
+        let before = state.packs.shown.selected
+        state.packs.shown.select(index)
+        if let pack = state.packs.shown.selected, pack != before {
             state.steps.add("selected the pack “\(Sanitizer.line(pack.name))”", replacing: .packMove)
         }
     }

@@ -244,7 +244,7 @@ extension ShopUpdate {
                 title = "\(e.method) \(e.path) → \(e.status.map { "HTTP \($0) \(ErrorText.reasonPhrase($0))" } ?? "no answer")"
             }
         case .checks:
-            guard let record = state.checks.selected else { return nothingToReport(&state) }
+            guard let record = state.checks.list.selected else { return nothingToReport(&state) }
             title = "\(record.request): [\(record.name)] expected \(record.expected), got \(record.actual)"
             if record.outcome == .passed { title = "\(record.request): [\(record.name)] passed" }
             checks = [record]
@@ -368,7 +368,7 @@ extension ShopUpdate {
             write = state.lastWriteExchange
             missing = "No exchange of this write was recorded: it failed before it was sent, or it is no longer among the last "
                 + "\(RequestsState.capacity) requests. No other write is attached."
-        } else if state.screen.tab == .checks, let record = state.checks.selected, !record.isFinding {
+        } else if state.screen.tab == .checks, let record = state.checks.list.selected, !record.isFinding {
             guard let id = record.requestID, let e = rows.first(where: { $0.requestID == id && $0.operation.map(AppState.writeOperations.contains) == true }) else { return nil }
             write = e
             title = "\(record.request): \(record.outcome == .passed ? "[\(record.name)] passed" : "[\(record.name)] expected \(record.expected), got \(record.actual)")"

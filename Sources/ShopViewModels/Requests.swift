@@ -3,16 +3,12 @@ import ShopCompare
 import JSONTokens
 import TerminalText
 
-/// The request inspector: the exchanges the REST core recorded, newest first.
-public struct RequestsState: Equatable, Sendable {
-    public static let capacity = 100
-    /// Newest first.
-    public var rows: [Exchange] = []
-    public var selectedIndex = 0
+/// The request inspector: the exchanges the REST core recorded, newest first, and the selected one.
+public typealias RequestsState = SelectableList<Exchange>
 
-    public init() {}
-
-    public var selected: Exchange? { rows.indices.contains(selectedIndex) ? rows[selectedIndex] : nil }
+extension SelectableList where Row == Exchange {
+    /// The exchanges the inspector keeps.
+    public static var capacity: Int { 100 }
 }
 
 extension AppState {
@@ -45,8 +41,7 @@ extension ShopUpdate {
             case .last: state.screen.detailScroll = end
             default: break
             }
-        } else if let index = moved(state.requests.selectedIndex, by: action, count: state.requests.rows.count, page: state.screen.pageSize) {
-            state.requests.selectedIndex = index
+        } else if state.requests.move(action, page: state.screen.pageSize) {
             return []
         }
         switch action {
@@ -70,20 +65,13 @@ extension ShopUpdate {
     static func recordExchange(_ exchange: Exchange, _ state: inout AppState) {
         // The answer of a request shown as pending takes its place.
         if let index = state.requests.rows.firstIndex(where: { $0.id == exchange.id }) {
-            state.requests.rows[index] = exchange
+            state.requests.update(at: index, exchange)
             addFindings(exchange, &state)
             return
         }
-        let selectedID = state.requests.selected?.id
         addFindings(exchange, &state)
-        state.requests.rows.insert(exchange, at: 0)
-        if state.requests.rows.count > RequestsState.capacity { state.requests.rows.removeLast() }
-        // Keep the same exchange selected while new ones arrive on top (unless the newest was selected).
-        if let selectedID, state.requests.selectedIndex != 0,
-           let index = state.requests.rows.firstIndex(where: { $0.id == selectedID })
-        {
-            state.requests.selectedIndex = index
-        }
+        // The same exchange stays selected while new ones arrive on top (the newest, if it was selected).
+        state.requests.replace(with: Array(([exchange] + state.requests.rows).prefix(RequestsState.capacity)), topStays: true) { $0.id }
     }
 
     /// The contract watchdog's findings go to the Checks tab (the data itself showed as usual).

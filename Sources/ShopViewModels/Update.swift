@@ -209,9 +209,9 @@ public enum ShopUpdate {
             guard state.mode == .browse else { return [] }
             switch state.screen.tab {
             case .shop: selectPack(index, &state)
-            case .requests: state.requests.selectedIndex = clamp(index, count: state.requests.rows.count)
-            case .checks: state.checks.selectedIndex = clamp(index, count: state.checks.records.count)
-            case .live: state.watch.selectedIndex = clamp(index, count: state.watch.timeline.count)
+            case .requests: state.requests.select(index)
+            case .checks: state.checks.list.select(index)
+            case .live: state.watch.timeline.select(index)
             case .history:
                 return moveCursor(to: index, &state)
             }
@@ -244,14 +244,10 @@ public enum ShopUpdate {
                 case .history: return historyAction(action, &state)
                 case .requests: return requestsAction(action, &state)
                 case .checks:
-                    if let index = moved(state.checks.selectedIndex, by: action, count: state.checks.records.count, page: state.screen.pageSize) {
-                        state.checks.selectedIndex = index
-                    }
+                    _ = state.checks.list.move(action, page: state.screen.pageSize)
                     return []
                 case .live:
-                    if let index = moved(state.watch.selectedIndex, by: action, count: state.watch.timeline.count, page: state.screen.pageSize) {
-                        state.watch.selectedIndex = index
-                    }
+                    _ = state.watch.timeline.move(action, page: state.screen.pageSize)
                     return []
                 }
             }

@@ -25,12 +25,11 @@ public struct WatchState: Equatable, Sendable {
     public var interval: Double
     /// The packs are read every this many rounds.
     public var packsEvery = 5
-    /// Newest first, at most `timelineCapacity`.
-    public internal(set) var timeline: [WatchEvent] = []
+    /// Newest first, at most `timelineCapacity`, and the selected one.
+    public internal(set) var timeline = SelectableList<WatchEvent>()
     /// Events made so far (the timeline keeps the last ones), and findings among them.
     public internal(set) var eventCount = 0
     public internal(set) var findingCount = 0
-    public var selectedIndex = 0
     /// Rounds completed.
     public internal(set) var rounds = 0
 
@@ -109,11 +108,10 @@ public struct WatchState: Equatable, Sendable {
     mutating func add(_ events: [WatchEvent]) {
         guard !events.isEmpty else { return }
         // Newest first; a round's events keep their order, above the older ones.
-        timeline.insert(contentsOf: events.reversed(), at: 0)
-        if timeline.count > Self.timelineCapacity { timeline.removeLast(timeline.count - Self.timelineCapacity) }
+        // The selected event stays selected (the newest, if it was selected).
+        timeline.replace(with: Array((events.reversed() + timeline.rows).prefix(Self.timelineCapacity)), topStays: true) { $0 + events.count }
         eventCount += events.count
         findingCount += events.filter { if case .finding = $0.change { return true } else { return false } }.count
-        if selectedIndex != 0 { selectedIndex = min(selectedIndex + events.count, timeline.count - 1) }
     }
 }
 
@@ -276,7 +274,11 @@ extension ShopUpdate {
         state.watch.round = .init()
         state.watch.rounds += 1
         // A start or a switch before any time was known takes the time of its first round.
-        for i in state.watch.timeline.indices where state.watch.timeline[i].at == .distantPast { state.watch.timeline[i].at = at }
+        for (i, event) in state.watch.timeline.rows.enumerated() where event.at == .distantPast {
+            var dated = event
+            dated.at = at
+            state.watch.timeline.update(at: i, dated)
+        }
         if state.watch.failures > 0 {
             state.watch.failures = 0
             state.watch.phase = .watching

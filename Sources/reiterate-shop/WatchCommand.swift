@@ -140,7 +140,7 @@ final class Watcher {
         let new = watch.eventCount - printed
         guard new > 0, !done else { return }
         printed = watch.eventCount
-        for event in watch.timeline.prefix(new).reversed() {
+        for event in watch.timeline.rows.prefix(new).reversed() {
             write(event)
             guard !done else { return }
         }

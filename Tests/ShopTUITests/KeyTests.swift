@@ -74,18 +74,18 @@ struct Loop {
     @Test func movingInTheShop() {
         var l = Loop()
         l.press(.char("j"), .down, .down)
-        #expect(l.app.packs.selectedIndex == 3)
+        #expect(l.app.packs.shown.selectedIndex == 3)
         l.press(.char("k"), .up)
-        #expect(l.app.packs.selectedIndex == 1)
+        #expect(l.app.packs.shown.selectedIndex == 1)
         l.press(.char("G"))
-        #expect(l.app.packs.selectedIndex == 5)
+        #expect(l.app.packs.shown.selectedIndex == 5)
         l.press(.char("g"))
-        #expect(l.app.packs.selectedIndex == 0)
+        #expect(l.app.packs.shown.selectedIndex == 0)
         l.ui.height = 10  // lists show 5 rows (header, tabs, titles, message and hints take 5)
         l.press(.pageDown)
-        #expect(l.app.packs.selectedIndex == 5)
+        #expect(l.app.packs.shown.selectedIndex == 5)
         l.press(.end, .home)
-        #expect(l.app.packs.selectedIndex == 0)
+        #expect(l.app.packs.shown.selectedIndex == 0)
         l.press(.char("o"))
         #expect(l.app.packs.sort == .name)
     }
@@ -97,11 +97,11 @@ struct Loop {
         l.type("cafe q")  // q is text here, not quit
         #expect(l.app.packs.filter == "cafe q" && l.commands.isEmpty)
         l.press(.backspace, .backspace)
-        #expect(l.app.packs.filter == "cafe" && l.app.packs.visible.map(\.name) == ["Café de Flore Mornings"])
+        #expect(l.app.packs.filter == "cafe" && l.app.packs.shown.rows.map(\.name) == ["Café de Flore Mornings"])
         l.press(.enter)
         #expect(!l.ui.editingFilter && l.app.packs.filter == "cafe")
         l.press(.escape)
-        #expect(l.app.packs.filter.isEmpty && l.app.packs.visible.count == 6)
+        #expect(l.app.packs.filter.isEmpty && l.app.packs.shown.rows.count == 6)
     }
 
     @Test func historyPagingAndComments() {
@@ -145,7 +145,7 @@ struct Loop {
         l.press(.char("?"))
         #expect(l.ui.showHelp)
         l.press(.char("j"))
-        #expect(l.app.packs.selectedIndex == 0)  // the overlay takes the keys
+        #expect(l.app.packs.shown.selectedIndex == 0)  // the overlay takes the keys
         l.press(.escape)
         #expect(!l.ui.showHelp)
     }

@@ -33,14 +33,14 @@ import Testing
         #expect(a == .live(env: nil, user: "qa-alice") && b == .live(env: "next-build", user: "qa-alice") && what == .packs && d.state.inFlight.contains(.compare))
         #expect(b.description == "env:next-build/user:qa-alice")
         d.apply(.compared(token, .success(Self.result(3))))
-        #expect(d.state.mode == .diff && d.state.diff?.selectedIndex == 0 && d.state.notice?.text.hasPrefix("3 differences: 3 changed") == true)
+        #expect(d.state.mode == .diff && d.state.diff?.differences.selectedIndex == 0 && d.state.notice?.text.hasPrefix("3 differences: 3 changed") == true)
         d.apply(.action(.nextMatch))
         d.apply(.action(.nextMatch))
-        #expect(d.state.diff?.selectedIndex == 2)
+        #expect(d.state.diff?.differences.selectedIndex == 2)
         d.apply(.action(.nextMatch))
-        #expect(d.state.diff?.selectedIndex == 0)  // round to the first
+        #expect(d.state.diff?.differences.selectedIndex == 0)  // round to the first
         d.apply(.action(.previousMatch))
-        #expect(d.state.diff?.selectedIndex == 2)
+        #expect(d.state.diff?.differences.selectedIndex == 2)
         d.apply(.action(.back))
         #expect(d.state.mode == .browse && d.state.diff == nil)
     }

@@ -180,7 +180,7 @@ import Testing
         guard case let .writeReport(onRequest)? = d.apply(.action(.bugReport)).first else { Issue.record("no report"); return }
         #expect(onRequest.title == "POST /api/v1/spend_cheer → HTTP 500 Internal Server Error" && onRequest.exchange?.requestID == "rq-500")
         d.apply(.action(.checks))
-        guard let record = d.state.checks.selected else { Issue.record("no check"); return }
+        guard let record = d.state.checks.list.selected else { Issue.record("no check"); return }
         guard case let .writeReport(onCheck)? = d.apply(.action(.bugReport)).first else { Issue.record("no report"); return }
         #expect(onCheck.checks.first == record && onCheck.title.contains("[\(record.name)]"))
     }
@@ -424,8 +424,8 @@ import Testing
         ActionTransitions().answerReads(&d, balance: 1225, newest: ActionTransitions().spendEntry(25, comment: nil), total: 231, rainCheer: 50)
         d.send(.cancelAction)  // the dialog closed
         d.apply(.action(.checks))
-        while d.state.checks.selected?.name != "spend-pack-total", d.state.checks.selectedIndex < d.state.checks.records.count - 1 { d.apply(.action(.down)) }
-        #expect(d.state.checks.selected?.name == "spend-pack-total")
+        while d.state.checks.list.selected?.name != "spend-pack-total", d.state.checks.list.selectedIndex < d.state.checks.records.count - 1 { d.apply(.action(.down)) }
+        #expect(d.state.checks.list.selected?.name == "spend-pack-total")
         guard let report = report(&d) else { return }
         #expect(report.title.hasPrefix("POST /api/v1/spend_cheer: [spend-pack-total] expected"))
         #expect(Set(report.checks.map(\.name)) == ["spend-balance", "spend-history", "spend-pack-total"] && report.checks.first?.name == "spend-pack-total")

@@ -66,12 +66,12 @@ import Testing
         d.apply(.exchangeRecorded(Self.answer(1, path: "/api/v1/balance?user_id=qa-alice", body: #"{"balance": "12"}"#)))
         d.apply(.exchangeRecorded(Self.answer(2, body: Self.page(badDate: "2026-01-04T10:00:00Z"))))
         #expect(d.state.checks.records.map(\.request) == ["GET /api/v1/cheer_history?user_id=qa-alice&page=1&per_page=50", "GET /api/v1/balance?user_id=qa-alice"])
-        d.state.checks.selectedIndex = 1  // the balance's finding
+        d.state.checks.list.selectedIndex = 1  // the balance's finding
         d.apply(.exchangeRecorded(Self.answer(3, body: Self.page(badDate: "2026-01-04T10:00:00Z"))))  // the history's again
-        #expect(d.state.checks.records.count == 2 && d.state.checks.selected?.request == "GET /api/v1/balance?user_id=qa-alice")
+        #expect(d.state.checks.records.count == 2 && d.state.checks.list.selected?.request == "GET /api/v1/balance?user_id=qa-alice")
         d.apply(.exchangeRecorded(Self.answer(4, path: "/api/v1/balance?user_id=qa-alice", body: #"{"balance": "13"}"#)))
         #expect(d.state.checks.records.first?.request == "GET /api/v1/balance?user_id=qa-alice" && d.state.checks.records.first?.count == 2)
-        #expect(d.state.checks.selected?.request == "GET /api/v1/balance?user_id=qa-alice" && d.state.checks.failures == 2)
+        #expect(d.state.checks.list.selected?.request == "GET /api/v1/balance?user_id=qa-alice" && d.state.checks.failures == 2)
     }
 
     /// A write's verifications are never grouped: each write is checked on its own.

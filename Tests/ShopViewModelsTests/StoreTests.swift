@@ -129,7 +129,7 @@ import Testing
         offline.perform(.start)
         await offline.settle()
         #expect(offline.state.balance.phase == .cached(1250, fetchedAt: t0, reason: StaleReason(brief: "offline", full: "offline: connection refused")))
-        #expect(offline.state.packs.visible.count == 4)
+        #expect(offline.state.packs.shown.rows.count == 4)
         #expect(offline.state.history.rows.count == 50)
         let files = try FileManager.default.contentsOfDirectory(atPath: dir).sorted()
         #expect(files.count == 3 && files.allSatisfy { $0.hasSuffix(".json") })

@@ -89,7 +89,7 @@ import Testing
                                    ("東京", ["com.reiterate.pack.tokyo-night"]), ("pack.rain", ["com.reiterate.pack.rain"]),
                                    ("nothing-like-this", []), ("", samplePacks.packs.map(\.identifier))] {
             d.send(.setPackFilter(needle))
-            #expect(d.state.packs.visible.map(\.identifier) == expected, "\(needle)")
+            #expect(d.state.packs.shown.rows.map(\.identifier) == expected, "\(needle)")
         }
     }
 
@@ -97,26 +97,26 @@ import Testing
         var d = loaded()
         d.send(.selectPack(index: 2))  // 東京 Night Walk
         d.send(.setPackSort(.name))
-        #expect(d.state.packs.visible.map(\.name) == ["Café de Flore Mornings", "Rain on a Tin Roof", "Zürich Tram Lines", "東京 Night Walk"])
-        #expect(d.state.packs.selected?.name == "東京 Night Walk")
+        #expect(d.state.packs.shown.rows.map(\.name) == ["Café de Flore Mornings", "Rain on a Tin Roof", "Zürich Tram Lines", "東京 Night Walk"])
+        #expect(d.state.packs.shown.selected?.name == "東京 Night Walk")
         d.send(.setPackSort(.price))
-        #expect(d.state.packs.visible.map(\.priceCents) == [0, 99, 199, 499])
+        #expect(d.state.packs.shown.rows.map(\.priceCents) == [0, 99, 199, 499])
         d.send(.setPackSort(.cheer))
-        #expect(d.state.packs.visible.map(\.cheerTotal) == [900, 300, 50, 10])
+        #expect(d.state.packs.shown.rows.map(\.cheerTotal) == [900, 300, 50, 10])
         d.send(.setPackSort(.shopOrder))
-        #expect(d.state.packs.visible == samplePacks.packs && PackSort.cheer.next == .shopOrder)
+        #expect(d.state.packs.shown.rows == samplePacks.packs && PackSort.cheer.next == .shopOrder)
     }
 
     @Test func selectionIsClampedAndFollowsTheFilter() {
         var d = loaded()
         d.send(.movePackSelection(10))
-        #expect(d.state.packs.selectedIndex == 3)
+        #expect(d.state.packs.shown.selectedIndex == 3)
         d.send(.movePackSelection(-10))
-        #expect(d.state.packs.selectedIndex == 0)
+        #expect(d.state.packs.shown.selectedIndex == 0)
         d.send(.setPackFilter("tokyo"))
-        #expect(d.state.packs.selected?.identifier == "com.reiterate.pack.tokyo-night")
+        #expect(d.state.packs.shown.selected?.identifier == "com.reiterate.pack.tokyo-night")
         d.send(.setPackFilter("no match"))
-        #expect(d.state.packs.selected == nil && d.state.packs.selectedIndex == 0)
+        #expect(d.state.packs.shown.selected == nil && d.state.packs.shown.selectedIndex == 0)
     }
 
     @Test func failureAndCache() {
@@ -128,7 +128,7 @@ import Testing
         c.send(.start)
         c.apply(.cacheLoaded(c.cacheToken, balance: nil, packs: CacheEntry(value: samplePacks, fetchedAt: t0), firstPage: nil))
         c.apply(.packsLoaded(c.packsToken, .failure(refused), at: t0))
-        #expect(c.state.packs.visible.count == 4 && c.state.packs.source == .cached(reason: StaleReason(brief: "offline", full: "offline: connection refused")))
+        #expect(c.state.packs.shown.rows.count == 4 && c.state.packs.source == .cached(reason: StaleReason(brief: "offline", full: "offline: connection refused")))
     }
 }
 

@@ -62,7 +62,7 @@ import Testing
         let reads = started.compactMap { if case let .watchRead(_, read, user) = $0 { return "\(read) \(user)" } else { return nil } }
         // One read at a time: the balance first (the entries, then the balance again, follow it).
         #expect(reads == ["balance qa-alice"])
-        #expect(d.state.watch.badge == "● watching 2 s" && d.state.watch.timeline.first?.text() == "watching qa-alice every 2 s")
+        #expect(d.state.watch.badge == "● watching 2 s" && d.state.watch.timeline.rows.first?.text() == "watching qa-alice every 2 s")
         answer(&d, balance: 1250, id: "1")
         // The round is in: the next waits for the interval, and nothing animates meanwhile.
         #expect(d.effects.contains { if case .wake(_, 2) = $0 { return true } else { return false } })
@@ -72,9 +72,9 @@ import Testing
         // The phone cheers 7 with a comment: one balance event, one entry, both reconciled.
         let cheer = CheerHistoryEntry(id: "new", creator: "Field & Foley", amount: 7, product: Self.rain, date: t0, comments: [CheerComment(signature: "qa-alice", body: "great pack")])
         answer(&d, balance: 1243, entries: [cheer] + Self.older.prefix(19), total: 231, at: t0.addingTimeInterval(2), id: "2")
-        let texts = d.state.watch.timeline.prefix(2).map { $0.text(names: [Self.rain: "Rain on a Tin Roof"]) }
+        let texts = d.state.watch.timeline.rows.prefix(2).map { $0.text(names: [Self.rain: "Rain on a Tin Roof"]) }
         #expect(texts == ["new entry: 7 cheer on Rain on a Tin Roof “great pack”", "balance 1,250 → 1,243 (−7)"])
-        #expect(d.state.watch.timeline.prefix(2).allSatisfy { $0.outcome == .reconciled && $0.requestIDs == ["rq-b1", "rq-h1", "rq-b2", "rq-h2"] })
+        #expect(d.state.watch.timeline.rows.prefix(2).allSatisfy { $0.outcome == .reconciled && $0.requestIDs == ["rq-b1", "rq-h1", "rq-b2", "rq-h2"] })
         #expect(d.state.balance.value == 1243 && d.state.checks.records.isEmpty)
         // A debit with no entry is a finding, in the Checks tab too, with the reads on both sides.
         _ = wake(&d)
@@ -98,14 +98,14 @@ import Testing
         #expect(out.contains { if case .wake(_, 7) = $0 { return true } else { return false } })
         // The other read of the failed round was cancelled: one request of a kind at most.
         #expect(!d.state.inFlight.contains(.watch(.history(perPage: WatchState.perPage))))
-        #expect(d.state.watch.timeline.first?.text().hasSuffix("backing off 7 s (the server asked for 7 s)") == true)
+        #expect(d.state.watch.timeline.rows.first?.text().hasSuffix("backing off 7 s (the server asked for 7 s)") == true)
         _ = wake(&d)
         let down = ShopAPIError.transport(.connectionRefused(host: "shop.test"), endpoint: .get("/api/v1/balance"))
         if let t = d.state.inFlight.token(for: .watch(.balance)) { d.apply(.watchLoaded(t, .failure(down), at: t0)) }
         #expect(d.state.watch.phase == .backingOff(seconds: 8))  // 2 s doubled twice
         _ = wake(&d)
         answer(&d, balance: 1250)
-        #expect(d.state.watch.phase == .watching && d.state.watch.timeline.first?.text() == "the reads answer again")
+        #expect(d.state.watch.phase == .watching && d.state.watch.timeline.rows.first?.text() == "the reads answer again")
     }
 
     @Test func aPauseAndAUserSwitchAreOperationsOnTheTable() {
@@ -115,14 +115,14 @@ import Testing
         let wakeToken = d.state.inFlight.token(for: .watchWake)
         let paused = d.apply(.action(.watch))
         #expect(wakeToken.map { paused.contains(.cancel($0)) } == true && !d.state.inFlight.purposes.values.contains { $0.isWatch })
-        #expect(d.state.watch.phase == .paused && d.state.watch.badge == "‖ paused" && d.state.watch.timeline.first?.text() == "paused")
+        #expect(d.state.watch.phase == .paused && d.state.watch.badge == "‖ paused" && d.state.watch.timeline.rows.first?.text() == "paused")
         // A user switch while paused moves the watch, and it stays paused: no reads.
         let out = d.run([.action(.switchUser)] + "qa-bob".map { .text($0) } + [.action(.runPrompt)])
         #expect(!out.contains { if case .watchRead = $0 { return true } else { return false } })
-        #expect(d.state.watch.timeline.first?.text() == "now watching qa-bob" && d.state.watch.phase == .paused)
+        #expect(d.state.watch.timeline.rows.first?.text() == "now watching qa-bob" && d.state.watch.phase == .paused)
         let resumed = d.apply(.action(.watch))
         #expect(resumed.contains { if case .watchRead(_, .balance, "qa-bob") = $0 { return true } else { return false } })
-        #expect(d.state.watch.phase == .watching && d.state.watch.timeline.first?.text() == "resumed")
+        #expect(d.state.watch.phase == .watching && d.state.watch.timeline.rows.first?.text() == "resumed")
     }
 
     /// A pause keeps the last reads: what the phone did meanwhile is reconciled by the first round after.
@@ -133,9 +133,9 @@ import Testing
         d.apply(.action(.watch))
         let cheer = CheerHistoryEntry(id: "new", creator: "F", amount: 7, product: Self.rain, date: t0, comments: nil)
         d.apply(.action(.watch))
-        #expect(d.state.watch.timeline.first?.text() == "resumed (compared with the reads of just now)")
+        #expect(d.state.watch.timeline.rows.first?.text() == "resumed (compared with the reads of just now)")
         answer(&d, balance: 1443, entries: [cheer] + Self.older.prefix(19), total: 231, id: "2")
-        let texts = d.state.watch.timeline.prefix(3).map { $0.text() }
+        let texts = d.state.watch.timeline.rows.prefix(3).map { $0.text() }
         #expect(texts.contains("balance 1,250 → 1,443 (+193)") && texts.contains("a purchase of 200 cheer (bundle 200)"))
         #expect(d.state.watch.findingCount == 0)
     }
@@ -209,7 +209,7 @@ import Testing
         _ = wake(&d)
         let mine = CheerHistoryEntry(id: "mine", creator: "Field & Foley", amount: 7, product: Self.rain, date: t0, comments: [CheerComment(signature: nil, body: "mine")])
         answer(&d, balance: 1243, entries: [mine] + Self.older.prefix(19), total: 231)
-        #expect(d.state.watch.timeline.prefix(2).allSatisfy { $0.outcome == .own } && d.state.watch.findingCount == 0)
+        #expect(d.state.watch.timeline.rows.prefix(2).allSatisfy { $0.outcome == .own } && d.state.watch.findingCount == 0)
     }
     /// The staging race CI met: the phone cheered 13 after the round's first balance read and before
     /// its entries were read. Compared as they were, the balance (−6) and the entries (−19) disagree
@@ -241,12 +241,12 @@ import Testing
         _ = reply(history, entries: [phone, six], id: "rq-h2")
         _ = reply(.watch(.balance), balance: 1231, id: "rq-close2")
         #expect(d.state.watch.rounds == 2 && d.state.watch.findingCount == 0)
-        #expect(d.state.watch.timeline.first { if case .balance = $0.change { return true } else { return false } }?.text() == "balance 1,250 → 1,231 (−19)")
-        #expect(d.state.watch.timeline.prefix(3).allSatisfy { $0.outcome == .reconciled })
+        #expect(d.state.watch.timeline.rows.first { if case .balance = $0.change { return true } else { return false } }?.text() == "balance 1,250 → 1,231 (−19)")
+        #expect(d.state.watch.timeline.rows.prefix(3).allSatisfy { $0.outcome == .reconciled })
         // The next round: a purchase of 200, exactly.
         _ = wake(&d)
         answer(&d, balance: 1431, entries: [phone, six] + Self.older.prefix(18), total: 232, id: "3")
-        #expect(d.state.watch.findingCount == 0 && d.state.watch.timeline.contains { $0.text() == "a purchase of 200 cheer (bundle 200)" })
+        #expect(d.state.watch.findingCount == 0 && d.state.watch.timeline.rows.contains { $0.text() == "a purchase of 200 cheer (bundle 200)" })
     }
 
     /// A balance that moves during every read of the entries: the round gives up comparing (saying so)
@@ -270,11 +270,11 @@ import Testing
             }
         }
         #expect(d.state.watch.rounds == 1 && d.state.inFlight.contains(.watchWake))
-        #expect(d.state.watch.timeline.first?.text() == "the balance moved during each of 4 reads of the entries: compared next round")
+        #expect(d.state.watch.timeline.rows.first?.text() == "the balance moved during each of 4 reads of the entries: compared next round")
         _ = wake(&d)
         answer(&d, balance: balance, entries: entries + Self.older.prefix(20 - entries.count), total: 230 + entries.count, id: "3")
         #expect(d.state.watch.rounds == 2 && d.state.watch.findingCount == 0)
-        #expect(d.state.watch.timeline.contains { $0.text() == "balance 1,000 → 996 (−4)" })
+        #expect(d.state.watch.timeline.rows.contains { $0.text() == "balance 1,000 → 996 (−4)" })
     }
     /// This tool's purchase is credited before a round's reads, but its answer comes after the round:
     /// the round is not compared (whether its reads saw the write cannot be told), and the next one
@@ -292,6 +292,6 @@ import Testing
         _ = wake(&d)
         answer(&d, balance: 1350, id: "3")
         #expect(d.state.watch.rounds == 2 && d.state.watch.findingCount == 0)
-        #expect(d.state.watch.timeline.first { if case .balance = $0.change { return true } else { return false } }?.outcome == .own)
+        #expect(d.state.watch.timeline.rows.first { if case .balance = $0.change { return true } else { return false } }?.outcome == .own)
     }
 }
