@@ -1,24 +1,34 @@
 // swift-tools-version:6.2
 import PackageDescription
 
-// Layers; dependency arrows point one way:
+// Layers; dependency arrows point one way (each target below lists the targets it depends on):
 //
-//   reiterate-shop (executable: the TUI, `print`, `config check`, `keys`)
+//   reiterate-shop (executable: the TUI, and `print`, `spend`, `buy`, `negative`, `watch`, `snapshot`,
+//        │          `compare`, `pins`, `replay`, `config check`, `keys`, `contract`)
 //        │
 //        ├──> ShopTUI (widgets → cell grid → Terminal: the frame shown, the diff by runs → a TerminalBackend
 //        │        │     writes the runs: curses, the only curses caller, or TestBackend; the loop:
 //        │        │     keys → Keymap → Message → AppStore)
-//        │        └──> CNcursesw (system library + shim)
+//        │        ├──> CNcursesw (system library + shim)
+//        │        └──> ShopViewModels, ShopAPI, ShopCompare, JSONTokens, TerminalText
 //        ├──> ShopViewModels (the one model, messages, effects as data, keymap, pure update per
 //        │        │           feature, ErrorText wording; AppStore runs effects; no terminal code)
-//        │        ├──> ShopAPI (REST core: endpoints, client actor, transport, retry, auth, exchange
-//        │        │            log; errors as facts)
-//        │        └──> ShopCache (on-disk cache: atomic, versioned; knows nothing of the API)
-//        ├──> ShopSettings (config.toml through TOMLKit: environments, users, [keys])
-//        ├──> ShopCompare (snapshot/HAR files, the keyed structural diff, ignore rules; pure)
-//        └──> TerminalText (sanitizer + display width for untrusted server text; a leaf)
+//        │        ├──> ShopCache (on-disk cache: atomic, versioned; knows nothing of the API)
+//        │        ├──> ShopSettings (only for the environment's `Tier`), ShopCompare (the diff view, pins)
+//        │        └──> ShopAPI, JSONTokens, TerminalText
+//        ├──> ShopSettings (config.toml through TOMLKit: environments and their tier, users, proxy,
+//        │                 theme, [keys]; depends on no other target of ours)
+//        ├──> ShopCompare (snapshot/HAR files, the keyed structural diff, ignore rules, pins; pure)
+//        │        └──> ShopAPI (the models and their keys: `EntryKey`), JSONTokens, TerminalText
+//        ├──> ShopAPI (REST core: models, endpoints, client actor, transport, retry, auth, exchange log,
+//        │        │    the contract watchdog, HAR; errors as facts)
+//        │        └──> JSONTokens, TerminalText
+//        ├──> BuildStamp (the commit `--version` names, filled in after linking)
+//        └──> ShopCache (above), JSONTokens (the one JSON scanner), TerminalText (sanitizer + display
+//                 width for untrusted server text): the last three depend on no other target of ours
 //
-//   reiterate-stub (executable) ──> StubServer (Hummingbird) ──> StubCore (data, state, faults)
+//   reiterate-contract (executable) ──> ContractReader (OpenAPIKit, Yams) ──> ShopAPI
+//   reiterate-stub (executable) ──> StubServer (Hummingbird) ──> StubCore (data, state, faults; a leaf)
 //
 // Tests of ShopAPI run the stand-in in-process (StubServer) on 127.0.0.1.
 
@@ -116,6 +126,8 @@ let package = Package(
             name: "ShopViewModels",
             dependencies: [
                 "ShopAPI", "ShopCache", "TerminalText", "JSONTokens", "ShopCompare",
+                // The environment's `Tier` (what the header's badge says).
+                "ShopSettings",
                 // Standard HTTP reason phrases for error lines.
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
@@ -125,8 +137,6 @@ let package = Package(
             name: "reiterate-shop",
             dependencies: [
                 "ShopTUI",
-                "ShopSettings",
-                // The environment's `Tier` (what the header's badge says).
                 "ShopSettings",
                 "ShopViewModels",
                 "ShopCache",
@@ -170,6 +180,11 @@ let package = Package(
         .testTarget(name: "ShopCacheTests", dependencies: ["ShopCache"], swiftSettings: strict),
         .testTarget(name: "ShopCompareTests", dependencies: ["ShopCompare", "JSONTokens"], swiftSettings: strict),
         .testTarget(name: "ShopSettingsTests", dependencies: ["ShopSettings"], swiftSettings: strict),
+        // The executable's own choices (`fail`'s exit statuses), through `@testable import reiterate_shop`.
+        .testTarget(
+            name: "ReiterateShopTests", dependencies: ["reiterate-shop", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            swiftSettings: strict
+        ),
         .testTarget(
             name: "ShopTUITests", dependencies: ["ShopTUI", "ShopViewModels", "ShopAPI", "ShopCompare", "StubCore", "TerminalText"],
             exclude: ["__Snapshots__"], swiftSettings: strict
@@ -182,11 +197,6 @@ let package = Package(
         // `make fuzz`: libFuzzer targets (built with -sanitize=fuzzer -D FUZZING); without them, programs
         // that replay the inputs they are given (`make test` replays Tests/Fuzz/corpus).
         .target(name: "FuzzReplay", path: "Tests/Fuzz/FuzzReplay", swiftSettings: strict),
-        // The executable's own choices (`fail`'s exit statuses), through `@testable import reiterate_shop`.
-        .testTarget(
-            name: "ReiterateShopTests", dependencies: ["reiterate-shop", .product(name: "ArgumentParser", package: "swift-argument-parser")],
-            swiftSettings: strict
-        ),
         .executableTarget(name: "fuzz-json", dependencies: ["JSONTokens", "FuzzReplay"], path: "Tests/Fuzz/fuzz-json", swiftSettings: strict),
         .executableTarget(name: "fuzz-text", dependencies: ["TerminalText", "FuzzReplay"], path: "Tests/Fuzz/fuzz-text", swiftSettings: strict),
         .executableTarget(name: "fuzz-config", dependencies: ["ShopSettings", "FuzzReplay"], path: "Tests/Fuzz/fuzz-config", swiftSettings: strict),

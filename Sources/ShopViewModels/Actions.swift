@@ -311,9 +311,9 @@ extension ShopUpdate {
                                                 refusals: expectedRefusals(kind, state), credit: credit)
         switch kind {
         case let .spend(product, _, amount, comment):
-            return [.spend(token, amount: amount, product: product, comment: comment, user: state.context.user)]
+            return [.request(token, .spend(amount: amount, product: product, comment: comment, user: state.context.user))]
         case let .purchase(identifier, transactionID):
-            return [.purchase(token, identifier: identifier, transactionID: transactionID, user: state.context.user)]
+            return [.request(token, .purchase(identifier: identifier, transactionID: transactionID, user: state.context.user))]
         }
     }
 

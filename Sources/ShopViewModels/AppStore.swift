@@ -196,25 +196,20 @@ public final class AppStore {
         let service = self.service
         let message: Message?
         switch effect {
-        case let .fetchBalance(_, user):
-            message = await Self.attempt { try await service.balance(user: user) }.map { .balanceLoaded(token, $0, at: now()) }
-        case .fetchPacks:
-            message = await Self.attempt { try await service.audioPacks() }.map { .packsLoaded(token, $0, at: now()) }
-        case let .fetchHistory(_, user, page, perPage):
-            message = await Self.attempt { try await service.history(user: user, page: page, perPage: perPage) }
-                .map { .historyLoaded(token, page: page, $0, at: now()) }
-        case let .spend(_, amount, product, comment, user):
-            message = await Self.attempt { try await service.spend(amount: amount, product: product, comment: comment, user: user) }
-                .map { .actionFinished(token, $0, at: now()) }
-        case let .purchase(_, identifier, transactionID, user):
-            message = await Self.attempt { try await service.purchase(identifier: identifier, transactionID: transactionID, user: user) }
-                .map { .actionFinished(token, $0, at: now()) }
+        case let .request(_, shopRequest):
+            let sentAt = now()
+            message = await Self.attempt { try await service.send(shopRequest) }.map { result in
+                .answered(token, ShopReply(shopRequest, result.map(\.answer), requestID: try? result.get().requestID,
+                                           sentAt: sentAt, answeredAt: now()))
+            }
+        case let .compare(_, a, b, what):
+            let result = await comparer?.compare(a, with: b, what: what) ?? .failure(CompareFailure("comparing is not available here"))
+            // Superseded (`.cancel(token)`) while it ran: its answer reaches nobody.
+            message = Task.isCancelled ? nil : .compared(token, result)
         case let .wake(_, seconds):
             // Cancelled (the watch stopped, or moved) before its time: nothing is sent.
             let slept: Void? = try? await Task.sleep(for: .milliseconds(Int(seconds * 1000)))
             message = slept == nil ? nil : .woke(token, at: now())
-        case let .watchRead(_, read, user):
-            message = await Self.attempt { try await service.read(read, user: user) }.map { .watchLoaded(token, $0, at: now()) }
         default:
             message = nil
         }
@@ -223,9 +218,6 @@ public final class AppStore {
 
     private func perform(_ effect: Effect) async {
         switch effect {
-        case let .compare(token, a, b, what):
-            guard let comparer else { return send(.compared(token, .failure(CompareFailure("comparing is not available here")))) }
-            send(.compared(token, await comparer.compare(a, with: b, what: what)))
         case let .saveSnapshot(user):
             guard let comparer else { return send(.snapshotSaved(.failure(CompareFailure("snapshots are not available here")))) }
             send(.snapshotSaved(await comparer.saveSnapshot(user: user)))

@@ -39,7 +39,7 @@ extension ShopUpdate {
         guard !state.inFlight.contains(.balance) else { return [] }  // coalesced with the request in flight
         let token = state.ask(.balance)
         state.balance.asked()
-        return [.fetchBalance(token, user: state.context.user)]
+        return [.request(token, .balance(user: state.context.user))]
     }
 
     /// The balance request's answer (the table has already told it from a stale one).
@@ -82,19 +82,28 @@ extension ShopUpdate {
         case let (.cacheRead, .cacheLoaded(_, balance, packs, firstPage)):
             applyCache(balance: balance, packs: packs, firstPage: firstPage, &state)
             return []
-        case let (.balance, .balanceLoaded(token, result, at)): return balanceLoaded(token, result, at: at, &state)
-        case let (.packs, .packsLoaded(token, result, at)): return packsLoaded(token, result, at: at, &state)
-        case let (.historyPage(page), .historyLoaded(token, _, result, at)): return pageLoaded(page, token, result, at: at, &state)
-        case let (.findScan(page), .historyLoaded(_, _, result, _)): return scanLoaded(page, result, &state)
-        case let (.verificationHistory, .historyLoaded(_, _, result, _)):
-            verificationHistory(result, &state)
-            return []
-        case let (.write, .actionFinished(_, result, at)): return actionFinished(result, at: at, &state)
+        case let (_, .answered(token, reply)): return replied(purpose, token, reply, &state) ?? []
         case (.watchWake, .woke): return watchWoke(&state)
-        case let (.watch(read), .watchLoaded(_, result, at)): return watchLoaded(read, result, at: at, &state)
         case let (.compare, .compared(_, result)): return compared(result, &state)
         default:
             return []  // an answer of another kind than was asked: no store sends one
+        }
+    }
+
+    /// A shop request's reply, handed to what its purpose was (nil: an answer of another kind than
+    /// was asked, which no service sends).
+    static func replied(_ purpose: Purpose, _ token: Token, _ reply: ShopReply, _ state: inout AppState) -> [Effect]? {
+        let at = reply.answeredAt
+        switch purpose {
+        case .balance: return reply.value(\.balance).map { balanceLoaded(token, $0, at: at, &state) }
+        case .packs: return reply.value(\.packs).map { packsLoaded(token, $0, at: at, &state) }
+        case let .historyPage(page): return reply.value(\.history).map { pageLoaded(page, token, $0, at: at, &state) }
+        case let .findScan(page): return reply.value(\.history).map { scanLoaded(page, $0, &state) }
+        case .verificationHistory:
+            return reply.value(\.history).map { verificationHistory($0, &state); return [] }
+        case .write: return reply.value(\.balance).map { actionFinished($0, at: at, &state) }
+        case let .watch(read): return watchLoaded(read, reply, &state)
+        case .cacheRead, .watchWake, .compare: return nil
         }
     }
 

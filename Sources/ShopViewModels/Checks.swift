@@ -193,7 +193,7 @@ extension ShopUpdate {
         var verification = Verification(kind: kind, at: at, before: before, answer: answer, balanceRead: state.inFlight.token(for: .balance))
         if case .spend = kind {
             effects += cancel(.verificationHistory, &state)
-            effects.append(.fetchHistory(state.ask(.verificationHistory), user: state.context.user, page: 1, perPage: HistoryState.defaultPerPage))
+            effects.append(.request(state.ask(.verificationHistory), .history(user: state.context.user, page: 1, perPage: HistoryState.defaultPerPage)))
             effects += reloadPacks(&state)
             verification.packsRead = state.inFlight.token(for: .packs)
             effects += invalidateHistory(&state, merge: false)

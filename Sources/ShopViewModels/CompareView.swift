@@ -89,10 +89,11 @@ extension ShopUpdate {
             return []
         }
         let shown = Sanitizer.line(target.description)
-        _ = cancel(.compare, &state)
+        // A comparison still out is superseded: it is stopped, not left running.
+        let superseded = cancel(.compare, &state)
         state.steps.add("compared the \(what.rawValue) with \(shown) (D)")
         state.notice = Notice(.info, "Comparing the \(what.rawValue) of \(state.context.user) with \(shown)…")
-        return [.compare(state.ask(.compare), a: .live(env: nil, user: state.context.user), b: target, what: what)]
+        return superseded + [.compare(state.ask(.compare), a: .live(env: nil, user: state.context.user), b: target, what: what)]
     }
 
     static func compared(_ result: Result<DiffResult, CompareFailure>, _ state: inout AppState) -> [Effect] {

@@ -152,6 +152,9 @@ extension ShopUpdate {
         let h = state.history
         let rows = state.screen.pageSize
         switch action {
+        case .back:
+            state.notice = nil
+            return []
         case .down, .up, .pageDown, .pageUp:
             guard let count = h.count, count > 0 else { return [] }
             let step = action == .down ? 1 : action == .up ? -1 : action == .pageDown ? rows : -rows

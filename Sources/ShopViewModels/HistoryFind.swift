@@ -109,7 +109,7 @@ extension ShopUpdate {
     static func askScanPage(_ state: inout AppState) -> [Effect] {
         guard let page = state.history.find?.scan?.page else { return [] }
         let token = state.ask(.findScan(page: page))
-        return [.fetchHistory(token, user: state.context.user, page: page, perPage: HistoryState.scanPerPage)]
+        return [.request(token, .history(user: state.context.user, page: page, perPage: HistoryState.scanPerPage))]
     }
 
     /// A scan page came: its matches are kept, the cursor goes to the first match after where it

@@ -165,7 +165,7 @@ extension ShopUpdate {
         let evicted = state.history.pages.set(page, slot, current: state.history.page)
         var effects: [Effect] = []
         for gone in evicted { effects += cancel(.historyPage(gone), &state) }
-        effects.append(.fetchHistory(token, user: state.context.user, page: page, perPage: state.history.perPage))
+        effects.append(.request(token, .history(user: state.context.user, page: page, perPage: state.history.perPage)))
         return effects
     }
 

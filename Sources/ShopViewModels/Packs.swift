@@ -64,6 +64,9 @@ extension ShopUpdate {
             return []
         }
         switch action {
+        case .back:
+            // Esc clears the filter, else the notice.
+            if state.packs.filter.isEmpty { state.notice = nil } else { setPackFilter("", &state) }
         case .filter: state.screen.editingFilter = true
         case .sort:
             state.packs.sort = state.packs.sort.next
@@ -109,7 +112,7 @@ extension ShopUpdate {
         guard !state.inFlight.contains(.packs) else { return [] }  // coalesced with the request in flight
         let token = state.ask(.packs)
         state.packs.list.asked()
-        return [.fetchPacks(token)]
+        return [.request(token, .packs)]
     }
 
     /// Reloads the packs even when a request is out (that one was asked before a write changed the totals).

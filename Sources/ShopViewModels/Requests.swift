@@ -26,6 +26,11 @@ extension AppState {
 
 extension ShopUpdate {
     static func requestsAction(_ action: Action, _ state: inout AppState) -> [Effect] {
+        if action == .back {
+            // Esc puts the full-size detail away, else the notice.
+            if state.screen.requestDetailFull { state.screen.requestDetailFull = false } else { state.notice = nil }
+            return []
+        }
         if state.screen.requestDetailFull {
             // Full size, the movement keys scroll the detail, no further than its last screenful
             // (`RequestDetail.maxScroll`, as the renderer clamps it): up after the end moves at once.

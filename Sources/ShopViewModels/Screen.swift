@@ -166,19 +166,6 @@ extension ShopUpdate {
             case .shop, .history, .requests, .checks, .live:
                 openTab(action == .shop ? .shop : action == .history ? .history : action == .requests ? .requests : action == .checks ? .checks : .live, &state)
                 return []
-            case .back where state.mode == .help:
-                state.screen.showHelp = false
-                return []
-            case .back where state.mode == .browse:
-                if let stopped = stopSearches(&state) { return stopped }
-                if state.screen.tab == .requests, state.screen.requestDetailFull {
-                    state.screen.requestDetailFull = false
-                } else if state.screen.tab == .shop, !state.packs.filter.isEmpty {
-                    setPackFilter("", &state)
-                } else {
-                    state.notice = nil
-                }
-                return []
             default:
                 return nil
             }

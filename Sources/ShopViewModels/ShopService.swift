@@ -1,53 +1,72 @@
+import Foundation
 import ShopAPI
+
+/// One operation of the shop, with its parameters: what an `Effect.request` sends. Each case is
+/// one endpoint of the contract (`LiveShopService.send` names it).
+public enum ShopRequest: Hashable, Sendable {
+    case balance(user: String)
+    case packs
+    case history(user: String, page: Int, perPage: Int)
+    case spend(amount: Int, product: String, comment: String?, user: String)
+    /// A transaction id that is not a whole number (sent as typed) goes as it was typed (`RawJSONWrite`).
+    case purchase(identifier: String, transactionID: TransactionID, user: String)
+}
+
+/// What the shop answered, by the shape of its body (a write answers with the balance).
+public enum ShopAnswer: Equatable, Sendable {
+    case balance(CheerBalance)
+    case packs(AudioPackList)
+    case history(CheerHistoryPage)
+
+    public var balance: CheerBalance? { if case let .balance(b) = self { return b } else { return nil } }
+    public var packs: AudioPackList? { if case let .packs(p) = self { return p } else { return nil } }
+    public var history: CheerHistoryPage? { if case let .history(h) = self { return h } else { return nil } }
+}
+
+/// A request's answer as it came back (as Get's `Response<T>`): the result, the request id, when it
+/// was sent and answered, and whose exchange it was.
+public struct ShopReply: Equatable, Sendable {
+    /// Whose exchange it was: the tool's own (the next source is the app's, seen through a proxy).
+    public enum Source: Equatable, Sendable { case tool }
+
+    public var request: ShopRequest
+    public var result: Result<ShopAnswer, ShopAPIError>
+    /// The answer's `X-Request-Id` (a failure's own when its response head arrived).
+    public var requestID: String?
+    public var sentAt: Date
+    public var answeredAt: Date
+    public var source: Source
+
+    public init(_ request: ShopRequest, _ result: Result<ShopAnswer, ShopAPIError>, requestID: String? = nil,
+                sentAt: Date, answeredAt: Date? = nil, source: Source = .tool) {
+        self.request = request
+        self.result = result
+        self.requestID = requestID ?? { if case let .failure(e) = result { return e.requestID } else { return nil } }()
+        self.sentAt = sentAt
+        self.answeredAt = answeredAt ?? sentAt
+        self.source = source
+    }
+
+    public var duration: TimeInterval { answeredAt.timeIntervalSince(sentAt) }
+
+    /// The result as the value `kind` picks; nil for an answer of another kind (no service sends one).
+    func value<T>(_ kind: (ShopAnswer) -> T?) -> Result<T, ShopAPIError>? {
+        switch result {
+        case let .failure(error): return .failure(error)
+        case let .success(answer): return kind(answer).map { .success($0) }
+        }
+    }
+}
 
 /// What the view models need from the REST core — a protocol, so tests drive them with a fake.
 public protocol ShopService: Sendable {
-    func balance(user: String) async throws -> CheerBalance
-    func audioPacks() async throws -> AudioPackList
-    func history(user: String, page: Int, perPage: Int) async throws -> CheerHistoryPage
-    func spend(amount: Int, product: String, comment: String?, user: String) async throws -> CheerBalance
-    func purchase(identifier: String, transactionID: TransactionID, user: String) async throws -> CheerBalance
+    /// Sends `request`: its answer and the request id it came with. Throws `ShopAPIError`, or
+    /// `CancellationError` when the calling task is cancelled.
+    func send(_ request: ShopRequest) async throws -> (answer: ShopAnswer, requestID: String?)
     /// Exchanges recorded from now on (the request inspector).
     func exchangeUpdates() async -> AsyncStream<Exchange>
     /// Every exchange the session's log still holds, oldest first (a HAR file of them).
     func recordedExchanges() async -> [Exchange]
-    /// One read of the watch, with the request id of its answer.
-    func read(_ read: WatchRead, user: String) async throws -> WatchAnswer
-}
-
-/// What the watch reads.
-public enum WatchRead: Hashable, Sendable {
-    case balance
-    /// The newest entries (the first page, `perPage` of them).
-    case history(perPage: Int)
-    case packs
-}
-
-/// A watch read's answer and the request id it came with.
-public struct WatchAnswer: Equatable, Sendable {
-    public enum Value: Equatable, Sendable {
-        case balance(CheerBalance)
-        case history(CheerHistoryPage)
-        case packs(AudioPackList)
-    }
-    public var value: Value
-    public var requestID: String?
-
-    public init(_ value: Value, requestID: String? = nil) {
-        self.value = value
-        self.requestID = requestID
-    }
-}
-
-extension ShopService {
-    /// Without request ids (a service that has none).
-    public func read(_ read: WatchRead, user: String) async throws -> WatchAnswer {
-        switch read {
-        case .balance: return WatchAnswer(.balance(try await balance(user: user)))
-        case let .history(perPage): return WatchAnswer(.history(try await history(user: user, page: 1, perPage: perPage)))
-        case .packs: return WatchAnswer(.packs(try await audioPacks()))
-        }
-    }
 }
 
 /// The real REST core behind `ShopService`.
@@ -56,39 +75,33 @@ public struct LiveShopService: ShopService {
 
     public init(client: ShopClient) { self.client = client }
 
-    public func balance(user: String) async throws -> CheerBalance { try await client.send(Balance(user: user)) }
-    public func audioPacks() async throws -> AudioPackList { try await client.send(AudioPacks()) }
-    public func history(user: String, page: Int, perPage: Int) async throws -> CheerHistoryPage {
-        var (answer, requestID) = try await client.sendAnswered(CheerHistory(user: user, page: page, perPage: perPage))
-        answer.requestID = requestID
-        return answer
-    }
-    public func spend(amount: Int, product: String, comment: String?, user: String) async throws -> CheerBalance {
-        try await client.send(SpendCheer(amount: amount, product: product, comment: comment, user: user))
-    }
-    public func purchase(identifier: String, transactionID: TransactionID, user: String) async throws -> CheerBalance {
-        guard case let .number(id) = transactionID else {
+    public func send(_ request: ShopRequest) async throws -> (answer: ShopAnswer, requestID: String?) {
+        switch request {
+        case let .balance(user):
+            let (value, id) = try await client.sendAnswered(Balance(user: user))
+            return (.balance(value), id)
+        case .packs:
+            let (value, id) = try await client.sendAnswered(AudioPacks())
+            return (.packs(value), id)
+        case let .history(user, page, perPage):
+            var (value, id) = try await client.sendAnswered(CheerHistory(user: user, page: page, perPage: perPage))
+            value.requestID = id
+            return (.history(value), id)
+        case let .spend(amount, product, comment, user):
+            let (value, id) = try await client.sendAnswered(SpendCheer(amount: amount, product: product, comment: comment, user: user))
+            return (.balance(value), id)
+        case let .purchase(identifier, .number(transactionID), user):
+            let (value, id) = try await client.sendAnswered(PurchaseCheer(identifier: identifier, transactionID: transactionID, user: user))
+            return (.balance(value), id)
+        case let .purchase(identifier, transactionID, user):
             // Sent as typed: a transaction id the typed endpoint cannot carry (text, a negative number),
             // as typed, through the same client (logged and checked like any other write).
             let body = #"{"identifier":\#(TransactionID.jsonString(identifier)),"transaction_id":\#(transactionID.json)}"#
-            return try await client.send(RawJSONWrite<PurchaseCheer>(json: body, user: user))
+            let (value, id) = try await client.sendAnswered(RawJSONWrite<PurchaseCheer>(json: body, user: user))
+            return (.balance(value), id)
         }
-        return try await client.send(PurchaseCheer(identifier: identifier, transactionID: id, user: user))
     }
+
     public func exchangeUpdates() async -> AsyncStream<Exchange> { await client.exchanges.updates() }
     public func recordedExchanges() async -> [Exchange] { await client.exchanges.all() }
-
-    public func read(_ read: WatchRead, user: String) async throws -> WatchAnswer {
-        switch read {
-        case .balance:
-            let (value, id) = try await client.sendAnswered(Balance(user: user))
-            return WatchAnswer(.balance(value), requestID: id)
-        case let .history(perPage):
-            let (value, id) = try await client.sendAnswered(CheerHistory(user: user, page: 1, perPage: perPage))
-            return WatchAnswer(.history(value), requestID: id)
-        case .packs:
-            let (value, id) = try await client.sendAnswered(AudioPacks())
-            return WatchAnswer(.packs(value), requestID: id)
-        }
-    }
 }

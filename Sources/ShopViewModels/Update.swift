@@ -29,13 +29,10 @@ public enum Message: Sendable {
     case signal(Int32)
     // Results of effects
     case cacheLoaded(Token, balance: CacheEntry<CheerBalance>?, packs: CacheEntry<AudioPackList>?, firstPage: CacheEntry<CheerHistoryPage>?)
-    case balanceLoaded(Token, Result<CheerBalance, ShopAPIError>, at: Date)
-    case packsLoaded(Token, Result<AudioPackList, ShopAPIError>, at: Date)
-    case historyLoaded(Token, page: Int, Result<CheerHistoryPage, ShopAPIError>, at: Date)
-    case actionFinished(Token, Result<CheerBalance, ShopAPIError>, at: Date)
+    /// A shop request (`Effect.request`) answered; the token's purpose says what it was for.
+    case answered(Token, ShopReply)
     /// The watch's wait is over.
     case woke(Token, at: Date)
-    case watchLoaded(Token, Result<WatchAnswer, ShopAPIError>, at: Date)
     case transactionIDMade(UInt64)
     case exchangeRecorded(Exchange)
     /// The request with this token was cancelled before it answered.
@@ -59,9 +56,7 @@ extension Message {
     /// The request this message answers (or reports cancelled).
     var answering: Token? {
         switch self {
-        case let .cacheLoaded(token, _, _, _), let .balanceLoaded(token, _, _), let .packsLoaded(token, _, _),
-             let .historyLoaded(token, _, _, _), let .actionFinished(token, _, _), let .cancelled(token),
-             let .woke(token, _), let .watchLoaded(token, _, _), let .compared(token, _):
+        case let .cacheLoaded(token, _, _, _), let .answered(token, _), let .cancelled(token), let .woke(token, _), let .compared(token, _):
             return token
         default:
             return nil
@@ -71,8 +66,8 @@ extension Message {
     /// When it happened, for the messages that say (the update has no clock of its own).
     var time: Date? {
         switch self {
-        case let .balanceLoaded(_, _, at), let .packsLoaded(_, _, at), let .historyLoaded(_, _, _, at), let .actionFinished(_, _, at),
-             let .woke(_, at), let .watchLoaded(_, _, at):
+        case let .answered(_, reply): return reply.answeredAt
+        case let .woke(_, at):
             return at
         default:
             return nil
@@ -94,15 +89,10 @@ public indirect enum Effect: Equatable, Sendable {
     case readCache(Token, user: CacheKey, shop: CacheKey)
     /// Only the cached first history page (answered as `cacheLoaded` with it alone).
     case readCachedFirstPage(Token, user: CacheKey)
-    case fetchBalance(Token, user: String)
-    case fetchPacks(Token)
-    case fetchHistory(Token, user: String, page: Int, perPage: Int)
-    case spend(Token, amount: Int, product: String, comment: String?, user: String)
-    /// A transaction id that is not a whole number (sent as typed) goes as it was typed (`RawJSONWrite`).
-    case purchase(Token, identifier: String, transactionID: TransactionID, user: String)
+    /// Send a shop request (answered with `.answered(token, reply)`, or `.cancelled(token)`).
+    case request(Token, ShopRequest)
     /// Answers `.woke(token)` after `seconds` (the watch's interval), unless cancelled first.
     case wake(Token, after: Double)
-    case watchRead(Token, WatchRead, user: String)
     /// The request with this token is no longer wanted.
     case cancel(Token)
     case writeBalance(key: CacheKey, CheerBalance, fetchedAt: Date)
@@ -134,8 +124,7 @@ public indirect enum Effect: Equatable, Sendable {
     /// The token of a request the store runs as its own cancellable task (`.cancel(token)` stops it).
     var requestToken: Token? {
         switch self {
-        case .fetchBalance(let token, _), .fetchPacks(let token), .fetchHistory(let token, _, _, _),
-             .spend(let token, _, _, _, _), .purchase(let token, _, _, _), .wake(let token, _), .watchRead(let token, _, _):
+        case .request(let token, _), .wake(let token, _), .compare(let token, _, _, _):
             return token
         default:
             return nil
@@ -192,7 +181,7 @@ public enum ShopUpdate {
             return curlCopied(copy, reach, &state)
         case let .curlSaved(copy, result):
             return curlSaved(copy, result, &state)
-        case .cacheLoaded, .balanceLoaded, .packsLoaded, .historyLoaded, .actionFinished, .cancelled, .woke, .watchLoaded, .compared:
+        case .cacheLoaded, .answered, .cancelled, .woke, .compared:
             return []  // answered above
         case .transactionIDMade: return actionMessage(message, &state)
         case let .write(kind): return writeNow(kind, &state)
@@ -220,37 +209,52 @@ public enum ShopUpdate {
             return screen(message, &state) ?? []
         case let .action(action):
             // Every action is enabled in some mode; the parts below check they are in it.
-            if let effects = screen(message, &state) { return effects }
+            if let effects = screen(message, &state) { return effects }  // quit, help and the tabs: in every mode
+            // The one switch on the mode; within browse, the one switch on the tab.
             switch state.mode {
             case .outcome where action == .bugReport, .sending where action == .bugReport: return draftReport(&state)  // R on the write shown
             case .form, .confirm, .sending, .outcome: return dialogAction(action, &state)
             case .filter: return filterAction(action, &state)
-            case .help: return []
+            case .help:
+                if action == .back { state.screen.showHelp = false }
+                return []
             case .diff: return diffAction(action, &state)
             case .prompt: return promptAction(action, &state)
-            case .browse:
-                if action == .refresh {
-                    state.steps.add("refreshed (r)")
-                    return refresh(&state)
-                }
-                if let effects = evidenceAction(action, &state) { return effects }
-                if action == .switchUser { return beginUserSwitch(&state) }
-                if action == .watch { return toggleWatch(&state) }
-                if action == .compare { return beginCompare(&state) }
-                if action == .snapshot { return saveSnapshot(&state) }
-                if action == .spend || action == .buy { return beginAction(action, &state) }
-                switch state.screen.tab {
-                case .shop: return packsAction(action, &state)
-                case .history: return historyAction(action, &state)
-                case .requests: return requestsAction(action, &state)
-                case .checks:
-                    _ = state.checks.list.move(action, page: state.screen.pageSize)
-                    return []
-                case .live:
-                    _ = state.watch.timeline.move(action, page: state.screen.pageSize)
-                    return []
-                }
+            case .browse: return browseAction(action, &state)
             }
+        }
+    }
+
+    /// Keys on a tab with nothing over it: what every tab shares, then the tab's own (Esc closes what
+    /// the tab has open, else the notice).
+    static func browseAction(_ action: Action, _ state: inout AppState) -> [Effect] {
+        switch action {
+        case .refresh:
+            state.steps.add("refreshed (r)")
+            return refresh(&state)
+        case .back:
+            // A search stops first, whichever tab is shown.
+            if let stopped = stopSearches(&state) { return stopped }
+        case .switchUser: return beginUserSwitch(&state)
+        case .watch: return toggleWatch(&state)
+        case .compare: return beginCompare(&state)
+        case .snapshot: return saveSnapshot(&state)
+        case .spend, .buy: return beginAction(action, &state)
+        default:
+            if let effects = evidenceAction(action, &state) { return effects }
+        }
+        switch state.screen.tab {
+        case .shop: return packsAction(action, &state)
+        case .history: return historyAction(action, &state)
+        case .requests: return requestsAction(action, &state)
+        case .checks:
+            if action == .back { state.notice = nil }
+            _ = state.checks.list.move(action, page: state.screen.pageSize)
+            return []
+        case .live:
+            if action == .back { state.notice = nil }
+            _ = state.watch.timeline.move(action, page: state.screen.pageSize)
+            return []
         }
     }
 

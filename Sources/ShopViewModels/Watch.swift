@@ -1,6 +1,22 @@
 import Foundation
 import ShopAPI
 
+/// What the watch reads: the purpose of its reads (`Purpose.watch`), each sent as a `ShopRequest`.
+public enum WatchRead: Hashable, Sendable {
+    case balance
+    /// The newest entries (the first page, `perPage` of them).
+    case history(perPage: Int)
+    case packs
+
+    func request(user: String) -> ShopRequest {
+        switch self {
+        case .balance: return .balance(user: user)
+        case let .history(perPage): return .history(user: user, page: 1, perPage: perPage)
+        case .packs: return .packs
+        }
+    }
+}
+
 /// Watching the user under test (`w`, `--watch`, `reiterate-shop watch`): every interval the balance
 /// and the newest history entries are read (the packs every few rounds), each change becomes an event
 /// of the `5 Live` timeline, and `Reconciler` explains it or flags it.
@@ -194,7 +210,7 @@ extension ShopUpdate {
 
     static func watchAsk(_ read: WatchRead, _ state: inout AppState) -> [Effect] {
         guard !state.inFlight.contains(.watch(read)) else { return [] }
-        return [.watchRead(state.ask(.watch(read)), read, user: state.context.user)]
+        return [.request(state.ask(.watch(read)), read.request(user: state.context.user))]
     }
 
     static func scheduleRound(after seconds: Double, _ state: inout AppState) -> [Effect] {
@@ -208,9 +224,10 @@ extension ShopUpdate {
     }
 
     /// A watch read answered.
-    static func watchLoaded(_ read: WatchRead, _ result: Result<WatchAnswer, ShopAPIError>, at: Date, _ state: inout AppState) -> [Effect] {
+    static func watchLoaded(_ read: WatchRead, _ reply: ShopReply, _ state: inout AppState) -> [Effect] {
         guard state.watch.isOn else { return [] }
-        switch result {
+        let at = reply.answeredAt
+        switch reply.result {
         case let .failure(error):
             // The packs are news, not the watch's pulse: the round ends, the next read asks again.
             if read == .packs { return scheduleRound(after: state.watch.interval, &state) }
@@ -220,7 +237,7 @@ extension ShopUpdate {
             case let .balance(b):
                 // The header follows the watch (unless a balance request of its own is out).
                 if !state.inFlight.contains(.balance) { state.balance.succeeded(b.balance, at: at) }
-                let read = (value: b.balance, requestID: answer.requestID)
+                let read = (value: b.balance, requestID: reply.requestID)
                 guard let opening = state.watch.round.opening, state.watch.round.history != nil else {
                     state.watch.round.opening = read
                     return watchAsk(.history(perPage: WatchState.perPage), &state)
@@ -237,17 +254,17 @@ extension ShopUpdate {
                 state.watch.round.history = nil
                 return watchAsk(.history(perPage: WatchState.perPage), &state)
             case let .history(page):
-                state.watch.round.history = (page, answer.requestID)
+                state.watch.round.history = (page, reply.requestID)
                 return watchAsk(.balance, &state)
             case let .packs(list):
                 var effects: [Effect] = []
                 if let before = state.watch.lastPacks {
-                    let ids = [state.watch.lastPacksRequestID, answer.requestID].compactMap { $0 }
+                    let ids = [state.watch.lastPacksRequestID, reply.requestID].compactMap { $0 }
                     effects = note(Reconciler.comparePacks(before, list.packs, cheered: state.watch.cheeredSincePacks, at: at, requestIDs: ids), &state)
                 }
                 if let before = state.watch.lastPacks { state.watch.marks.seen(packs: before, list.packs, at: at) }
                 state.watch.lastPacks = list.packs
-                state.watch.lastPacksRequestID = answer.requestID
+                state.watch.lastPacksRequestID = reply.requestID
                 // The Shop tab's totals follow the watch (unless a packs request of its own is out).
                 if !state.inFlight.contains(.packs) {
                     state.packs.list.succeeded(list, at: at)
@@ -305,7 +322,7 @@ extension ShopUpdate {
         state.watch.last = observation
         // The packs, when due, after this round's reads; the next round waits for them.
         if state.watch.packsDue, !state.inFlight.contains(.watch(.packs)) {
-            return effects + [.watchRead(state.ask(.watch(.packs)), .packs, user: state.context.user)]
+            return effects + watchAsk(.packs, &state)
         }
         return effects + scheduleRound(after: state.watch.interval, &state)
     }

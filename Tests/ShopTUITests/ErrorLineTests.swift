@@ -31,7 +31,7 @@ import Testing
         var l = Loop(loadedState())
         l.press(.char("r"))
         guard let token = l.app.inFlight.token(for: .balance) else { Issue.record("no balance read"); return }
-        l.send(.balanceLoaded(token, .failure(Self.errors[n]), at: now))
+        l.send(.replied(token, .failure(Self.errors[n]), at: now))
         for width in Self.widths { visible(l.app, width, "the message line") }
     }
 
@@ -43,7 +43,7 @@ import Testing
             Issue.record("page 2 not asked: \(l.app.inFlight.purposes)")
             return
         }
-        l.send(.historyLoaded(token, page: 2, .failure(Self.errors[n]), at: now))
+        l.send(.replied(token, .failure(Self.errors[n]), at: now))
         l.app.notice = nil  // the row alone
         for width in Self.widths { visible(l.app, width, "the failed page's row") }
     }
@@ -53,7 +53,7 @@ import Testing
         var l = Loop(loadedState())
         l.press(.char("w"), .char("5"))
         guard let token = l.app.inFlight.token(for: .watch(.balance)) else { Issue.record("no watch read"); return }
-        l.send(.watchLoaded(token, .failure(Self.errors[n]), at: now))
+        l.send(.replied(token, .failure(Self.errors[n]), at: now))
         l.app.notice = nil
         for width in Self.widths { visible(l.app, width, "the Live tab's error") }
     }
@@ -70,7 +70,7 @@ import Testing
         var l = Loop(AppState(context: loadedState().context))
         l.send(.start)
         guard let token = l.app.inFlight.token(for: .packs) else { Issue.record("no packs read"); return }
-        l.send(.packsLoaded(token, .failure(Self.errors[n]), at: now))
+        l.send(.replied(token, .failure(Self.errors[n]), at: now))
         l.app.notice = nil  // the empty state alone
         for width in Self.widths { idWhole(l.app, width, "the empty Shop tab") }
     }
@@ -85,7 +85,7 @@ import Testing
         guard let token = l.app.inFlight.token(for: .write) else { Issue.record("not sent"); return }
         var error = Self.errors[n]
         if case let .http(_, message, code, id, _, retry) = error { error = .http(status: 409, message: message, code: code, requestID: id, endpoint: .post("/api/v1/spend_cheer"), retryAfter: retry) }
-        l.send(.actionFinished(token, .failure(error), at: now))
+        l.send(.replied(token, .failure(error), at: now))
         l.app.notice = nil
         for width in Self.widths { idWhole(l.app, width, "the outcome dialog") }
     }

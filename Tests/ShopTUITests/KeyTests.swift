@@ -111,7 +111,7 @@ struct Loop {
         l.press(.enter)
         #expect(l.app.history.expanded.isEmpty)
         l.press(.char("]"))
-        #expect(l.app.history.page == 2 && l.effects.contains { if case .fetchHistory(_, _, 2, _) = $0 { return true } else { return false } })
+        #expect(l.app.history.page == 2 && l.effects.contains { if case .request(_, .history(_, 2, _)) = $0 { return true } else { return false } })
         l.press(.char("["))
         #expect(l.app.history.page == 1)
         l.press(.pageDown)
@@ -137,7 +137,7 @@ struct Loop {
         l.type("rain")
         l.press(.enter)
         #expect(l.ui.prompt == nil && l.app.history.find?.query == "rain" && l.app.history.find?.scan != nil)
-        #expect(l.effects.contains { if case .fetchHistory(_, _, 1, 200) = $0 { return true } else { return false } })
+        #expect(l.effects.contains { if case .request(_, .history(_, 1, 200)) = $0 { return true } else { return false } })
     }
 
     @Test func helpOpensAndEscCloses() {
@@ -163,9 +163,9 @@ struct Loop {
         guard case .confirming = l.app.write.action?.phase else { Issue.record("not confirming"); return }
         l.press(.enter)
         guard case .pending? = l.app.write.action?.phase, let token = l.app.inFlight.token(for: .write) else { Issue.record("not sent"); return }
-        #expect(l.effects.last == .spend(token, amount: 50, product: "com.reiterate.pack.rain", comment: "great q", user: "qa-alice"))
+        #expect(l.effects.last == .request(token, .spend(amount: 50, product: "com.reiterate.pack.rain", comment: "great q", user: "qa-alice")))
         l.press(.enter, .char("y"))
-        #expect(l.effects.filter { if case .spend = $0 { return true } else { return false } }.count == 1)
+        #expect(l.effects.filter { if case .request(_, .spend) = $0 { return true } else { return false } }.count == 1)
         #expect(l.commands.isEmpty)
     }
 
@@ -212,7 +212,7 @@ struct Loop {
         #expect(l.app.write.action != nil && !l.app.dialogShown && l.ui.tab == .shop)
         #expect(!l.keymap.hints(for: l.app).contains { $0.hasSuffix(" spend") || $0.hasSuffix(" buy") })
         guard case .pending? = l.app.write.action?.phase, let token = l.app.inFlight.token(for: .write) else { Issue.record("not pending"); return }
-        l.send(.actionFinished(token, .success(CheerBalance(balance: 1245)), at: now))
+        l.send(.replied(token, .success(.balance(CheerBalance(balance: 1245))), at: now))
         #expect(l.app.write.action == nil && l.app.notice?.text == "Spent 5 cheer on Rain on a Tin Roof. Balance 1,245 cheer. Checking…")
     }
 
@@ -265,7 +265,7 @@ struct Loop {
         l.press(.char("q"))
         #expect(l.commands.isEmpty)  // q no longer quits
         l.press(.function(5))
-        #expect(l.effects.contains { if case .fetchBalance = $0 { return true } else { return false } })
+        #expect(l.effects.contains { if case .request(_, .balance) = $0 { return true } else { return false } })
         #expect(keymap.hints(for: l.app).first == "x quit" && keymap.hints(for: l.app).contains("F5 refresh"))
         l.app.screen.showHelp = true
         l.app.screen.width = 120
@@ -332,7 +332,7 @@ struct Loop {
         l.type("5")
         l.press(.enter, .enter)
         guard case .pending? = l.app.write.action?.phase, let token = l.app.inFlight.token(for: .write) else { Issue.record("not sent"); return }
-        l.send(.actionFinished(token, .success(CheerBalance(balance: 1245)), at: now))
+        l.send(.replied(token, .success(.balance(CheerBalance(balance: 1245))), at: now))
         l.press(.char("q"))
         #expect(l.app.write.action == nil && l.commands.isEmpty)
     }

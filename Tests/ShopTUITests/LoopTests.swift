@@ -7,16 +7,19 @@ import Testing
 /// A REST core answering from the fixtures at once.
 actor FixtureShop: ShopService {
     private(set) var calls: [String] = []
-    func balance(user: String) async throws -> CheerBalance { calls.append("balance"); return CheerBalance(balance: 1250) }
-    func audioPacks() async throws -> AudioPackList { calls.append("packs"); return AudioPackList(packs: fixturePacks) }
-    func history(user: String, page: Int, perPage: Int) async throws -> CheerHistoryPage {
-        calls.append("history \(page)")
-        var p = historyFixture()
-        p.page = page
-        return p
+    func send(_ request: ShopRequest) async throws -> (answer: ShopAnswer, requestID: String?) {
+        switch request {
+        case .balance: calls.append("balance"); return (.balance(CheerBalance(balance: 1250)), nil)
+        case .packs: calls.append("packs"); return (.packs(AudioPackList(packs: fixturePacks)), nil)
+        case let .history(_, page, _):
+            calls.append("history \(page)")
+            var p = historyFixture()
+            p.page = page
+            return (.history(p), nil)
+        case let .spend(amount, _, _, _): return (.balance(CheerBalance(balance: 1250 - amount)), nil)
+        case .purchase: return (.balance(CheerBalance(balance: 1450)), nil)
+        }
     }
-    func spend(amount: Int, product: String, comment: String?, user: String) async throws -> CheerBalance { CheerBalance(balance: 1250 - amount) }
-    func purchase(identifier: String, transactionID: TransactionID, user: String) async throws -> CheerBalance { CheerBalance(balance: 1450) }
     func exchangeUpdates() async -> AsyncStream<Exchange> { AsyncStream { $0.finish() } }
     func recordedExchanges() async -> [Exchange] { [] }
 }

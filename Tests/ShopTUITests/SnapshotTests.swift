@@ -61,7 +61,7 @@ import TerminalText
         l.type("ocean")
         l.press(.enter)
         guard let token = l.effects.compactMap({ effect -> Token? in
-            if case let .fetchHistory(token, _, 1, 200) = effect { return token } else { return nil }
+            if case let .request(token, .history(_, 1, 200)) = effect { return token } else { return nil }
         }).last else {
             Issue.record("no scan request")
             return
@@ -69,7 +69,7 @@ import TerminalText
         // The first scan page (the fixture's entries as the first of 500 pages of 200) has come.
         let fixture = historyFixture()
         let scanPage = CheerHistoryPage(items: fixture.items, page: 1, perPage: 200, totalPages: 500, totalCount: fixture.totalCount)
-        l.send(.historyLoaded(token, page: 1, .success(scanPage), at: now))
+        l.send(.replied(token, .success(.history(scanPage)), at: now))
         #expect(l.app.history.find?.scan?.page == 2 && (l.app.history.find?.matchCount ?? 0) > 0)
         both("history-find", l.app)
     }
@@ -111,15 +111,15 @@ import TerminalText
             guard let (token, purpose) = l.app.inFlight.purposes.sorted(by: { $0.key < $1.key }).first(where: { $0.value == .watch(.balance) || $0.value == .watch(.history(perPage: 20)) })
             else { break }
             switch purpose {
-            case .watch(.balance): l.send(.watchLoaded(token, .success(WatchAnswer(.balance(CheerBalance(balance: balance)), requestID: "rq-b\(id)")), at: at))
+            case .watch(.balance): l.send(.replied(token, .success(.balance(CheerBalance(balance: balance))), requestID: "rq-b\(id)", at: at))
             case .watch(.history):
                 let page = CheerHistoryPage(items: entries.map { .entry($0) }, page: 1, perPage: 20, totalPages: 12, totalCount: total)
-                l.send(.watchLoaded(token, .success(WatchAnswer(.history(page), requestID: "rq-h\(id)")), at: at))
+                l.send(.replied(token, .success(.history(page)), requestID: "rq-h\(id)", at: at))
             default: break
             }
         }
         if let token = l.app.inFlight.token(for: .watch(.packs)) {
-            l.send(.watchLoaded(token, .success(WatchAnswer(.packs(AudioPackList(packs: packs)))), at: at))
+            l.send(.replied(token, .success(.packs(AudioPackList(packs: packs))), at: at))
         }
     }
 
@@ -157,7 +157,7 @@ import TerminalText
         var first = historyFixture()
         first.items.insert(.entry(Self.cheer), at: 0)
         first.totalCount += 1
-        if let token = l.app.inFlight.token(for: .historyPage(1)) { l.send(.historyLoaded(token, page: 1, .success(first), at: now.addingTimeInterval(8))) }
+        if let token = l.app.inFlight.token(for: .historyPage(1)) { l.send(.replied(token, .success(.history(first)), at: now.addingTimeInterval(8))) }
         l.press(.char("1"))
         both("watch-marks-shop", l.app)
         l.press(.char("2"))
@@ -192,7 +192,7 @@ import TerminalText
         l.type("7")
         l.press(.enter, .enter)
         guard case .pending? = l.app.write.action?.phase, let token = l.app.inFlight.token(for: .write) else { Issue.record("not sent"); return }
-        l.send(.actionFinished(token, .failure(.transport(.timeout(), endpoint: .post("/api/v1/spend_cheer"))), at: now))
+        l.send(.replied(token, .failure(.transport(.timeout(), endpoint: .post("/api/v1/spend_cheer"))), at: now))
         let text = Renderer.render(frame(l.app)).text
         #expect(text.contains("┌─ Checking") && !text.contains("Failed") && text.contains("reading the balance again"))
     }
@@ -266,8 +266,8 @@ import TerminalText
         _ = ShopUpdate.update(&app, .cacheLoaded(app.inFlight.token(for: .cacheRead) ?? Token(0), balance: .init(value: CheerBalance(balance: 1250), fetchedAt: now.addingTimeInterval(-720)),
                                                  packs: .init(value: AudioPackList(packs: fixturePacks), fetchedAt: now.addingTimeInterval(-720)), firstPage: nil))
         let refused = ShopAPIError.transport(.connectionRefused(host: "127.0.0.1"), endpoint: .get("/api/v1/balance"))
-        _ = ShopUpdate.update(&app, .balanceLoaded(app.inFlight.token(for: .balance) ?? Token(0), .failure(refused), at: now))
-        _ = ShopUpdate.update(&app, .packsLoaded(app.inFlight.token(for: .packs) ?? Token(0), .failure(refused), at: now))
+        _ = ShopUpdate.update(&app, .replied(app.inFlight.token(for: .balance) ?? Token(0), .failure(refused), at: now))
+        _ = ShopUpdate.update(&app, .replied(app.inFlight.token(for: .packs) ?? Token(0), .failure(refused), at: now))
         both("offline", app)
     }
 
@@ -292,7 +292,7 @@ import TerminalText
                       currency: p.currency, sampleCount: p.sampleCount, durationSeconds: p.durationSeconds, cheerTotal: p.cheerTotal, tags: p.tags)
         }
         _ = ShopUpdate.update(&app, .action(.refresh))
-        _ = ShopUpdate.update(&app, .packsLoaded(app.inFlight.token(for: .packs) ?? Token(0), .success(AudioPackList(packs: hostile)), at: now))
+        _ = ShopUpdate.update(&app, .replied(app.inFlight.token(for: .packs) ?? Token(0), .success(.packs(AudioPackList(packs: hostile))), at: now))
         for (w, h) in Self.sizes {
             let grid = Renderer.render(frame(app, width: w, height: h))
             assertSnapshot(grid, "hostile-\(w)x\(h)")

@@ -139,7 +139,7 @@ struct Driver {
     /// The token of the last history fetch for `page` among `effects`.
     func requestID(forPage page: Int, in list: [Effect]? = nil) -> Token? {
         for effect in (list ?? effects).reversed() {
-            if case let .fetchHistory(token, _, p, _) = effect, p == page { return token }
+            if case let .request(token, .history(_, p, _)) = effect, p == page { return token }
         }
         return nil
     }
@@ -174,9 +174,9 @@ struct Driver {
         while served < limit {
             let cancelled = Set(effects.compactMap { if case let .cancel(t) = $0 { return t } else { return nil } })
             guard let next = effects.first(where: {
-                if case let .fetchHistory(t, _, _, _) = $0 { return !answeredHistory.contains(t) && !cancelled.contains(t) }
+                if case let .request(t, .history(_, _, _)) = $0 { return !answeredHistory.contains(t) && !cancelled.contains(t) }
                 return false
-            }), case let .fetchHistory(token, _, page, perPage) = next else { break }
+            }), case let .request(token, .history(_, page, perPage)) = next else { break }
             answeredHistory.insert(token)
             served += 1
             apply(.historyLoaded(token, page: page, .success(source(page, perPage)), at: t0))
@@ -232,7 +232,18 @@ actor FakeShop: ShopService {
         await withCheckedContinuation { gates.append($0) }
     }
 
-    func balance(user: String) async throws -> CheerBalance {
+    /// One switch over the shop's operations, as `LiveShopService` has.
+    func send(_ request: ShopRequest) async throws -> (answer: ShopAnswer, requestID: String?) {
+        switch request {
+        case let .balance(user): return (.balance(try await balance(user: user)), nil)
+        case .packs: return (.packs(try await audioPacks()), nil)
+        case let .history(user, page, perPage): return (.history(try await history(user: user, page: page, perPage: perPage)), nil)
+        case let .spend(amount, product, comment, user): return (.balance(try await spend(amount: amount, product: product, comment: comment, user: user)), nil)
+        case let .purchase(identifier, transactionID, user): return (.balance(try await purchase(identifier: identifier, transactionID: transactionID, user: user)), nil)
+        }
+    }
+
+    private func balance(user: String) async throws -> CheerBalance {
         calls.append("balance \(user)")
         let value = balanceValue  // what the server had when the request arrived
         if holdBalance { await hold() }
@@ -240,13 +251,13 @@ actor FakeShop: ShopService {
         return CheerBalance(balance: user == "qa-alice" ? value : 7)
     }
 
-    func audioPacks() async throws -> AudioPackList {
+    private func audioPacks() async throws -> AudioPackList {
         calls.append("packs")
         if holdPacks { await hold() }
         return samplePacks
     }
 
-    func history(user: String, page: Int, perPage: Int) async throws -> CheerHistoryPage {
+    private func history(user: String, page: Int, perPage: Int) async throws -> CheerHistoryPage {
         calls.append("history \(user) \(page)")
         if holdHistory { await hold() }
         if Task.isCancelled {
@@ -256,7 +267,7 @@ actor FakeShop: ShopService {
         return historyPage(page, perPage: perPage)
     }
 
-    func spend(amount: Int, product: String, comment: String?, user: String) async throws -> CheerBalance {
+    private func spend(amount: Int, product: String, comment: String?, user: String) async throws -> CheerBalance {
         calls.append("spend \(amount) \(product)")
         if holdSpend { await hold() }
         if let spendError { throw spendError }
@@ -264,7 +275,7 @@ actor FakeShop: ShopService {
         return CheerBalance(balance: balanceValue)
     }
 
-    func purchase(identifier: String, transactionID: TransactionID, user: String) async throws -> CheerBalance {
+    private func purchase(identifier: String, transactionID: TransactionID, user: String) async throws -> CheerBalance {
         calls.append("purchase \(identifier) \(transactionID)")
         balanceValue += 200
         return CheerBalance(balance: balanceValue)
@@ -327,5 +338,26 @@ extension AppStore {
         default:
             Issue.record("the store helper does not send \(step)")
         }
+    }
+}
+
+/// A shop request's reply as the store sends it (answered at `at`), by what the request was.
+extension Message {
+    static func balanceLoaded(_ token: Token, _ result: Result<CheerBalance, ShopAPIError>, at: Date) -> Message {
+        .answered(token, ShopReply(.balance(user: "qa-alice"), result.map(ShopAnswer.balance), sentAt: at))
+    }
+    static func packsLoaded(_ token: Token, _ result: Result<AudioPackList, ShopAPIError>, at: Date) -> Message {
+        .answered(token, ShopReply(.packs, result.map(ShopAnswer.packs), sentAt: at))
+    }
+    static func historyLoaded(_ token: Token, page: Int, _ result: Result<CheerHistoryPage, ShopAPIError>, at: Date) -> Message {
+        .answered(token, ShopReply(.history(user: "qa-alice", page: page, perPage: 50), result.map(ShopAnswer.history), sentAt: at))
+    }
+    /// A spend's or a purchase's answer (both answer with the balance).
+    static func actionFinished(_ token: Token, _ result: Result<CheerBalance, ShopAPIError>, at: Date) -> Message {
+        .answered(token, ShopReply(.spend(amount: 1, product: "p", comment: nil, user: "qa-alice"), result.map(ShopAnswer.balance), sentAt: at))
+    }
+    /// A watch read's answer, with the request id it came with.
+    static func watchLoaded(_ token: Token, _ result: Result<ShopAnswer, ShopAPIError>, requestID: String? = nil, at: Date) -> Message {
+        .answered(token, ShopReply(.balance(user: "qa-alice"), result, requestID: requestID, sentAt: at))
     }
 }

@@ -15,10 +15,10 @@ import Testing
         for effect in effects.flatMap(\.flattened) {
             switch effect {
             case let .readCache(t, _, _): out[t] = .cacheRead
-            case let .fetchBalance(t, _): out[t] = .balance
-            case let .fetchPacks(t): out[t] = .packs
-            case let .fetchHistory(t, _, _, _): out[t] = .some(nil)  // a page, a scan page or a verification read
-            case let .spend(t, _, _, _, _), let .purchase(t, _, _, _): out[t] = .write
+            case let .request(t, .balance): out[t] = .balance
+            case let .request(t, .packs): out[t] = .packs
+            case let .request(t, .history(_, _, _)): out[t] = .some(nil)  // a page, a scan page or a verification read
+            case let .request(t, .spend), let .request(t, .purchase): out[t] = .write
             default: break
             }
         }
@@ -165,9 +165,9 @@ import Testing
         case .verificationHistory: return .historyLoaded(token, page: 1, .success(historyPage(1, total: total)), at: t0)
         case .write: return .actionFinished(token, .success(CheerBalance(balance: 90)), at: t0)
         case .watchWake: return .woke(token, at: t0)
-        case .watch(.balance): return .watchLoaded(token, fail ? .failure(error) : .success(WatchAnswer(.balance(CheerBalance(balance: 100)))), at: t0)
-        case .watch(.history): return .watchLoaded(token, fail ? .failure(error) : .success(WatchAnswer(.history(historyPage(1, perPage: 20, total: total)))), at: t0)
-        case .watch(.packs): return .watchLoaded(token, fail ? .failure(error) : .success(WatchAnswer(.packs(samplePacks))), at: t0)
+        case .watch(.balance): return .watchLoaded(token, fail ? .failure(error) : .success(.balance(CheerBalance(balance: 100))), at: t0)
+        case .watch(.history): return .watchLoaded(token, fail ? .failure(error) : .success(.history(historyPage(1, perPage: 20, total: total))), at: t0)
+        case .watch(.packs): return .watchLoaded(token, fail ? .failure(error) : .success(.packs(samplePacks)), at: t0)
         case .compare: return .compared(token, fail ? .failure(CompareFailure("side B: down")) : .success(DiffResult(what: .balance,
             a: .init(name: "A", environment: nil, user: nil, takenAt: nil), b: .init(name: "B", environment: nil, user: nil, takenAt: nil), differences: [])))
         }

@@ -65,7 +65,7 @@ import ShopAPI
         #expect(summary == "Spend 1,255 cheer on Rain on a Tin Roof as qa-alice on STAGING? The shop must refuse it: 1,255 cheer is more than the balance (1,250 cheer).")
         #expect(d.state.write.action?.asTyped == true)
         let sent = d.send(.submitAction)
-        #expect(sent.contains(.spend(d.actionToken, amount: 1255, product: "com.reiterate.pack.rain", comment: nil, user: "qa-alice")))
+        #expect(sent.contains(.request(d.actionToken, .spend(amount: 1255, product: "com.reiterate.pack.rain", comment: nil, user: "qa-alice"))))
         #expect(d.state.steps.steps.last == "spent 1,255 cheer on “Rain on a Tin Roof” with no comment — sent as typed (the client's input checks off)")
         // Reset once sent: the next write has the client's checks on again.
         #expect(d.state.write.action?.asTyped == false)
@@ -105,7 +105,7 @@ import ShopAPI
         #expect(kind == .spend(product: "com.reiterate.pack.nope", productName: "com.reiterate.pack.nope", amount: 5, comment: nil))
         #expect(summary.hasSuffix("The shop must refuse it: “com.reiterate.pack.nope” is not in the pack list."))
         let sent = d.send(.submitAction)
-        #expect(sent.contains(.spend(d.actionToken, amount: 5, product: "com.reiterate.pack.nope", comment: nil, user: "qa-alice")))
+        #expect(sent.contains(.request(d.actionToken, .spend(amount: 5, product: "com.reiterate.pack.nope", comment: nil, user: "qa-alice"))))
     }
 
     @Test func turnedOffTheTypedProductGoesBackToTheSelectedPack() {
@@ -132,7 +132,7 @@ import ShopAPI
         #expect(kind == .purchase(identifier: "com.reiterate.cheer.7", transactionID: 42))
         #expect(summary == "Buy com.reiterate.cheer.7, transaction 42, as qa-alice on STAGING? The shop must refuse it: “com.reiterate.cheer.7” is not a bundle this environment sells.")
         let sent = d.send(.submitAction)
-        #expect(sent.contains(.purchase(d.actionToken, identifier: "com.reiterate.cheer.7", transactionID: 42, user: "qa-alice")))
+        #expect(sent.contains(.request(d.actionToken, .purchase(identifier: "com.reiterate.cheer.7", transactionID: 42, user: "qa-alice"))))
         #expect(d.state.steps.steps.last == "bought com.reiterate.cheer.7 with transaction id 42 — sent as typed (the client's input checks off)")
     }
 
@@ -149,7 +149,7 @@ import ShopAPI
             #expect(kind == .purchase(identifier: "com.reiterate.cheer.200", transactionID: id))
             #expect(summary.hasSuffix("The shop must refuse it: the transaction id \(id) is not a whole number from 0 to 18446744073709551615."))
             let sent = d.send(.submitAction)
-            #expect(sent.contains(.purchase(d.actionToken, identifier: "com.reiterate.cheer.200", transactionID: id, user: "qa-alice")))
+            #expect(sent.contains(.request(d.actionToken, .purchase(identifier: "com.reiterate.cheer.200", transactionID: id, user: "qa-alice"))))
             #expect(d.state.write.before?.refusals == [.transactionNotWhole(id)] && d.state.write.before?.credit == 200)
         }
     }
@@ -218,6 +218,6 @@ import ShopAPI
         d.send(.editSpend(amount: "1255", comment: ""))
         d.send(.submitAction)
         #expect(note(d) == .problem("That is more than the balance (1,250 cheer)."))
-        #expect(!d.effects.contains { if case .spend = $0 { return true } else { return false } })
+        #expect(!d.effects.contains { if case .request(_, .spend) = $0 { return true } else { return false } })
     }
 }

@@ -9,7 +9,7 @@ import Testing
         var d = Driver()
         let effects = d.send(.start)
         #expect(effects.first == .readCache(d.cacheToken, user: CacheKey(baseURL: "http://shop.test", user: "qa-alice"), shop: CacheKey(baseURL: "http://shop.test", user: nil)))
-        #expect(effects.contains(.fetchBalance(d.balanceToken, user: "qa-alice")) && effects.contains(.fetchPacks(d.packsToken)))
+        #expect(effects.contains(.request(d.balanceToken, .balance(user: "qa-alice"))) && effects.contains(.request(d.packsToken, .packs)))
         #expect(d.requestID(forPage: 1) != nil)
         #expect(d.state.balance.phase == .loading && d.state.packs.list.phase == .loading)
     }
@@ -47,11 +47,11 @@ import Testing
 
     @Test func aRefreshWhileLoadingIsCoalesced() {
         var d = Driver()
-        func balanceFetches(_ effects: [Effect]) -> [Effect] { effects.filter { if case .fetchBalance = $0 { return true } else { return false } } }
+        func balanceFetches(_ effects: [Effect]) -> [Effect] { effects.filter { if case .request(_, .balance) = $0 { return true } else { return false } } }
         #expect(balanceFetches(d.send(.refresh)).count == 1)
         #expect(balanceFetches(d.send(.refresh)).isEmpty)
         d.apply(.balanceLoaded(d.balanceToken, .success(CheerBalance(balance: 1)), at: t0))
-        #expect(balanceFetches(d.send(.refresh)) == [.fetchBalance(d.balanceToken, user: "qa-alice")])
+        #expect(balanceFetches(d.send(.refresh)) == [.request(d.balanceToken, .balance(user: "qa-alice"))])
     }
 
     @Test func answersWhoseTokenIsNotCurrentAreDropped() {
@@ -141,7 +141,7 @@ import Testing
     }
 
     func fetches(_ effects: [Effect]) -> [Int] {
-        effects.compactMap { if case let .fetchHistory(_, _, page, _) = $0 { return page } else { return nil } }
+        effects.compactMap { if case let .request(_, .history(_, page, _)) = $0 { return page } else { return nil } }
     }
 
     @Test func pagesAndTotals() {
@@ -256,9 +256,16 @@ import Testing
         // Leaving a failed page and coming back retries it too; moving on it does not.
         d.send(.historyNextPage)
         d.apply(.historyLoaded(d.requestID(forPage: 3) ?? Token(-1), page: 3, .failure(refused), at: t0))
-        #expect(fetches(d.send(.moveHistorySelection(1))).isEmpty)
-        d.send(.historyPreviousPage)
-        d.send(.historyPreviousPage)
+        #expect(d.state.history.cursor == 100 && d.state.history.didNotLoad(page: 3))
+        // The failed page is one row: a step down leaves it for page 4's first entry, asking page 4, not page 3 again.
+        let down = fetches(d.send(.moveHistorySelection(1)))
+        #expect(d.state.history.cursor == 150 && !down.contains(3))
+        // A step up from page 4 comes onto page 3's row (at its near end) and asks it again.
+        #expect(d.requestID(forPage: 3, in: d.send(.moveHistorySelection(-1))) != nil && d.state.history.cursor == 149)
+        d.apply(.historyLoaded(d.requestID(forPage: 3) ?? Token(-1), page: 3, .failure(refused), at: t0))
+        // Up from anywhere on the failed page leaves it for page 2's last entry.
+        d.send(.moveHistorySelection(-1))
+        #expect(d.state.history.cursor == 99)
         #expect(d.requestID(forPage: 3, in: d.send(.historyNextPage)) != nil)
     }
 
@@ -314,7 +321,7 @@ import Testing
         let effects = d.apply(.startWithCache(CachedShop(balance: CacheEntry(value: CheerBalance(balance: 1_250), fetchedAt: t0), firstPageDeferred: true)))
         guard case let .readCachedFirstPage(token, user)? = effects.first else { Issue.record("\(effects)"); return }
         #expect(user == alice.userKey && d.state.balance.value == 1_250 && d.state.history.rows.isEmpty)
-        #expect(effects.contains { if case .fetchHistory = $0 { true } else { false } }, "the live page is asked at once as well")
+        #expect(effects.contains { if case .request(_, .history) = $0 { true } else { false } }, "the live page is asked at once as well")
         d.apply(.cacheLoaded(token, balance: nil, packs: nil, firstPage: CacheEntry(value: historyPage(1), fetchedAt: t0)))
         #expect(d.state.history.rows.count == 50 && d.state.history.totalCount == 230)
         #expect(d.state.balance.value == 1_250)
@@ -443,7 +450,7 @@ import Testing
         d.send(.find("jurg"))  // accents and case ignored: "Jürg Meier"
         #expect(d.state.history.find?.scan?.page == 1 && d.state.isBusy)
         // The first scan page (200 entries) goes to the first match after the cursor at once.
-        let firstScan = d.effects.compactMap { if case let .fetchHistory(t, _, 1, 200) = $0 { return t } else { return nil } }.last ?? Token(-1)
+        let firstScan = d.effects.compactMap { if case let .request(t, .history(_, 1, 200)) = $0 { return t } else { return nil } }.last ?? Token(-1)
         d.apply(.historyLoaded(firstScan, page: 1, .success(source(1, 200)), at: t0))
         d.answeredHistory.insert(firstScan)
         #expect(d.state.history.cursor == 17 && d.state.history.find?.scan?.page == 2)
@@ -566,7 +573,7 @@ import Testing
         guard case let .confirming(kind, summary) = d.state.write.action?.phase else { Issue.record("not confirming"); return }
         #expect(summary == "Spend 50 cheer on Rain on a Tin Roof as qa-alice on STAGING?")
         #expect(kind == .spend(product: "com.reiterate.pack.rain", productName: "Rain on a Tin Roof", amount: 50, comment: "Lovely"))
-        #expect(d.send(.submitAction) == [.spend(d.actionToken, amount: 50, product: "com.reiterate.pack.rain", comment: "Lovely", user: "qa-alice")])
+        #expect(d.send(.submitAction) == [.request(d.actionToken, .spend(amount: 50, product: "com.reiterate.pack.rain", comment: "Lovely", user: "qa-alice"))])
         #expect(d.send(.submitAction).isEmpty)  // pending: a second submit is refused
         d.send(.cancelAction)
         guard case .pending = d.state.write.action?.phase else { Issue.record("cancel dropped a pending action"); return }
@@ -574,7 +581,7 @@ import Testing
         #expect(d.state.balance.phase == .live(1200, fetchedAt: t0))
         #expect(d.state.notice?.text == "Spent 50 cheer on Rain on a Tin Roof. Balance 1,200 cheer. Checking…")
         #expect(after.contains(.writeBalance(key: alice.userKey, CheerBalance(balance: 1200), fetchedAt: t0)))
-        #expect(d.requestID(forPage: 1, in: after) != nil && after.contains(.fetchPacks(d.packsToken)))
+        #expect(d.requestID(forPage: 1, in: after) != nil && after.contains(.request(d.packsToken, .packs)))
         #expect(d.state.history.rows.count == 50)  // the old rows stay while the page reloads
     }
 
@@ -615,7 +622,7 @@ import Testing
         var d = spent(50, comment: "Lovely")
         let after = d.apply(.actionFinished(d.actionToken, .success(CheerBalance(balance: 1200)), at: t0))
         // The balance, the first history page (its own request) and the packs are read again.
-        #expect(after.contains(.fetchBalance(d.balanceToken, user: "qa-alice")) && after.contains(.fetchPacks(d.packsToken)))
+        #expect(after.contains(.request(d.balanceToken, .balance(user: "qa-alice"))) && after.contains(.request(d.packsToken, .packs)))
         #expect(d.state.inFlight.token(for: .verificationHistory) != nil && d.state.isBusy)
         // The write's request id comes from its own exchange (found by its operation, not its path).
         var write = exchange(7)
@@ -693,7 +700,7 @@ import Testing
         d.send(.submitAction)
         d.send(.submitAction)
         let after = d.apply(.actionFinished(d.actionToken, .success(CheerBalance(balance: 1450)), at: t0))
-        #expect(!after.contains { if case .fetchPacks = $0 { return true } else { return false } })
+        #expect(!after.contains { if case .request(_, .packs) = $0 { return true } else { return false } })
         answerReads(&d, balance: 1450)
         #expect(d.state.checks.records.map(\.name) == ["purchase-balance"] && d.state.checks.records.first?.outcome == .passed)
         #expect(d.state.notice?.text == "Bought com.reiterate.cheer.200. Balance 1,450 cheer. ✔ 1 check passed")
@@ -703,7 +710,7 @@ import Testing
         var d = ready()
         let kind = ActionKind.spend(product: "com.reiterate.pack.rain", productName: "Rain on a Tin Roof", amount: 5, comment: nil)
         let sent = d.apply(.write(kind))
-        #expect(sent == [.spend(d.actionToken, amount: 5, product: "com.reiterate.pack.rain", comment: nil, user: "qa-alice")])
+        #expect(sent == [.request(d.actionToken, .spend(amount: 5, product: "com.reiterate.pack.rain", comment: nil, user: "qa-alice"))])
         #expect(d.state.write.action != nil && !d.state.dialogShown && d.state.mode == .browse)  // no dialog takes the keys
         #expect(d.apply(.write(kind)).isEmpty && d.state.notice?.text == "A spend or purchase is still on its way; wait for its answer.")
         var readOnly = ready(readOnly: true)
@@ -719,15 +726,15 @@ import Testing
         guard case .pending(.spend(_, _, 10, nil), _) = d.state.write.action?.phase else { Issue.record("not sent"); return }
         let refused = d.apply(.actionFinished(d.actionToken, .failure(http(402, "insufficient_balance", "balance 5 is less than 10")), at: t0))
         #expect(d.state.write.action?.phase == .failed("POST /x: not enough cheer to spend 10 — HTTP 402: “balance 5 is less than 10”.", requestID: "rq-1"))
-        #expect(refused.contains(.fetchBalance(d.balanceToken, user: "qa-alice")))  // our balance was out of date
-        #expect(!refused.contains { if case .spend = $0 { return true } else { return false } })
+        #expect(refused.contains(.request(d.balanceToken, .balance(user: "qa-alice"))))  // our balance was out of date
+        #expect(!refused.contains { if case .request(_, .spend) = $0 { return true } else { return false } })
         d.send(.submitAction)  // closes the outcome
         #expect(d.state.write.action == nil)
         d.send(.beginPurchase(transactionID: 42))
         d.send(.submitAction)
         guard case let .confirming(.purchase(_, 42), summary) = d.state.write.action?.phase else { Issue.record("not confirming"); return }
         #expect(summary == "Buy 200 cheer (com.reiterate.cheer.200), transaction 42, as qa-alice on STAGING?")
-        #expect(d.send(.submitAction) == [.purchase(d.actionToken, identifier: "com.reiterate.cheer.200", transactionID: 42, user: "qa-alice")])
+        #expect(d.send(.submitAction) == [.request(d.actionToken, .purchase(identifier: "com.reiterate.cheer.200", transactionID: 42, user: "qa-alice"))])
         d.apply(.actionFinished(d.actionToken, .failure(http(409, "duplicate_transaction")), at: t0))
         #expect(d.state.write.action?.phase == .failed("Transaction 42 was already credited; nothing changed.", requestID: "rq-1"))
     }
@@ -742,7 +749,7 @@ import Testing
         let after = d.apply(.actionFinished(d.actionToken, .failure(timeout), at: t0))
         guard case let .failed(text, _) = d.state.write.action?.phase else { Issue.record("not failed"); return }
         #expect(text.hasSuffix("it may have been applied; reading the balance again to find out…"))
-        #expect(after.contains(.fetchBalance(d.balanceToken, user: "qa-alice")) && d.requestID(forPage: 1, in: after) != nil)
+        #expect(after.contains(.request(d.balanceToken, .balance(user: "qa-alice"))) && d.requestID(forPage: 1, in: after) != nil)
     }
 
     @Test func aWriteAnsweredByAProxysGatewayTimeoutIsReadAgainNeverResent() {
@@ -753,8 +760,8 @@ import Testing
         let gateway = ShopAPIError.http(status: 504, message: nil, code: nil, requestID: "rq-9", endpoint: .post("/api/v2/purchase_cheer"), retryAfter: nil)
         let after = d.apply(.actionFinished(d.actionToken, .failure(gateway), at: t0))
         // A purchase changes the balance only: that is what is read again.
-        #expect(after.contains(.fetchBalance(d.balanceToken, user: "qa-alice")))
-        #expect(!after.contains { if case .purchase = $0 { return true } else { return false } })
+        #expect(after.contains(.request(d.balanceToken, .balance(user: "qa-alice"))))
+        #expect(!after.contains { if case .request(_, .purchase) = $0 { return true } else { return false } })
         // The next buy offers the same transaction id, so the server can refuse a double credit.
         d.send(.cancelAction)
         let again = d.send(.beginPurchase(transactionID: 77))
@@ -794,7 +801,7 @@ import Testing
         #expect(d.state.write.action == nil && d.state.notice?.text == "STAGING is read-only: spending is disabled.")
         d.send(.beginPurchase(transactionID: 1))
         #expect(d.state.write.action == nil && d.state.notice?.text == "STAGING is read-only: buying is disabled.")
-        #expect(!d.effects.contains { if case .spend = $0 { return true }; if case .purchase = $0 { return true }; return false })
+        #expect(!d.effects.contains { if case .request(_, .spend) = $0 { return true }; if case .request(_, .purchase) = $0 { return true }; return false })
     }
 
     @Test func spendNeedsASelectedPack() {
@@ -855,7 +862,7 @@ import Testing
         d.apply(.balanceLoaded(d.balanceToken, .success(CheerBalance(balance: 1250)), at: t0))
         let refresh = d.send(.refresh)
         let asked = d.balanceToken
-        #expect(refresh.contains(.fetchBalance(asked, user: "qa-alice")))
+        #expect(refresh.contains(.request(asked, .balance(user: "qa-alice"))))
         d.send(.beginSpend)
         d.send(.editSpend(amount: "50", comment: ""))
         d.send(.submitAction)
@@ -868,7 +875,7 @@ import Testing
         #expect(d.state.balance.isLoading && d.balanceToken > asked)
         d.apply(.balanceLoaded(d.balanceToken, .success(CheerBalance(balance: 1200)), at: t0))
         d.send(.submitAction)  // closes the outcome
-        #expect(d.send(.refresh).contains(.fetchBalance(d.balanceToken, user: "qa-alice")) && d.balanceToken > asked)
+        #expect(d.send(.refresh).contains(.request(d.balanceToken, .balance(user: "qa-alice"))) && d.balanceToken > asked)
     }
 
     @Test func packsInFlightDuringASpendAreFetchedAgain() {
@@ -883,7 +890,7 @@ import Testing
         d.send(.submitAction)
         let after = d.apply(.actionFinished(d.actionToken, .success(CheerBalance(balance: 1245)), at: t0))
         // The request out predates the spend: it is cancelled and asked again at once.
-        #expect(after.contains(.cancel(asked)) && after.contains(.fetchPacks(d.packsToken)) && d.packsToken > asked)
+        #expect(after.contains(.cancel(asked)) && after.contains(.request(d.packsToken, .packs)) && d.packsToken > asked)
         #expect(d.apply(.packsLoaded(asked, .success(samplePacks), at: t0)).isEmpty)
     }
 
@@ -895,8 +902,8 @@ import Testing
         d.apply(.cancelled(d.requestID(forPage: 1) ?? Token(-1)))
         #expect(!d.state.balance.isLoading && !d.state.packs.list.isLoading && d.state.history.pages[1] == nil)
         let again = d.send(.refresh)
-        #expect(again.filter { if case .fetchBalance = $0 { return true } else { return false } }.count == 1)
-        #expect(again.contains(.fetchPacks(d.packsToken)) && d.requestID(forPage: 1, in: again) != nil)
+        #expect(again.filter { if case .request(_, .balance) = $0 { return true } else { return false } }.count == 1)
+        #expect(again.contains(.request(d.packsToken, .packs)) && d.requestID(forPage: 1, in: again) != nil)
         d.apply(.packsLoaded(d.packsToken, .success(samplePacks), at: t0))
         d.apply(.balanceLoaded(d.balanceToken, .success(CheerBalance(balance: 10)), at: t0))
         d.send(.beginSpend)
@@ -929,7 +936,7 @@ import Testing
         for _ in 0..<5 {
             for effect in d.send(.refresh) + d.send(.historyNextPage) {
                 switch effect {
-                case let .fetchBalance(t, _), let .fetchPacks(t), let .fetchHistory(t, _, _, _): seen.append(t)
+                case let .request(t, .balance), let .request(t, .packs), let .request(t, .history(_, _, _)): seen.append(t)
                 default: break
                 }
             }
@@ -964,7 +971,7 @@ import Testing
         var d = Driver()
         d.send(.start)
         let again = d.send(.refresh)
-        #expect(!again.contains { if case .fetchHistory = $0 { return true }; if case .cancel = $0 { return true }; return false })
+        #expect(!again.contains { if case .request(_, .history) = $0 { return true }; if case .cancel = $0 { return true }; return false })
     }
 
     @Test func aPageShownFromTheCacheIsFetchedLiveOnRevisit() {
@@ -1007,10 +1014,10 @@ import Testing
         #expect(d.state.context.user == "qa-whale" && d.state.balance.value == nil && d.state.history.cursor == 0)
         // The cache is read first (the header shows its balance at once), then the live reads go out for qa-whale.
         let reads = out.compactMap { if case let .readCache(_, key, _) = $0 { return key } else { return nil } }
-        let firstFetch = out.firstIndex { if case .fetchBalance = $0 { return true } else { return false } }
+        let firstFetch = out.firstIndex { if case .request(_, .balance) = $0 { return true } else { return false } }
         let firstRead = out.firstIndex { if case .readCache = $0 { return true } else { return false } }
         #expect(reads == [CacheKey(baseURL: alice.baseURL, user: "qa-whale")] && firstRead ?? 99 < firstFetch ?? 0, "\(out)")
-        #expect(d.effects.contains(.fetchBalance(d.balanceToken, user: "qa-whale")) && d.balanceToken != balanceBefore)
+        #expect(d.effects.contains(.request(d.balanceToken, .balance(user: "qa-whale"))) && d.balanceToken != balanceBefore)
         d.apply(.cacheLoaded(d.cacheToken, balance: CacheEntry(value: CheerBalance(balance: 1_000_000), fetchedAt: t0), packs: nil, firstPage: nil))
         #expect(d.state.balance.value == 1_000_000)
         // Back to qa-alice: where she was, her own cache key.

@@ -40,12 +40,12 @@ import Testing
     func answerOne(_ d: inout Driver, _ token: Token, _ purpose: Purpose, balance: Int, entries: [CheerHistoryEntry], total: Int, at: Date, id: String) {
         do {
             switch purpose {
-            case .watch(.balance): d.apply(.watchLoaded(token, .success(WatchAnswer(.balance(CheerBalance(balance: balance)), requestID: "rq-b\(id)")), at: at))
-            case .watch(.history): d.apply(.watchLoaded(token, .success(WatchAnswer(.history(Self.page(entries, total: total)), requestID: "rq-h\(id)")), at: at))
+            case .watch(.balance): d.apply(.watchLoaded(token, .success(.balance(CheerBalance(balance: balance))), requestID: "rq-b\(id)", at: at))
+            case .watch(.history): d.apply(.watchLoaded(token, .success(.history(Self.page(entries, total: total))), requestID: "rq-h\(id)", at: at))
             case .watch(.packs):
                 var list = samplePacks
                 list.packs[0].cheerTotal = rainTotal
-                d.apply(.watchLoaded(token, .success(WatchAnswer(.packs(list), requestID: "rq-p\(id)")), at: at))
+                d.apply(.watchLoaded(token, .success(.packs(list)), requestID: "rq-p\(id)", at: at))
             default: break
             }
         }
@@ -59,16 +59,16 @@ import Testing
     @Test func wReadsEveryIntervalAndReconcilesEachChange() {
         var d = ready()
         let started = d.apply(.action(.watch))
-        let reads = started.compactMap { if case let .watchRead(_, read, user) = $0 { return "\(read) \(user)" } else { return nil } }
+        let reads = started.compactMap { if case let .request(_, read) = $0 { return read } else { return nil } }
         // One read at a time: the balance first (the entries, then the balance again, follow it).
-        #expect(reads == ["balance qa-alice"])
+        #expect(reads == [.balance(user: "qa-alice")])
         #expect(d.state.watch.badge == "● watching 2 s" && d.state.watch.timeline.rows.first?.text() == "watching qa-alice every 2 s")
         answer(&d, balance: 1250, id: "1")
         // The round is in: the next waits for the interval, and nothing animates meanwhile.
         #expect(d.effects.contains { if case .wake(_, 2) = $0 { return true } else { return false } })
         #expect(!d.state.isBusy && d.state.watch.rounds == 1)
         let next = wake(&d, at: t0.addingTimeInterval(2))
-        #expect(next.compactMap { if case let .watchRead(_, read, _) = $0 { return read } else { return nil } } == [WatchRead.balance])
+        #expect(next.compactMap { if case let .request(t, read) = $0, d.state.inFlight.purposes[t] == .watch(.balance) { return read } else { return nil } } == [ShopRequest.balance(user: "qa-alice")])
         // The phone cheers 7 with a comment: one balance event, one entry, both reconciled.
         let cheer = CheerHistoryEntry(id: "new", creator: "Field & Foley", amount: 7, product: Self.rain, date: t0, comments: [CheerComment(signature: "qa-alice", body: "great pack")])
         answer(&d, balance: 1243, entries: [cheer] + Self.older.prefix(19), total: 231, at: t0.addingTimeInterval(2), id: "2")
@@ -118,10 +118,10 @@ import Testing
         #expect(d.state.watch.phase == .paused && d.state.watch.badge == "‖ paused" && d.state.watch.timeline.rows.first?.text() == "paused")
         // A user switch while paused moves the watch, and it stays paused: no reads.
         let out = d.run([.action(.switchUser)] + "qa-bob".map { .text($0) } + [.action(.runPrompt)])
-        #expect(!out.contains { if case .watchRead = $0 { return true } else { return false } })
+        #expect(!out.contains { if case let .request(t, _) = $0 { return d.state.inFlight.purposes[t]?.isWatch == true } else { return false } })
         #expect(d.state.watch.timeline.rows.first?.text() == "now watching qa-bob" && d.state.watch.phase == .paused)
         let resumed = d.apply(.action(.watch))
-        #expect(resumed.contains { if case .watchRead(_, .balance, "qa-bob") = $0 { return true } else { return false } })
+        #expect(resumed.contains { if case let .request(t, .balance(user: "qa-bob")) = $0 { return d.state.inFlight.purposes[t] == .watch(.balance) } else { return false } })
         #expect(d.state.watch.phase == .watching && d.state.watch.timeline.rows.first?.text() == "resumed")
     }
 
@@ -228,15 +228,15 @@ import Testing
                 return []
             }
             switch purpose {
-            case .watch(.balance): return d.apply(.watchLoaded(token, .success(WatchAnswer(.balance(CheerBalance(balance: balance)), requestID: id)), at: t0))
-            default: return d.apply(.watchLoaded(token, .success(WatchAnswer(.history(Self.page(entries + Self.older.prefix(20 - entries.count), total: 230 + entries.count)), requestID: id)), at: t0))
+            case .watch(.balance): return d.apply(.watchLoaded(token, .success(.balance(CheerBalance(balance: balance))), requestID: id, at: t0))
+            default: return d.apply(.watchLoaded(token, .success(.history(Self.page(entries + Self.older.prefix(20 - entries.count), total: 230 + entries.count))), requestID: id, at: t0))
             }
         }
         let history = Purpose.watch(.history(perPage: WatchState.perPage))
         _ = reply(.watch(.balance), balance: 1244, id: "rq-open")                  // the 6 is debited
         _ = reply(history, entries: [phone, six], id: "rq-h1")                     // the 13 landed meanwhile
         let crossed = reply(.watch(.balance), balance: 1231, id: "rq-close")      // the balance moved: read again
-        #expect(crossed.contains { if case .watchRead(_, .history, _) = $0 { return true } else { return false } })
+        #expect(crossed.contains { if case let .request(t, .history) = $0 { return d.state.inFlight.purposes[t] == history } else { return false } })
         #expect(d.state.watch.rounds == 1 && d.state.watch.findingCount == 0)
         _ = reply(history, entries: [phone, six], id: "rq-h2")
         _ = reply(.watch(.balance), balance: 1231, id: "rq-close2")
@@ -261,12 +261,12 @@ import Testing
         for n in 0..<20 {
             guard let (token, purpose) = Self.roundRead(d.state.inFlight) else { break }
             if purpose == .watch(.balance) {
-                d.apply(.watchLoaded(token, .success(WatchAnswer(.balance(CheerBalance(balance: balance)))), at: t0))
+                d.apply(.watchLoaded(token, .success(.balance(CheerBalance(balance: balance))), at: t0))
             } else {
                 // Each read of the entries races a new cheer of 1: its debit shows in the next balance.
                 entries.insert(CheerHistoryEntry(id: "race\(n)", creator: "F", amount: 1, product: Self.rain, date: t0.addingTimeInterval(Double(n) * 10), comments: nil), at: 0)
                 balance -= 1
-                d.apply(.watchLoaded(token, .success(WatchAnswer(.history(Self.page(entries + Self.older.prefix(20 - entries.count), total: 230 + entries.count)))), at: t0))
+                d.apply(.watchLoaded(token, .success(.history(Self.page(entries + Self.older.prefix(20 - entries.count), total: 230 + entries.count))), at: t0))
             }
         }
         #expect(d.state.watch.rounds == 1 && d.state.inFlight.contains(.watchWake))
