@@ -233,7 +233,7 @@ extension ShopUpdate {
             if read == .packs { return scheduleRound(after: state.watch.interval, &state) }
             return watchFailed(error, at: at, &state)
         case let .success(answer):
-            switch answer.value {
+            switch answer {
             case let .balance(b):
                 // The header follows the watch (unless a balance request of its own is out).
                 if !state.inFlight.contains(.balance) { state.balance.succeeded(b.balance, at: at) }
