@@ -66,8 +66,7 @@ public struct PinsObserver: ExchangeObserver {
 
     public func finished(_ e: HTTPExchange) async -> [Finding] {
         guard let response = e.response else { return [] }
-        return await pins.check(method: e.request.key.method.rawValue, pathAndQuery: e.request.key.target, status: response.status,
-                                body: response.body, tokens: response.tokens)
+        return await pins.check(e.request.key, status: response.status, body: response.body, tokens: response.tokens)
     }
 }
 

@@ -42,8 +42,8 @@ public actor PinStore: AnswerPins {
     /// balance twice a round) is not a new finding.
     private var reported: [String: JSONValue] = [:]
 
-    public func check(method: String, pathAndQuery: String, status: Int, body: [UInt8], tokens: [JSONToken]) -> [Finding] {
-        let request = Pin.request(method: method, pathAndQuery: pathAndQuery)
+    public func check(_ key: RequestKey, status: Int, body: [UInt8], tokens: [JSONToken]) -> [Finding] {
+        let request = Pin.request(method: key.method.rawValue, pathAndQuery: key.target)
         guard status / 100 == 2, let pin = book[request] else { return [] }
         // Compared as it was pinned: token-like keys redacted.
         let answer = JSONValue.parse(Redactor.redacted(body, tokens: tokens))

@@ -18,7 +18,7 @@ import Testing
 
     static func check(_ store: PinStore, _ body: String, status: Int = 200, path: String = "/api/v1/balance?user_id=qa-alice") async -> [Finding] {
         let bytes = Array(body.utf8)
-        return await store.check(method: "GET", pathAndQuery: path, status: status, body: bytes, tokens: JSONTokenizer.tokens(bytes))
+        return await store.check(RequestKey(method: "GET", target: path)!, status: status, body: bytes, tokens: JSONTokenizer.tokens(bytes))
     }
 
     @Test func aLaterAnswerThatDiffersIsAFindingUnderTheIgnoreRules() async throws {

@@ -29,7 +29,7 @@ public enum ContractCheck: String, Sendable, Codable, CaseIterable {
 /// Compares an answer with the one pinned for its request, if any (the app sets it; the REST core
 /// knows no pin). Its findings join the exchange's, beside the contract's.
 public protocol AnswerPins: Sendable {
-    func check(method: String, pathAndQuery: String, status: Int, body: [UInt8], tokens: [JSONToken]) async -> [Finding]
+    func check(_ request: RequestKey, status: Int, body: [UInt8], tokens: [JSONToken]) async -> [Finding]
 }
 
 /// A way a response deviates from the contract (`../shared/api/reiterate-api.yaml`): the data still
