@@ -35,6 +35,10 @@ public struct Exchange: Sendable, Equatable, Identifiable {
     /// The contract's operation the request was for (nil for one recorded elsewhere).
     public var operation: OperationID?
 
+    /// The request's key, as logged (token-like query values redacted: its `target` shows the placeholder
+    /// percent-encoded, so show `path`); nil for a method the API does not use.
+    public var key: RequestKey? { RequestKey(method: method, target: path) }
+
     public init(
         id: Int, method: String, path: String, startedAt: Date, duration: Duration, status: Int?, failure: ExchangeFailure?,
         requestID: String?, attempt: Int, requestBytes: Int, responseBytes: Int, requestHeaders: HTTPFields,

@@ -72,6 +72,8 @@ import Testing
         let logged = await log.all()
         #expect(logged.map(\.status) == [503, 200, nil] && logged.map(\.findings) == seen.map(\.findings))
         #expect(!logged.contains { $0.isPending })
+        #expect(logged.map { $0.key?.endpoint } == [Balance.endpoint.key, Balance.endpoint.key, SpendCheer.endpoint.key])
+        #expect(logged.first?.key == Balance(user: "qa-alice").requestKey)
     }
 
     @Test func whatACheckFindsReachesTheObserversAfterIt() async throws {
