@@ -138,9 +138,11 @@ extension Renderer {
             case let .loading(page):
                 text = "… entry \(Wording.grouped(index + 1)): loading page \(Wording.grouped(page)) \(spinner[f.tick % spinner.count])"
                 style = .muted
-            case let .failed(page, message):
-                text = errorLine("✖ entry \(Wording.grouped(index + 1)): page \(Wording.grouped(page)) did not load: \(clean(message)) — \(f.keys(.toggle, in: .browse)) retries",
-                                 to: area.width - 2)
+            case let .failed(page, failure):
+                // One row for the page: at the cursor when it is on the page, else at the page's first entry.
+                let entries = history.entries(ofPage: page)
+                guard index == (history.page == page ? selected : entries.lowerBound - 1) else { return [] }
+                text = failedPageLine(page, entries: entries, failure, retry: f.keys(.toggle, in: .browse), width: area.width - 2)
                 style = Style(foreground: .danger)
             case let .missing(page):
                 text = "⚠ entry \(Wording.grouped(index + 1)) is missing: page \(Wording.grouped(page)) came shorter than the totals say"
@@ -175,6 +177,15 @@ extension Renderer {
             if !query.isEmpty { highlight(query, in: line.text, &g, x: 1, y: y + i, maxWidth: area.width - 2, selected: line.style == .selected) }
             layout.rows.append(RowHit(y: y + i, x: area.x, width: area.width, index: line.item))
         }
+    }
+
+    /// `✖ entries 51–100 (page 2) did not load: GET /api/v1/cheer_history → HTTP 500 … (request id …) — Enter retries`,
+    /// laid out within `width` (the request, the status and the request id whole).
+    static func failedPageLine(_ page: Int, entries: ClosedRange<Int>, _ failure: FailureWords, retry: String, width: Int) -> String {
+        let which = entries.count == 1 ? "entry \(Wording.grouped(entries.lowerBound))"
+            : "entries \(Wording.grouped(entries.lowerBound))–\(Wording.grouped(entries.upperBound))"
+        return MessageLine(lead: "✖ \(which) (page \(Wording.grouped(page))) did not load: ", failure: failure, requestJoin: " → ",
+                           verdict: " — \(retry) retries", requestID: failure.requestID, idBeforeVerdict: true).fitted(to: width)
     }
 
     /// Marks each place `query` occurs in `text` (drawn at x, y), ignoring case and accents as the find does.

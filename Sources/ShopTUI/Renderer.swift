@@ -253,22 +253,11 @@ public enum Renderer {
         case .pending: (mark, style) = ("… ", Style(foreground: .accent))
         case .recovered: (mark, style) = ("↺ ", .muted)
         }
-        var text = clean(notice.text)
-        var suffix = ""
-        if let id = notice.requestID {
-            // The request id is what QA quotes: it survives truncation, the message is cut instead.
-            let marker = " (request id \(clean(id)))"
-            if let range = text.range(of: marker) { text.removeSubrange(range) }
-            suffix = marker
-        }
-        let room = f.width - 2 - DisplayWidth.of(suffix)
-        g.put(shortened(mark + text, to: max(1, room)) + suffix, x: 1, y: y, maxWidth: f.width - 2,
-              style: style)
+        g.put(MessageLine(notice, mark: mark).fitted(to: max(1, f.width - 2)), x: 1, y: y, maxWidth: f.width - 2, style: style)
     }
 
-    /// A message line within `room`: a verdict after " — " (what was settled, what to do) stays whole
-    /// and the failure before it is cut; else the line is shortened in the middle, so that what
-    /// failed (the head) and how it ended (the tail) both stay.
+    /// A line of text within `room` (the watch's error line): a verdict after " — " stays whole and the
+    /// failure before it is cut; else the line is shortened in the middle.
     static func shortened(_ text: String, to room: Int) -> String {
         if DisplayWidth.of(text) <= room { return text }
         if let dash = text.range(of: " — ") {

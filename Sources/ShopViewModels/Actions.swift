@@ -190,9 +190,9 @@ extension ShopUpdate {
                 + beginVerification(kind, answer: .success(balance.balance), before: before, at: at, &state)
         case let .failure(error):
             state.write.lastError = error
-            let text = explain(error, kind: kind)
-            state.write.action = ActionState(phase: .failed(text, requestID: error.requestID))
-            state.notice = Notice(.error, text, requestID: error.requestID)
+            let notice = explain(error, kind: kind)
+            state.write.action = ActionState(phase: .failed(notice.text, requestID: error.requestID))
+            state.notice = notice
             // A refusal, or a write that got no whole answer: read again (never send again); the
             // reads say whether it was applied.
             return beginVerification(kind, answer: .failure(error), before: before, at: at, &state)
@@ -324,19 +324,20 @@ extension ShopUpdate {
     }
 
     /// 402 and 409 in plain words; a write without a whole answer says it may have been applied.
-    static func explain(_ error: ShopAPIError, kind: ActionKind) -> String {
+    static func explain(_ error: ShopAPIError, kind: ActionKind) -> Notice {
         if error.category.mayHaveBeenApplied {
-            return "\(ErrorText.line(error)) — it may have been applied; reading the balance again to find out…"
+            return Notice(.error, "", failure: ErrorText.words(error), verdict: " — it may have been applied; reading the balance again to find out…")
         }
         switch (error.status, kind) {
         case (402, let .spend(_, _, amount, _)):
             // Our words once, the server's quoted (whether anything was spent, the reads say next).
             let said = error.serverMessage.map { ": “\(Sanitizer.line($0))”" } ?? ""
-            return "\(error.endpoint ?? SpendCheer.endpoint.key): not enough cheer to spend \(Wording.grouped(amount)) — HTTP 402\(said)."
+            return Notice(.error, "\(error.endpoint ?? SpendCheer.endpoint.key): not enough cheer to spend \(Wording.grouped(amount)) — HTTP 402\(said).",
+                          requestID: error.requestID)
         case (409, let .purchase(_, transactionID)):
-            return "Transaction \(transactionID) was already credited; nothing changed."
+            return Notice(.error, "Transaction \(transactionID) was already credited; nothing changed.", requestID: error.requestID)
         default:
-            return ErrorText.line(error)
+            return Notice(.error, "", failure: ErrorText.words(error))
         }
     }
 }

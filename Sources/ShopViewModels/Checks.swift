@@ -261,7 +261,7 @@ extension ShopUpdate {
         if outcome.settlesLostPurchase, case .purchase = v.kind { state.write.lostPurchase = nil }
         state.checks.add(outcome.checks)
         let text = outcome.text
-        state.notice = Notice(outcome.succeeded ? .info : .error, text, requestID: outcome.requestID)
+        state.notice = outcome.notice
         // The dialog, if it is still open on this write's outcome, says the same.
         if state.dialogShown, let action = state.write.action {
             switch action.phase {

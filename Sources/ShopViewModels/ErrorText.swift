@@ -7,26 +7,50 @@ import TerminalText
 /// whatever came from the server, and never lets a library's names, numbers or paths through.
 public enum ErrorText {
     /// `GET /api/v1/balance: <what happened> (request id rq-…)`: one line, safe for a terminal.
-    public static func line(_ error: ShopAPIError) -> String {
-        let what = sentence(error)
-        let text = error.endpoint.map { "\($0): \(what)" } ?? what
-        return withRequestID(Sanitizer.line(text), error.requestID)
-    }
+    public static func line(_ error: ShopAPIError) -> String { words(error).line }
 
     /// What happened, without the endpoint or the request id.
-    public static func sentence(_ error: ShopAPIError) -> String {
+    public static func sentence(_ error: ShopAPIError) -> String { words(error).sentence }
+
+    /// A failure in its parts (the request, our words, the server's own words, the request id), for a
+    /// front end that lays them out itself.
+    public static func words(_ error: ShopAPIError) -> FailureWords {
+        var words = FailureWords(what: "")
+        switch error {
+        case let .http(status, message, code, _, _, retryAfter):
+            words.status = status
+            words.what = reasonPhrase(status)
+            if let message, !message.isEmpty { words.serverWords = Sanitizer.line(message) }
+            if let code, !code.isEmpty { words.after += " [\(Sanitizer.line(code))]" }
+            if let retryAfter { words.after += " (retry after \(retryAfter) s)" }
+        case let .notJSON(status, contentType, _, _, text):
+            let type = contentType.map { Sanitizer.line(String($0.prefix(60))) } ?? "no content type"
+            words.status = status
+            words.what = "\(reasonPhrase(status)) with a non-JSON body (\(type))"
+            words.serverWords = serverWords(text)
+        case let .transport(failure, _):
+            (words.what, words.advice) = parts(failure)
+        case let .signInExpired(.refreshRefused(message), _):
+            words.what = "sign-in expired: the refresh token was refused"
+            words.serverWords = serverWords(message)
+        case let .signInExpired(.renewedTokenRefused(message), _):
+            words.what = "sign-in expired: the renewed access token was refused too"
+            words.serverWords = serverWords(message)
+        default:
+            words.what = Sanitizer.line(ourSentence(error))
+        }
+        words.request = error.endpoint.map { Sanitizer.line($0.description) }
+        words.requestID = error.requestID.map(Sanitizer.line)
+        return words
+    }
+
+    /// What happened in our words alone, for a failure that brings no words of the server's.
+    static func ourSentence(_ error: ShopAPIError) -> String {
         switch error {
         case let .transport(failure, _):
             return sentence(failure)
-        case let .http(status, message, code, _, _, retryAfter):
-            var s = "HTTP \(status) \(reasonPhrase(status))"
-            if let message, !message.isEmpty { s += ": \(Sanitizer.line(message))" }
-            if let code, !code.isEmpty { s += " [\(Sanitizer.line(code))]" }
-            if let retryAfter { s += " (retry after \(retryAfter) s)" }
-            return s
-        case let .notJSON(status, contentType, _, _, text):
-            let type = contentType.map { Sanitizer.line(String($0.prefix(60))) } ?? "no content type"
-            return "HTTP \(status) \(reasonPhrase(status)) with a non-JSON body (\(type))" + said(text)
+        case let .http(status, _, _, _, _, _), let .notJSON(status, _, _, _, _):
+            return "HTTP \(status) \(reasonPhrase(status))"
         case let .undecodable(problem, _, _):
             switch problem.reason {
             case .cutShort: return "the response is not valid JSON (it ends early: cut short)"
@@ -55,8 +79,23 @@ public enum ErrorText {
 
     /// One plain sentence for a failure below HTTP.
     public static func sentence(_ error: TransportError) -> String {
+        let (what, advice) = parts(error)
+        return what + advice
+    }
+
+    /// A failure below HTTP: what happened, and what to try (` — is the server running?`, or empty).
+    static func parts(_ error: TransportError) -> (what: String, advice: String) {
         switch error {
-        case let .connectionRefused(host): return "connection refused by \(Sanitizer.line(host)) — is the server running?"
+        case let .connectionRefused(host): return ("connection refused by \(Sanitizer.line(host))", " — is the server running?")
+        case let .proxy(address, .unreachable):
+            return ("the proxy \(Sanitizer.line(address)) could not be reached", " — is it running? (the proxy comes from HTTPS_PROXY/HTTP_PROXY or the config)")
+        default: return (sentenceAlone(error), "")
+        }
+    }
+
+    static func sentenceAlone(_ error: TransportError) -> String {
+        switch error {
+        case .connectionRefused: return parts(error).what
         case let .dns(host): return "the host name \(Sanitizer.line(host)) could not be found"
         case let .tls(problem): return sentence(problem)
         case let .connectTimeout(host): return "no connection to \(Sanitizer.line(host)) (connect timed out)"
@@ -72,7 +111,7 @@ public enum ErrorText {
         case let .proxy(address, problem):
             let proxy = "the proxy \(Sanitizer.line(address))"
             switch problem {
-            case .unreachable: return "\(proxy) could not be reached — is it running? (the proxy comes from HTTPS_PROXY/HTTP_PROXY or the config)"
+            case .unreachable: return parts(error).what
             case .credentials: return "\(proxy) wants other credentials (HTTP 407): check the user and password in its URL"
             case .refusedTunnel: return "\(proxy) refused to open a tunnel to the server"
             }
@@ -145,8 +184,13 @@ public enum ErrorText {
     }
 
     static func said(_ message: String?) -> String {
-        guard let message, !message.isEmpty else { return "" }
-        return ": \(Sanitizer.line(message))"
+        serverWords(message).map { ": \($0)" } ?? ""
+    }
+
+    /// The server's own words, sanitized (nil when it said nothing).
+    static func serverWords(_ message: String?) -> String? {
+        guard let message, !message.isEmpty else { return nil }
+        return Sanitizer.line(message)
     }
 
     /// The standard reason phrase (from SwiftNIO's table), or a generic one for a code it does not name.
@@ -154,6 +198,42 @@ public enum ErrorText {
         let phrase = HTTPResponseStatus(statusCode: status).reasonPhrase
         if !phrase.isEmpty { return phrase }
         return status >= 500 ? "Server Error" : "Client Error"
+    }
+}
+
+/// A failure in its parts: `GET /api/v1/balance` (`request`), `HTTP 503` (`status`), `Service Unavailable`
+/// (`what`, our words), `maintenance` (`serverWords`, sanitized, perhaps long), ` [internal] (retry after 7 s)`
+/// (`after`, our words again) and the request id. `line` is the one sentence `ErrorText.line` prints.
+public struct FailureWords: Equatable, Sendable {
+    public var request: String?
+    /// The HTTP status, when an answer came.
+    public var status: Int?
+    public var what: String
+    public var serverWords: String?
+    public var after: String
+    /// What to try, after the rest (` — is the server running?`): kept whole while the line is shortened.
+    public var advice = ""
+    public var requestID: String?
+
+    public init(request: String? = nil, status: Int? = nil, what: String, serverWords: String? = nil, after: String = "", requestID: String? = nil) {
+        self.request = request
+        self.status = status
+        self.what = what
+        self.serverWords = serverWords
+        self.after = after
+        self.requestID = requestID
+    }
+
+    /// What happened, without the request or the request id.
+    public var sentence: String { statusWords + what + (serverWords.map { ": \($0)" } ?? "") + after + advice }
+
+    /// `HTTP 503 ` ahead of `what`, or nothing.
+    public var statusWords: String { status.map { "HTTP \($0)" + (what.isEmpty ? "" : " ") } ?? "" }
+
+    /// `GET /api/v1/balance: HTTP 503 Service Unavailable: maintenance (request id rq-1)`.
+    public var line: String {
+        let text = request.map { "\($0): \(sentence)" } ?? sentence
+        return requestID.map { "\(text) (request id \($0))" } ?? text
     }
 }
 

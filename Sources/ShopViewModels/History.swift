@@ -80,13 +80,42 @@ public struct HistoryState: Equatable, Sendable {
         let (page, offset) = locate(index)
         switch pages[page] {
         case nil, .idle?: return .loading(page: page)
-        case let .failed(error, nil)?: return .failed(page: page, message: ErrorText.line(error))
+        case let .failed(error, nil)?: return .failed(page: page, failure: ErrorText.words(error))
         case let slot?:
             let items = Self.items(of: slot)
             if items.indices.contains(offset) { return .item(items[offset]) }
             if slot.isLoading { return .loading(page: page) }
             return .missing(page: page)
         }
+    }
+
+    /// The page did not load (and nothing of it is held): it is one row of the list.
+    public func didNotLoad(page: Int) -> Bool {
+        if case .failed(_, nil)? = pages[page] { return true }
+        return false
+    }
+
+    /// The entries of `page`, counted from 1 (`51...100`).
+    public func entries(ofPage page: Int) -> ClosedRange<Int> {
+        let first = firstIndex(ofPage: page).plusSaturating(1)
+        let last = isSinglePage ? (count ?? 0) : min(count ?? .max, page.timesSaturating(perPage))
+        return first...max(first, last)
+    }
+
+    /// Where `step` rows from the cursor lead: a page that did not load is one row, so a step from it
+    /// leaves the page (and a step onto it comes to its near end, as onto any page).
+    func index(movingRows step: Int) -> Int {
+        guard !isSinglePage else { return cursor.plusSaturating(step) }
+        var index = cursor
+        for _ in 0..<min(abs(step), count ?? 0) {
+            let page = locate(index).page
+            if !didNotLoad(page: page) {
+                index += step > 0 ? 1 : -1
+            } else {
+                index = step > 0 ? firstIndex(ofPage: page.plusSaturating(1)) : firstIndex(ofPage: page) - 1
+            }
+        }
+        return index
     }
 
     public var selectedItem: HistoryItem? {
@@ -140,7 +169,8 @@ public struct HistoryState: Equatable, Sendable {
 public enum HistoryRow: Equatable, Sendable {
     case item(HistoryItem)
     case loading(page: Int)
-    case failed(page: Int, message: String)
+    /// Every entry of a page that did not load: the list shows the page as one row.
+    case failed(page: Int, failure: FailureWords)
     /// The page came, but shorter than its place in the list says (the server's counts disagree).
     case missing(page: Int)
 }
@@ -158,7 +188,7 @@ extension ShopUpdate {
         case .down, .up, .pageDown, .pageUp:
             guard let count = h.count, count > 0 else { return [] }
             let step = action == .down ? 1 : action == .up ? -1 : action == .pageDown ? rows : -rows
-            return moveCursor(to: h.cursor + step, &state)
+            return moveCursor(to: h.index(movingRows: step), &state)
         case .first:
             state.history.newEntries = 0
             return moveCursor(to: 0, &state)

@@ -120,7 +120,7 @@ extension ShopUpdate {
         case let .failure(error):
             find.scan = nil
             state.history.find = find
-            state.notice = Notice(.error, "Find stopped: " + ErrorText.line(error), requestID: error.requestID)
+            state.notice = Notice(.error, "Find stopped: ", failure: ErrorText.words(error))
             return []
         case let .success(answer):
             // What the scan received counts in the list too: a match is never past the list's end.

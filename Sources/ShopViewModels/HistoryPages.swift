@@ -66,7 +66,7 @@ extension ShopUpdate {
             state.history.pages.set(page, slot, current: state.history.page)
             if state.history.dateSearch?.probe == page {
                 state.history.dateSearch = nil
-                state.notice = Notice(.error, "Go to stopped: " + ErrorText.line(error), requestID: error.requestID)
+                state.notice = Notice(.error, "Go to stopped: ", failure: ErrorText.words(error))
             } else if page == state.history.page {
                 state.notice = .error(error, state.context)
             }

@@ -35,7 +35,9 @@ public struct ShopContext: Equatable, Sendable {
     var shopKey: CacheKey { CacheKey(baseURL: baseURL, user: nil) }
 }
 
-/// A one-line message for the status bar.
+/// A one-line message for the status bar, as data: our leading words (`headline`), the failure it is
+/// about in its parts (the request, our words, the server's own words), what was settled or what to do
+/// (`verdict`) and the request id. The front end lays the parts out; `text` is the sentence printed.
 public struct Notice: Equatable, Sendable {
     public enum Kind: Equatable, Sendable {
         /// Done, or news (`✔`).
@@ -47,21 +49,32 @@ public struct Notice: Equatable, Sendable {
         case recovered
     }
     public var kind: Kind
-    public var text: String
+    /// Our words ahead of the failure (`Go to stopped: `), or the whole message when it is about none.
+    public var headline: String
+    public var failure: FailureWords?
+    /// Our words after the failure, as the sentence has them (` — set REITERATE_TOKEN …`): what was
+    /// settled, or what to do. Kept whole while the line is shortened; the last part to go.
+    public var verdict: String?
     public var requestID: String?
     /// The operation a failure is about (`GET /api/v1/balance`): its next success clears the line.
     public var endpoint: String?
 
-    public init(_ kind: Kind, _ text: String, requestID: String? = nil, endpoint: String? = nil) {
+    public init(_ kind: Kind, _ headline: String, failure: FailureWords? = nil, verdict: String? = nil,
+                requestID: String? = nil, endpoint: String? = nil) {
         self.kind = kind
-        self.text = text
-        self.requestID = requestID
+        self.headline = headline
+        self.failure = failure
+        self.verdict = verdict
+        self.requestID = requestID ?? failure?.requestID
         self.endpoint = endpoint
     }
 
+    /// The whole sentence, as `print` and a report write it: the request id where the failure's words put it.
+    public var text: String { headline + (failure?.line ?? "") + (verdict ?? "") }
+
     /// A failure in one line, with what to do when the token was refused.
-    static func error(_ error: ShopAPIError, _ context: ShopContext) -> Notice {
-        Notice(.error, ErrorText.line(error) + ErrorText.signInAdvice(error, tokenVariable: context.tokenVariable),
+    static func error(_ error: ShopAPIError, _ context: ShopContext, headline: String = "") -> Notice {
+        Notice(.error, headline, failure: ErrorText.words(error), verdict: ErrorText.signInAdvice(error, tokenVariable: context.tokenVariable),
                requestID: error.requestID, endpoint: error.endpoint?.description)
     }
 }

@@ -15,7 +15,9 @@ public struct WriteOutcome: Equatable, Sendable {
     public var answer: Answer
     /// This write's checks, in the order they were made.
     public var checks: [CheckRecord]
-    /// What happened, in words (before the checks' verdict).
+    /// The write's failed answer, in its parts, when the outcome's words begin with it.
+    public var failure: FailureWords?
+    /// What happened, in words (after the failure, before the checks' verdict).
     public var headline: String
     /// The request id of the write's failed answer, if it failed with a response head.
     public var requestID: String?
@@ -31,12 +33,28 @@ public struct WriteOutcome: Equatable, Sendable {
     /// Good news only when the write went through and every check agrees.
     public var succeeded: Bool { applied == .yes && failed.isEmpty }
 
-    /// The headline and the checks' verdict: `… ✔ 3 checks passed` or `… ✗ spend-balance: expected …`.
-    public var text: String {
+    /// The failure, the headline and the checks' verdict: `… ✔ 3 checks passed` or `… ✗ spend-balance: expected …`.
+    public var text: String { (failure?.line ?? "") + words }
+
+    /// The headline and the checks' verdict (what follows the failure).
+    var words: String {
         let failed = failed
         let summary = failed.first.map { " " + $0.line + (failed.count > 1 ? " (and \(failed.count - 1) more)" : "") }
             ?? (checks.isEmpty ? "" : " ✔ \(checks.count) check\(checks.count == 1 ? "" : "s") passed")
         return headline + summary
+    }
+
+    /// The outcome as a notice: the failure in its parts, then the words and the checks' verdict.
+    public var notice: Notice {
+        let kind: Notice.Kind = succeeded ? .info : .error
+        guard let failure else { return Notice(kind, words, requestID: requestID) }
+        return Notice(kind, "", failure: failure, verdict: words, requestID: requestID)
+    }
+
+    /// Begins with what the write's answer said (`ShopUpdate.explain`).
+    mutating func said(_ notice: Notice) {
+        failure = notice.failure
+        headline = notice.headline + (notice.verdict ?? "")
     }
 }
 
@@ -172,7 +190,7 @@ extension WriteOutcome {
             outcome.answer = error.category.mayHaveBeenApplied ? .unanswered : .refused
             if let replay = rules.replay, error.status == replay.status {
                 outcome.applied = .no
-                outcome.headline = ShopUpdate.explain(error, kind: v.kind)
+                outcome.said(ShopUpdate.explain(error, kind: v.kind))
                 if let before, let fresh { check(replay.check, fresh == before, expected: "\(g(before)) (unchanged)", actual: g(fresh)) }
             } else if error.category.mayHaveBeenApplied, let before, let fresh {
                 // No answer to check: the balance read again tells which of the two outcomes happened.
@@ -183,7 +201,8 @@ extension WriteOutcome {
                     check(rules.balanceCheck, fresh == expected || fresh == before,
                           expected: "\(g(expected)) (applied: \(g(before)) \(rules.deltaText)) or \(g(before)) (not applied)", actual: g(fresh))
                 }
-                let line = ErrorText.line(error) + " — "
+                outcome.failure = ErrorText.words(error)
+                let line = " — "
                 if let expected, fresh == expected {
                     outcome.applied = .yes
                     outcome.headline = line + rules.wasApplied(fresh, before)
@@ -195,10 +214,11 @@ extension WriteOutcome {
                     outcome.headline = line + rules.neither(fresh, expected, before)
                 }
             } else if error.category.mayHaveBeenApplied {
-                outcome.headline = ErrorText.line(error) + " — " + rules.unknown
+                outcome.failure = ErrorText.words(error)
+                outcome.headline = " — " + rules.unknown
             } else {
                 outcome.applied = .no
-                outcome.headline = ShopUpdate.explain(error, kind: v.kind)
+                outcome.said(ShopUpdate.explain(error, kind: v.kind))
                 if let before, let fresh, (400..<500).contains(error.status ?? 0) {
                     check(.refusedUnchanged, fresh == before, expected: "\(g(before)) (unchanged)", actual: g(fresh))
                     // Said once, and only as read: the balance after the refusal.

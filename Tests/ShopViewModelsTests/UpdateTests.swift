@@ -246,9 +246,9 @@ import Testing
         let id = d.requestID(forPage: 2) ?? Token(-1)
         d.apply(.historyLoaded(id, page: 2, .failure(http(503, "down")), at: t0))
         guard case let .failed(error, nil)? = d.state.history.current, error.requestID == "rq-1" else { Issue.record("\(String(describing: d.state.history.current))"); return }
-        let message = ErrorText.line(error)
-        #expect(message.contains("HTTP 503") && d.state.notice?.requestID == "rq-1")
-        #expect(d.state.history.item(at: 50) == .failed(page: 2, message: message))
+        let words = ErrorText.words(error)
+        #expect(words.line.contains("HTTP 503") && d.state.notice?.requestID == "rq-1")
+        #expect(d.state.history.item(at: 50) == .failed(page: 2, failure: words) && d.state.history.item(at: 99) == .failed(page: 2, failure: words))
         let retry = d.send(.retryHistoryPage)
         #expect(d.requestID(forPage: 2, in: retry) != nil)
         d.loadPage(2)
