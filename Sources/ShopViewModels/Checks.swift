@@ -4,13 +4,50 @@ import ShopAPI
 // The Checks tab's records, and the verification of a write: what is read again after it and the
 // one outcome those reads make.
 
-/// One check's result: a write's verification, or a finding of the contract watchdog on an answer
-/// (`isFinding`; a finding that recurs is one record, counted).
+/// Where a check record comes from.
+public enum CheckSource: Equatable, Sendable {
+    /// The contract watchdog, on an answer.
+    case watchdog
+    /// An answer compared with the one pinned for its request (`P`).
+    case pins
+    /// A write's verification: the reads after it.
+    case writeVerification
+    /// The watch's reconciliation of the balance and the history.
+    case watch
+}
+
+/// Which check a record is of: the contract's (and the pin's), a write's, or the watch's.
+public enum CheckID: Equatable, Sendable {
+    case contract(ContractCheck)
+    case write(WriteCheck)
+    case watch(WatchCheck)
+
+    /// `spend-balance`, `schema`, …: the name docs/checks.md gives it, as the Checks tab shows it.
+    public var name: String {
+        switch self {
+        case let .contract(check): return check.rawValue
+        case let .write(check): return check.rawValue
+        case let .watch(check): return check.rawValue
+        }
+    }
+
+    public var source: CheckSource {
+        switch self {
+        case .contract(.pinned): return .pins
+        case .contract: return .watchdog
+        case .write: return .writeVerification
+        case .watch: return .watch
+        }
+    }
+}
+
+/// One check's result: a write's verification, or a finding (of the contract watchdog or a pin on an
+/// answer, or of the watch: `isFinding`; a finding that recurs is one record, counted).
 public struct CheckRecord: Equatable, Sendable {
     public enum Outcome: Equatable, Sendable { case passed, failed }
 
-    /// The check's name: `spend-balance`, `purchase-balance`, …
-    public var name: String
+    /// Which check: `.write(.spendBalance)`, `.contract(.schema)`, …
+    public var check: CheckID
     public var outcome: Outcome
     public var expected: String
     public var actual: String
@@ -19,14 +56,18 @@ public struct CheckRecord: Equatable, Sendable {
     /// The (last) request it was seen on.
     public var requestID: String?
     public var at: Date
-    /// A contract watchdog's finding on a response (else a write's verification).
-    public var isFinding: Bool
     /// What makes a later finding the same one (a watchdog's finding); nil: never grouped.
     public var key: FindingKey?
     /// How many answers showed it (a recurring finding is one record).
     public var count = 1
     /// The first answer that showed it, when it recurred.
     public var first: Sighting?
+
+    /// The check's name: `spend-balance`, `purchase-balance`, …
+    public var name: String { check.name }
+    public var source: CheckSource { check.source }
+    /// A finding on an answer or of the watch (else a write's verification).
+    public var isFinding: Bool { source != .writeVerification }
 
     /// Where and when a recurring finding was first seen, and what it was then (when that differs).
     public struct Sighting: Equatable, Sendable {
@@ -35,16 +76,15 @@ public struct CheckRecord: Equatable, Sendable {
         public var actual: String
     }
 
-    public init(name: String, outcome: Outcome, expected: String, actual: String, request: String, requestID: String?, at: Date,
-                isFinding: Bool = false, key: FindingKey? = nil) {
-        self.name = name
+    public init(check: CheckID, outcome: Outcome, expected: String, actual: String, request: String, requestID: String?, at: Date,
+                key: FindingKey? = nil) {
+        self.check = check
         self.outcome = outcome
         self.expected = expected
         self.actual = actual
         self.request = request
         self.requestID = requestID
         self.at = at
-        self.isFinding = isFinding
         self.key = key
     }
 

@@ -83,9 +83,9 @@ extension ShopUpdate {
     static func addFindings(_ exchange: Exchange, _ state: inout AppState) {
         guard !exchange.findings.isEmpty else { return }
         state.checks.add(exchange.findings.map {
-            CheckRecord(name: $0.check.rawValue, outcome: .failed, expected: $0.expected, actual: $0.actual,
+            CheckRecord(check: .contract($0.check), outcome: .failed, expected: $0.expected, actual: $0.actual,
                         request: "\(exchange.method) \(exchange.path)", requestID: exchange.requestID, at: exchange.startedAt,
-                        isFinding: true, key: FindingKey($0, method: exchange.method, target: exchange.path))
+                        key: FindingKey($0, method: exchange.method, target: exchange.path))
         })
     }
 }

@@ -28,7 +28,7 @@ public struct WriteOutcome: Equatable, Sendable {
 
     /// The server took a write the shop must refuse (an overspend, an unknown pack, not a bundle…):
     /// the finding that leads the verdict and sets `spend`/`buy`'s exit status.
-    public var acceptedRefusable: CheckRecord? { failed.first { $0.name == WriteCheck.refusalExpected.rawValue } }
+    public var acceptedRefusable: CheckRecord? { failed.first { $0.check == .write(.refusalExpected) } }
 
     /// Good news only when the write went through and every check agrees.
     public var succeeded: Bool { applied == .yes && failed.isEmpty }
@@ -135,7 +135,7 @@ extension WriteOutcome {
         let g = Wording.grouped
         var checks: [CheckRecord] = []
         func check(_ name: WriteCheck, _ passed: Bool, expected: String, actual: String) {
-            checks.append(CheckRecord(name: name.rawValue, outcome: passed ? .passed : .failed, expected: expected, actual: actual,
+            checks.append(CheckRecord(check: .write(name), outcome: passed ? .passed : .failed, expected: expected, actual: actual,
                                       request: v.request, requestID: requestID, at: v.at))
         }
         let fresh = v.balance.value

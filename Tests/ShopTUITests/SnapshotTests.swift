@@ -77,8 +77,8 @@ import TerminalText
     @Test func checksTabWithAFailedVerification() {
         var l = Loop()
         l.app.checks.add([
-            CheckRecord(name: "spend-balance", outcome: .failed, expected: "1,243 (1,250 − 7)", actual: "1,242", request: "POST /api/v1/spend_cheer", requestID: "rq-7f3a", at: now),
-            CheckRecord(name: "spend-history", outcome: .passed, expected: "newest 7 on com.reiterate.pack.rain, total 231",
+            CheckRecord(check: .write(.spendBalance), outcome: .failed, expected: "1,243 (1,250 − 7)", actual: "1,242", request: "POST /api/v1/spend_cheer", requestID: "rq-7f3a", at: now),
+            CheckRecord(check: .write(.spendHistory), outcome: .passed, expected: "newest 7 on com.reiterate.pack.rain, total 231",
                         actual: "newest 7 on com.reiterate.pack.rain, total 231", request: "POST /api/v1/spend_cheer", requestID: "rq-7f3a", at: now),
         ])
         l.press(.char("4"))
@@ -94,8 +94,8 @@ import TerminalText
             for (path, rule, expected, actual) in [("history[2].amount", FieldRule.type, "history[2].amount: integer", "string “lots”"),
                                                    ("history[2].date", FieldRule.dateTime, "history[2].date: date-time", "“yesterday”")] {
                 let finding = Finding(check: .schema, expected: expected, actual: actual, place: .field(path: path, rule: rule))
-                l.app.checks.add([CheckRecord(name: "schema", outcome: .failed, expected: expected, actual: actual, request: "GET \(target)",
-                                              requestID: "rq-\(n)", at: now, isFinding: true, key: FindingKey(finding, method: "GET", target: target))])
+                l.app.checks.add([CheckRecord(check: .contract(.schema), outcome: .failed, expected: expected, actual: actual, request: "GET \(target)",
+                                              requestID: "rq-\(n)", at: now, key: FindingKey(finding, method: "GET", target: target))])
             }
         }
         l.press(.char("4"))

@@ -99,8 +99,8 @@ import Testing
     @Test func snapshotsInEveryPalette() {
         var l = Loop()
         l.app.checks.add([
-            CheckRecord(name: "spend-balance", outcome: .failed, expected: "1,243 (1,250 − 7)", actual: "1,242", request: "POST /api/v1/spend_cheer", requestID: "rq-7f3a", at: now),
-            CheckRecord(name: "spend-history", outcome: .passed, expected: "newest 7", actual: "newest 7", request: "POST /api/v1/spend_cheer", requestID: "rq-7f3a", at: now),
+            CheckRecord(check: .write(.spendBalance), outcome: .failed, expected: "1,243 (1,250 − 7)", actual: "1,242", request: "POST /api/v1/spend_cheer", requestID: "rq-7f3a", at: now),
+            CheckRecord(check: .write(.spendHistory), outcome: .passed, expected: "newest 7", actual: "newest 7", request: "POST /api/v1/spend_cheer", requestID: "rq-7f3a", at: now),
         ])
         l.press(.char("4"))
         assertThemedSnapshot(Renderer.render(frame(l.app, width: 100, height: 30)), "themes-checks-100x30")

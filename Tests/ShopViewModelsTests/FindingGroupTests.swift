@@ -77,7 +77,7 @@ import Testing
     /// A write's verifications are never grouped: each write is checked on its own.
     @Test func verificationsAreNeverGrouped() {
         var checks = ChecksState()
-        let failed = CheckRecord(name: "spend-balance", outcome: .failed, expected: "1,243", actual: "1,242", request: "POST /api/v1/spend_cheer",
+        let failed = CheckRecord(check: .write(.spendBalance), outcome: .failed, expected: "1,243", actual: "1,242", request: "POST /api/v1/spend_cheer",
                                  requestID: "rq-1", at: t0)
         checks.add([failed])
         checks.add([failed])
