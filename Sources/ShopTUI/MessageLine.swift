@@ -29,7 +29,7 @@ struct MessageLine: Equatable {
         self.idBeforeVerdict = idBeforeVerdict
         self.lead = lead
         if let failure {
-            request = failure.request.map { $0 + requestJoin } ?? ""
+            request = failure.request.map { Sanitizer.line($0.description) + requestJoin } ?? ""
             status = failure.status.map { "HTTP \($0)" } ?? ""
             what = (status.isEmpty || failure.what.isEmpty ? "" : " ") + failure.what
             serverWords = failure.serverWords ?? ""

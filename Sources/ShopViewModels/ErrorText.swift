@@ -39,7 +39,7 @@ public enum ErrorText {
         default:
             words.what = Sanitizer.line(ourSentence(error))
         }
-        words.request = error.endpoint.map { Sanitizer.line($0.description) }
+        words.request = error.endpoint
         words.requestID = error.requestID.map(Sanitizer.line)
         return words
     }
@@ -205,7 +205,8 @@ public enum ErrorText {
 /// (`what`, our words), `maintenance` (`serverWords`, sanitized, perhaps long), ` [internal] (retry after 7 s)`
 /// (`after`, our words again) and the request id. `line` is the one sentence `ErrorText.line` prints.
 public struct FailureWords: Equatable, Sendable {
-    public var request: String?
+    /// The method and the path (the endpoint key the error names).
+    public var request: EndpointKey?
     /// The HTTP status, when an answer came.
     public var status: Int?
     public var what: String
@@ -215,7 +216,7 @@ public struct FailureWords: Equatable, Sendable {
     public var advice = ""
     public var requestID: String?
 
-    public init(request: String? = nil, status: Int? = nil, what: String, serverWords: String? = nil, after: String = "", requestID: String? = nil) {
+    public init(request: EndpointKey? = nil, status: Int? = nil, what: String, serverWords: String? = nil, after: String = "", requestID: String? = nil) {
         self.request = request
         self.status = status
         self.what = what
@@ -232,7 +233,7 @@ public struct FailureWords: Equatable, Sendable {
 
     /// `GET /api/v1/balance: HTTP 503 Service Unavailable: maintenance (request id rq-1)`.
     public var line: String {
-        let text = request.map { "\($0): \(sentence)" } ?? sentence
+        let text = request.map { "\(Sanitizer.line($0.description)): \(sentence)" } ?? sentence
         return requestID.map { "\(text) (request id \($0))" } ?? text
     }
 }

@@ -108,7 +108,7 @@ import Testing
     /// The order things give way: the server's own words first, then our leading words' middle, the
     /// verdict last; the request, the status and the id never.
     @Test func aMessageLineShortensTheServersWordsFirst() {
-        let failure = FailureWords(request: "GET /api/v1/cheer_history", status: 500, what: "Internal Server Error", serverWords: Self.long,
+        let failure = FailureWords(request: .get("/api/v1/cheer_history"), status: 500, what: "Internal Server Error", serverWords: Self.long,
                                    after: " [internal]", requestID: Self.id)
         let line = MessageLine(lead: "✖ entries 51–100 (page 2) did not load: ", failure: failure, requestJoin: " → ", verdict: " — Enter retries",
                                requestID: Self.id, idBeforeVerdict: true)
