@@ -4,7 +4,7 @@ import TerminalText
 /// A message line laid out from its parts, never parsed back from a sentence. When the line is too
 /// long, the server's own words are shortened first; then our words after the status and after the
 /// server's (a code's end stays longest), then the middle of our leading words; the verdict (what was
-/// settled, what to do) goes last. The request (method and
+/// settled, what to do) goes last: first its end (its first 40 columns stay), then whole. The request (method and
 /// full path), the status and the request id stay whole.
 struct MessageLine: Equatable {
     /// Our leading words, with the line's mark (`✖ Go to stopped: `).
@@ -91,10 +91,15 @@ struct MessageLine: Equatable {
         give(\.serverWords, least: 0)
         give(\.what, least: 0, cut: .end)
         give(\.lead, least: min(leadWidth, 2))
+        // The verdict's own end, while its first words (what was settled) stay.
+        give(\.verdict, least: min(DisplayWidth.of(verdict), Self.verdictKept), cut: .end)
         return excess <= 0 ? line.whole : nil
     }
 
     enum Cut { case middle, end, start }
+
+    /// The fewest columns a verdict keeps before it goes whole.
+    static let verdictKept = 40
 
     /// The fewest columns our leading words keep.
     static let shortest = 8
