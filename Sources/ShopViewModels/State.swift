@@ -95,34 +95,35 @@ public enum DataSource: Equatable, Sendable {
     case cached(reason: StaleReason?)
 }
 
-/// The whole app: data, screen, and the requests in flight. One value, changed only by `ShopUpdate.update`.
+/// The whole app: data, screen, and the requests in flight. One value, changed only by `ShopUpdate.update`
+/// (its properties are set in this module alone; a front end reads them and sends messages).
 public struct AppState: Equatable, Sendable {
-    public var context: ShopContext
+    public internal(set) var context: ShopContext
     /// Every request in flight and what it is for.
     public internal(set) var inFlight = InFlight()
-    public var balance = Loadable<Int>.idle
-    public var packs = PacksState()
-    public var history: HistoryState
-    public var requests = RequestsState()
+    public internal(set) var balance = Loadable<Int>.idle
+    public internal(set) var packs = PacksState()
+    public internal(set) var history: HistoryState
+    public internal(set) var requests = RequestsState()
     /// Requests with a pinned answer (`GET /api/v1/balance?user_id=qa-alice`): marked on the Requests tab.
-    public var pinned: Set<String> = []
+    public internal(set) var pinned: Set<String> = []
     /// The diff view's comparison (`D`), while it is open (it lives in the focus).
     public var diff: DiffViewState? {
         if case let .diff(view) = screen.focus { return view }
         return nil
     }
     /// What `D` can compare with, for Tab: `env:NAME`, `user:ID`, snapshot files (set by the program).
-    public var compareTargets: [String] = []
+    public internal(set) var compareTargets: [String] = []
     /// The spend or purchase: its form, phase, verification and outcome, and a lost purchase.
     public internal(set) var write = WriteFlow()
-    public var notice: Notice?
+    public internal(set) var notice: Notice?
     /// Every verification (and finding) so far: the Checks tab.
-    public var checks = ChecksState()
+    public internal(set) var checks = ChecksState()
     /// The watch of the user under test, and its timeline: the Live tab.
-    public var watch = WatchState()
+    public internal(set) var watch = WatchState()
     /// The latest time a message brought (the update has no clock; an event the user made takes it).
     public internal(set) var clock: Date?
-    public var screen = ScreenState()
+    public internal(set) var screen = ScreenState()
     /// What the user did, in words (a bug report's steps).
     public internal(set) var steps = StepLog()
     /// The latest error shown (a bug report is about it once the message line has moved on).
@@ -130,8 +131,12 @@ public struct AppState: Equatable, Sendable {
     /// Where each user looked at before was (`u` switches; switching back returns there).
     public internal(set) var userPlaces: [String: UserPlace] = [:]
 
-    public init(context: ShopContext, historyPerPage: Int = HistoryState.defaultPerPage, historyCapacity: Int = 8) {
+    /// `watch` as the settings make it; `compareTargets`, what `D` offers.
+    public init(context: ShopContext, watch: WatchState = WatchState(), compareTargets: [String] = [],
+                historyPerPage: Int = HistoryState.defaultPerPage, historyCapacity: Int = 8) {
         self.context = context
+        self.watch = watch
+        self.compareTargets = compareTargets
         history = HistoryState(perPage: historyPerPage, capacity: historyCapacity)
     }
 

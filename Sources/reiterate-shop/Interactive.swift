@@ -83,9 +83,7 @@ struct Interactive: AsyncParsableCommand {
                 let state = EvidenceFiles.stateDirectory(environment: ProcessInfo.processInfo.environment)
                 // D and S: comparisons and snapshots with clients of their own.
                 let comparer = TUIComparer(connection: connection, config: config, logger: logger, settings: settings, stateDirectory: state)
-                var initial = AppState(context: context)
-                initial.watch = settings.watchState
-                initial.compareTargets = comparer.targets()
+                let initial = AppState(context: context, watch: settings.watchState, compareTargets: comparer.targets())
                 let store = await AppStore(state: initial, service: LiveShopService(client: client), cache: cache)
                 // P: the same pins the client checks every answer against.
                 let pins = client.pipeline.pins as? PinStore

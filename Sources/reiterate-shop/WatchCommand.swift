@@ -51,11 +51,10 @@ struct WatchCommand: AsyncParsableCommand {
         let logger = try connection.makeLogger(label: "reiterate")
         let started = Date()
         let outcome: WatchOutcome = try await connection.withClient(settings, logger: logger) { client in
-            var state = AppState(context: settings.shopContext)
-            state.watch = settings.watchState
+            var watch = settings.watchState
             // Told on stderr only when a person is there to hear it.
-            if isatty(STDERR_FILENO) != 1 { state.watch.alert = nil }
-            let store = await AppStore(state: state, service: LiveShopService(client: client), cache: nil)
+            if isatty(STDERR_FILENO) != 1 { watch.alert = nil }
+            let store = await AppStore(state: AppState(context: settings.shopContext, watch: watch), service: LiveShopService(client: client), cache: nil)
             return await Watcher(store: store, json: json, strict: strict, count: count, seconds: duration.flatMap(Self.seconds)).run()
         }
         let elapsed = Wording.duration(Date().timeIntervalSince(started))

@@ -25,8 +25,12 @@ func loadedHistory(width: Int, height: Int) -> AppState {
     if let token = state.inFlight.token(for: .historyPage(1)) { _ = ShopUpdate.update(&state, .answered(token, ShopReply(.history(user: "qa-whale", page: 1, perPage: rows), .success(.history(page)), sentAt: now))) }
     _ = ShopUpdate.update(&state, .resize(width: width, height: height))
     _ = ShopUpdate.update(&state, .action(ProcessInfo.processInfo.environment["TAB"] == "requests" ? .requests : .history))
-    for item in state.history.rows { state.history.expanded.insert(HistoryState.key(of: item)) }
-    state.history.cursor = rows / 2
+    // Every entry's comments open, then the selection in the middle: by the update, as keys and clicks would.
+    for i in state.history.rows.indices {
+        _ = ShopUpdate.update(&state, .select(i))
+        _ = ShopUpdate.update(&state, .action(.toggle))
+    }
+    _ = ShopUpdate.update(&state, .select(rows / 2))
     return state
 }
 
