@@ -21,8 +21,13 @@ extension Renderer {
             let e = watch.timeline.rows[i]
             let (mark, style) = liveMark(e)
             // An error keeps its request id in sight however narrow the column.
-            let text = clean(e.text(names: names))
-            let shown = if case .error = e.change { errorLine(text, to: max(10, list.width - 13)) } else { text }
+            let shown: String
+            if case let .error(failure, then) = e.change {
+                shown = MessageLine(lead: "", failure: failure, verdict: Sanitizer.line(then), requestID: failure.requestID, idBeforeVerdict: true)
+                    .fitted(to: max(10, list.width - 13))
+            } else {
+                shown = clean(e.text(names: names))
+            }
             return [(clock(e.at, f.timeZone), nil), (mark, style), (shown, e.outcome == .flagged ? Style(foreground: .danger) : nil)]
         }
         let empty = watch.isOn ? "Watching: nothing has changed yet." : "Not watching. \(f.keys(.watch, in: .browse)) watches this user: every change the app makes shows here, reconciled or flagged."

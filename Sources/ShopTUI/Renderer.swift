@@ -256,41 +256,6 @@ public enum Renderer {
         g.put(MessageLine(notice, mark: mark).fitted(to: max(1, f.width - 2)), x: 1, y: y, maxWidth: f.width - 2, style: style)
     }
 
-    /// A line of text within `room` (the watch's error line): a verdict after " — " stays whole and the
-    /// failure before it is cut; else the line is shortened in the middle.
-    static func shortened(_ text: String, to room: Int) -> String {
-        if DisplayWidth.of(text) <= room { return text }
-        if let dash = text.range(of: " — ") {
-            let verdict = String(text[dash.lowerBound...])
-            let headRoom = room - DisplayWidth.of(verdict)
-            if headRoom >= 24 { return Columns.truncate(String(text[..<dash.lowerBound]), to: headRoom) + verdict }
-        }
-        return Columns.truncateMiddle(text, to: room)
-    }
-
-    /// An error line within `room` with its request id whole (what QA quotes), wherever the message put
-    /// it: the middle of the message is shortened first, then the verdict after " — " goes. A line with
-    /// no request id is `shortened`.
-    static func errorLine(_ text: String, to room: Int) -> String {
-        guard DisplayWidth.of(text) > room, let open = text.range(of: " (request id "),
-              let close = text[open.upperBound...].firstIndex(of: ")") else { return shortened(text, to: room) }
-        let marker = String(text[open.lowerBound...close])
-        var rest = text
-        rest.removeSubrange(open.lowerBound...close)
-        var head = rest, verdict = ""
-        if let dash = rest.range(of: " — ") {
-            head = String(rest[..<dash.lowerBound])
-            verdict = String(rest[dash.lowerBound...])
-        }
-        var headRoom = room - DisplayWidth.of(marker) - DisplayWidth.of(verdict)
-        if headRoom < 24 {
-            verdict = ""
-            headRoom = room - DisplayWidth.of(marker)
-        }
-        guard headRoom >= 8 else { return Columns.truncate(String(marker.dropFirst()), to: room) }
-        return Columns.truncateMiddle(head, to: headRoom) + marker + verdict
-    }
-
     /// `searching “rain” ▕████░░░░▏ page 37 of 500 · 2 matches · Esc stops`, or the date search's step.
     static func searchProgress(_ f: Frame) -> String? {
         let spin = spinner[f.tick % spinner.count]

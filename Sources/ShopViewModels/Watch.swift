@@ -341,7 +341,7 @@ extension ShopUpdate {
         let seconds = Int(wait.rounded(.up))
         state.watch.phase = .backingOff(seconds: seconds)
         var effects = cancelRequests(&state) { if case .watch = $0 { return true } else { return false } }
-        _ = note([WatchEvent(at: at, change: .error(ErrorText.line(error) + " — backing off \(seconds) s" + why),
+        _ = note([WatchEvent(at: at, change: .error(ErrorText.words(error), then: " — backing off \(seconds) s" + why),
                              requestIDs: error.requestID.map { [$0] } ?? [])], &state)
         effects += scheduleRound(after: wait, &state)
         return effects

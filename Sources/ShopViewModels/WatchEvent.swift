@@ -62,7 +62,9 @@ public struct WatchEvent: Equatable, Sendable {
         case finding(WatchCheck, expected: String, actual: String)
         /// Worth a look, not a failure (a possible double submission).
         case note(String)
-        case error(String)
+        /// A round that failed: the failure in its parts (the Live tab lays them out, keeping the request and
+        /// its id whole) and what the watch does about it (` — backing off 4 s`).
+        case error(FailureWords, then: String)
         /// Watching started, stopped, moved to another user, or backed off.
         case status(String)
     }
@@ -141,7 +143,8 @@ extension WatchEvent {
             return "packs: " + parts.joined(separator: ", ")
         case let .finding(check, expected, actual):
             return "[\(check.rawValue)] expected \(expected), got \(actual)" + (causedBy.map { " — " + $0.words } ?? "")
-        case let .note(text), let .error(text), let .status(text): return text
+        case let .error(failure, then): return failure.line + then
+        case let .note(text), let .status(text): return text
         }
     }
 
