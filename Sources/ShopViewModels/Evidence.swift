@@ -54,7 +54,7 @@ extension ShopUpdate {
         if let id = notice.requestID { return rows.first { $0.requestID == id } }
         guard let endpoint = notice.endpoint else { return nil }
         return rows.first {
-            "\($0.method) \($0.path.prefix { $0 != "?" })" == endpoint && ($0.failure != nil || ($0.status ?? 0) >= 400)
+            $0.key?.endpoint == endpoint && ($0.failure != nil || ($0.status ?? 0) >= 400)
         }
     }
 

@@ -57,10 +57,10 @@ public struct Notice: Equatable, Sendable {
     public var verdict: String?
     public var requestID: String?
     /// The operation a failure is about (`GET /api/v1/balance`): its next success clears the line.
-    public var endpoint: String?
+    public var endpoint: EndpointKey?
 
     public init(_ kind: Kind, _ headline: String, failure: FailureWords? = nil, verdict: String? = nil,
-                requestID: String? = nil, endpoint: String? = nil) {
+                requestID: String? = nil, endpoint: EndpointKey? = nil) {
         self.kind = kind
         self.headline = headline
         self.failure = failure
@@ -75,14 +75,14 @@ public struct Notice: Equatable, Sendable {
     /// A failure in one line, with what to do when the token was refused.
     static func error(_ error: ShopAPIError, _ context: ShopContext, headline: String = "") -> Notice {
         Notice(.error, headline, failure: ErrorText.words(error), verdict: ErrorText.signInAdvice(error, tokenVariable: context.tokenVariable),
-               requestID: error.requestID, endpoint: error.endpoint?.description)
+               requestID: error.requestID, endpoint: error.endpoint)
     }
 }
 
 extension ShopUpdate {
     /// `endpoint` answered: an error line about it is replaced by a muted "recovered" line.
     static func recovered(_ endpoint: EndpointDescription, _ state: inout AppState) {
-        guard let notice = state.notice, notice.kind == .error, notice.endpoint == endpoint.description else { return }
+        guard let notice = state.notice, notice.kind == .error, notice.endpoint == endpoint.key else { return }
         state.notice = Notice(.recovered, "recovered: \(endpoint) answers again (it had failed)")
     }
 }

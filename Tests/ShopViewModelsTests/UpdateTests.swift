@@ -507,7 +507,7 @@ import Testing
         d.send(.start)
         let failure = ShopAPIError.http(status: 500, message: "boom", code: nil, requestID: "rq-5", endpoint: .get("/api/v1/balance"), retryAfter: nil)
         d.apply(.balanceLoaded(d.balanceToken, .failure(failure), at: t0))
-        #expect(d.state.notice?.kind == .error && d.state.notice?.endpoint == "GET /api/v1/balance")
+        #expect(d.state.notice?.kind == .error && d.state.notice?.endpoint == .get("/api/v1/balance"))
         d.apply(.packsLoaded(d.packsToken, .success(samplePacks), at: t0))  // another operation: the line stays
         #expect(d.state.notice?.kind == .error)
         d.send(.refresh)
