@@ -36,9 +36,9 @@ extension ShopUpdate {
     }
 
     static func loadBalance(_ state: inout AppState) -> [Effect] {
-        guard !state.inFlight.contains(.balance) else { return [] }  // coalesced with the request in flight
-        let token = state.ask(.balance)
-        state.balance.asked()
+        guard !state.balance.isLoading else { return [] }  // coalesced with the request in flight
+        let token = state.newToken()
+        state.balance.asked(token)
         return [.request(token, .balance(user: state.context.user))]
     }
 
@@ -112,10 +112,13 @@ extension ShopUpdate {
         cancelRequests(&state) { $0 == purpose }
     }
 
-    /// Cancels the requests `which` selects: each leaves the table, its resource goes back to what
-    /// it showed before, and the store is told to stop it (its late answer is stale).
+    /// Cancels the requests `which` selects, oldest first: each leaves the table or its resource
+    /// (which goes back to what it showed before), and the store is told to stop it (its late
+    /// answer is stale).
     static func cancelRequests(_ state: inout AppState, where which: (Purpose) -> Bool) -> [Effect] {
-        state.inFlight.remove(where: which).map { token, purpose in
+        let out = state.requestsOut.filter { which($0.value) }.sorted { $0.key < $1.key }
+        return out.map { token, purpose in
+            _ = state.inFlight.settle(token)
             withdrawn(purpose, token, &state)
             return .cancel(token)
         }

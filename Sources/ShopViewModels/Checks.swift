@@ -230,12 +230,12 @@ extension ShopUpdate {
                                   _ state: inout AppState) -> [Effect] {
         // A verification still out (the write before) cannot finish now: its reads are replaced.
         var effects = reloadBalance(&state)
-        var verification = Verification(kind: kind, at: at, before: before, answer: answer, balanceRead: state.inFlight.token(for: .balance))
+        var verification = Verification(kind: kind, at: at, before: before, answer: answer, balanceRead: state.balance.token)
         if case .spend = kind {
             effects += cancel(.verificationHistory, &state)
             effects.append(.request(state.ask(.verificationHistory), .history(user: state.context.user, page: 1, perPage: HistoryState.defaultPerPage)))
             effects += reloadPacks(&state)
-            verification.packsRead = state.inFlight.token(for: .packs)
+            verification.packsRead = state.packs.list.token
             effects += invalidateHistory(&state, merge: false)
         }
         state.write.verification = verification

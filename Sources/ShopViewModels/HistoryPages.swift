@@ -94,8 +94,8 @@ extension ShopUpdate {
         let delta = after.minusSaturating(before)
         var effects: [Effect] = []
         for other in state.history.pages.residentPages where other != page {
-            state.history.pages.remove(other)
             effects += cancel(.historyPage(other), &state)
+            state.history.pages.remove(other)
         }
         // At the top the newest entries simply show; further down the cursor keeps its entry (entries
         // come in at the top: a spend). Fewer entries: the cursor's page, reloaded, finds its entry.
@@ -160,13 +160,10 @@ extension ShopUpdate {
             break
         }
         if let stale, slot.shown == nil { slot = .loaded(stale) }
-        let token = state.ask(.historyPage(page))
-        slot.asked()
-        let evicted = state.history.pages.set(page, slot, current: state.history.page)
-        var effects: [Effect] = []
-        for gone in evicted { effects += cancel(.historyPage(gone), &state) }
-        effects.append(.request(token, .history(user: state.context.user, page: page, perPage: state.history.perPage)))
-        return effects
+        let token = state.newToken()
+        slot.asked(token)
+        let orphaned = state.history.pages.set(page, slot, current: state.history.page)
+        return orphaned.map { .cancel($0) } + [.request(token, .history(user: state.context.user, page: page, perPage: state.history.perPage))]
     }
 
     /// Drops every resident page (the history changed) and reloads the cursor's page, which keeps
@@ -181,14 +178,14 @@ extension ShopUpdate {
             state.history.reading = PageReading()
             var cancels: [Effect] = []
             for other in state.history.pages.residentPages where other != page {
-                state.history.pages.remove(other)
                 cancels += cancel(.historyPage(other), &state)
+                state.history.pages.remove(other)
             }
             return cancels
         }
         let stale = currentSlot?.shown
-        state.history.pages.removeAll()
         let cancels = cancelRequests(&state) { if case .historyPage = $0 { return true } else { return false } }
+        state.history.pages.removeAll()
         state.history.totalsToken = nil
         state.history.reading = PageReading()
         return cancels + loadHistoryPage(page, &state, stale: stale)

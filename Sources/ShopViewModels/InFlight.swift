@@ -13,9 +13,12 @@ public struct Token: Hashable, Sendable, Comparable, CustomStringConvertible {
 public enum Purpose: Hashable, Sendable {
     /// The cached balance, packs and first page, read before the first live request.
     case cacheRead
+    /// The balance (its token is held by `AppState.balance`, not the table).
     case balance
+    /// The packs (held by `PacksState.list`).
     case packs
-    /// A page of the history list (the cursor's, one on screen, or one fetched ahead).
+    /// A page of the history list: the cursor's, one on screen, or one fetched ahead (held by its
+    /// `PageSlot`).
     case historyPage(Int)
     /// A page of a `/` find's scan (in the contract's largest pages).
     case findScan(page: Int)
@@ -47,19 +50,27 @@ public enum Purpose: Hashable, Sendable {
     }
 }
 
-/// Every request in flight, by token: the one record of what is out and what for. An answer looks
-/// up its token and removes it; a token that is not here is a stale answer (its request was
-/// cancelled or superseded), dropped in `ShopUpdate.route`. At most one request per purpose.
+/// The requests in flight that no resource holds (a write, a find's scan, the watch's reads, a
+/// comparison…), by token, and the counter every token comes from. The balance, the packs and each
+/// history page hold their own request's token (`Loadable.loading`), so "loading" is one fact;
+/// `AppState.requestsOut` is both together. An answer whose token is held by neither is stale (its
+/// request was cancelled or superseded), dropped in `ShopUpdate.route`. At most one request per purpose.
 public struct InFlight: Equatable, Sendable {
     public private(set) var purposes: [Token: Purpose] = [:]
     private var lastToken = 0
 
     public init() {}
 
-    /// A new token for `purpose` (callers first cancel or coalesce with one already out).
-    mutating func ask(_ purpose: Purpose) -> Token {
+    /// A new token, for a request its resource will hold.
+    mutating func next() -> Token {
         lastToken += 1
-        let token = Token(lastToken)
+        return Token(lastToken)
+    }
+
+    /// A new token for `purpose`, noted in the table (callers first cancel or coalesce with one
+    /// already out). Never a resource's purpose: those hold their own token.
+    mutating func ask(_ purpose: Purpose) -> Token {
+        let token = next()
         purposes[token] = purpose
         return token
     }
@@ -75,13 +86,6 @@ public struct InFlight: Equatable, Sendable {
     }
 
     public func contains(_ purpose: Purpose) -> Bool { token(for: purpose) != nil }
-
-    /// Removes the requests `which` selects, oldest first.
-    mutating func remove(where which: (Purpose) -> Bool) -> [(Token, Purpose)] {
-        let gone = purposes.filter { which($0.value) }.sorted { $0.key < $1.key }
-        for (token, _) in gone { purposes[token] = nil }
-        return gone.map { ($0.key, $0.value) }
-    }
 
     public var isEmpty: Bool { purposes.isEmpty }
     public var count: Int { purposes.count }
@@ -100,13 +104,13 @@ public struct Known<Value: Equatable & Sendable>: Equatable, Sendable {
     }
 }
 
-/// A resource the app loads (the balance, the packs, a history page): what it shows, and how its
-/// last request went. Its request's token is in the `InFlight` table; this says only what to show.
+/// A resource the app loads (the balance, the packs, a history page): what it shows, how its last
+/// request went, and the token of the request out for it — the one record that it is loading.
 public enum Loadable<Value: Equatable & Sendable>: Equatable, Sendable {
     /// Nothing known and nothing asked.
     case idle
-    /// A request is out; `shown` is what was known before it.
-    case loading(shown: Known<Value>?)
+    /// The request `token` is out; `shown` is what was known before it.
+    case loading(Token, shown: Known<Value>?)
     case loaded(Known<Value>)
     /// The last request failed; `shown` is what was known before (marked with why it is not live).
     case failed(ShopAPIError, shown: Known<Value>?)
@@ -115,7 +119,7 @@ public enum Loadable<Value: Equatable & Sendable>: Equatable, Sendable {
     public var shown: Known<Value>? {
         switch self {
         case .idle: return nil
-        case let .loading(shown), let .failed(_, shown): return shown
+        case let .loading(_, shown), let .failed(_, shown): return shown
         case let .loaded(known): return known
         }
     }
@@ -123,7 +127,9 @@ public enum Loadable<Value: Equatable & Sendable>: Equatable, Sendable {
     public var value: Value? { shown?.value }
     public var at: Date? { shown?.at }
     public var source: DataSource? { shown?.source }
-    public var isLoading: Bool { if case .loading = self { return true } else { return false } }
+    public var isLoading: Bool { token != nil }
+    /// The token of the request out for it.
+    public var token: Token? { if case let .loading(token, _) = self { return token } else { return nil } }
     /// The last request's failure (cleared by a success or a new request).
     public var error: ShopAPIError? { if case let .failed(error, _) = self { return error } else { return nil } }
 
@@ -142,9 +148,9 @@ public enum Loadable<Value: Equatable & Sendable>: Equatable, Sendable {
     public var phase: Phase {
         switch self {
         case .idle: return .idle
-        case .loading(nil): return .loading
+        case .loading(_, nil): return .loading
         case let .failed(error, nil): return .failed(error)
-        case let .loading(known?):
+        case let .loading(_, known?):
             return known.source == .live ? .live(known.value, fetchedAt: known.at) : .cached(known.value, fetchedAt: known.at, reason: nil)
         case let .loaded(known), let .failed(_, known?):
             switch known.source {
@@ -156,8 +162,8 @@ public enum Loadable<Value: Equatable & Sendable>: Equatable, Sendable {
 
     // MARK: transitions (the update function's only ways to change one)
 
-    /// A request went out.
-    mutating func asked() { self = .loading(shown: shown) }
+    /// The request `token` went out.
+    mutating func asked(_ token: Token) { self = .loading(token, shown: shown) }
 
     /// The request answered.
     mutating func succeeded(_ value: Value, at: Date) { self = .loaded(Known(value, at: at, source: .live)) }
@@ -171,7 +177,7 @@ public enum Loadable<Value: Equatable & Sendable>: Equatable, Sendable {
 
     /// The request was cancelled: back to what was known before it.
     mutating func withdrawn() {
-        guard case let .loading(shown) = self else { return }
+        guard case let .loading(_, shown) = self else { return }
         self = shown.map { .loaded($0) } ?? .idle
     }
 
@@ -180,7 +186,7 @@ public enum Loadable<Value: Equatable & Sendable>: Equatable, Sendable {
         let known = Known(value, at: at, source: .cached(reason: nil))
         switch self {
         case .idle: self = .loaded(known)
-        case .loading(nil): self = .loading(shown: known)
+        case let .loading(token, nil): self = .loading(token, shown: known)
         case let .failed(error, nil): self = .failed(error, shown: Known(value, at: at, source: .cached(reason: ErrorText.staleReason(error))))
         case .loading, .loaded, .failed: break
         }

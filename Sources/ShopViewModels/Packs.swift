@@ -109,9 +109,9 @@ extension ShopUpdate {
     }
 
     static func loadPacks(_ state: inout AppState) -> [Effect] {
-        guard !state.inFlight.contains(.packs) else { return [] }  // coalesced with the request in flight
-        let token = state.ask(.packs)
-        state.packs.list.asked()
+        guard !state.packs.list.isLoading else { return [] }  // coalesced with the request in flight
+        let token = state.newToken()
+        state.packs.list.asked(token)
         return [.request(token, .packs)]
     }
 

@@ -1,8 +1,8 @@
 import Foundation
 import ShopAPI
 
-/// One resident history page: loading (showing what it had), loaded, or failed. Its request, while
-/// one is out, is in the table of requests in flight under `.historyPage(n)`.
+/// One resident history page: loading (showing what it had, and holding its request's token),
+/// loaded, or failed.
 public typealias PageSlot = Loadable<CheerHistoryPage>
 
 /// The history pages held in memory: at most `capacity`, least recently used evicted first,
@@ -23,19 +23,24 @@ public struct PageCache: Equatable, Sendable {
 
     /// Stores `slot`. A new page, or the page on screen (`current`), becomes the most recently used;
     /// an answer for another resident page replaces it in place. Evicts the least recently used pages
-    /// beyond capacity — never `current` — and answers the pages evicted.
+    /// beyond capacity — never `current` — and answers the requests the evicted pages held (to cancel).
     @discardableResult
-    public mutating func set(_ page: Int, _ slot: PageSlot, current: Int? = nil) -> [Int] {
+    public mutating func set(_ page: Int, _ slot: PageSlot, current: Int? = nil) -> [Token] {
         let isNew = slots[page] == nil
         slots[page] = slot
         if isNew || page == current { touch(page) }
-        var evicted: [Int] = []
+        var orphaned: [Token] = []
         while order.count > capacity, let victim = order.first(where: { $0 != current }) {
             order.removeAll { $0 == victim }
+            if let token = slots[victim]?.token { orphaned.append(token) }
             slots[victim] = nil
-            evicted.append(victim)
         }
-        return evicted
+        return orphaned
+    }
+
+    /// The page whose request is `token`.
+    public func page(loading token: Token) -> Int? {
+        slots.first { $0.value.token == token }?.key
     }
 
     public mutating func remove(_ page: Int) {

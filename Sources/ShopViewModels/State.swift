@@ -140,8 +140,44 @@ public struct AppState: Equatable, Sendable {
         history = HistoryState(perPage: historyPerPage, capacity: historyCapacity)
     }
 
-    /// A token for a new request for `purpose`, noted in the table of requests in flight.
+    /// A token for a new request for `purpose`, noted in the table of requests in flight (a
+    /// resource's own request takes `newToken()` and holds it itself).
     mutating func ask(_ purpose: Purpose) -> Token { inFlight.ask(purpose) }
+
+    /// A token for a request its resource holds (the balance, the packs, a history page).
+    mutating func newToken() -> Token { inFlight.next() }
+
+    /// Every request out, by token: the ones the resources hold and the table's.
+    public var requestsOut: [Token: Purpose] {
+        var out = inFlight.purposes
+        if let token = balance.token { out[token] = .balance }
+        if let token = packs.list.token { out[token] = .packs }
+        for page in history.pages.residentPages {
+            if let token = history.pages[page]?.token { out[token] = .historyPage(page) }
+        }
+        return out
+    }
+
+    /// The token of the request out for `purpose`.
+    public func token(for purpose: Purpose) -> Token? {
+        switch purpose {
+        case .balance: return balance.token
+        case .packs: return packs.list.token
+        case let .historyPage(page): return history.pages[page]?.token
+        default: return inFlight.token(for: purpose)
+        }
+    }
+
+    public func isOut(_ purpose: Purpose) -> Bool { token(for: purpose) != nil }
+
+    /// What `token` was asked for, while it is out; a table entry leaves the table (a resource's
+    /// token goes when its answer or its cancellation changes the resource). Nil: a stale answer.
+    mutating func settle(_ token: Token) -> Purpose? {
+        if balance.token == token { return .balance }
+        if packs.list.token == token { return .packs }
+        if let page = history.pages.page(loading: token) { return .historyPage(page) }
+        return inFlight.settle(token)
+    }
 
     /// Which keys are live now (the keymap's contexts).
     public var mode: Mode {
@@ -176,7 +212,7 @@ public struct AppState: Equatable, Sendable {
     /// Something on screen animates (a spinner).
     public var isBusy: Bool {
         // Anything out but a cache read and the watch's quiet rounds (a find's scan and a write count).
-        if inFlight.purposes.values.contains(where: { $0 != .cacheRead && !$0.isWatch }) { return true }
+        if requestsOut.values.contains(where: { $0 != .cacheRead && !$0.isWatch }) { return true }
         return history.dateSearch != nil || write.verification != nil
     }
 }

@@ -155,8 +155,8 @@ public enum ShopUpdate {
     static func route(_ state: inout AppState, _ message: Message) -> [Effect] {
         if let at = message.time { state.clock = at }
         if let token = message.answering {
-            // The one place a stale answer is dropped: its token is no longer in the table.
-            guard let purpose = state.inFlight.settle(token) else { return [] }
+            // The one place a stale answer is dropped: no resource and no table entry holds its token.
+            guard let purpose = state.settle(token) else { return [] }
             return answered(purpose, message, &state)
         }
         switch message {

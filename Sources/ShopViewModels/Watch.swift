@@ -236,7 +236,7 @@ extension ShopUpdate {
             switch answer {
             case let .balance(b):
                 // The header follows the watch (unless a balance request of its own is out).
-                if !state.inFlight.contains(.balance) { state.balance.succeeded(b.balance, at: at) }
+                if !state.balance.isLoading { state.balance.succeeded(b.balance, at: at) }
                 let read = (value: b.balance, requestID: reply.requestID)
                 guard let opening = state.watch.round.opening, state.watch.round.history != nil else {
                     state.watch.round.opening = read
@@ -266,7 +266,7 @@ extension ShopUpdate {
                 state.watch.lastPacks = list.packs
                 state.watch.lastPacksRequestID = reply.requestID
                 // The Shop tab's totals follow the watch (unless a packs request of its own is out).
-                if !state.inFlight.contains(.packs) {
+                if !state.packs.list.isLoading {
                     state.packs.list.succeeded(list, at: at)
                     state.packs.refresh()
                 }

@@ -83,7 +83,7 @@ import Testing
             }
             var app = AppState(context: ShopContext(environment: "staging", baseURL: "https://staging.reiterate.invalid", user: "qa-alice", readOnly: false))
             _ = ShopUpdate.update(&app, .start)
-            if let token = app.inFlight.token(for: .historyPage(1)) {
+            if let token = app.token(for: .historyPage(1)) {
                 _ = ShopUpdate.update(&app, .replied(token, .success(.history(CheerHistoryPage(items: items, page: 1, perPage: 50, totalPages: 1, totalCount: perFrame))), at: now))
             }
             _ = ShopUpdate.update(&app, .resize(width: 120, height: 40))

@@ -36,7 +36,7 @@ import Testing
     func theMessageLineKeepsTheRequestID(_ n: Int) {
         var l = Loop(loadedState())
         l.press(.char("r"))
-        guard let token = l.app.inFlight.token(for: .balance) else { Issue.record("no balance read"); return }
+        guard let token = l.app.token(for: .balance) else { Issue.record("no balance read"); return }
         l.send(.replied(token, .failure(Self.errors[n]), at: now))
         for width in Self.widths { whole(l.app, width, "the message line", error: Self.errors[n]) }
     }
@@ -45,8 +45,8 @@ import Testing
     func aHistoryPageThatDidNotLoadKeepsTheRequestID(_ n: Int) {
         var l = Loop(loadedState())
         l.press(.char("2"), .char("]"))
-        guard let token = l.app.inFlight.purposes.first(where: { if case .historyPage(2) = $0.value { return true } else { return false } })?.key else {
-            Issue.record("page 2 not asked: \(l.app.inFlight.purposes)")
+        guard let token = l.app.requestsOut.first(where: { if case .historyPage(2) = $0.value { return true } else { return false } })?.key else {
+            Issue.record("page 2 not asked: \(l.app.requestsOut)")
             return
         }
         l.send(.replied(token, .failure(Self.errors[n]), at: now))
@@ -62,7 +62,7 @@ import Testing
     func theWatchsErrorKeepsTheRequestID(_ n: Int) {
         var l = Loop(loadedState())
         l.press(.char("w"), .char("5"))
-        guard let token = l.app.inFlight.token(for: .watch(.balance)) else { Issue.record("no watch read"); return }
+        guard let token = l.app.token(for: .watch(.balance)) else { Issue.record("no watch read"); return }
         l.send(.replied(token, .failure(Self.errors[n]), at: now))
         l.app.notice = nil
         // The Live tab's column is narrower than the request and its id at these widths: the id stays
@@ -81,7 +81,7 @@ import Testing
     func theEmptyShopSaysWhyWithTheRequestID(_ n: Int) {
         var l = Loop(AppState(context: loadedState().context))
         l.send(.start)
-        guard let token = l.app.inFlight.token(for: .packs) else { Issue.record("no packs read"); return }
+        guard let token = l.app.token(for: .packs) else { Issue.record("no packs read"); return }
         l.send(.replied(token, .failure(Self.errors[n]), at: now))
         l.app.notice = nil  // the empty state alone
         for width in Self.widths { idWhole(l.app, width, "the empty Shop tab") }
@@ -94,7 +94,7 @@ import Testing
         l.press(.char("s"))
         l.type("7")
         l.press(.enter, .enter)
-        guard let token = l.app.inFlight.token(for: .write) else { Issue.record("not sent"); return }
+        guard let token = l.app.token(for: .write) else { Issue.record("not sent"); return }
         var error = Self.errors[n]
         if case let .http(_, message, code, id, _, retry) = error { error = .http(status: 409, message: message, code: code, requestID: id, endpoint: .post("/api/v1/spend_cheer"), retryAfter: retry) }
         l.send(.replied(token, .failure(error), at: now))

@@ -9,8 +9,8 @@ import Testing
     @Test func aFailedPageIsOneRow() {
         var l = Loop(loadedState())
         l.press(.char("2"), .char("]"))
-        guard let token = l.app.inFlight.purposes.first(where: { if case .historyPage(2) = $0.value { return true } else { return false } })?.key else {
-            Issue.record("page 2 not asked: \(l.app.inFlight.purposes)")
+        guard let token = l.app.requestsOut.first(where: { if case .historyPage(2) = $0.value { return true } else { return false } })?.key else {
+            Issue.record("page 2 not asked: \(l.app.requestsOut)")
             return
         }
         l.send(.replied(token, .failure(ErrorLineTests.errors[0]), at: now))

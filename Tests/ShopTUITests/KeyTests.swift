@@ -162,7 +162,7 @@ struct Loop {
         l.press(.enter)
         guard case .confirming = l.app.write.action?.phase else { Issue.record("not confirming"); return }
         l.press(.enter)
-        guard case .pending? = l.app.write.action?.phase, let token = l.app.inFlight.token(for: .write) else { Issue.record("not sent"); return }
+        guard case .pending? = l.app.write.action?.phase, let token = l.app.token(for: .write) else { Issue.record("not sent"); return }
         #expect(l.effects.last == .request(token, .spend(amount: 50, product: "com.reiterate.pack.rain", comment: "great q", user: "qa-alice")))
         l.press(.enter, .char("y"))
         #expect(l.effects.filter { if case .request(_, .spend) = $0 { return true } else { return false } }.count == 1)
@@ -211,7 +211,7 @@ struct Loop {
         l.press(.char("1"), .char("s"), .char("b"))
         #expect(l.app.write.action != nil && !l.app.dialogShown && l.ui.tab == .shop)
         #expect(!l.keymap.hints(for: l.app).contains { $0.hasSuffix(" spend") || $0.hasSuffix(" buy") })
-        guard case .pending? = l.app.write.action?.phase, let token = l.app.inFlight.token(for: .write) else { Issue.record("not pending"); return }
+        guard case .pending? = l.app.write.action?.phase, let token = l.app.token(for: .write) else { Issue.record("not pending"); return }
         l.send(.replied(token, .success(.balance(CheerBalance(balance: 1245))), at: now))
         #expect(l.app.write.action == nil && l.app.notice?.text == "Spent 5 cheer on Rain on a Tin Roof. Balance 1,245 cheer. Checking…")
     }
@@ -331,7 +331,7 @@ struct Loop {
         l.press(.char("s"))
         l.type("5")
         l.press(.enter, .enter)
-        guard case .pending? = l.app.write.action?.phase, let token = l.app.inFlight.token(for: .write) else { Issue.record("not sent"); return }
+        guard case .pending? = l.app.write.action?.phase, let token = l.app.token(for: .write) else { Issue.record("not sent"); return }
         l.send(.replied(token, .success(.balance(CheerBalance(balance: 1245))), at: now))
         l.press(.char("q"))
         #expect(l.app.write.action == nil && l.commands.isEmpty)

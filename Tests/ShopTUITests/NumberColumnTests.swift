@@ -24,12 +24,12 @@ import TerminalText
         packs[3].cheerTotal = 1_234_567_890
         let list = AudioPackList(packs: packs, unreadable: [UnreadableEntry(index: 7, id: "com.reiterate.pack.broken", reason: "name: expected text")])
         _ = ShopUpdate.update(&app, .action(.refresh))
-        if let token = app.inFlight.token(for: .packs) { _ = ShopUpdate.update(&app, .replied(token, .success(.packs(list)), at: now)) }
-        if let token = app.inFlight.token(for: .balance) { _ = ShopUpdate.update(&app, .replied(token, .success(.balance(CheerBalance(balance: 1250))), at: now)) }
+        if let token = app.token(for: .packs) { _ = ShopUpdate.update(&app, .replied(token, .success(.packs(list)), at: now)) }
+        if let token = app.token(for: .balance) { _ = ShopUpdate.update(&app, .replied(token, .success(.balance(CheerBalance(balance: 1250))), at: now)) }
         var page = historyFixture()
         page.items[0] = .entry(CheerHistoryEntry(id: "h-230", creator: "Field & Foley", amount: 10_000_000, product: "com.reiterate.pack.rain", date: now.addingTimeInterval(-3_600), comments: nil))
         page.items[1] = .entry(CheerHistoryEntry(id: "h-229", creator: "佐藤 健二", amount: -5, product: "com.reiterate.pack.tokyo-night", date: now.addingTimeInterval(-90_000), comments: nil))
-        if let token = app.inFlight.token(for: .historyPage(1)) { _ = ShopUpdate.update(&app, .replied(token, .success(.history(page)), at: now)) }
+        if let token = app.token(for: .historyPage(1)) { _ = ShopUpdate.update(&app, .replied(token, .success(.history(page)), at: now)) }
         var cancelled = exchangeFixture(5, path: "/api/v1/cheer_history?user_id=qa-alice&page=2&per_page=50", status: nil, failure: .cancelled)
         cancelled.requestID = nil
         _ = ShopUpdate.update(&app, .exchangeRecorded(cancelled))
@@ -77,12 +77,12 @@ import TerminalText
         packs[0].priceCents = 12_345_678_901_234  // $123456789012.34: 16
         packs[1].cheerTotal = 1_234_567_890_123_456_789  // 25 with its commas
         _ = ShopUpdate.update(&app, .action(.refresh))
-        if let token = app.inFlight.token(for: .packs) { _ = ShopUpdate.update(&app, .replied(token, .success(.packs(AudioPackList(packs: packs))), at: now)) }
+        if let token = app.token(for: .packs) { _ = ShopUpdate.update(&app, .replied(token, .success(.packs(AudioPackList(packs: packs))), at: now)) }
         var page = historyFixture()
         page.items[0] = .entry(CheerHistoryEntry(id: "h-230", creator: "Field & Foley", amount: Int.max, product: "com.reiterate.pack.rain", date: now, comments: nil))
         page.items[1] = .entry(CheerHistoryEntry(id: "h-229", creator: "Field & Foley", amount: -1_000_000_000_000_000_000, product: "com.reiterate.pack.rain",
                                                  date: now, comments: nil))
-        if let token = app.inFlight.token(for: .historyPage(1)) { _ = ShopUpdate.update(&app, .replied(token, .success(.history(page)), at: now)) }
+        if let token = app.token(for: .historyPage(1)) { _ = ShopUpdate.update(&app, .replied(token, .success(.history(page)), at: now)) }
         for (tab, numbers) in [(Action.shop, ["$123456789012.34", "1,234,567,890,123,456,789"]),
                                (.history, ["9,223,372,036,854,775,807", "-1,000,000,000,000,000,000"])] {
             _ = ShopUpdate.update(&app, .action(tab))

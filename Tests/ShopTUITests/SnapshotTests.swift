@@ -106,9 +106,9 @@ import TerminalText
     /// Answers a watch round: the balance, the entries and the balance again, then the packs if asked.
     func watchRound(_ l: inout Loop, _ balance: Int, _ entries: [ShopAPI.CheerHistoryEntry], total: Int, id: String, at: Date,
                     packs: [ShopAPI.AudioPack] = fixturePacks) {
-        if let t = l.app.inFlight.token(for: .watchWake) { l.send(.woke(t, at: at)) }
+        if let t = l.app.token(for: .watchWake) { l.send(.woke(t, at: at)) }
         for _ in 0..<10 {
-            guard let (token, purpose) = l.app.inFlight.purposes.sorted(by: { $0.key < $1.key }).first(where: { $0.value == .watch(.balance) || $0.value == .watch(.history(perPage: 20)) })
+            guard let (token, purpose) = l.app.requestsOut.sorted(by: { $0.key < $1.key }).first(where: { $0.value == .watch(.balance) || $0.value == .watch(.history(perPage: 20)) })
             else { break }
             switch purpose {
             case .watch(.balance): l.send(.replied(token, .success(.balance(CheerBalance(balance: balance))), requestID: "rq-b\(id)", at: at))
@@ -118,7 +118,7 @@ import TerminalText
             default: break
             }
         }
-        if let token = l.app.inFlight.token(for: .watch(.packs)) {
+        if let token = l.app.token(for: .watch(.packs)) {
             l.send(.replied(token, .success(.packs(AudioPackList(packs: packs))), at: at))
         }
     }
@@ -157,7 +157,7 @@ import TerminalText
         var first = historyFixture()
         first.items.insert(.entry(Self.cheer), at: 0)
         first.totalCount += 1
-        if let token = l.app.inFlight.token(for: .historyPage(1)) { l.send(.replied(token, .success(.history(first)), at: now.addingTimeInterval(8))) }
+        if let token = l.app.token(for: .historyPage(1)) { l.send(.replied(token, .success(.history(first)), at: now.addingTimeInterval(8))) }
         l.press(.char("1"))
         both("watch-marks-shop", l.app)
         l.press(.char("2"))
@@ -191,7 +191,7 @@ import TerminalText
         l.press(.char("s"))
         l.type("7")
         l.press(.enter, .enter)
-        guard case .pending? = l.app.write.action?.phase, let token = l.app.inFlight.token(for: .write) else { Issue.record("not sent"); return }
+        guard case .pending? = l.app.write.action?.phase, let token = l.app.token(for: .write) else { Issue.record("not sent"); return }
         l.send(.replied(token, .failure(.transport(.timeout(), endpoint: .post("/api/v1/spend_cheer"))), at: now))
         let text = Renderer.render(frame(l.app)).text
         #expect(text.contains("┌─ Checking") && !text.contains("Failed") && text.contains("reading the balance again"))
@@ -263,11 +263,11 @@ import TerminalText
     @Test func offlineWithTheCachedBalance() {
         var app = AppState(context: ShopContext(environment: "local", baseURL: "http://127.0.0.1:8080", user: "qa-alice"))
         _ = ShopUpdate.update(&app, .start)
-        _ = ShopUpdate.update(&app, .cacheLoaded(app.inFlight.token(for: .cacheRead) ?? Token(0), balance: .init(value: CheerBalance(balance: 1250), fetchedAt: now.addingTimeInterval(-720)),
+        _ = ShopUpdate.update(&app, .cacheLoaded(app.token(for: .cacheRead) ?? Token(0), balance: .init(value: CheerBalance(balance: 1250), fetchedAt: now.addingTimeInterval(-720)),
                                                  packs: .init(value: AudioPackList(packs: fixturePacks), fetchedAt: now.addingTimeInterval(-720)), firstPage: nil))
         let refused = ShopAPIError.transport(.connectionRefused(host: "127.0.0.1"), endpoint: .get("/api/v1/balance"))
-        _ = ShopUpdate.update(&app, .replied(app.inFlight.token(for: .balance) ?? Token(0), .failure(refused), at: now))
-        _ = ShopUpdate.update(&app, .replied(app.inFlight.token(for: .packs) ?? Token(0), .failure(refused), at: now))
+        _ = ShopUpdate.update(&app, .replied(app.token(for: .balance) ?? Token(0), .failure(refused), at: now))
+        _ = ShopUpdate.update(&app, .replied(app.token(for: .packs) ?? Token(0), .failure(refused), at: now))
         both("offline", app)
     }
 
@@ -292,7 +292,7 @@ import TerminalText
                       currency: p.currency, sampleCount: p.sampleCount, durationSeconds: p.durationSeconds, cheerTotal: p.cheerTotal, tags: p.tags)
         }
         _ = ShopUpdate.update(&app, .action(.refresh))
-        _ = ShopUpdate.update(&app, .replied(app.inFlight.token(for: .packs) ?? Token(0), .success(.packs(AudioPackList(packs: hostile))), at: now))
+        _ = ShopUpdate.update(&app, .replied(app.token(for: .packs) ?? Token(0), .success(.packs(AudioPackList(packs: hostile))), at: now))
         for (w, h) in Self.sizes {
             let grid = Renderer.render(frame(app, width: w, height: h))
             assertSnapshot(grid, "hostile-\(w)x\(h)")

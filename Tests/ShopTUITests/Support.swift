@@ -114,9 +114,9 @@ func exchangeFixture(_ id: Int, path: String, status: Int?, failure: ExchangeFai
 func loadedState(environment: String = "staging", readOnly: Bool = false) -> AppState {
     var s = AppState(context: ShopContext(environment: environment, baseURL: "https://staging.reiterate.invalid", user: "qa-alice", readOnly: readOnly))
     _ = ShopUpdate.update(&s, .start)
-    if let token = s.inFlight.token(for: .balance) { _ = ShopUpdate.update(&s, .replied(token, .success(.balance(CheerBalance(balance: 1250))), at: now)) }
-    if let token = s.inFlight.token(for: .packs) { _ = ShopUpdate.update(&s, .replied(token, .success(.packs(AudioPackList(packs: fixturePacks))), at: now)) }
-    if let token = s.inFlight.token(for: .historyPage(1)) { _ = ShopUpdate.update(&s, .replied(token, .success(.history(historyFixture())), at: now)) }
+    if let token = s.token(for: .balance) { _ = ShopUpdate.update(&s, .replied(token, .success(.balance(CheerBalance(balance: 1250))), at: now)) }
+    if let token = s.token(for: .packs) { _ = ShopUpdate.update(&s, .replied(token, .success(.packs(AudioPackList(packs: fixturePacks))), at: now)) }
+    if let token = s.token(for: .historyPage(1)) { _ = ShopUpdate.update(&s, .replied(token, .success(.history(historyFixture())), at: now)) }
     for (i, path) in ["/api/v1/audio_packs", "/api/v1/cheer_history?user_id=qa-alice&page=1&per_page=50", "/api/v1/balance?user_id=qa-alice"].enumerated() {
         let body = path.contains("balance") ? #"{"balance":1250}"# : #"{"packs":[{"identifier":"com.reiterate.pack.rain","name":"Rain on a Tin Roof","tags":["rain","sleep"]}]}"#
         _ = ShopUpdate.update(&s, .exchangeRecorded(exchangeFixture(i + 1, path: path, status: 200, body: body)))

@@ -17,7 +17,7 @@ import Testing
         let again = d.apply(.action(.runPrompt))
         guard case let .compare(second, _, _, _)? = again.last else { Issue.record("no second compare: \(again)"); return }
         #expect(again.first == .cancel(first), "\(again)")
-        #expect(second != first && d.state.inFlight.token(for: .compare) == second && d.state.inFlight.purposes.values.filter { $0 == .compare }.count == 1)
+        #expect(second != first && d.state.token(for: .compare) == second && d.state.requestsOut.values.filter { $0 == .compare }.count == 1)
     }
 
     /// The store runs a comparison as a request under its token: `.cancel(token)` stops it.
@@ -41,7 +41,7 @@ import Testing
         await comparer.finish()
         await store.settle()
         let cancelled = await comparer.cancelled
-        #expect(cancelled == 1 && store.state.inFlight.token(for: .compare) == nil)
+        #expect(cancelled == 1 && store.state.token(for: .compare) == nil)
     }
 }
 

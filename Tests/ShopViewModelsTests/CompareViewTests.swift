@@ -30,7 +30,7 @@ import Testing
         #expect(d.state.screen.prompt?.text == "env:next-build")
         let out = d.apply(.action(.runPrompt))
         guard case let .compare(token, a, b, what)? = out.first else { Issue.record("no compare: \(out)"); return }
-        #expect(a == .live(env: nil, user: "qa-alice") && b == .live(env: "next-build", user: "qa-alice") && what == .packs && d.state.inFlight.contains(.compare))
+        #expect(a == .live(env: nil, user: "qa-alice") && b == .live(env: "next-build", user: "qa-alice") && what == .packs && d.state.isOut(.compare))
         #expect(b.description == "env:next-build/user:qa-alice")
         d.apply(.compared(token, .success(Self.result(3))))
         #expect(d.state.mode == .diff && d.state.diff?.differences.selectedIndex == 0 && d.state.notice?.text.hasPrefix("3 differences: 3 changed") == true)
@@ -64,7 +64,7 @@ import Testing
         // A side written wrongly is refused at once, in the same words as the command line's, and nothing goes out.
         d.apply(.action(.compare))
         "env:a/x".forEach { d.apply(.text($0)) }
-        #expect(d.apply(.action(.runPrompt)).isEmpty && !d.state.inFlight.contains(.compare))
+        #expect(d.apply(.action(.runPrompt)).isEmpty && !d.state.isOut(.compare))
         #expect(d.state.notice?.text == "Could not compare: “env:a/x”: write a side as env:NAME, user:ID or env:NAME/user:ID")
     }
 

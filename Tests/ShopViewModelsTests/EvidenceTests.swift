@@ -139,7 +139,7 @@ import Testing
         #expect(d.state.history.newEntries == 5)
         #expect(Array(d.state.steps.steps.suffix(2)) == ["went to entry 4 of 230 · page 1 of 5", "refreshed (r)"])
         d.send(.find("C"))
-        guard let scan = d.state.inFlight.purposes.first(where: { if case .findScan = $0.value { return true } else { return false } }) else {
+        guard let scan = d.state.requestsOut.first(where: { if case .findScan = $0.value { return true } else { return false } }) else {
             Issue.record("no scan")
             return
         }

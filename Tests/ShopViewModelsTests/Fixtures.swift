@@ -145,10 +145,10 @@ struct Driver {
     }
 
     /// The tokens of the requests the resources wait for (a dead token when none is out).
-    var balanceToken: Token { state.inFlight.token(for: .balance) ?? Token(-1) }
-    var packsToken: Token { state.inFlight.token(for: .packs) ?? Token(-1) }
-    var cacheToken: Token { state.inFlight.token(for: .cacheRead) ?? Token(-1) }
-    var actionToken: Token { state.inFlight.token(for: .write) ?? Token(-1) }
+    var balanceToken: Token { state.token(for: .balance) ?? Token(-1) }
+    var packsToken: Token { state.token(for: .packs) ?? Token(-1) }
+    var cacheToken: Token { state.token(for: .cacheRead) ?? Token(-1) }
+    var actionToken: Token { state.token(for: .write) ?? Token(-1) }
 
     /// Started, with the packs, a balance of 1,250 and the first history page (of 230 entries) in.
     static func loaded() -> Driver {

@@ -6,8 +6,9 @@ import StubCore
 import Testing
 @testable import ShopViewModels
 
-/// The table of requests in flight: every request the model asks for is in it with its purpose, an
-/// answer removes it, and what each resource shows as loading agrees with the table at every step.
+/// The requests in flight: every request the model asks for is held, with its purpose, by its
+/// resource (the balance, the packs, a history page) or by the table (the rest); an answer or a
+/// cancellation lets it go, and a token held by neither is a stale answer.
 @Suite struct InFlightTable {
     /// The requests the effects ask for, by token.
     static func asked(_ effects: [Effect]) -> [Token: Purpose?] {
@@ -25,38 +26,48 @@ import Testing
         return out
     }
 
-    /// The table and the resources tell the same story.
+    /// "Loading" is one fact: a resource's request is held by the resource alone, never also by the
+    /// table, and each request out is held once, for one purpose.
     static func agree(_ s: AppState, _ note: @autoclosure () -> String = "") {
         let table = s.inFlight
-        #expect(s.balance.isLoading == table.contains(.balance), "balance \(note())")
-        #expect(s.packs.list.isLoading == table.contains(.packs), "packs \(note())")
-        for page in s.history.pages.residentPages {
-            #expect(s.history.pages[page]?.isLoading == table.contains(.historyPage(page)), "page \(page) \(note())")
-        }
-        // Nothing waits for a page that is not held, and at most one request per purpose.
         for purpose in table.purposes.values {
-            if case let .historyPage(page) = purpose { #expect(s.history.pages[page] != nil, "page \(page) in flight but not held \(note())") }
+            switch purpose {
+            case .balance, .packs, .historyPage: Issue.record("the table holds \(purpose), which its resource holds \(note())")
+            default: break
+            }
             if case .findScan = purpose { #expect(s.history.find?.scan != nil, "scan in flight with no find \(note())") }
             if case .write = purpose { #expect(s.isWriting, "write in flight but no write pending \(note())") }
             if purpose.isWatch { #expect(s.watch.isOn, "a watch request out while not watching \(note())") }
         }
-        #expect(Set(table.purposes.values).count == table.count, "two requests for one purpose \(note())")
+        let held = [s.balance.token, s.packs.list.token] + s.history.pages.residentPages.map { s.history.pages[$0]?.token }
+        let resourceTokens = held.compactMap { $0 }
+        #expect(Set(resourceTokens).count == resourceTokens.count, "one token held by two resources \(note())")
+        let out = s.requestsOut
+        #expect(out.count == resourceTokens.count + table.count, "a token held twice \(note())")
+        #expect(Set(out.values).count == out.count, "two requests for one purpose \(note())")
+        for (token, purpose) in out { #expect(s.token(for: purpose) == token, "\(purpose) \(note())") }
     }
 
     @Test func everyRequestAskedIsInTheTableWithItsPurpose() {
         var d = Driver()
         let out = d.send(.start)
         let asked = Self.asked(out)
-        #expect(asked.count == 4 && d.state.inFlight.count == 4)
+        #expect(asked.count == 4 && d.state.requestsOut.count == 4)
+        // Only the cache read is in the table: the balance, the packs and page 1 hold their own.
+        #expect(d.state.inFlight.purposes.values.elementsEqual([.cacheRead]))
         for (token, purpose) in asked {
-            let inTable = d.state.inFlight.purposes[token]
+            let inTable = d.state.requestsOut[token]
             #expect(inTable != nil)
             if let purpose { #expect(inTable == purpose) }
         }
-        #expect(d.state.inFlight.token(for: .historyPage(1)) == d.requestID(forPage: 1))
+        #expect(d.state.token(for: .historyPage(1)) == d.requestID(forPage: 1))
         // An answer removes its token; the same answer again is stale.
-        d.apply(.balanceLoaded(d.balanceToken, .success(CheerBalance(balance: 9)), at: t0))
-        #expect(!d.state.inFlight.contains(.balance) && d.state.inFlight.count == 3)
+        let balance = d.balanceToken
+        d.apply(.balanceLoaded(balance, .success(CheerBalance(balance: 9)), at: t0))
+        #expect(!d.state.isOut(.balance) && d.state.requestsOut.count == 3)
+        let before = d.state
+        d.apply(.balanceLoaded(balance, .success(CheerBalance(balance: 8)), at: t0))
+        #expect(d.state == before)
         Self.agree(d.state)
     }
 
@@ -66,15 +77,15 @@ import Testing
         d.apply(.cacheLoaded(d.cacheToken, balance: nil, packs: nil, firstPage: nil))
         d.loadPage(1)
         d.send(.find("nothing"))
-        #expect(d.state.inFlight.contains(.balance) && d.state.inFlight.contains(.packs))
-        let before = d.state.inFlight.purposes
+        #expect(d.state.isOut(.balance) && d.state.isOut(.packs))
+        let before = d.state.requestsOut
         let out = d.run([.action(.switchUser)] + "qa-bob".map { .text($0) } + [.action(.runPrompt)])
         let cancelled = Set(out.compactMap { if case let .cancel(t) = $0 { return t } else { return nil } })
         // The user's requests are cancelled, the shop's packs are not.
         #expect(cancelled == Set(before.filter { $0.value.isPerUser }.keys))
         #expect(before.values.contains { if case .findScan = $0 { return true } else { return false } })
-        #expect(d.state.inFlight.contains(.packs) && d.state.context.user == "qa-bob")
-        for token in cancelled { #expect(d.state.inFlight.purposes[token] == nil) }
+        #expect(d.state.isOut(.packs) && d.state.context.user == "qa-bob")
+        for token in cancelled { #expect(d.state.requestsOut[token] == nil) }
         Self.agree(d.state)
     }
 
@@ -84,7 +95,7 @@ import Testing
         let out = d.apply(.action(.quit))
         #expect(out.last == .quit(status: 0))
         #expect(out.filter { if case .cancel = $0 { return true } else { return false } }.count == 4)
-        #expect(d.state.inFlight.isEmpty)
+        #expect(d.state.requestsOut.isEmpty)
         #expect(d.state.balance == .idle && d.state.history.pages.residentCount == 0)
     }
 
@@ -106,13 +117,13 @@ import Testing
         d.send(.start)
         d.loadPage(1)
         d.send(.find("x"))
-        guard let scan = d.state.inFlight.purposes.first(where: { if case .findScan = $0.value { return true } else { return false } })?.key else {
+        guard let scan = d.state.requestsOut.first(where: { if case .findScan = $0.value { return true } else { return false } })?.key else {
             Issue.record("no scan")
             return
         }
         d.apply(.cancelled(scan))
         #expect(d.state.history.find?.scan == nil && d.state.notice?.text == "Find stopped")
-        #expect(!d.state.isBusy || d.state.inFlight.purposes.values.contains { $0 != .cacheRead })
+        #expect(!d.state.isBusy || d.state.requestsOut.values.contains { $0 != .cacheRead })
         Self.agree(d.state)
     }
 
@@ -127,7 +138,7 @@ import Testing
         let keys: [Action] = [.down, .up, .pageDown, .pageUp, .first, .last, .nextPage, .previousPage, .refresh, .history, .shop, .toggle, .back, .watch, .live]
         for step in 0..<400 {
             let roll = rng.next() % 10
-            let table = d.state.inFlight.purposes.sorted { $0.key < $1.key }
+            let table = d.state.requestsOut.sorted { $0.key < $1.key }
             if roll < 4, !table.isEmpty {
                 let (token, purpose) = table[Int(rng.next() % UInt64(table.count))]
                 answered.append(token)
@@ -136,9 +147,9 @@ import Testing
                 d.apply(.cancelled(table[Int(rng.next() % UInt64(table.count))].key))
             } else if roll == 5, let old = answered.randomElement(using: &rng) {
                 // A late or repeated answer: dropped.
-                let before = d.state.inFlight
+                let before = d.state.requestsOut
                 d.apply(.balanceLoaded(old, .success(CheerBalance(balance: -1)), at: t0))
-                #expect(d.state.inFlight == before && d.state.balance.value != -1)
+                #expect(d.state.requestsOut == before && d.state.balance.value != -1)
             } else if roll == 6, rng.next() % 3 == 0 {
                 // A spend of 1 cheer on the selected pack (verified by the reads that follow).
                 d.send(.beginSpend)

@@ -601,12 +601,12 @@ import Testing
     /// (newest entry and total), the packs (the rain pack's cheer total).
     func answerReads(_ d: inout Driver, balance: Int, newest: CheerHistoryEntry? = nil, total: Int = 230, rainCheer: Int = 50) {
         d.apply(.balanceLoaded(d.balanceToken, .success(CheerBalance(balance: balance)), at: t0))
-        if let token = d.state.inFlight.token(for: .verificationHistory) {
+        if let token = d.state.token(for: .verificationHistory) {
             var items = (0..<49).map { HistoryItem.entry(entry($0)) }
             if let newest { items.insert(.entry(newest), at: 0) }
             d.apply(.historyLoaded(token, page: 1, .success(CheerHistoryPage(items: items, page: 1, perPage: 50, totalPages: 5, totalCount: total)), at: t0))
         }
-        if d.state.inFlight.token(for: .packs) != nil {
+        if d.state.token(for: .packs) != nil {
             var packs = samplePacks
             packs.packs[0].cheerTotal = rainCheer
             d.apply(.packsLoaded(d.packsToken, .success(packs), at: t0))
@@ -623,7 +623,7 @@ import Testing
         let after = d.apply(.actionFinished(d.actionToken, .success(CheerBalance(balance: 1200)), at: t0))
         // The balance, the first history page (its own request) and the packs are read again.
         #expect(after.contains(.request(d.balanceToken, .balance(user: "qa-alice"))) && after.contains(.request(d.packsToken, .packs)))
-        #expect(d.state.inFlight.token(for: .verificationHistory) != nil && d.state.isBusy)
+        #expect(d.state.token(for: .verificationHistory) != nil && d.state.isBusy)
         // The write's request id comes from its own exchange (found by its operation, not its path).
         var write = exchange(7)
         (write.method, write.path, write.requestID, write.operation) = ("POST", "/api/v1/spend_cheer", "rq-spend", .spendCheer)

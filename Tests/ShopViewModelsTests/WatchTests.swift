@@ -27,7 +27,7 @@ import Testing
             answerOne(&d, token, purpose, balance: balance, entries: entries, total: total, at: at, id: id)
             reads += 1
         }
-        if let token = d.state.inFlight.token(for: .watch(.packs)) {
+        if let token = d.state.token(for: .watch(.packs)) {
             answerOne(&d, token, .watch(.packs), balance: balance, entries: entries, total: total, at: at, id: id)
         }
     }
@@ -52,7 +52,7 @@ import Testing
     }
 
     func wake(_ d: inout Driver, at: Date = t0) -> [Effect] {
-        guard let token = d.state.inFlight.token(for: .watchWake) else { Issue.record("no wake scheduled"); return [] }
+        guard let token = d.state.token(for: .watchWake) else { Issue.record("no wake scheduled"); return [] }
         return d.apply(.woke(token, at: at))
     }
 
@@ -68,7 +68,7 @@ import Testing
         #expect(d.effects.contains { if case .wake(_, 2) = $0 { return true } else { return false } })
         #expect(!d.state.isBusy && d.state.watch.rounds == 1)
         let next = wake(&d, at: t0.addingTimeInterval(2))
-        #expect(next.compactMap { if case let .request(t, read) = $0, d.state.inFlight.purposes[t] == .watch(.balance) { return read } else { return nil } } == [ShopRequest.balance(user: "qa-alice")])
+        #expect(next.compactMap { if case let .request(t, read) = $0, d.state.requestsOut[t] == .watch(.balance) { return read } else { return nil } } == [ShopRequest.balance(user: "qa-alice")])
         // The phone cheers 7 with a comment: one balance event, one entry, both reconciled.
         let cheer = CheerHistoryEntry(id: "new", creator: "Field & Foley", amount: 7, product: Self.rain, date: t0, comments: [CheerComment(signature: "qa-alice", body: "great pack")])
         answer(&d, balance: 1243, entries: [cheer] + Self.older.prefix(19), total: 231, at: t0.addingTimeInterval(2), id: "2")
@@ -91,17 +91,17 @@ import Testing
         d.apply(.action(.watch))
         answer(&d, balance: 1250)
         _ = wake(&d)
-        guard let token = d.state.inFlight.token(for: .watch(.balance)) else { Issue.record("no read"); return }
+        guard let token = d.state.token(for: .watch(.balance)) else { Issue.record("no read"); return }
         let limited = ShopAPIError.http(status: 429, message: "slow down", code: nil, requestID: "rq-429", endpoint: .get("/api/v1/balance"), retryAfter: 7)
         let out = d.apply(.watchLoaded(token, .failure(limited), at: t0))
         #expect(d.state.watch.phase == .backingOff(seconds: 7) && d.state.watch.badge == "● backing off 7 s")
         #expect(out.contains { if case .wake(_, 7) = $0 { return true } else { return false } })
         // The other read of the failed round was cancelled: one request of a kind at most.
-        #expect(!d.state.inFlight.contains(.watch(.history(perPage: WatchState.perPage))))
+        #expect(!d.state.isOut(.watch(.history(perPage: WatchState.perPage))))
         #expect(d.state.watch.timeline.rows.first?.text().hasSuffix("backing off 7 s (the server asked for 7 s)") == true)
         _ = wake(&d)
         let down = ShopAPIError.transport(.connectionRefused(host: "shop.test"), endpoint: .get("/api/v1/balance"))
-        if let t = d.state.inFlight.token(for: .watch(.balance)) { d.apply(.watchLoaded(t, .failure(down), at: t0)) }
+        if let t = d.state.token(for: .watch(.balance)) { d.apply(.watchLoaded(t, .failure(down), at: t0)) }
         #expect(d.state.watch.phase == .backingOff(seconds: 8))  // 2 s doubled twice
         _ = wake(&d)
         answer(&d, balance: 1250)
@@ -112,16 +112,16 @@ import Testing
         var d = ready()
         d.apply(.action(.watch))
         answer(&d, balance: 1250)
-        let wakeToken = d.state.inFlight.token(for: .watchWake)
+        let wakeToken = d.state.token(for: .watchWake)
         let paused = d.apply(.action(.watch))
-        #expect(wakeToken.map { paused.contains(.cancel($0)) } == true && !d.state.inFlight.purposes.values.contains { $0.isWatch })
+        #expect(wakeToken.map { paused.contains(.cancel($0)) } == true && !d.state.requestsOut.values.contains { $0.isWatch })
         #expect(d.state.watch.phase == .paused && d.state.watch.badge == "‖ paused" && d.state.watch.timeline.rows.first?.text() == "paused")
         // A user switch while paused moves the watch, and it stays paused: no reads.
         let out = d.run([.action(.switchUser)] + "qa-bob".map { .text($0) } + [.action(.runPrompt)])
-        #expect(!out.contains { if case let .request(t, _) = $0 { return d.state.inFlight.purposes[t]?.isWatch == true } else { return false } })
+        #expect(!out.contains { if case let .request(t, _) = $0 { return d.state.requestsOut[t]?.isWatch == true } else { return false } })
         #expect(d.state.watch.timeline.rows.first?.text() == "now watching qa-bob" && d.state.watch.phase == .paused)
         let resumed = d.apply(.action(.watch))
-        #expect(resumed.contains { if case let .request(t, .balance(user: "qa-bob")) = $0 { return d.state.inFlight.purposes[t] == .watch(.balance) } else { return false } })
+        #expect(resumed.contains { if case let .request(t, .balance(user: "qa-bob")) = $0 { return d.state.requestsOut[t] == .watch(.balance) } else { return false } })
         #expect(d.state.watch.phase == .watching && d.state.watch.timeline.rows.first?.text() == "resumed")
     }
 
@@ -224,7 +224,7 @@ import Testing
         let six = CheerHistoryEntry(id: "p6", creator: "F", amount: 6, product: Self.rain, date: t0, comments: nil)
         func reply(_ expected: Purpose, balance: Int = 0, entries: [CheerHistoryEntry] = [], id: String) -> [Effect] {
             guard let (token, purpose) = Self.roundRead(d.state.inFlight), purpose == expected else {
-                Issue.record("expected \(expected) out, the table holds \(d.state.inFlight.purposes.values)")
+                Issue.record("expected \(expected) out, the table holds \(d.state.requestsOut.values)")
                 return []
             }
             switch purpose {
@@ -236,7 +236,7 @@ import Testing
         _ = reply(.watch(.balance), balance: 1244, id: "rq-open")                  // the 6 is debited
         _ = reply(history, entries: [phone, six], id: "rq-h1")                     // the 13 landed meanwhile
         let crossed = reply(.watch(.balance), balance: 1231, id: "rq-close")      // the balance moved: read again
-        #expect(crossed.contains { if case let .request(t, .history) = $0 { return d.state.inFlight.purposes[t] == history } else { return false } })
+        #expect(crossed.contains { if case let .request(t, .history) = $0 { return d.state.requestsOut[t] == history } else { return false } })
         #expect(d.state.watch.rounds == 1 && d.state.watch.findingCount == 0)
         _ = reply(history, entries: [phone, six], id: "rq-h2")
         _ = reply(.watch(.balance), balance: 1231, id: "rq-close2")
@@ -269,7 +269,7 @@ import Testing
                 d.apply(.watchLoaded(token, .success(.history(Self.page(entries + Self.older.prefix(20 - entries.count), total: 230 + entries.count))), at: t0))
             }
         }
-        #expect(d.state.watch.rounds == 1 && d.state.inFlight.contains(.watchWake))
+        #expect(d.state.watch.rounds == 1 && d.state.isOut(.watchWake))
         #expect(d.state.watch.timeline.rows.first?.text() == "the balance moved during each of 4 reads of the entries: compared next round")
         _ = wake(&d)
         answer(&d, balance: balance, entries: entries + Self.older.prefix(20 - entries.count), total: 230 + entries.count, id: "3")
@@ -284,10 +284,10 @@ import Testing
         d.apply(.action(.watch))
         answer(&d, balance: 1250, id: "1")
         d.apply(.write(.purchase(identifier: "com.reiterate.cheer.100", transactionID: 7)))
-        #expect(d.state.inFlight.contains(.write))
+        #expect(d.state.isOut(.write))
         _ = wake(&d)
         answer(&d, balance: 1350, id: "2")  // the credit is in; the answer of the POST is not yet
-        #expect(d.state.watch.rounds == 1 && d.state.watch.findingCount == 0 && d.state.inFlight.contains(.watchWake))
+        #expect(d.state.watch.rounds == 1 && d.state.watch.findingCount == 0 && d.state.isOut(.watchWake))
         d.apply(.actionFinished(d.actionToken, .success(CheerBalance(balance: 1350)), at: t0))
         _ = wake(&d)
         answer(&d, balance: 1350, id: "3")

@@ -14,7 +14,7 @@ let now = Date(timeIntervalSince1970: 1_795_305_600)
 func loadedHistory(width: Int, height: Int) -> AppState {
     var state = AppState(context: ShopContext(environment: "staging", baseURL: "https://staging.invalid", user: "qa-whale"), historyPerPage: rows)
     _ = ShopUpdate.update(&state, .startWithCache(CachedShop()))
-    if let token = state.inFlight.token(for: .balance) { _ = ShopUpdate.update(&state, .answered(token, ShopReply(.balance(user: "qa-whale"), .success(.balance(CheerBalance(balance: 1_250))), sentAt: now))) }
+    if let token = state.token(for: .balance) { _ = ShopUpdate.update(&state, .answered(token, ShopReply(.balance(user: "qa-whale"), .success(.balance(CheerBalance(balance: 1_250))), sentAt: now))) }
     let comments = ProcessInfo.processInfo.environment["ASCII"] != nil ? [CheerComment(signature: "tomas", body: "Every night for three months; the loop points are invisible."), CheerComment(signature: nil, body: "fire"), CheerComment(signature: "minsu", body: "good")] : [CheerComment(signature: "tomás", body: "Every night for three months; the loop points are invisible. ありがとう！"),
                     CheerComment(signature: nil, body: "🔥🔥"), CheerComment(signature: "민수", body: "좋아요")]
     let items = (0..<rows).map { i in
@@ -22,7 +22,7 @@ func loadedHistory(width: Int, height: Int) -> AppState {
                                             product: "com.reiterate.pack.rain", date: now.addingTimeInterval(Double(-600 * i)), comments: comments))
     }
     let page = CheerHistoryPage(items: items, page: 1, perPage: rows, totalPages: 100, totalCount: rows * 100)
-    if let token = state.inFlight.token(for: .historyPage(1)) { _ = ShopUpdate.update(&state, .answered(token, ShopReply(.history(user: "qa-whale", page: 1, perPage: rows), .success(.history(page)), sentAt: now))) }
+    if let token = state.token(for: .historyPage(1)) { _ = ShopUpdate.update(&state, .answered(token, ShopReply(.history(user: "qa-whale", page: 1, perPage: rows), .success(.history(page)), sentAt: now))) }
     _ = ShopUpdate.update(&state, .resize(width: width, height: height))
     _ = ShopUpdate.update(&state, .action(ProcessInfo.processInfo.environment["TAB"] == "requests" ? .requests : .history))
     // Every entry's comments open, then the selection in the middle: by the update, as keys and clicks would.
