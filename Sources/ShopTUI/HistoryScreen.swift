@@ -88,10 +88,7 @@ extension Renderer {
         let dateW = 16, commentsW = 8
         // AMOUNT is as wide as the widest amount of the pages held (a number is never cut); the
         // creator and product columns give way.
-        var amounts: (low: Int, high: Int) = (0, 0)
-        for page in history.pages.residentPages {
-            for case let .entry(e) in history.pages[page]?.value?.items ?? [] { amounts = (min(amounts.low, e.amount), max(amounts.high, e.amount)) }
-        }
+        let amounts = history.pages.heldAmounts
         // No cap: the text columns give way (the creator to 10 columns, then both further), never AMOUNT.
         let amountW = Table.numberWidth(title: "AMOUNT", values: [Wording.grouped(amounts.low), Wording.grouped(amounts.high)], minimum: 7)
         let text = max(2, area.width - dateW - amountW - commentsW - 6)
