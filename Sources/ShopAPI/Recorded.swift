@@ -7,8 +7,12 @@ public struct Recorded<Value: Sendable>: Sendable {
     public var document: JSONValue?
     public var requestID: String?
     public var status: Int
-    public var method: String
-    /// Path and query.
-    public var target: String
+    /// The request the read was (method, path and query).
+    public var request: RequestKey
     public var at: Date
+
+    /// `GET`.
+    public var method: String { request.method.rawValue }
+    /// Path and query, as sent.
+    public var target: String { request.target }
 }

@@ -82,7 +82,7 @@ public actor ShopClient {
         // Token-like keys redacted, as the log and the HAR have them: a snapshot or a pin is for sharing.
         let document = JSONValue.parse(Redactor.redacted(response.body, tokens: response.tokens ?? JSONTokenizer.tokens(response.body)))
         return Recorded(value: value, document: document, requestID: response.headers[.requestID], status: response.status,
-                        method: E.endpoint.method.rawValue, target: endpoint.requestKey.target, at: at)
+                        request: endpoint.requestKey, at: at)
     }
 
     // MARK: Sending, retrying, refreshing

@@ -1,32 +1,30 @@
 import Foundation
 import JSONTokens
+import ShopAPI
 
 /// An answer the tester pinned for its request (`P` on the Requests tab, `pins --add`): later answers
 /// to the same request are compared with it, under the ignore rules.
 public struct Pin: Sendable, Equatable {
     /// `GET /api/v1/balance?user_id=qa-alice`.
-    public var request: String
+    public var request: RequestKey
     public var body: JSONValue
     public var requestID: String?
     public var pinnedAt: Date
 
-    public init(request: String, body: JSONValue, requestID: String?, pinnedAt: Date) {
+    public init(request: RequestKey, body: JSONValue, requestID: String?, pinnedAt: Date) {
         self.request = request
         self.body = body
         self.requestID = requestID
         self.pinnedAt = pinnedAt
     }
 
-    /// The request line of a method and a path with its query.
-    public static func request(method: String, pathAndQuery: String) -> String { method.uppercased() + " " + pathAndQuery }
-
     /// What a later answer to the same request differs by (nothing when it is not a read this tool
     /// compares: only GETs of the balance, the packs and the history are pinned).
     public func differences(from answer: JSONValue?, ignore: IgnoreRules, dates: @escaping @Sendable (String) -> Date? = Stamp.date) -> [Difference] {
-        let parts = request.split(separator: " ", maxSplits: 1).map(String.init)
-        guard parts.count == 2, let what = RecordedRead.what(method: parts[0], target: parts[1]) else { return [] }
-        let pinned = RecordedRead(what: what, method: parts[0], target: parts[1], requestID: requestID, status: 200, at: pinnedAt, body: body)
-        let now = RecordedRead(what: what, method: parts[0], target: parts[1], requestID: nil, status: 200, at: nil, body: answer)
+        let method = request.method.rawValue, target = request.target
+        guard let what = RecordedRead.what(method: method, target: target) else { return [] }
+        let pinned = RecordedRead(what: what, method: method, target: target, requestID: requestID, status: 200, at: pinnedAt, body: body)
+        let now = RecordedRead(what: what, method: method, target: target, requestID: nil, status: 200, at: nil, body: answer)
         var comparison = Comparison(ignore: ignore, dates: dates)
         switch what {
         case .balance: comparison.balance(pinned, now)
@@ -43,7 +41,7 @@ public struct PinBook: Sendable, Equatable {
 
     public init(_ pins: [Pin] = []) { self.pins = pins }
 
-    public subscript(request: String) -> Pin? { pins.first { $0.request == request } }
+    public subscript(request: RequestKey) -> Pin? { pins.first { $0.request == request } }
 
     /// Pins `pin`, in place of an older pin of the same request.
     public mutating func add(_ pin: Pin) {
@@ -53,7 +51,7 @@ public struct PinBook: Sendable, Equatable {
 
     /// Removes the pin of `request`; false when there was none.
     @discardableResult
-    public mutating func remove(_ request: String) -> Bool {
+    public mutating func remove(_ request: RequestKey) -> Bool {
         let before = pins.count
         pins.removeAll { $0.request == request }
         return pins.count != before
@@ -65,11 +63,18 @@ public struct PinBook: Sendable, Equatable {
         }
         var book = PinBook()
         for case let .object(o) in items {
-            guard case let .string(request)? = o["request"], let body = o["body"] else { continue }
+            guard case let .string(line)? = o["request"], let request = Self.key(line), let body = o["body"] else { continue }
             let at = Snapshot.string(o["pinned_at"]).flatMap(Stamp.date) ?? Date(timeIntervalSince1970: 0)
             book.add(Pin(request: request, body: body, requestID: Snapshot.string(o["request_id"]), pinnedAt: at))
         }
         return book
+    }
+
+    /// The key of a request line as the file (and `pins --remove`) spells it: `GET /path?query`.
+    public static func key(_ line: String) -> RequestKey? {
+        let parts = line.split(separator: " ", maxSplits: 1).map(String.init)
+        guard parts.count == 2 else { return nil }
+        return RequestKey(method: parts[0], target: parts[1])
     }
 
     public func encoded() -> [UInt8] {
@@ -77,7 +82,7 @@ public struct PinBook: Sendable, Equatable {
         w.raw("{\"pins\":[")
         for (i, pin) in pins.enumerated() {
             w.raw(i == 0 ? "\n" : ",\n")
-            w.value(.object(["request": .string(pin.request), "request_id": pin.requestID.map(JSONValue.string) ?? .null,
+            w.value(.object(["request": .string(pin.request.description), "request_id": pin.requestID.map(JSONValue.string) ?? .null,
                              "pinned_at": .string(Stamp.text(pin.pinnedAt)), "body": pin.body]))
         }
         w.raw("\n]}\n")

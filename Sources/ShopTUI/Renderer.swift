@@ -190,7 +190,7 @@ public enum Renderer {
         case .requests:
             info = "\(f.app.requests.rows.count) requests"
             // The pins of this environment, listed (◉ marks their rows).
-            if !f.app.pinned.isEmpty { info += " · ◉ pinned: " + f.app.pinned.sorted().map(clean).joined(separator: ", ") }
+            if !f.app.pinned.isEmpty { info += " · ◉ pinned: " + f.app.pinned.map(\.description).sorted().map(clean).joined(separator: ", ") }
         case .checks:
             let c = f.app.checks
             info = "\(c.records.count) check\(c.records.count == 1 ? "" : "s") · \(c.failures) failed"

@@ -46,7 +46,7 @@ extension Renderer {
         }
         // A request with a pinned answer: ◉ in the gutter (its detail says so in words).
         if !pinned.isEmpty {
-            table.mark = { i in pinned.contains(requests.rows[i].method + " " + requests.rows[i].path) ? "◉" : nil }
+            table.mark = { i in requests.rows[i].key.map(pinned.contains) == true ? "◉" : nil }
         }
         layout.rows = table.render(&g, list, empty: ("No requests yet.", false))
         requestDetail(&g, f, detail)

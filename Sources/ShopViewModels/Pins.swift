@@ -36,14 +36,14 @@ public actor PinStore: AnswerPins {
         "\(stateDirectory)/pins/\(Snapshot.fileSafe(environment)).json"
     }
 
-    public var requests: Set<String> { Set(book.pins.map(\.request)) }
+    public var requests: Set<RequestKey> { Set(book.pins.map(\.request)) }
 
     /// The last answer reported per pinned request: the same difference again (a watch reads the
     /// balance twice a round) is not a new finding.
-    private var reported: [String: JSONValue] = [:]
+    private var reported: [RequestKey: JSONValue] = [:]
 
     public func check(_ key: RequestKey, status: Int, body: [UInt8], tokens: [JSONToken]) -> [Finding] {
-        let request = Pin.request(method: key.method.rawValue, pathAndQuery: key.target)
+        let request = key
         guard status / 100 == 2, let pin = book[request] else { return [] }
         // Compared as it was pinned: token-like keys redacted.
         let answer = JSONValue.parse(Redactor.redacted(body, tokens: tokens))
@@ -67,7 +67,7 @@ public actor PinStore: AnswerPins {
 
     /// Removes the pin of `request` (all of them with nil); answers how many went.
     @discardableResult
-    public func remove(_ request: String?) throws -> Int {
+    public func remove(_ request: RequestKey?) throws -> Int {
         var next = book
         let before = next.pins.count
         if let request { next.remove(request) } else { next = PinBook() }

@@ -66,7 +66,7 @@ public enum RequestDetail {
         }
         add("at \(date)")
         add("request id \(clean(e.requestID ?? "—"))")
-        if state.pinned.contains(e.method + " " + e.path) {
+        if let key = e.key, state.pinned.contains(key) {
             add("◉ pinned: its answers are compared with the pinned one (\(pinKeys) unpins)", .pinned)
         }
         add("")

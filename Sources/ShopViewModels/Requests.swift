@@ -96,12 +96,11 @@ extension ShopUpdate {
     /// that answered 2xx, kept whole in the log (16 KiB).
     static func pinSelected(_ state: inout AppState) -> [Effect] {
         guard let exchange = state.requests.selected else { return [] }
-        let request = Pin.request(method: exchange.method, pathAndQuery: exchange.path)
-        if state.pinned.contains(request) { return [.unpin(request)] }
-        guard RecordedRead.what(method: exchange.method, target: exchange.path) != nil else {
+        guard let request = exchange.key, RecordedRead.what(method: exchange.method, target: exchange.path) != nil else {
             state.notice = Notice(.info, "Only the answers of the balance, the packs and the history can be pinned.")
             return []
         }
+        if state.pinned.contains(request) { return [.unpin(request)] }
         guard let status = exchange.status, status / 100 == 2, !exchange.isPending else {
             state.notice = Notice(.info, "Only an answer that came (2xx) can be pinned.")
             return []
@@ -114,15 +113,15 @@ extension ShopUpdate {
     }
 
     /// The pins changed (or were read at start); `outcome` says what was done.
-    static func pinsChanged(_ requests: Set<String>, _ outcome: PinOutcome?, _ state: inout AppState) -> [Effect] {
+    static func pinsChanged(_ requests: Set<RequestKey>, _ outcome: PinOutcome?, _ state: inout AppState) -> [Effect] {
         state.pinned = requests
         switch outcome {
         case let .pinned(request)?:
             state.notice = Notice(.info, "Pinned \(request): later answers to it are compared with this one (P again unpins).")
-            state.steps.add("pinned the answer to \(Sanitizer.line(request)) (P)")
+            state.steps.add("pinned the answer to \(Sanitizer.line(request.description)) (P)")
         case let .unpinned(request)?:
             state.notice = Notice(.info, "Unpinned \(request).")
-            state.steps.add("unpinned \(Sanitizer.line(request)) (P)")
+            state.steps.add("unpinned \(Sanitizer.line(request.description)) (P)")
         case let .failed(message)?: state.notice = Notice(.error, message)
         case nil: break
         }
@@ -132,7 +131,7 @@ extension ShopUpdate {
 
 /// What a pin or an unpin came to.
 public enum PinOutcome: Equatable, Sendable {
-    case pinned(String)
-    case unpinned(String)
+    case pinned(RequestKey)
+    case unpinned(RequestKey)
     case failed(String)
 }

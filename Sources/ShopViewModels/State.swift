@@ -106,7 +106,7 @@ public struct AppState: Equatable, Sendable {
     public internal(set) var history: HistoryState
     public internal(set) var requests = RequestsState()
     /// Requests with a pinned answer (`GET /api/v1/balance?user_id=qa-alice`): marked on the Requests tab.
-    public internal(set) var pinned: Set<String> = []
+    public internal(set) var pinned: Set<RequestKey> = []
     /// The diff view's comparison (`D`), while it is open (it lives in the focus).
     public var diff: DiffViewState? {
         if case let .diff(view) = screen.focus { return view }

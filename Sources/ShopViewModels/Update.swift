@@ -46,7 +46,7 @@ public enum Message: Sendable {
     /// The curl line's file was written (its path), or could not be.
     case curlSaved(CurlCopy, Result<String, EvidenceError>)
     /// The requests pinned now (read at start, or after `P`), and what was done.
-    case pinsChanged(Set<String>, PinOutcome?)
+    case pinsChanged(Set<RequestKey>, PinOutcome?)
     /// A comparison (`D`) came back; a snapshot (`S`) was saved, or not.
     case compared(Token, Result<DiffResult, CompareFailure>)
     case snapshotSaved(Result<String, CompareFailure>)
@@ -116,7 +116,7 @@ public indirect enum Effect: Equatable, Sendable {
     case writeHAR
     /// Pin this answer for its request (`P`), or take the pin of a request away.
     case pin(Pin)
-    case unpin(String)
+    case unpin(RequestKey)
     /// Compare `a` with `b` (`D`); save a snapshot of `user` (`S`).
     case compare(Token, a: CompareSide, b: CompareSide, what: ComparedPart)
     case saveSnapshot(user: String)

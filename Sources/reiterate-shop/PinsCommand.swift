@@ -50,11 +50,18 @@ struct PinsCommand: AsyncParsableCommand {
                     }
                 }
                 guard let read, let body = read.body else { throw CLIError(message: "the answer is not JSON: nothing to pin", exitCode: .dataError) }
-                let pin = Pin(request: Pin.request(method: read.method, pathAndQuery: read.target), body: body, requestID: read.requestID, pinnedAt: read.at ?? Date())
+                guard let request = RequestKey(method: read.method, target: read.target) else {
+                    throw CLIError(message: "the read's method is not the API's: nothing to pin", exitCode: .dataError)
+                }
+                let pin = Pin(request: request, body: body, requestID: read.requestID, pinnedAt: read.at ?? Date())
                 try await pins.add(pin)
-                Terminal.err("note: pinned \(Sanitizer.line(pin.request)) (request id \(Sanitizer.line(pin.requestID ?? "—"))) on \(settings.environment.uppercased())\n")
+                Terminal.err("note: pinned \(Sanitizer.line(pin.request.description)) (request id \(Sanitizer.line(pin.requestID ?? "—"))) on \(settings.environment.uppercased())\n")
             } else if let remove {
-                let gone = try await pins.remove(remove == "all" ? nil : remove)
+                let request = remove == "all" ? nil : PinBook.key(remove)
+                guard remove == "all" || request != nil else {
+                    throw CLIError(message: "“\(Sanitizer.line(remove))” is not a request line such as “GET /api/v1/balance?user_id=qa-alice” (reiterate-shop pins lists them)", exitCode: .usage)
+                }
+                let gone = try await pins.remove(request)
                 guard gone > 0 else { throw CLIError(message: "no pin of “\(remove)” on \(settings.environment.uppercased()) (reiterate-shop pins lists them)", exitCode: .usage) }
                 Terminal.err("note: \(gone) pin\(gone == 1 ? "" : "s") taken away\n")
             } else {
@@ -65,7 +72,7 @@ struct PinsCommand: AsyncParsableCommand {
                     Terminal.out("No pins on \(settings.environment.uppercased()).\n")
                 } else {
                     for pin in book.pins {
-                        Terminal.out("\(Sanitizer.line(pin.request))  pinned \(DiffReport.stamp(pin.pinnedAt))  request id \(Sanitizer.line(pin.requestID ?? "—"))\n")
+                        Terminal.out("\(Sanitizer.line(pin.request.description))  pinned \(DiffReport.stamp(pin.pinnedAt))  request id \(Sanitizer.line(pin.requestID ?? "—"))\n")
                     }
                 }
             }

@@ -44,8 +44,9 @@ import Testing
         d.apply(.action(.watch))
         d.apply(.action(.watch))
         d.apply(.action(.watch))
-        d.apply(.pinsChanged(["GET /api/v1/balance?user_id=qa-alice"], .pinned("GET /api/v1/balance?user_id=qa-alice")))
-        d.apply(.pinsChanged([], .unpinned("GET /api/v1/balance?user_id=qa-alice")))
+        let balance = RequestKey(.get, "/api/v1/balance", query: [.init("user_id", "qa-alice")])
+        d.apply(.pinsChanged([balance], .pinned(balance)))
+        d.apply(.pinsChanged([], .unpinned(balance)))
         d.apply(.action(.writeHAR))
         #expect(Array(d.state.steps.steps.suffix(6)) == [
             "started watching qa-alice every \(WatchState.seconds(d.state.watch.interval)) (w)",

@@ -8,7 +8,7 @@ import Testing
 /// Pins: `P` on a Requests row pins its answer; every later answer to the same request is checked
 /// against it (a finding `pinned`), under the ignore rules; the pins are kept in a file.
 @Suite struct PinsTests {
-    static let request = "GET /api/v1/balance?user_id=qa-alice"
+    static let request = RequestKey(.get, "/api/v1/balance", query: [.init("user_id", "qa-alice")])
 
     static func exchange(_ id: Int, method: String = "GET", path: String = "/api/v1/balance?user_id=qa-alice", status: Int? = 200, body: String?) -> Exchange {
         Exchange(id: id, method: method, path: path, startedAt: t0, duration: .milliseconds(5), status: status, failure: nil, requestID: "rq-\(id)",
@@ -69,5 +69,17 @@ import Testing
         d.apply(.exchangeRecorded(Self.exchange(92, path: "/api/v1/audio_packs", body: #"{"packs": [1, 2"# + "\n… (900 more bytes)")))
         d.state.requests.selectedIndex = d.state.requests.rows.firstIndex { $0.id == 92 } ?? 0
         #expect(d.apply(.action(.pin)).isEmpty && d.state.notice?.text.contains("16 KiB") == true)
+    }
+
+    /// A pin is keyed by its request (method, path, decoded query), not by how its line was spelled:
+    /// a file whose query is percent-encoded differently still pins the same request.
+    @Test func aPinIsFoundByItsRequestKeyWhateverTheSpelling() throws {
+        let file = #"{"pins":[{"request":"GET /api/v1/balance?user%5Fid=qa%2Dalice","request_id":"rq-1","pinned_at":"2026-11-20T10:00:00Z","body":{"balance":5}}]}"#
+        let book = try PinBook.read(Array(file.utf8))
+        #expect(book[Self.request]?.requestID == "rq-1")
+        #expect(PinBook.key("GET /api/v1/balance?user_id=qa-alice") == Self.request)
+        #expect(PinBook.key("balance") == nil && PinBook.key("FETCH /api/v1/balance") == nil)
+        // Written back as the client sends it.
+        #expect(String(decoding: book.encoded(), as: UTF8.self).contains(#""request":"GET /api/v1/balance?user_id=qa-alice""#))
     }
 }
