@@ -65,6 +65,11 @@ let package = Package(
         // so a newer contract needs no rebuild (`--contract`); docs/dependencies.md.
         .package(url: "https://github.com/mattpolzin/OpenAPIKit.git", from: "6.4.0", traits: []),
         .package(url: "https://github.com/jpsim/Yams.git", from: "6.2.2"),
+        // The proxy's CA and per-host leaf certificates (`reiterate-shop proxy`): X.509 with name
+        // constraints, P-256 keys; docs/dependencies.md.
+        .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.1"),
+        .package(url: "https://github.com/apple/swift-crypto.git", "3.12.3"..<"5.0.0"),
+        .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.4"),
     ],
     targets: [
         // Client side.
@@ -90,6 +95,36 @@ let package = Package(
             // Beside it, the form OpenAPIKit reads it in (`make contract`; a test keeps the two in step), so
             // a session does not parse the document to start.
             resources: [.embedInCode("Contract/reiterate-api.yaml"), .embedInCode("Contract/reiterate-api.contract.json")],
+            swiftSettings: strict
+        ),
+        // The proxy's HTTP/1.1 request reader: heads, framing, chunked bodies, the ambiguities it refuses
+        // and its limits. Pure (no NIO), a leaf, so `make fuzz` builds it alone.
+        .target(name: "ProxyWire", swiftSettings: strict),
+        // The proxy's certificate authority: a name-constrained P-256 CA kept in the state folder, leaf
+        // certificates per host, PEM and iOS configuration profiles. Knows no network.
+        .target(
+            name: "ProxyCA",
+            dependencies: [
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+            ],
+            swiftSettings: strict
+        ),
+        // The intercepting proxy (`reiterate-shop proxy`, `--proxy`): SwiftNIO server, CONNECT,
+        // TLS interception with ProxyCA's leaves, blind tunnels; the app's exchanges go through ShopAPI's
+        // pipeline with the source `app`, forwarded upstream by ShopAPI's transport.
+        .target(
+            name: "ShopProxy",
+            dependencies: [
+                "ProxyWire", "ProxyCA", "ShopAPI", "JSONTokens",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOTLS", package: "swift-nio"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: strict
         ),
         // The OpenAPI document read by OpenAPIKit and Yams, in its own executable: the app runs it for
@@ -144,6 +179,7 @@ let package = Package(
                 "TerminalText",
                 "JSONTokens",
                 "ShopCompare",
+                "ShopProxy",
                 "BuildStamp",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -179,6 +215,13 @@ let package = Package(
         .testTarget(name: "JSONTokensTests", dependencies: ["JSONTokens"], swiftSettings: strict),
         .testTarget(name: "ShopCacheTests", dependencies: ["ShopCache"], swiftSettings: strict),
         .testTarget(name: "ShopCompareTests", dependencies: ["ShopCompare", "JSONTokens"], swiftSettings: strict),
+        .testTarget(name: "ProxyWireTests", dependencies: ["ProxyWire"], swiftSettings: strict),
+        .testTarget(name: "ProxyCATests", dependencies: ["ProxyCA"], swiftSettings: strict),
+        .testTarget(
+            name: "ShopProxyTests",
+            dependencies: ["ShopProxy", "ProxyWire", "ProxyCA", "ShopAPI", "StubServer", "StubCore", "JSONTokens"],
+            swiftSettings: strict
+        ),
         .testTarget(name: "ShopSettingsTests", dependencies: ["ShopSettings"], swiftSettings: strict),
         // The executable's own choices (`fail`'s exit statuses), through `@testable import reiterate_shop`.
         .testTarget(
@@ -199,6 +242,7 @@ let package = Package(
         .target(name: "FuzzReplay", path: "Tests/Fuzz/FuzzReplay", swiftSettings: strict),
         .executableTarget(name: "fuzz-json", dependencies: ["JSONTokens", "FuzzReplay"], path: "Tests/Fuzz/fuzz-json", swiftSettings: strict),
         .executableTarget(name: "fuzz-text", dependencies: ["TerminalText", "FuzzReplay"], path: "Tests/Fuzz/fuzz-text", swiftSettings: strict),
+        .executableTarget(name: "fuzz-proxy", dependencies: ["ProxyWire", "FuzzReplay"], path: "Tests/Fuzz/fuzz-proxy", swiftSettings: strict),
         .executableTarget(name: "fuzz-config", dependencies: ["ShopSettings", "FuzzReplay"], path: "Tests/Fuzz/fuzz-config", swiftSettings: strict),
         .testTarget(
             name: "ShopAPITests",

@@ -18,14 +18,19 @@ public final class AsyncHTTPTransport: HTTPTransport {
         public var maxResponseBytes: Int
         /// An HTTP proxy (HTTPS goes through it with CONNECT); credentials as Basic proxy authorization.
         public var proxy: Proxy?
+        /// Connections kept to one host (async-http-client's default is 8; the app's proxy forwards many
+        /// requests at once).
+        public var maxConnectionsPerHost: Int
 
         public typealias Proxy = (host: String, port: Int, username: String?, password: String?)
 
-        public init(connectTimeout: Duration = .seconds(3), caFile: String? = nil, maxResponseBytes: Int = 32 << 20, proxy: Proxy? = nil) {
+        public init(connectTimeout: Duration = .seconds(3), caFile: String? = nil, maxResponseBytes: Int = 32 << 20, proxy: Proxy? = nil,
+                    maxConnectionsPerHost: Int = 8) {
             self.connectTimeout = connectTimeout
             self.caFile = caFile
             self.maxResponseBytes = maxResponseBytes
             self.proxy = proxy
+            self.maxConnectionsPerHost = maxConnectionsPerHost
         }
     }
 
@@ -47,6 +52,7 @@ public final class AsyncHTTPTransport: HTTPTransport {
         // the client's retry policy decides about another attempt.
         config.connectionPool.retryConnectionEstablishment = false
         config.httpVersion = .http1Only
+        config.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = configuration.maxConnectionsPerHost
         if let caFile = configuration.caFile {
             guard FileManager.default.isReadableFile(atPath: caFile) else {
                 throw TransportError.tls(.caFileUnreadable(path: caFile))
@@ -160,7 +166,7 @@ public final class AsyncHTTPTransport: HTTPTransport {
 
     private func exchange(_ request: TransportRequest, head: HeadBox) async throws -> TransportResponse {
         var outgoing = HTTPClientRequest(url: request.url)
-        outgoing.method = request.method == .get ? .GET : .POST
+        outgoing.method = HTTPMethod(rawValue: request.method.rawValue)
         for field in request.headers { outgoing.headers.add(name: field.name.rawName, value: field.value) }
         if let body = request.body {
             outgoing.body = .bytes(ByteBuffer(bytes: body))

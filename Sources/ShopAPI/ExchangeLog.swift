@@ -34,6 +34,8 @@ public struct Exchange: Sendable, Equatable, Identifiable {
     public var isPending = false
     /// The contract's operation the request was for (nil for one recorded elsewhere).
     public var operation: OperationID?
+    /// Whose request it was: this tool's, or the app's seen through the proxy.
+    public var source: ExchangeSource = .tool
 
     /// The request's key, as logged (token-like query values redacted: its `target` shows the placeholder
     /// percent-encoded, so show `path`); nil for a method the API does not use.

@@ -5,9 +5,10 @@ import Synchronization
 
 /// Whose request an exchange was.
 public enum ExchangeSource: String, Sendable, Codable {
-    /// Sent by this tool's own client (`ShopClient`). The app's own traffic, seen through a proxy,
-    /// becomes a second source with the proxy.
+    /// Sent by this tool's own client (`ShopClient`).
     case tool
+    /// Sent by the app under test and seen through the intercepting proxy (`ShopProxy`).
+    case app
 }
 
 /// What was asked: the request as it went out (its headers still hold the token; an observer that

@@ -36,6 +36,8 @@ public enum HAR {
         var _requestId: String?
         var _findings: [Finding]?
         var _error: String?
+        /// Whose request it was: `tool` (this tool's own) or `app` (seen through the proxy).
+        var _source: String
     }
 
     struct Request: Encodable {
@@ -100,7 +102,8 @@ public enum HAR {
                                    content: Content(size: e.responseBytes, mimeType: responseType, text: e.responseBodyPreview), bodySize: e.responseBytes),
                 timings: Timings(wait: ms),
                 _requestId: e.requestID, _findings: e.findings.isEmpty ? nil : e.findings,
-                _error: e.isPending ? "no answer yet when the session ended" : e.failure.map { _ in "no complete answer: see the request in the app" })
+                _error: e.isPending ? "no answer yet when the session ended" : e.failure.map { _ in "no complete answer: see the request in the app" },
+                _source: e.source.rawValue)
         }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]

@@ -4,9 +4,16 @@ import JSONTokens
 /// The HTTP layer under the client, small enough to fake: one request in, one whole response out.
 /// Header fields are swift-http-types' `HTTPFields` (ordered, case-insensitive, validated names).
 
-public enum RequestMethod: String, Sendable, Hashable, Codable {
+/// The methods a request can have: the API's own (GET and POST), and those the app under test may
+/// send through the proxy (a request whose method is none of these is refused there).
+public enum RequestMethod: String, Sendable, Hashable, Codable, CaseIterable {
     case get = "GET"
     case post = "POST"
+    case head = "HEAD"
+    case put = "PUT"
+    case patch = "PATCH"
+    case delete = "DELETE"
+    case options = "OPTIONS"
 }
 
 extension HTTPFields {

@@ -111,6 +111,14 @@ private struct Reader {
     }
 
     /// "a string", "a table"... for "expected X, not Y".
+    /// `HOST:PORT` (an IPv6 host in brackets) with a port from 0 to 65535.
+    static func isListenAddress(_ text: String) -> Bool {
+        guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]), (0...65_535).contains(port) else { return false }
+        let host = text[..<colon]
+        if host.hasPrefix("[") { return host.hasSuffix("]") && host.count > 2 }
+        return !host.isEmpty && !host.contains(":") && host.allSatisfy { $0.isASCII && !$0.isWhitespace && !"/@?#".contains($0) }
+    }
+
     static func kind(_ value: any TOMLValueConvertible) -> String {
         switch value.type {
         case .string: return "a string"
@@ -256,6 +264,23 @@ private struct Reader {
                 env.bundles = sizes
                 env.bundleIdentifiers = identifiers
             case "notify": env.notify = try oneOf(NotifyStyle.self)
+            case "proxy_listen":
+                let listen = try string()
+                guard Self.isListenAddress(listen) else { throw error(at: at, key: key, "expected HOST:PORT, e.g. \"127.0.0.1:8877\" or \"0.0.0.0:8877\", not '\(listen)'") }
+                env.proxyListen = listen
+            case "proxy_hosts":
+                guard let list = value.array else { throw error(at: at, key: key, "expected a list of host names, e.g. [\"cdn.staging.example.com\"], not \(Self.kind(value))") }
+                var hosts: [String] = []
+                for item in list {
+                    guard let host = item.string, !host.isEmpty, host.allSatisfy({ $0.isASCII && !$0.isWhitespace && !"/@?#".contains($0) }) else {
+                        throw error(at: at, key: key, "expected host names or host:port in quotes (no scheme, no path)")
+                    }
+                    hosts.append(host)
+                }
+                env.proxyHosts = hosts
+            case "proxy_start":
+                guard let b = value.bool else { throw error(at: at, key: key, "expected true or false, not \(Self.kind(value))") }
+                env.proxyStart = b
             case "proxy":
                 guard let proxy = value.string else { throw error(at: at, key: key, "expected a string in quotes, not \(Self.kind(value))") }
                 guard proxy.trimmingCharacters(in: .whitespaces).isEmpty || ProxySetting.parse(proxy) != nil else {

@@ -33,6 +33,13 @@ public struct EnvironmentConfig: Sendable, Equatable {
     public var bundleIdentifiers: [String]?
     /// `notify = "bell" | "osc9" | "none"`: how a finding of the watch is told.
     public var notify: NotifyStyle?
+    /// The intercepting proxy for the app's own traffic (`reiterate-shop proxy`, `--proxy`):
+    /// `proxy_listen = "HOST:PORT"`, `proxy_hosts = [...]` (hosts intercepted besides the base URL's),
+    /// `proxy_start = true` (the TUI runs it from the start). Not `proxy`, which is the upstream proxy
+    /// this tool's own requests go through.
+    public var proxyListen: String?
+    public var proxyHosts: [String]?
+    public var proxyStart: Bool?
 
     public init(name: String, baseURL: String? = nil, user: String? = nil, readOnly: Bool? = nil, tokenEnv: String? = nil,
                 refreshTokenEnv: String? = nil, caFile: String? = nil, timeout: Double? = nil, users: [String]? = nil, proxy: String? = nil,
@@ -133,6 +140,9 @@ public struct ConfigError: Error, Sendable, Equatable, CustomStringConvertible {
 /// watch_interval = 2                   # seconds between the watch's reads
 /// bundles = [50, 100, 200, 500]        # the cheer bundle sizes this environment sells
 /// notify = "bell"                      # "bell", "osc9" or "none": how a finding is told
+/// proxy_listen = "0.0.0.0:8877"        # the app's proxy (`reiterate-shop proxy`); default 127.0.0.1:8877
+/// proxy_hosts = ["cdn.staging.example.com"]   # hosts it intercepts besides base_url's
+/// proxy_start = true                   # the TUI runs the app's proxy from the start
 ///
 /// [keys]                               # optional: action = "key" or ["key", ...]
 /// quit = ["x", "ctrl-q"]
@@ -153,7 +163,7 @@ public struct ConfigFile: Sendable, Equatable {
     public var theme: ThemeSetting?
 
     public static let keys = ["base_url", "user", "tier", "read_only", "token_env", "refresh_token_env", "ca_file", "timeout", "users", "proxy", "contract",
-                              "watch", "watch_interval", "bundles", "notify"]
+                              "watch", "watch_interval", "bundles", "notify", "proxy_listen", "proxy_hosts", "proxy_start"]
 
     public static func defaultPath(environment: [String: String]) -> String {
         if let xdg = environment["XDG_CONFIG_HOME"], xdg.hasPrefix("/") { return xdg + "/reiterate-shop/config.toml" }
@@ -217,6 +227,11 @@ public struct ResolvedSettings: Sendable, Equatable {
     public var notify: NotifyStyle = .bell
     /// `[compare] ignore`: paths comparisons and pins leave out.
     public var compareIgnore: [String] = []
+    /// The app's proxy: where it listens (`proxy_listen`, nil: its default), the hosts it intercepts
+    /// besides the base URL's (`proxy_hosts`), whether the TUI runs it from the start (`proxy_start`).
+    public var proxyListen: String?
+    public var proxyHosts: [String] = []
+    public var proxyStart = false
     /// The stand-in's bundles: `com.reiterate.cheer.N`.
     public static let standInBundles = [50, 100, 200, 500, 1000, 2500, 5000]
     /// Where each value came from (`flag`, `environment variable X`, `config file`, `default`).
@@ -309,6 +324,9 @@ public struct ResolvedSettings: Sendable, Equatable {
             : chosen?.bundleIdentifiers ?? settings.bundles.map(standInIdentifier)
         settings.compareIgnore = config?.compareIgnore ?? []
         settings.notify = pick("notify", nil, nil, chosen?.notify, .bell) { _ in nil }
+        settings.proxyListen = pick("proxy_listen", nil, nil, chosen?.proxyListen.map { Optional($0) }, nil) { $0 }
+        settings.proxyHosts = pick("proxy_hosts", nil, nil, chosen?.proxyHosts, []) { _ in nil }
+        settings.proxyStart = pick("proxy_start", nil, nil, chosen?.proxyStart, false) { _ in nil }
         settings.tier = tier
         return settings
     }
@@ -319,7 +337,8 @@ public struct ResolvedSettings: Sendable, Equatable {
                           caFile: top.caFile ?? base.caFile, timeout: top.timeout ?? base.timeout, users: top.users ?? base.users,
                           proxy: top.proxy ?? base.proxy, contract: top.contract ?? base.contract, watch: top.watch ?? base.watch,
                           watchInterval: top.watchInterval ?? base.watchInterval, bundles: top.bundles ?? base.bundles, notify: top.notify ?? base.notify)
-            .with(bundleIdentifiers: top.bundles != nil ? top.bundleIdentifiers : base.bundleIdentifiers, tier: top.tier ?? base.tier)
+            .with(bundleIdentifiers: top.bundles != nil ? top.bundleIdentifiers : base.bundleIdentifiers, tier: top.tier ?? base.tier,
+                  proxyListen: top.proxyListen ?? base.proxyListen, proxyHosts: top.proxyHosts ?? base.proxyHosts, proxyStart: top.proxyStart ?? base.proxyStart)
     }
 
     /// What the URL alone says: loopback is local, a staging host is staging, anything else production.
@@ -339,10 +358,13 @@ public struct ResolvedSettings: Sendable, Equatable {
 
 extension EnvironmentConfig {
     /// The same, with the bundles' product ids (kept beside `bundles` when environments are merged).
-    func with(bundleIdentifiers: [String]?, tier: Tier?) -> EnvironmentConfig {
+    func with(bundleIdentifiers: [String]?, tier: Tier?, proxyListen: String?, proxyHosts: [String]?, proxyStart: Bool?) -> EnvironmentConfig {
         var copy = self
         copy.bundleIdentifiers = bundleIdentifiers
         copy.tier = tier
+        copy.proxyListen = proxyListen
+        copy.proxyHosts = proxyHosts
+        copy.proxyStart = proxyStart
         return copy
     }
 }

@@ -1,0 +1,318 @@
+import Foundation
+import NIOCore
+import NIOSSL
+import ProxyWire
+import ShopAPI
+
+/// One connection from the app: reads its requests (`RequestReader`), answers CONNECT by intercepting
+/// (TLS with the host's leaf) or tunnelling blind, forwards each request of a shop host upstream and
+/// writes the answer back, one request at a time (reading pauses while one is out). Lives on its
+/// channel's event loop; the upstream exchange runs in a task whose end comes back to the loop.
+final class ProxyConnection: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = ByteBuffer
+    typealias OutboundOut = ByteBuffer
+
+    private enum Mode: Equatable {
+        /// Plain HTTP to the proxy: absolute-form requests, CONNECT, the setup page.
+        case plain
+        /// Decrypted requests inside a CONNECT to an intercepted host.
+        case intercepted(HostPort)
+        /// A blind tunnel: bytes pass to the glue behind this handler, unread.
+        case tunnel
+        /// Closing, or a tunnel being opened: reads nothing more.
+        case done
+    }
+
+    private let core: ProxyCore
+    private var reader: RequestReader
+    private var mode = Mode.plain
+    /// A request is out upstream (or a tunnel is being opened): the next waits in the reader.
+    private var busy = false
+    /// The password was given on this connection (a CONNECT's authorizes the requests inside it).
+    private var authorized: Bool
+    private var headTimer: Scheduled<Void>?
+    private var idleTimer: Scheduled<Void>?
+    private var upstream: Task<Void, Never>?
+    private var counted = false
+    /// No head has come yet for the request being read (its bytes are timed by the head timeout).
+    private var awaitingHead = true
+
+    init(core: ProxyCore) {
+        self.core = core
+        reader = RequestReader(limits: core.configuration.limits)
+        authorized = core.password == nil
+    }
+
+    // MARK: Channel events
+
+    func channelActive(context: ChannelHandlerContext) {
+        var over = false
+        core.stats.update { counts in
+            over = counts.openConnections >= core.configuration.maxConnections
+            if !over { counts.openConnections += 1 }
+        }
+        if over {
+            refuse(context, WireResponse.own(503, "the proxy has \(core.configuration.maxConnections) connections open, its limit: try again"),
+                   request: nil)
+            return
+        }
+        counted = true
+        armIdle(context)
+        context.fireChannelActive()
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        if counted { core.stats.update { $0.openConnections -= 1 } }
+        counted = false
+        headTimer?.cancel()
+        idleTimer?.cancel()
+        upstream?.cancel()
+        mode = .done
+        context.fireChannelInactive()
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard mode != .done else { return }
+        if case .tunnel = mode { return context.fireChannelRead(data) }
+        let buffer = unwrapInboundIn(data)
+        buffer.withUnsafeReadableBytes { reader.append($0) }
+        armIdle(context)
+        if headTimer == nil, awaitingHead, !busy { armHead(context) }
+        process(context)
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        // A reset, a TLS alert from a client that does not trust the CA…: the connection ends; the app
+        // sees its own error. Nothing of the library's words goes anywhere a user reads.
+        mode = .done
+        context.close(promise: nil)
+    }
+
+    // MARK: Requests
+
+    /// Takes every whole request the reader holds, one at a time.
+    private func process(_ context: ChannelHandlerContext) {
+        while !busy, mode != .done {
+            let event: WireEvent?
+            do {
+                event = try reader.next()
+            } catch {
+                refuse(context, WireResponse.own(error.status, error.reason), request: nil)
+                return
+            }
+            guard let event else { return }
+            switch event {
+            case .head(let head):
+                awaitingHead = false
+                headTimer?.cancel()
+                headTimer = nil
+                if let early = admit(head) {
+                    refuse(context, early, request: "\(head.method) \(head.target)")
+                    return
+                }
+                if head.expectsContinue { write(context, WireResponse(status: 100, fields: [], body: [], bodiless: true)) }
+            case .request(let head, let body):
+                awaitingHead = true
+                handle(context, head, body)
+                if !busy, mode != .done { armHead(context) }
+            }
+        }
+    }
+
+    /// What refuses a request before its body is read: a wrong password, a method or target the proxy
+    /// does not take. Nil when it may go on.
+    private func admit(_ head: RequestHead) -> WireResponse? {
+        let target = RequestTarget(head.target, method: head.method)
+        let forProxyItself = if case .origin = target, mode == .plain { true } else { false }
+        if !authorized, !forProxyItself {
+            if core.password?.admits(head.value("Proxy-Authorization")) == true {
+                authorized = true
+            } else {
+                core.stats.update { $0.authFailures += 1 }
+                return WireResponse.own(407, "the proxy needs its password (Proxy-Authorization: Basic)",
+                                        extra: [("Proxy-Authenticate", "Basic realm=\"reiterate-shop\"")])
+            }
+        }
+        if head.method != "CONNECT", RequestMethod(rawValue: head.method) == nil {
+            return WireResponse.own(501, "the proxy does not forward \(head.method) requests")
+        }
+        return nil
+    }
+
+    private func handle(_ context: ChannelHandlerContext, _ head: RequestHead, _ body: [UInt8]) {
+        let line = "\(head.method) \(head.target)"
+        let target = RequestTarget(head.target, method: head.method)
+        switch (mode, target) {
+        case (.plain, .authority(let host)):
+            connect(context, to: host)
+        case (.plain, .absolute(let scheme, let host, let path)):
+            guard head.value("Host").map({ host.matches(hostHeader: $0, defaultPort: scheme == "https" ? 443 : 80) }) ?? true else {
+                return refuse(context, WireResponse.own(400, "the request's Host header names another host than its URL, which parsers can read two ways"), request: line)
+            }
+            forward(context, head, body, scheme: scheme, host: host, target: path)
+        case (.plain, .origin(let path)):
+            answerForItself(context, head, path: path)
+        case (.intercepted(let host), .origin(let path)):
+            guard let named = head.value("Host"), host.matches(hostHeader: named, defaultPort: 443) else {
+                return refuse(context, WireResponse.own(400, "the request's Host header names another host than the tunnel's (\(host))"), request: line)
+            }
+            forward(context, head, body, scheme: "https", host: host, target: path)
+        case (.intercepted(let host), .absolute(_, let named, let path)) where named == host:
+            forward(context, head, body, scheme: "https", host: host, target: path)
+        case (.intercepted, _):
+            refuse(context, WireResponse.own(400, "inside a tunnel only requests for the tunnel's own host are taken"), request: line)
+        case (_, .unreadable), (.plain, _), (.done, _), (.tunnel, _):
+            refuse(context, WireResponse.own(400, "the request's target is not one a proxy can read: \(Self.shown(head.target))"), request: line)
+        }
+    }
+
+    // MARK: Forwarding
+
+    private func forward(_ context: ChannelHandlerContext, _ head: RequestHead, _ body: [UInt8], scheme: String, host: HostPort, target: String) {
+        guard let method = RequestMethod(rawValue: head.method), let route = core.route(method, scheme: scheme, host: host, target: target) else {
+            return refuse(context, WireResponse.own(403, "the proxy forwards only the shop's hosts (\(core.intercepted.map(\.description).sorted().joined(separator: ", "))); HTTPS to any other passes as a tunnel"),
+                          request: "\(head.method) \(Self.shown(head.target))")
+        }
+        busy = true
+        context.channel.setOption(ChannelOptions.autoRead, value: false).whenComplete { _ in }
+        let exchange = UpstreamExchange(core: core, method: method, route: route, head: head, body: body)
+        let loop = context.eventLoop
+        let bound = NIOLoopBound((self, context), eventLoop: loop)
+        upstream = Task {
+            let answer = await exchange.send()
+            loop.execute {
+                let (connection, context) = bound.value
+                connection.answered(context, answer, keepAlive: head.keepAlive)
+            }
+            await exchange.record(answer)
+        }
+    }
+
+    /// The upstream's answer (or the proxy's own 502/504) goes back to the app; the next request follows.
+    private func answered(_ context: ChannelHandlerContext, _ answer: UpstreamAnswer, keepAlive: Bool) {
+        upstream = nil
+        guard mode != .done, context.channel.isActive else { return }
+        var response = answer.response
+        if !keepAlive { response.fields.append(("Connection", "close")) }
+        write(context, response)
+        guard keepAlive, !response.fields.contains(where: { $0.0 == "Connection" && $0.1 == "close" }) else {
+            return close(context)
+        }
+        busy = false
+        context.channel.setOption(ChannelOptions.autoRead, value: true).whenComplete { _ in }
+        armIdle(context)
+        armHead(context)
+        process(context)
+    }
+
+    // MARK: CONNECT
+
+    private func connect(_ context: ChannelHandlerContext, to host: HostPort) {
+        if core.intercepted.contains(host) {
+            let tls: NIOSSLContext
+            do {
+                tls = try core.tlsContext(for: host.host)
+            } catch {
+                return refuse(context, WireResponse.own(502, "the proxy could not make a certificate for \(host.host): \(error)"), request: "CONNECT \(host)")
+            }
+            write(context, WireResponse(status: 200, fields: [], body: [], bodiless: true))
+            mode = .intercepted(host)
+            let early = reader.takeRemaining()
+            reader = RequestReader(limits: core.configuration.limits)
+            do {
+                try context.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: tls), position: .first)
+            } catch {
+                return close(context)
+            }
+            armHead(context)
+            if !early.isEmpty { context.pipeline.syncOperations.fireChannelRead(NIOAny(context.channel.allocator.buffer(bytes: early))) }
+            return
+        }
+        if !core.configuration.listen.isLoopback, host.isLoopback || host == core.configuration.listen {
+            return refuse(context, WireResponse.own(403, "the proxy does not open tunnels to its own machine"), request: "CONNECT \(host)")
+        }
+        busy = true
+        mode = .done
+        headTimer?.cancel()
+        idleTimer?.cancel()
+        Tunnel.open(from: context, to: host, early: reader.takeRemaining(), core: core, handler: self)
+    }
+
+    // MARK: The proxy's own pages
+
+    private func answerForItself(_ context: ChannelHandlerContext, _ head: RequestHead, path: String) {
+        guard head.method == "GET" || head.method == "HEAD" else {
+            return refuse(context, WireResponse.own(405, "the proxy's own pages are read with GET"), request: "\(head.method) \(Self.shown(path))")
+        }
+        var response = SetupPage.answer(path: path, core: core)
+        response.bodiless = head.method == "HEAD"
+        if !head.keepAlive { response.fields.append(("Connection", "close")) }
+        write(context, response)
+        if !head.keepAlive { close(context) }
+    }
+
+    // MARK: Writing, refusing, closing
+
+    private func write(_ context: ChannelHandlerContext, _ response: WireResponse) {
+        context.writeAndFlush(wrapOutboundOut(response.encoded(allocator: context.channel.allocator)), promise: nil)
+    }
+
+    /// Answers with the proxy's own error and closes: the request never went upstream.
+    private func refuse(_ context: ChannelHandlerContext, _ response: WireResponse, request: String?) {
+        core.stats.update { $0.refused += 1 }
+        let reason = String(decoding: response.body, as: UTF8.self).trimmingCharacters(in: .newlines)
+        core.events(.refused(Refusal(at: Date(), status: response.status, request: request, reason: reason)))
+        write(context, response)
+        close(context)
+    }
+
+    private func close(_ context: ChannelHandlerContext) {
+        mode = .done
+        headTimer?.cancel()
+        idleTimer?.cancel()
+        context.close(promise: nil)
+    }
+
+    /// Called by the tunnel once it holds the connection: bytes pass through from now on.
+    func tunnelOpened() {
+        busy = false
+        mode = .tunnel
+    }
+
+    // MARK: Timers
+
+    /// A head must be whole within the head timeout of its first byte (a slow sender is cut off).
+    private func armHead(_ context: ChannelHandlerContext) {
+        headTimer?.cancel()
+        headTimer = nil
+        guard reader.buffered > 0, awaitingHead else { return }
+        let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+        headTimer = context.eventLoop.scheduleTask(in: .nanoseconds(Self.nanoseconds(core.configuration.headTimeout))) {
+            let (connection, context) = bound.value
+            connection.headTimer = nil
+            guard !connection.busy, connection.awaitingHead, connection.mode != .done, connection.reader.buffered > 0 else { return }
+            connection.refuse(context, WireResponse.own(408, "the request's head did not arrive in time"), request: nil)
+        }
+    }
+
+    /// A connection that says nothing for the idle timeout is closed.
+    private func armIdle(_ context: ChannelHandlerContext) {
+        idleTimer?.cancel()
+        let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+        idleTimer = context.eventLoop.scheduleTask(in: .nanoseconds(Self.nanoseconds(core.configuration.idleTimeout))) {
+            let (connection, context) = bound.value
+            guard !connection.busy, connection.mode != .tunnel else { return }
+            connection.close(context)
+        }
+    }
+
+    static func nanoseconds(_ d: Duration) -> Int64 {
+        let (seconds, attoseconds) = d.components
+        return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
+    }
+
+    /// A target as the tester may read it: at most 200 characters, controls shown as `?`.
+    static func shown(_ target: String) -> String {
+        String(target.prefix(200).map { $0.isASCII && ($0.asciiValue ?? 0) >= 0x20 && $0 != "\u{7F}" ? $0 : "?" })
+    }
+}

@@ -1,0 +1,84 @@
+import Foundation
+import NIOSSL
+import ProxyCA
+import ProxyWire
+import ShopAPI
+import Synchronization
+
+/// What every connection of one proxy shares: its configuration, the hosts it intercepts, the TLS
+/// identities it answers with, the upstream transport, the pipeline its exchanges go through, its counts.
+final class ProxyCore: Sendable {
+    let configuration: ProxyConfiguration
+    let intercepted: Set<HostPort>
+    let ca: ProxyCA
+    let transport: any HTTPTransport
+    let pipeline: ExchangePipeline
+    let stats: ProxyStats
+    let events: @Sendable (ProxyEvent) -> Void
+    let password: ProxyPassword?
+    private let contexts = Mutex<[String: NIOSSLContext]>([:])
+
+    init(configuration: ProxyConfiguration, ca: ProxyCA, transport: any HTTPTransport, pipeline: ExchangePipeline,
+         stats: ProxyStats, events: @escaping @Sendable (ProxyEvent) -> Void) {
+        self.configuration = configuration
+        intercepted = Set(configuration.interceptedHosts)
+        self.ca = ca
+        self.transport = transport
+        self.pipeline = pipeline
+        self.stats = stats
+        self.events = events
+        password = configuration.password.flatMap { $0.isEmpty ? nil : ProxyPassword($0) }
+    }
+
+    /// The TLS server context for an intercepted host: its leaf (made once by the CA) and `http/1.1` by ALPN.
+    func tlsContext(for host: String) throws -> NIOSSLContext {
+        if let made = contexts.withLock({ $0[host] }) { return made }
+        let leaf = try ca.leaf(for: host)
+        let chain = try NIOSSLCertificate.fromPEMBytes(Array(leaf.certificateChainPEM.utf8)).map { NIOSSLCertificateSource.certificate($0) }
+        let key = try NIOSSLPrivateKey(bytes: Array(leaf.privateKeyPEM.utf8), format: .pem)
+        var tls = TLSConfiguration.makeServerConfiguration(certificateChain: chain, privateKey: .privateKey(key))
+        tls.applicationProtocols = ["http/1.1"]
+        let context = try NIOSSLContext(configuration: tls)
+        return contexts.withLock { made in
+            if let other = made[host] { return other }
+            made[host] = context
+            return context
+        }
+    }
+
+    /// Where an app request for `host` at `target` goes, and its key as the contract reads it (the base
+    /// URL's path prefix removed for the base URL's host); nil for a host the proxy does not intercept.
+    func route(_ method: RequestMethod, scheme: String, host: HostPort, target: String) -> (url: String, key: RequestKey)? {
+        guard intercepted.contains(host) else { return nil }
+        var path = target
+        let prefix = configuration.pathPrefix
+        if host == configuration.baseHost, !prefix.isEmpty, path.hasPrefix(prefix + "/") || path.hasPrefix(prefix + "?") || path == prefix {
+            path = String(path.dropFirst(prefix.count))
+            if !path.hasPrefix("/") { path = "/" + path }
+        }
+        guard let key = RequestKey(method: method.rawValue, target: path) else { return nil }
+        return ("\(scheme)://\(host)\(target)", key)
+    }
+}
+
+/// The password the phone must send (`Proxy-Authorization: Basic`; any user name). Compared in time
+/// that does not depend on where it differs; never kept anywhere else, never shown.
+struct ProxyPassword: Sendable {
+    private let expected: [UInt8]
+
+    init(_ password: String) { expected = Array(password.utf8) }
+
+    /// Whether a `Proxy-Authorization` value carries the password.
+    func admits(_ header: String?) -> Bool {
+        guard let header else { return false }
+        let parts = header.split(separator: " ", maxSplits: 1)
+        guard parts.count == 2, parts[0].lowercased() == "basic",
+              let decoded = Data(base64Encoded: String(parts[1]).trimmingCharacters(in: .whitespaces)),
+              let colon = decoded.firstIndex(of: UInt8(ascii: ":"))
+        else { return false }
+        let given = Array(decoded[decoded.index(after: colon)...])
+        var difference = UInt8(given.count == expected.count ? 0 : 1)
+        for i in 0..<expected.count { difference |= expected[i] ^ (i < given.count ? given[i] : 0) }
+        return difference == 0
+    }
+}

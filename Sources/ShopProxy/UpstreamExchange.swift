@@ -1,0 +1,113 @@
+import Foundation
+import HTTPTypes
+import JSONTokens
+import ProxyWire
+import ShopAPI
+
+/// What came of forwarding one app request: the answer for the app (the server's, or the proxy's own
+/// 502/504), and the exchange as the pipeline will see it.
+struct UpstreamAnswer: Sendable {
+    var response: WireResponse
+    var exchange: HTTPExchange
+    /// The server's answer as it came (tokenized only once the app has its copy).
+    var upstream: TransportResponse?
+}
+
+/// One app request forwarded upstream through ShopAPI's transport (which checks the real server as the
+/// client does: `ca_file`, the system's trust store, the upstream proxy) and recorded in the pipeline
+/// with the source `app`.
+struct UpstreamExchange: Sendable {
+    let core: ProxyCore
+    let method: RequestMethod
+    let route: (url: String, key: RequestKey)
+    let head: RequestHead
+    let body: [UInt8]
+
+    func send() async -> UpstreamAnswer {
+        let sentBody: [UInt8]? = head.framing == .none && body.isEmpty ? nil : body
+        var exchange = HTTPExchange(
+            serial: core.pipeline.nextSerial(), source: .app,
+            request: ExchangeRequest(key: route.key, operation: nil, headers: HTTPFields(pairs: head.headers.map { ($0.name, $0.value) }), body: sentBody),
+            attempt: 1)
+        await core.pipeline.sent(exchange)
+        let request = TransportRequest(method: method, url: route.url,
+                                       headers: HTTPFields(pairs: HopByHop.filtered(head.headers).map { ($0.name, $0.value) }),
+                                       body: sentBody, timeout: core.configuration.upstreamTimeout)
+        do {
+            let answer = try await core.transport.send(request)
+            exchange.answeredAt = .now
+            exchange.requestID = answer.headers[.requestID]
+            var fields = HopByHop.filtered(answer.headers.map { HeaderField(name: $0.name.rawName, value: $0.value) }).map { ($0.name, $0.value) }
+            if method == .head, let length = answer.headers[.contentLength] { fields.append(("Content-Length", length)) }
+            let response = WireResponse(status: answer.status, fields: fields, body: answer.body, bodiless: method == .head)
+            return UpstreamAnswer(response: response, exchange: exchange, upstream: answer)
+        } catch let error as TransportError {
+            exchange.answeredAt = .now
+            exchange.failure = .transport(error)
+            exchange.requestID = error.requestID
+            return UpstreamAnswer(response: Self.gatewayAnswer(error, timeout: core.configuration.upstreamTimeout), exchange: exchange)
+        } catch {
+            exchange.answeredAt = .now
+            exchange.failure = .cancelled
+            return UpstreamAnswer(response: WireResponse.own(502, "the request was cancelled"), exchange: exchange)
+        }
+    }
+
+    /// The exchange goes through the pipeline (checks, pins, log, HAR), then to the front end.
+    func record(_ answer: UpstreamAnswer) async {
+        var exchange = answer.exchange
+        if let upstream = answer.upstream {
+            exchange.response = ExchangeResponse(status: upstream.status, headers: upstream.headers, body: upstream.body,
+                                                 tokens: JSONTokenizer.tokens(upstream.body))
+        }
+        let finished = await core.pipeline.finished(exchange)
+        let failed = finished.failure != nil || (finished.response?.status ?? 0) >= 400
+        core.stats.update { counts in
+            counts.exchanges += 1
+            counts.findings += finished.findings.count
+            if failed { counts.errors += 1 }
+        }
+        core.events(.exchange(finished))
+    }
+
+    /// The proxy's own answer when the server gave none: 504 when it was too slow, else 502; one plain line.
+    static func gatewayAnswer(_ error: TransportError, timeout: Duration) -> WireResponse {
+        let id = error.requestID.map { " (request id \($0))" } ?? ""
+        let (status, words): (Int, String) = switch error {
+        case .timeout: (504, "the shop's server did not answer within \(timeout.components.seconds) s\(id)")
+        case .connectTimeout(let host): (504, "the shop's server \(host) did not take a connection in time")
+        case .connectionRefused(let host): (502, "the shop's server \(host) refused the connection")
+        case .dns(let host): (502, "the shop's server's name \(host) does not resolve")
+        case .tls(let problem): (502, "the shop's server failed the TLS check: \(Self.words(problem))")
+        case .cutShort(let status, _):
+            (502, "the shop's server cut its answer short\(status.map { " (HTTP \($0))" } ?? ", before its head")\(id)")
+        case .offline: (502, "the network is unreachable")
+        case .responseTooLarge(let limit, _): (502, "the shop's server's answer is over \(limit >> 20) MiB\(id)")
+        case .proxy(let address, _): (502, "the upstream proxy \(address) failed the request")
+        case .invalidURL, .invalidHeader: (502, "the request cannot be sent upstream as it is")
+        case .other: (502, "the shop's server could not be reached")
+        }
+        return WireResponse.own(status, words, close: false, kind: status == 504 ? "upstream-timeout" : "upstream-failed")
+    }
+
+    static func words(_ problem: TLSProblem) -> String {
+        switch problem {
+        case .untrusted: "its certificate is not trusted"
+        case .untrustedByCAFile: "its certificate is not signed by the configured ca_file"
+        case .hostnameMismatch: "its certificate is for another host"
+        case .expired: "its certificate has expired or is not valid yet"
+        case .handshake: "the handshake failed"
+        case .caFileUnreadable: "the configured ca_file cannot be read"
+        }
+    }
+}
+
+extension TransportError {
+    /// The request id an answer's head carried before the failure, if one came.
+    var requestID: String? {
+        switch self {
+        case .timeout(let id), .cutShort(_, let id), .responseTooLarge(_, let id): id
+        default: nil
+        }
+    }
+}

@@ -1,0 +1,156 @@
+import Foundation
+import ShopAPI
+import ShopCache
+import ShopProxy
+import ShopViewModels
+import Synchronization
+import TerminalText
+
+/// `proxy`'s output: a line per app exchange on stdout (`14:02:11 app POST /api/v1/spend_cheer 200 2.1 ms rq-…`),
+/// each finding as a `warning:` line on stderr; with `--json` one object a line on stdout for each.
+final class ProxyPrinter: Sendable {
+    let json: Bool
+    let count: Int?
+    private let exchanges = Mutex(0)
+
+    init(json: Bool, count: Int?) {
+        self.json = json
+        self.count = count
+    }
+
+    /// Writes the event's lines; true once `count` app exchanges have been written.
+    func write(_ event: ProxyEvent) -> Bool {
+        switch event {
+        case .exchange(let e):
+            exchange(e)
+            let n = exchanges.withLock { $0 += 1; return $0 }
+            return count.map { n >= $0 } ?? false
+        case .tunnel(let t):
+            if json {
+                var line = ProxyLine(time: t.startedAt, kind: "tunnel", text: Self.tunnelText(t))
+                (line.host, line.port, line.bytesUp, line.bytesDown, line.ms) = (t.target.host, t.target.port, t.bytesUp, t.bytesDown, Self.ms(t.duration))
+                line.error = t.failure
+                out(line)
+            } else {
+                Terminal.out("\(Self.clock(t.startedAt)) \(Self.tunnelText(t))\n")
+            }
+        case .refused(let r):
+            if json {
+                var line = ProxyLine(time: r.at, kind: "error", text: r.reason)
+                line.status = r.status
+                line.error = r.reason
+                out(line)
+            } else {
+                Terminal.out("\(Self.clock(r.at)) refused \(r.request.map(Sanitizer.line) ?? "a request") → \(r.status): \(Sanitizer.line(r.reason))\n")
+            }
+        }
+        return false
+    }
+
+    private func exchange(_ e: HTTPExchange) {
+        let method = e.request.key.method.rawValue, path = Redactor.path(e.request.key.target)
+        let status = e.response?.status
+        let failure = e.failure.map(Self.failureWords)
+        if json {
+            var line = ProxyLine(time: e.startedAt, kind: "exchange", text: "")
+            (line.source, line.method, line.path, line.status, line.requestId, line.ms) = (e.source.rawValue, method, path, status, e.requestID, Self.ms(e.duration))
+            line.error = failure
+            out(line)
+            for finding in e.findings {
+                var f = ProxyLine(time: e.startedAt, kind: "finding", text: finding.line)
+                (f.source, f.method, f.path, f.status, f.requestId) = (e.source.rawValue, method, path, status, e.requestID)
+                (f.check, f.blame, f.expected, f.actual) = (finding.check.rawValue, finding.blame.rawValue, finding.expected, finding.actual)
+                out(f)
+            }
+        } else {
+            let answer = status.map(String.init) ?? "no answer (\(failure ?? "cancelled"))"
+            Terminal.out("\(Self.clock(e.startedAt)) \(e.source.rawValue) \(method) \(Sanitizer.line(path)) \(answer) \(Self.msText(e.duration)) \(e.requestID.map(Sanitizer.line) ?? "-")\n")
+        }
+        for finding in e.findings {
+            let side = finding.blame == .app ? "the app's request" : "the answer to the app's request"
+            Terminal.err("warning: [\(finding.check.rawValue)] expected \(Sanitizer.line(finding.expected)), got \(Sanitizer.line(finding.actual)) "
+                         + "(blame: \(finding.blame.rawValue); \(side) \(method) \(Sanitizer.line(path))\(e.requestID.map { ", request id \(Sanitizer.line($0))" } ?? ""))\n")
+        }
+    }
+
+    private func out(_ line: ProxyLine) {
+        if let text = try? Output.jsonLine(line) { Terminal.out(text) }
+    }
+
+    static func failureWords(_ failure: ExchangeFailure) -> String {
+        switch failure {
+        case .cancelled: "cancelled: the app closed its connection"
+        case .transport(let error): UpstreamWords.line(error)
+        }
+    }
+
+    static func tunnelText(_ t: TunnelRecord) -> String {
+        if let failure = t.failure { return "tunnel \(t.target): \(failure)" }
+        return "tunnel \(t.target) \(Wording.grouped(t.bytesUp)) B up, \(Wording.grouped(t.bytesDown)) B down, \(msText(t.duration)) (not decrypted)"
+    }
+
+    static func ms(_ d: Duration) -> Double {
+        (Double(d.components.seconds) * 1000 + Double(d.components.attoseconds) / 1e15 * 10).rounded() / 10
+    }
+
+    static func msText(_ d: Duration) -> String { String(format: "%.1f ms", ms(d)) }
+
+    static func clock(_ date: Date) -> String {
+        var t = time_t(date.timeIntervalSince1970)
+        var parts = tm()
+        localtime_r(&t, &parts)
+        return String(format: "%02d:%02d:%02d", parts.tm_hour, parts.tm_min, parts.tm_sec)
+    }
+}
+
+/// Words for an upstream failure, the same the app was answered with.
+enum UpstreamWords {
+    static func line(_ error: TransportError) -> String { ErrorText.sentence(error) }
+}
+
+/// One line of `proxy --json`.
+struct ProxyLine: Encodable {
+    var time: String
+    var kind: String
+    var source: String?
+    var method: String?
+    var path: String?
+    var status: Int?
+    var requestId: String?
+    var ms: Double?
+    var check: String?
+    var blame: String?
+    var expected: String?
+    var actual: String?
+    var host: String?
+    var port: Int?
+    var bytesUp: Int?
+    var bytesDown: Int?
+    var error: String?
+    var text: String
+
+    enum CodingKeys: String, CodingKey {
+        case time, kind, source, method, path, status, ms, check, blame, expected, actual, host, port, error, text
+        case requestId = "request_id", bytesUp = "bytes_up", bytesDown = "bytes_down"
+    }
+
+    init(time: Date, kind: String, text: String) {
+        self.time = ISO8601.format(time)
+        self.kind = kind
+        self.text = Sanitizer.line(text)
+    }
+}
+
+/// `--har FILE`: every app exchange the proxy kept, written when it ends (0600, no secret).
+enum ProxyHAR {
+    static func write(_ log: ExchangeLog, to path: String, baseURL: String) async {
+        let exchanges = await log.all()
+        do {
+            let data = try HAR.encode(exchanges, baseURL: baseURL, creator: "reiterate-shop proxy", version: ShopClientConfiguration.appVersion)
+            try AtomicFile.write(data, to: path, directory: URL(fileURLWithPath: path).deletingLastPathComponent().path)
+            Terminal.err("note: wrote \(exchanges.count) app exchange\(exchanges.count == 1 ? "" : "s") to \(Sanitizer.line(path)) (HAR 1.2)\n")
+        } catch {
+            Terminal.err("warning: could not write the HAR file \(Sanitizer.line(path)): check that its folder exists and is writable\n")
+        }
+    }
+}

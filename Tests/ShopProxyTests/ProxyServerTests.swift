@@ -1,0 +1,172 @@
+import Foundation
+import ProxyCA
+import ShopAPI
+import StubCore
+import StubServer
+import Synchronization
+import Testing
+@testable import ShopProxy
+
+/// The proxy in this process between a raw socket (the app) and the stand-in on 127.0.0.1 (plain HTTP
+/// here; TLS interception is tested with curl, openssl and Python in Tests/contract/test_proxy.py).
+@Suite(.serialized) struct ProxyServerTests {
+    /// Keeps every app exchange the pipeline finished.
+    actor Seen: ExchangeObserver {
+        private(set) var exchanges: [HTTPExchange] = []
+        func finished(_ e: HTTPExchange) -> [Finding] {
+            exchanges.append(e)
+            return []
+        }
+    }
+
+    final class Events: Sendable {
+        let list = Mutex<[ProxyEvent]>([])
+        func add(_ e: ProxyEvent) { list.withLock { $0.append(e) } }
+        var refusals: [Refusal] { list.withLock { $0.compactMap { if case .refused(let r) = $0 { r } else { nil } } } }
+    }
+
+    func start(password: String? = nil, events: Events = Events(), headTimeout: Duration = .seconds(10)) async throws -> (RunningStub, ProxyServer, AsyncHTTPTransport, Seen) {
+        let stub = try await RunningStub.start()
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("proxy-ca-\(UUID().uuidString)")
+        let ca = try ProxyCA.loadOrCreate(folder: folder, permitted: PermittedNames(hosts: ["127.0.0.1"]))
+        let transport = try AsyncHTTPTransport(configuration: .init(connectTimeout: .seconds(2)))
+        let seen = Seen()
+        let configuration = ProxyConfiguration(listen: HostPort(host: "127.0.0.1", port: 0), password: password,
+                                               baseURL: try #require(URL(string: stub.url)), headTimeout: headTimeout)
+        let proxy = try await ProxyServer.start(configuration: configuration, ca: ca, transport: transport,
+                                                pipeline: .standard(extra: [seen]), events: { events.add($0) })
+        return (stub, proxy, transport, seen)
+    }
+
+    @Test func aPlainRequestForTheShopIsForwardedAndRecordedAsTheApps() async throws {
+        let (stub, proxy, transport, seen) = try await start()
+        let app = try RawClient(port: proxy.address.port)
+        let answer = try app.exchange("GET \(stub.url)/api/v1/balance?user_id=qa-alice HTTP/1.1\r\nHost: 127.0.0.1:\(stub.port)\r\nAuthorization: Bearer dev-token\r\n\r\n")
+        #expect(answer.status == 200)
+        #expect(answer.body.contains("\"balance\""))
+        // The same connection takes a second request (keep-alive).
+        let second = try app.exchange("GET \(stub.url)/api/v1/audio_packs HTTP/1.1\r\nHost: 127.0.0.1:\(stub.port)\r\nAuthorization: Bearer dev-token\r\n\r\n")
+        #expect(second.status == 200)
+        try await waitFor { await seen.exchanges.count == 2 }
+        let first = try #require(await seen.exchanges.first)
+        #expect(first.source == .app)
+        #expect(first.request.key.description == "GET /api/v1/balance?user_id=qa-alice")
+        #expect(first.response?.status == 200 && first.requestID != nil)
+        #expect(proxy.stats.current.exchanges == 2)
+        await stop(stub, proxy, transport)
+    }
+
+    @Test func anAmbiguousRequestIsRefusedAndNeverReachesTheServer() async throws {
+        let events = Events()
+        let (stub, proxy, transport, _) = try await start(events: events)
+        let app = try RawClient(port: proxy.address.port)
+        let body = "{\"amount\":1}"
+        let answer = try app.exchange("POST \(stub.url)/api/v1/spend_cheer HTTP/1.1\r\nHost: 127.0.0.1:\(stub.port)\r\nContent-Length: \(body.utf8.count)\r\n"
+                                      + "Transfer-Encoding: chunked\r\n\r\n\(body)")
+        #expect(answer.status == 400)
+        #expect(answer.header("X-Reiterate-Proxy") == "refused")
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(await stub.recorder.requests(to: "/api/v1/spend_cheer").isEmpty)
+        #expect(events.refusals.first?.status == 400)
+        await stop(stub, proxy, transport)
+    }
+
+    @Test func anotherHostIsNotRelayed() async throws {
+        let (stub, proxy, transport, seen) = try await start()
+        let app = try RawClient(port: proxy.address.port)
+        let answer = try app.exchange("GET http://example.com/ HTTP/1.1\r\nHost: example.com\r\n\r\n")
+        #expect(answer.status == 403)
+        #expect(await seen.exchanges.isEmpty)
+        await stop(stub, proxy, transport)
+    }
+
+    @Test func aHostHeaderThatDisagreesWithTheURLIsRefused() async throws {
+        let (stub, proxy, transport, _) = try await start()
+        let app = try RawClient(port: proxy.address.port)
+        let answer = try app.exchange("GET \(stub.url)/api/v1/audio_packs HTTP/1.1\r\nHost: example.com\r\n\r\n")
+        #expect(answer.status == 400)
+        await stop(stub, proxy, transport)
+    }
+
+    @Test func withAPasswordARequestWithoutItGets407AndIsCounted() async throws {
+        let (stub, proxy, transport, _) = try await start(password: "s3cret")
+        let request = "GET \(stub.url)/api/v1/audio_packs HTTP/1.1\r\nHost: 127.0.0.1:\(stub.port)\r\n"
+        #expect(try RawClient(port: proxy.address.port).exchange(request + "\r\n").status == 407)
+        let wrong = Data("qa:wrong".utf8).base64EncodedString()
+        #expect(try RawClient(port: proxy.address.port).exchange(request + "Proxy-Authorization: Basic \(wrong)\r\n\r\n").status == 407)
+        let right = Data("qa:s3cret".utf8).base64EncodedString()
+        #expect(try RawClient(port: proxy.address.port).exchange(request + "Proxy-Authorization: Basic \(right)\r\n\r\n").status == 200)
+        #expect(proxy.stats.current.authFailures == 2)
+        // The password reaches neither the server nor the exchange kept.
+        let kept = await stub.recorder.requests(to: "/api/v1/audio_packs")
+        #expect(kept.count == 1 && kept.allSatisfy { $0.header("Proxy-Authorization") == nil })
+        await stop(stub, proxy, transport)
+    }
+
+    @Test func beyondThisMachineTheProxyDoesNotStartWithoutAPassword() throws {
+        let configuration = ProxyConfiguration(listen: HostPort(host: "0.0.0.0", port: 0), baseURL: try #require(URL(string: "http://127.0.0.1:1")))
+        #expect(configuration.refusal?.contains("REITERATE_PROXY_PASSWORD") == true)
+        var withPassword = configuration
+        withPassword.password = "x"
+        #expect(withPassword.refusal == nil)
+    }
+
+    @Test func anUpstreamThatResetsGivesTheAppACleanBadGateway() async throws {
+        let (stub, proxy, transport, seen) = try await start()
+        try await stub.addFault("reset,path=/api/v1/audio_packs,count=1")
+        let app = try RawClient(port: proxy.address.port)
+        let answer = try app.exchange("GET \(stub.url)/api/v1/audio_packs HTTP/1.1\r\nHost: 127.0.0.1:\(stub.port)\r\n\r\n")
+        #expect(answer.status == 502)
+        #expect(answer.header("X-Reiterate-Proxy") == "upstream-failed")
+        try await waitFor { await seen.exchanges.count == 1 }
+        #expect(await seen.exchanges.first?.failure != nil)
+        await stop(stub, proxy, transport)
+    }
+
+    @Test func expectContinueGetsAnInterimAnswerThenTheServers() async throws {
+        let (stub, proxy, transport, _) = try await start()
+        let app = try RawClient(port: proxy.address.port)
+        let body = "{\"amount\":1,\"product_identifier\":\"x\",\"user_id\":\"qa-alice\"}"
+        try app.send("POST \(stub.url)/api/v1/spend_cheer HTTP/1.1\r\nHost: 127.0.0.1:\(stub.port)\r\nAuthorization: Bearer dev-token\r\n"
+                     + "Content-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\nExpect: 100-continue\r\n\r\n")
+        let interim = try app.readHead()
+        #expect(interim.status == 100)
+        try app.send(body)
+        let answer = try app.readAnswer()
+        #expect((400..<500).contains(answer.status) || answer.status == 200)
+        #expect(await stub.recorder.requests(to: "/api/v1/spend_cheer").count == 1)
+        await stop(stub, proxy, transport)
+    }
+
+    @Test func aSlowHeadIsCutOff() async throws {
+        let (stub, proxy, transport, _) = try await start(headTimeout: .milliseconds(300))
+        let app = try RawClient(port: proxy.address.port)
+        try app.send("GET \(stub.url)/api/v1/audio_packs HTTP/1.1\r\nHost: 127.0.0.1")
+        let answer = try app.readAnswer()
+        #expect(answer.status == 408)
+        await stop(stub, proxy, transport)
+    }
+
+    @Test func theProxyServesItsOwnSetupPageAndCA() async throws {
+        let (stub, proxy, transport, _) = try await start()
+        let page = try RawClient(port: proxy.address.port).exchange("GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        #expect(page.status == 200 && page.body.contains("/ca.mobileconfig"))
+        let pem = try RawClient(port: proxy.address.port).exchange("GET /ca.pem HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        #expect(pem.body.hasPrefix("-----BEGIN CERTIFICATE-----") && !pem.body.contains("PRIVATE KEY"))
+        await stop(stub, proxy, transport)
+    }
+
+    func stop(_ stub: RunningStub, _ proxy: ProxyServer, _ transport: AsyncHTTPTransport) async {
+        await proxy.stop()
+        try? await transport.shutdown()
+        await stub.stop()
+    }
+
+    func waitFor(_ condition: () async -> Bool) async throws {
+        for _ in 0..<100 {
+            if await condition() { return }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        Issue.record("timed out waiting")
+    }
+}
