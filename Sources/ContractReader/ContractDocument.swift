@@ -4,8 +4,8 @@ import OpenAPIKit
 import Yams
 
 /// Reads an OpenAPI 3.1 document (YAML or JSON) with OpenAPIKit and turns it into the `Contract` the
-/// watchdog checks against: each operation's statuses, media types and response schemas, with every
-/// `$ref` resolved by the library. Only `reiterate-contract` links it (and the tests): the app runs
+/// watchdog checks against: each operation's parameters, request body, statuses, media types and
+/// response schemas, with every `$ref` resolved by the library. Only `reiterate-contract` links it (and the tests): the app runs
 /// that reader for a `--contract` document it has not kept yet, so its own binary carries neither
 /// OpenAPIKit nor Yams (their conformances cost every start, see docs/dependencies.md).
 public enum ContractDocument {
@@ -53,13 +53,42 @@ public enum ContractDocument {
                     return ContractResponse(status: status.rawValue, contentTypes: response.content.keys.map(\.typeAndSubtype),
                                             schema: json?.schema.map(schema))
                 }
-                operations.append(ContractOperation(operationId: id, method: endpoint.method.rawValue.uppercased(),
-                                                    path: route.path.rawValue, responses: responses))
+                let body = endpoint.operation.requestBody.map { body in
+                    ContractRequestBody(required: body.required, contentTypes: body.content.keys.map(\.typeAndSubtype),
+                                        schema: body.content.first { $0.key.typeAndSubtype == "application/json" }?.value.schema.map(schema))
+                }
+                operations.append(ContractOperation(operationId: id, method: endpoint.method.rawValue.uppercased(), path: route.path.rawValue,
+                                                    parameters: parameters(route.pathItem.parameters, endpoint.operation.parameters),
+                                                    requestBody: body, responses: responses))
             }
         }
         let error = try? document.components.schemas[OpenAPI.ComponentKey(stringLiteral: "Error")]?
             .dereferenced(in: document.components)
         return Contract(operations: operations, error: error.map(schema), source: source)
+    }
+
+    /// An operation's parameters: the path item's, then its own; its own one of the same name and
+    /// place replaces the path item's (as the OpenAPI specification says). A parameter given by a
+    /// media type (`content`) instead of a schema has no schema here; a 3.2 `querystring` is left out.
+    static func parameters(_ shared: [DereferencedParameter], _ own: [DereferencedParameter]) -> [ContractParameter] {
+        var out: [ContractParameter] = []
+        for parameter in shared + own {
+            let location: ContractParameter.Location
+            switch parameter.location {
+            case .query: location = .query
+            case .header: location = .header
+            case .path: location = .path
+            case .cookie: location = .cookie
+            case .querystring: continue
+            }
+            // "If in is header and the name is Accept, Content-Type or Authorization, the definition is ignored."
+            if location == .header, ["accept", "content-type", "authorization"].contains(parameter.name.lowercased()) { continue }
+            let kept = ContractParameter(name: parameter.name, location: location, required: parameter.required,
+                                         schema: parameter.schemaOrContent.a.map { schema($0.schema) })
+            out.removeAll { $0.name == kept.name && $0.location == kept.location }
+            out.append(kept)
+        }
+        return out
     }
 
     /// The parts of a schema the watchdog checks. `allOf`/`oneOf`/`anyOf`/`not` and schemas with no

@@ -23,8 +23,11 @@ extension ExchangePipeline {
 }
 
 /// Checks every answer against the contract, and against what earlier answers showed
-/// (`ContractWatchdog`). The contract is read in the background from the first request on (not at
-/// start: the first frame does not share the CPU with it, and the request does not wait for it).
+/// (`ContractWatchdog`): the server's findings. The app's requests (`ExchangeSource.app`) are held to
+/// the contract too (`RequestConformance`): the app's findings, ahead of its answer's. The tool's own
+/// requests are not (`negative` sends broken ones on purpose). The contract is read in the background
+/// from the first request on (not at start: the first frame does not share the CPU with it, and the
+/// request does not wait for it).
 public actor WatchdogObserver: ExchangeObserver {
     private let readContract: @Sendable () -> Contract
     private var contract: Task<Contract, Never>?
@@ -47,14 +50,27 @@ public actor WatchdogObserver: ExchangeObserver {
     }
 
     public func finished(_ e: HTTPExchange) async -> [Finding] {
-        guard let response = e.response, let operation = e.request.operation else { return [] }
+        let isApp = e.source == .app
+        guard isApp || (e.response != nil && e.request.operation != nil) else { return [] }
         if watchdog == nil {
             let read = await contractReading().value
             if watchdog == nil { watchdog = ContractWatchdog(contract: read) }  // another answer may have made it meanwhile
         }
-        return watchdog?.check(ObservedExchange(operation: operation, pathAndQuery: e.request.key.target, requestBody: e.request.body,
-                                                status: response.status, headers: response.headers, body: response.body,
-                                                tokens: response.tokens, sentAt: e.sentAt, answeredAt: e.answeredAt)) ?? []
+        guard let contract = watchdog?.contract else { return [] }
+        var findings: [Finding] = []
+        var operation = e.request.operation
+        if isApp {
+            findings = RequestConformance(contract: contract).check(e.request)
+            // The app's request names no endpoint type: its method and path do (an answer on a path the
+            // contract does not have, or with a method it does not take, is not held to another's).
+            if operation == nil, case let .operation(id) = contract.match(method: e.request.key.method.rawValue, path: e.request.key.path) {
+                operation = id
+            }
+        }
+        guard let response = e.response, let operation else { return findings }
+        return findings + (watchdog?.check(ObservedExchange(operation: operation, pathAndQuery: e.request.key.target, requestBody: e.request.body,
+                                                            status: response.status, headers: response.headers, body: response.body,
+                                                            tokens: response.tokens, sentAt: e.sentAt, answeredAt: e.answeredAt)) ?? [])
     }
 }
 

@@ -71,17 +71,24 @@ public struct ContractResponse: Sendable, Encodable {
     }
 }
 
-/// One operation of the document: where it is, what it may answer, and the rules its words state.
+/// One operation of the document: where it is, what it takes, and what it may answer.
 public struct ContractOperation: Sendable, Encodable {
     public let operationId: String
     public let method: String
     public let path: String
+    /// Its parameters (the path item's and its own; its own win), `$ref`s resolved.
+    public let parameters: [ContractParameter]
+    /// The body it takes; nil when it declares none.
+    public let requestBody: ContractRequestBody?
     public let responses: [ContractResponse]
 
-    public init(operationId: String, method: String, path: String, responses: [ContractResponse]) {
+    public init(operationId: String, method: String, path: String, parameters: [ContractParameter] = [],
+                requestBody: ContractRequestBody? = nil, responses: [ContractResponse]) {
         self.operationId = operationId
         self.method = method
         self.path = path
+        self.parameters = parameters
+        self.requestBody = requestBody
         self.responses = responses
     }
 

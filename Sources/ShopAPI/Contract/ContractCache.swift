@@ -7,7 +7,8 @@ import JSONTokens
 /// the watchdog's own reduced form (what `reiterate-shop contract` prints), read back by the project's
 /// JSON parser with no Codable; a file that does not read is ignored and written anew.
 enum ContractCache {
-    static let formatVersion = 2
+    /// 3: operations carry their parameters and request body.
+    static let formatVersion = 3
 
     /// The document's text's hash (FNV-1a, 64 bits, in hex): what a kept contract was read from.
     static func hash(_ text: String) -> String {
@@ -41,12 +42,44 @@ enum ContractCache {
                 guard case let .object(f) = r, case let .string(status)? = f["status"], case let .array(types)? = f["contentTypes"] else { return nil }
                 let schema = f["schema"].flatMap(self.schema)
                 if f["schema"] != nil, schema == nil { return nil }
-                responses.append(ContractResponse(status: status, contentTypes: types.compactMap { if case let .string(t) = $0 { return t } else { return nil } },
-                                                  schema: schema))
+                responses.append(ContractResponse(status: status, contentTypes: strings(types), schema: schema))
             }
-            operations.append(ContractOperation(operationId: id, method: method, path: path, responses: responses))
+            guard let parameters = parameters(o["parameters"]) else { return nil }
+            var body: ContractRequestBody?
+            if let value = o["requestBody"] {
+                guard let read = requestBody(value) else { return nil }
+                body = read
+            }
+            operations.append(ContractOperation(operationId: id, method: method, path: path, parameters: parameters, requestBody: body,
+                                                responses: responses))
         }
         return Contract(operations: operations, error: root["error"].flatMap(schema), source: source)
+    }
+
+    /// An operation's parameters ([] when it lists none); nil when one does not read.
+    static func parameters(_ value: JSONValue?) -> [ContractParameter]? {
+        guard let value else { return [] }
+        guard case let .array(list) = value else { return nil }
+        var out: [ContractParameter] = []
+        for item in list {
+            guard case let .object(f) = item, case let .string(name)? = f["name"], case let .string(place)? = f["in"],
+                  let location = ContractParameter.Location(rawValue: place), case let .bool(required)? = f["required"] else { return nil }
+            let schema = f["schema"].flatMap(self.schema)
+            if f["schema"] != nil, schema == nil { return nil }
+            out.append(ContractParameter(name: name, location: location, required: required, schema: schema))
+        }
+        return out
+    }
+
+    static func requestBody(_ value: JSONValue) -> ContractRequestBody? {
+        guard case let .object(f) = value, case let .bool(required)? = f["required"], case let .array(types)? = f["contentTypes"] else { return nil }
+        let schema = f["schema"].flatMap(self.schema)
+        if f["schema"] != nil, schema == nil { return nil }
+        return ContractRequestBody(required: required, contentTypes: strings(types), schema: schema)
+    }
+
+    static func strings(_ list: [JSONValue]) -> [String] {
+        list.compactMap { if case let .string(s) = $0 { return s } else { return nil } }
     }
 
     static func schema(_ value: JSONValue) -> ContractSchema? {

@@ -1,7 +1,8 @@
 import JSONTokens
 
-/// The checks a response can fail: the contract's structure (`status` … `schema`), what the history's
-/// pages must agree on (`paging`, `order`, `duplicate`), and the rules its words state (docs/checks.md).
+/// The checks an exchange can fail: on a response, the contract's structure (`status` … `schema`), what
+/// the history's pages must agree on (`paging`, `order`, `duplicate`), and the rules its words state;
+/// on a request of the app under test, the `request-…` checks (docs/checks.md).
 public enum ContractCheck: String, Sendable, Codable, CaseIterable {
     case status
     case contentType = "content-type"
@@ -24,6 +25,27 @@ public enum ContractCheck: String, Sendable, Codable, CaseIterable {
     case token
     /// Not the contract's: the answer differs from one the tester pinned for the same request (`P`).
     case pinned
+    /// The app's request, on a path of the contract but another version of it (`/api/v1/purchase_cheer`
+    /// where the contract has `/api/v2/purchase_cheer`).
+    case requestVersion = "request-version"
+    /// The app's request, under `/api/` on no path of the contract.
+    case requestPath = "request-path"
+    /// The app's request, on a path of the contract with a method its operation does not have.
+    case requestMethod = "request-method"
+    /// The app's request: a required parameter missing, or one its schema does not allow (`per_page` 500).
+    case requestParameter = "request-parameter"
+    /// The app's request: a body not labelled with a media type its operation takes.
+    case requestContentType = "request-content-type"
+    /// The app's request: a required body missing, a body that is not JSON, or one its schema does not allow.
+    case requestBody = "request-body"
+}
+
+/// Who is at fault for a finding: the server for what it answered, the app under test for what it asked.
+public enum Blame: String, Sendable, Codable {
+    /// The app under test sent a request the contract does not allow.
+    case app
+    /// The server answered in a way the contract does not allow.
+    case server
 }
 
 /// Compares an answer with the one pinned for its request, if any (the app sets it; the REST core
@@ -32,21 +54,35 @@ public protocol AnswerPins: Sendable {
     func check(_ request: RequestKey, status: Int, body: [UInt8], tokens: [JSONToken]) async -> [Finding]
 }
 
-/// A way a response deviates from the contract (`../shared/api/reiterate-api.yaml`): the data still
-/// shows; the deviation is reported with the check's name, expected against actual.
+/// A way a response (or an app's request) deviates from the contract (`../shared/api/reiterate-api.yaml`):
+/// the data still shows; the deviation is reported with the check's name, expected against actual, and
+/// who is at fault.
 public struct Finding: Sendable, Equatable, Codable {
     public var check: ContractCheck
     public var expected: String
     public var actual: String
-    /// Where in the answer it is, when that is narrower than the words (a field's path and the rule it
-    /// broke, a header): what makes the same finding on a later answer the same one (`FindingKey`).
+    /// Where in the answer (or request) it is, when that is narrower than the words (a field's path and
+    /// the rule it broke, a header, a parameter): what makes the same finding later the same one (`FindingKey`).
     public var place: FindingPlace?
+    /// The server for a deviation in an answer; the app for one in its request.
+    public var blame: Blame
 
-    public init(check: ContractCheck, expected: String, actual: String, place: FindingPlace? = nil) {
+    public init(check: ContractCheck, expected: String, actual: String, place: FindingPlace? = nil, blame: Blame = .server) {
         self.check = check
         self.expected = expected
         self.actual = actual
         self.place = place
+        self.blame = blame
+    }
+
+    /// Reads a finding saved before it carried its blame as the server's (every finding was about an answer then).
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        check = try c.decode(ContractCheck.self, forKey: .check)
+        expected = try c.decode(String.self, forKey: .expected)
+        actual = try c.decode(String.self, forKey: .actual)
+        place = try c.decodeIfPresent(FindingPlace.self, forKey: .place)
+        blame = try c.decodeIfPresent(Blame.self, forKey: .blame) ?? .server
     }
 
     /// `[schema] expected balance: integer, got "12"`.
@@ -59,6 +95,8 @@ public enum FindingPlace: Hashable, Sendable, Codable {
     case field(path: String, rule: FieldRule)
     /// A header (its name as the contract writes it: `X-Request-Id`).
     case header(String)
+    /// A request's parameter (its name: `per_page`) and the schema's rule it broke.
+    case parameter(name: String, rule: FieldRule)
     /// What a user's history pages say of each other, whatever page or page size showed it: one fact
     /// of the server's paging, however many answers show it.
     case pages(PagingRule)
@@ -80,11 +118,12 @@ public enum FieldRule: String, Hashable, Sendable, Codable {
     case unique, notAhead, nonEmpty
 }
 
-/// What makes two findings one: the same check, on the same request (method, path and query: page 2's
-/// `history[3]` is not page 1's), at the same place. A header is the operation's whatever the query
-/// (no `X-Request-Id` on every page is one finding). A finding with no narrower place than its words
-/// is the same only when its words are (the expected and the actual). The Checks tab and `print`'s
-/// warnings group findings by it.
+/// What makes two findings one: the same check, blamed on the same side, on the same request (method,
+/// path and query: page 2's `history[3]` is not page 1's), at the same place. A header or a parameter
+/// is the operation's whatever the query (no `X-Request-Id` on every page is one finding; nor is a
+/// `per_page` above its maximum on every page). A finding with no narrower place than its words is the
+/// same only when its words are (the expected and the actual). The Checks tab and `print`'s warnings
+/// group findings by it.
 public struct FindingKey: Hashable, Sendable {
     public enum Where: Hashable, Sendable {
         case place(FindingPlace)
@@ -93,6 +132,8 @@ public struct FindingKey: Hashable, Sendable {
     }
 
     public var check: ContractCheck
+    /// A request's finding is the app's, an answer's the server's: never one finding, whatever else they share.
+    public var blame: Blame
     /// `GET` and `/api/v1/cheer_history?user_id=qa-alice&page=1&per_page=50`.
     public var method: String
     public var target: String
@@ -100,9 +141,10 @@ public struct FindingKey: Hashable, Sendable {
 
     public init(_ finding: Finding, method: String, target: String) {
         check = finding.check
+        blame = finding.blame
         self.method = method
         switch finding.place {
-        case .header?: self.target = String(target.prefix { $0 != "?" })
+        case .header?, .parameter?: self.target = String(target.prefix { $0 != "?" })
         case .pages?: self.target = Self.userOnly(target)
         default: self.target = target
         }

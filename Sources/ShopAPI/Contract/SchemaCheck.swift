@@ -61,8 +61,9 @@ enum SchemaCheck {
             case .beginObject: bit = 64
             case .beginArray: bit = 32
             case .string: bit = 16
-            // An integer only when it is one and fits (as the decoder reads it): 1e20 written as digits is a number.
-            case .number: bit = cursor.int(t) != nil ? 4 : 8
+            // An integer only when it is one and fits (as the decoder reads it): 1e20 written as digits is a
+            // number. A `uint64` fits up to 2⁶⁴ − 1 (purchaseCheer's `transaction_id`).
+            case .number: bit = cursor.int(t) != nil || (schema.format == "uint64" && unsigned(t) != nil) ? 4 : 8
             case .literalTrue, .literalFalse: bit = 2
             case .literalNull: bit = 1
             case .endObject, .endArray, .colon, .comma, .invalid: _ = cursor.skipValue(); return
@@ -78,6 +79,9 @@ enum SchemaCheck {
             case .beginArray: array(schema)
             case .number:
                 cursor.index += 1
+                if schema.format == "uint64", schema.minimum == nil, let n = cursor.int(t), n < 0 {
+                    add(.minimum, "\(path.isEmpty ? "the body" : pathText) ≥ 0 (uint64)", String(n))
+                }
                 guard schema.minimum != nil || schema.maximum != nil, let n = cursor.double(t) else { return }
                 let shown = cursor.int(t).map(String.init) ?? String(n)
                 let here = path.isEmpty ? "the body" : pathText
@@ -103,6 +107,12 @@ enum SchemaCheck {
             default:
                 cursor.index += 1
             }
+        }
+
+        /// A number token's value as an unsigned 64-bit integer, when it is a whole number that fits.
+        func unsigned(_ t: JSONToken) -> UInt64? {
+            guard JSONNumber.shape(cursor.bytes, t) == .integer else { return nil }
+            return UInt64(String(decoding: UnsafeBufferPointer(rebasing: cursor.bytes[t.start..<t.end]), as: UTF8.self))
         }
 
         /// Required fields first (in the schema's order), then each member's problems in the order of
