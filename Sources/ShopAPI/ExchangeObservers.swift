@@ -67,10 +67,33 @@ public actor WatchdogObserver: ExchangeObserver {
                 operation = id
             }
         }
+        if isApp, case let .transport(error)? = e.failure {
+            findings.append(Finding(check: .noAnswer, expected: "a whole answer from the server", actual: Self.words(error), blame: .server))
+        }
         guard let response = e.response, let operation else { return findings }
         return findings + (watchdog?.check(ObservedExchange(operation: operation, pathAndQuery: e.request.key.target, requestBody: e.request.body,
                                                             status: response.status, headers: response.headers, body: response.body,
                                                             tokens: response.tokens, sentAt: e.sentAt, answeredAt: e.answeredAt)) ?? [])
+    }
+}
+
+extension WatchdogObserver {
+    /// What became of an app's request upstream, in a finding's words (the proxy answered the app itself).
+    static func words(_ error: TransportError) -> String {
+        switch error {
+        case let .connectionRefused(host): "the connection refused by \(host)"
+        case let .dns(host): "no address for \(host)"
+        case .tls: "a TLS connection that failed its checks"
+        case let .connectTimeout(host): "no connection to \(host) in time"
+        case let .timeout(id): "no whole answer in time\(id.map { " (request id \($0))" } ?? "")"
+        case let .cutShort(status, id):
+            "an answer cut short\(status.map { " after its head (HTTP \($0))" } ?? " before its head")\(id.map { " (request id \($0))" } ?? "")"
+        case .offline: "no network"
+        case let .responseTooLarge(limit, _): "an answer over \(limit >> 20) MiB"
+        case let .proxy(address, _): "a failure of the upstream proxy \(address)"
+        case .invalidURL, .invalidHeader: "a request that could not be sent on"
+        case .other: "the connection failed"
+        }
     }
 }
 
@@ -123,6 +146,7 @@ public final class ExchangeLogObserver: ExchangeObserver {
             responseBodyPreview: e.response.flatMap { Redactor.bodyPreview($0.body, tokens: $0.tokens) }
         )
         record.operation = e.request.operation
+        record.source = e.source
         record.findings = e.findings
         return record
     }

@@ -129,6 +129,13 @@ public enum Renderer {
             }
             x += g.put("  " + badge, x: x, y: 0, style: style)
         }
+        // The app's proxy: on, and how many of the app's exchanges it has brought.
+        if let proxy = f.app.proxy {
+            let text = proxy.problem == nil ? "⇄ app proxy \(clean(proxy.address)) · \(Wording.grouped(f.app.appExchangeCount)) app" : "⇄ app proxy off"
+            if f.width - x - balanceWidth(f) - 4 > DisplayWidth.of(text) {
+                x += g.put("  " + text, x: x, y: 0, style: proxy.problem == nil ? Style(foreground: .accent) : Style(foreground: .warning))
+            }
+        }
         let spin = String(spinner[f.tick % spinner.count])
         let balance = f.app.balance
         // Longest form first; shorter ones when the line is narrow (the reason shrinks to "offline").
@@ -189,6 +196,7 @@ public enum Renderer {
             }
         case .requests:
             info = "\(f.app.requests.rows.count) requests"
+            if let shown = f.app.requestsShown { info += shown == .app ? " · the app's only" : " · this tool's only" }
             // The pins of this environment, listed (◉ marks their rows).
             if !f.app.pinned.isEmpty { info += " · ◉ pinned: " + f.app.pinned.map(\.description).sorted().map(clean).joined(separator: ", ") }
         case .checks:

@@ -21,11 +21,15 @@ extension Renderer {
         // CODE and TIME are as wide as their widest value (`cancelled`, `120345 ms`): never cut; the
         // request's path gives way.
         let rows = requests.rows
+        // Whose request each is, once the app's traffic is in the session (through the proxy).
+        let fromW = f.app.proxy != nil || rows.contains(where: { $0.source == .app }) ? 4 : 0
         let codeW = Table.numberWidth(title: "CODE", values: rows.lazy.map { RequestOutcome($0).code })
         let timeW = Table.numberWidth(title: "TIME", values: rows.lazy.map { Self.time($0, f) }, minimum: 8)
+        var columns: [Table.Column] = [.init(title: "REQUEST", width: max(1, list.width - codeW - timeW - 5 - (fromW > 0 ? fromW + 1 : 0))),
+                                       .init(title: "CODE", width: codeW, alignRight: true), .init(title: "TIME", width: timeW, alignRight: true)]
+        if fromW > 0 { columns.insert(.init(title: "FROM", width: fromW), at: 0) }
         var table = Table(
-            columns: [.init(title: "REQUEST", width: max(1, list.width - codeW - timeW - 5)), .init(title: "CODE", width: codeW, alignRight: true),
-                      .init(title: "TIME", width: timeW, alignRight: true)],
+            columns: columns,
             count: requests.rows.count, selected: requests.selectedIndex
         ) { i in
             let e = requests.rows[i]
@@ -33,15 +37,16 @@ extension Renderer {
             let mark = !e.findings.isEmpty || e.requestID.map { flagged.contains($0) } == true ? "⚠ " : ""
             let request = (mark + "\(e.method) \(clean(e.path))", mark.isEmpty ? nil : Style(foreground: .warning))
             let outcome = RequestOutcome(e)
+            let from: [(String, Style?)] = fromW > 0 ? [(e.source == .app ? "app" : "tool", e.source == .app ? Style(foreground: .accent) : .muted)] : []
             switch outcome {
             case .pending:
                 // Sent, no answer yet: how long it has been waiting (it moves with the spinner's timer).
-                return [request, (outcome.code, .muted), (Self.time(e, f), Style(foreground: .warning))]
+                return from + [request, (outcome.code, .muted), (Self.time(e, f), Style(foreground: .warning))]
             case .cancelled:
                 // The app withdrew it: not the server's failure, nor the network's.
-                return [request, (outcome.code, .muted), (Self.time(e, f), nil)]
+                return from + [request, (outcome.code, .muted), (Self.time(e, f), nil)]
             case .answered, .failed:
-                return [request, (outcome.code, outcome.isFailure ? Style(foreground: .danger) : Style(foreground: .good)), (Self.time(e, f), nil)]
+                return from + [request, (outcome.code, outcome.isFailure ? Style(foreground: .danger) : Style(foreground: .good)), (Self.time(e, f), nil)]
             }
         }
         // A request with a pinned answer: ◉ in the gutter (its detail says so in words).

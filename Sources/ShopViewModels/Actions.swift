@@ -302,7 +302,7 @@ extension ShopUpdate {
         }
         state.write.lastError = nil
         state.write.outcome = nil
-        state.write.sentAfter = state.requests.rows.map(\.id).max() ?? 0
+        state.write.sentAfter = state.exchanges.map(\.id).max() ?? 0
         var packCheer: Int?
         if case let .spend(product, _, _, _) = kind { packCheer = state.packs.all.first { $0.identifier == product }?.cheerTotal }
         var credit: Int?

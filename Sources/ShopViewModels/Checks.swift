@@ -14,6 +14,8 @@ public enum CheckSource: Equatable, Sendable {
     case writeVerification
     /// The watch's reconciliation of the balance and the history.
     case watch
+    /// The app's own traffic, seen through the proxy: its errors.
+    case appTraffic
 }
 
 /// Which check a record is of: the contract's (and the pin's), a write's, or the watch's.
@@ -21,6 +23,9 @@ public enum CheckID: Equatable, Sendable {
     case contract(ContractCheck)
     case write(WriteCheck)
     case watch(WatchCheck)
+    /// An app request seen through the proxy that ended in an error (a 4xx or 5xx, an answer cut short
+    /// or in HTML, the server unreachable): kept, not a finding (the contract allows errors).
+    case appError
 
     /// `spend-balance`, `schema`, …: the name docs/checks.md gives it, as the Checks tab shows it.
     public var name: String {
@@ -28,6 +33,7 @@ public enum CheckID: Equatable, Sendable {
         case let .contract(check): return check.rawValue
         case let .write(check): return check.rawValue
         case let .watch(check): return check.rawValue
+        case .appError: return "app-error"
         }
     }
 
@@ -37,6 +43,7 @@ public enum CheckID: Equatable, Sendable {
         case .contract: return .watchdog
         case .write: return .writeVerification
         case .watch: return .watch
+        case .appError: return .appTraffic
         }
     }
 }
@@ -62,12 +69,15 @@ public struct CheckRecord: Equatable, Sendable {
     public var count = 1
     /// The first answer that showed it, when it recurred.
     public var first: Sighting?
+    /// Who is at fault, for a finding on the app's traffic (its request: the app; its answer: the
+    /// server); nil on the tool's own (always the server's) and for checks that blame no one.
+    public var blame: Blame?
 
     /// The check's name: `spend-balance`, `purchase-balance`, …
     public var name: String { check.name }
     public var source: CheckSource { check.source }
     /// A finding on an answer or of the watch (else a write's verification).
-    public var isFinding: Bool { source != .writeVerification }
+    public var isFinding: Bool { source != .writeVerification && source != .appTraffic }
 
     /// Where and when a recurring finding was first seen, and what it was then (when that differs).
     public struct Sighting: Equatable, Sendable {

@@ -18,7 +18,8 @@ public enum CurlCommand {
                 continue
             }
             // A header the inspector redacted is a secret: left out, not sent as "<redacted>".
-            if field.value == Redactor.placeholder || ["content-length", "host", "connection"].contains(name) { continue }
+            // Framing and hop-by-hop fields are curl's own to write (the app's, seen through the proxy, carry them).
+            if field.value == Redactor.placeholder || ["content-length", "host", "connection", "proxy-connection", "keep-alive", "transfer-encoding", "expect", "te"].contains(name) { continue }
             parts += ["-H", quote("\(field.name.rawName): \(field.value)")]
         }
         if sawAuthorization { parts += ["-H", "\"Authorization: Bearer $\(tokenVariable)\""] }
@@ -38,7 +39,7 @@ extension ShopUpdate {
     /// The exchange the user means: the selected request on the Requests tab, the selected check's
     /// request on the Checks tab, else the one behind the message on screen.
     static func exchangeInQuestion(_ state: AppState) -> Exchange? {
-        let rows = state.requests.rows
+        let rows = state.exchanges
         switch state.screen.tab {
         case .requests: return state.requests.selected
         case .checks:
@@ -79,10 +80,16 @@ extension ShopUpdate {
             state.steps.add("saved the session's requests as HAR (e)")
             return [.writeHAR]
         case .showRequest:
-            guard let e = exchangeInQuestion(state), let index = state.requests.rows.firstIndex(where: { $0.id == e.id }) else {
+            guard let e = exchangeInQuestion(state), state.exchanges.contains(where: { $0.id == e.id }) else {
                 state.notice = Notice(.info, "No request behind this message.")
                 return []
             }
+            // Shown whatever its source: a filter that hides it is lifted.
+            if let shown = state.requestsShown, shown != e.source {
+                state.requestsShown = nil
+                showRequests(&state)
+            }
+            guard let index = state.requests.rows.firstIndex(where: { $0.id == e.id }) else { return [] }
             openTab(.requests, &state)
             state.screen.requestDetailFull = false
             state.requests.select(index)

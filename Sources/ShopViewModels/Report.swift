@@ -39,7 +39,7 @@ extension ShopUpdate {
         default:
             guard let error = state.notice?.kind == .error ? state.notice : state.lastError else { return nothingToReport(&state) }
             title = error.text
-            exchange = Self.exchange(behind: error, in: state.requests.rows)
+            exchange = Self.exchange(behind: error, in: state.exchanges)
         }
         if let id = exchange?.requestID {
             for c in state.checks.records where c.requestID == id && !checks.contains(c) { checks.append(c) }
@@ -135,7 +135,7 @@ extension ShopUpdate {
     /// The write a report is on: the write of the dialog shown, or of the write's check selected on
     /// the Checks tab. Its verdict and checks, and the reads they depend on, before and after.
     static func writeReport(_ state: AppState) -> BugReport? {
-        let rows = state.requests.rows
+        let rows = state.exchanges
         var title: String
         var write: Exchange?
         var checks: [CheckRecord] = []

@@ -17,7 +17,7 @@ extension AppState {
     /// sent, or the inspector has dropped it. Never an older write's.
     var lastWriteExchange: Exchange? {
         guard let after = write.sentAfter else { return nil }
-        return requests.rows.first { $0.id > after && $0.operation.map(Self.writeOperations.contains) == true }
+        return exchanges.first { $0.id > after && $0.source == .tool && $0.operation.map(Self.writeOperations.contains) == true }
     }
 
     /// The operations of a write: a spend and a purchase.
@@ -62,6 +62,8 @@ extension ShopUpdate {
             return [.copy(id)]
         case .pin:
             return pinSelected(&state)
+        case .showSource:
+            showNextSource(&state)
         default: break
         }
         return []
@@ -69,23 +71,36 @@ extension ShopUpdate {
 
     static func recordExchange(_ exchange: Exchange, _ state: inout AppState) {
         // The answer of a request shown as pending takes its place.
-        if let index = state.requests.rows.firstIndex(where: { $0.id == exchange.id }) {
-            state.requests.update(at: index, exchange)
+        if let index = state.exchanges.firstIndex(where: { $0.id == exchange.id }) {
+            let wasPending = state.exchanges[index].isPending
+            state.exchanges[index] = exchange
+            if let shown = state.requests.rows.firstIndex(where: { $0.id == exchange.id }) { state.requests.update(at: shown, exchange) }
             addFindings(exchange, &state)
+            if wasPending { appExchangeEnded(exchange, &state) }
             return
         }
         addFindings(exchange, &state)
-        // The same exchange stays selected while new ones arrive on top (the newest, if it was selected).
-        state.requests.replace(with: Array(([exchange] + state.requests.rows).prefix(RequestsState.capacity)), topStays: true) { $0.id }
+        state.exchanges = Array(([exchange] + state.exchanges).prefix(RequestsState.capacity))
+        showRequests(&state)
+        if !exchange.isPending { appExchangeEnded(exchange, &state) }
     }
 
-    /// The contract watchdog's findings go to the Checks tab (the data itself showed as usual).
+    /// The Requests tab's rows: the exchanges of the source shown (`a`), the selection kept on its row;
+    /// the same exchange stays selected while new ones arrive on top (the newest, if it was selected).
+    static func showRequests(_ state: inout AppState) {
+        let shown = state.requestsShown.map { source in state.exchanges.filter { $0.source == source } } ?? state.exchanges
+        state.requests.replace(with: shown, topStays: true) { $0.id }
+    }
+
     static func addFindings(_ exchange: Exchange, _ state: inout AppState) {
         guard !exchange.findings.isEmpty else { return }
         state.checks.add(exchange.findings.map {
-            CheckRecord(check: .contract($0.check), outcome: .failed, expected: $0.expected, actual: $0.actual,
-                        request: "\(exchange.method) \(exchange.path)", requestID: exchange.requestID, at: exchange.startedAt,
-                        key: FindingKey($0, method: exchange.method, target: exchange.path))
+            var record = CheckRecord(check: .contract($0.check), outcome: .failed, expected: $0.expected, actual: $0.actual,
+                                     request: "\(exchange.method) \(exchange.path)", requestID: exchange.requestID, at: exchange.startedAt,
+                                     key: FindingKey($0, method: exchange.method, target: exchange.path))
+            // On the app's traffic, who is at fault is said (on the tool's own it is always the server).
+            if exchange.source == .app { record.blame = $0.blame }
+            return record
         })
     }
 }

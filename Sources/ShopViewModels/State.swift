@@ -104,7 +104,16 @@ public struct AppState: Equatable, Sendable {
     public internal(set) var balance = Loadable<Int>.idle
     public internal(set) var packs = PacksState()
     public internal(set) var history: HistoryState
+    /// The exchanges the Requests tab shows (all, or one source's: `requestsShown`).
     public internal(set) var requests = RequestsState()
+    /// Every exchange kept (the last `RequestsState.capacity`), the tool's and the app's, newest first.
+    public internal(set) var exchanges: [Exchange] = []
+    /// Which source's exchanges the Requests tab shows (`a`); nil: both.
+    public internal(set) var requestsShown: ExchangeSource?
+    /// The app's proxy, when it runs in this session (`--proxy`, `proxy_start`).
+    public internal(set) var proxy: ProxyStatus?
+    /// How many of the app's exchanges have ended in this session (the header's count).
+    public internal(set) var appExchangeCount = 0
     /// Requests with a pinned answer (`GET /api/v1/balance?user_id=qa-alice`): marked on the Requests tab.
     public internal(set) var pinned: Set<RequestKey> = []
     /// The diff view's comparison (`D`), while it is open (it lives in the focus).

@@ -35,6 +35,8 @@ public enum Message: Sendable {
     case woke(Token, at: Date)
     case transactionIDMade(UInt64)
     case exchangeRecorded(Exchange)
+    /// The app's proxy started (or could not).
+    case proxy(ProxyNews)
     /// The request with this token was cancelled before it answered.
     case cancelled(Token)
     /// The front end's own news (for example "copied").
@@ -187,6 +189,9 @@ public enum ShopUpdate {
         case let .write(kind): return writeNow(kind, &state)
         case let .exchangeRecorded(exchange):
             recordExchange(exchange, &state)
+            return []
+        case let .proxy(news):
+            proxyNews(news, &state)
             return []
         case let .pinsChanged(requests, outcome):
             return pinsChanged(requests, outcome, &state)

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Logging
 import ShopAPI
+import ShopProxy
 import ShopCache
 import ShopSettings
 import ShopTUI
@@ -21,6 +22,8 @@ struct Interactive: AsyncParsableCommand {
     @Flag(name: .customLong("no-mouse"), help: "Leave the mouse to the terminal (its own text selection); also `mouse = false` in the config.")
     var noMouse = false
     @Flag(help: "Watch the user from the start (w toggles it; also `watch = true` per environment).") var watch = false
+    @Option(name: .customLong("proxy"), help: ArgumentHelp("Run the app's proxy beside the UI: its exchanges join the Requests tab, checked as the tool's own (`--proxy` alone: proxy_listen, else 127.0.0.1:8877; also `proxy_start = true`).", valueName: "host:port"))
+    var proxy: String?
     @Option(name: .customLong("theme"), help: "Palette: auto (the terminal's background), dark or light, each also -colorblind (env REITERATE_THEME; `theme =` in the config; NO_COLOR turns colours off).")
     var theme: String?
 
@@ -100,8 +103,12 @@ struct Interactive: AsyncParsableCommand {
                 StartupTrace.mark("store")
                 let cached = await store.cachedShopNow(firstPage: false)
                 StartupTrace.mark("cache")
+                // The app's proxy: its exchanges go through the client's own pipeline (checks, pins, the log).
+                let appProxy = proxy != nil || settings.proxyStart
+                    ? await AppProxy.start(settings: settings, listen: proxy == AppProxy.defaultAddress ? nil : proxy, pipeline: client.pipeline, store: store) : nil
                 let backend = await CursesTerminal(mouse: mouse, theme: themeRequest)
                 let status = await TerminalApp(store: store, keymap: keymap, backend: backend).run(cached: cached)
+                await appProxy?.stop()
                 // How `auto` decided, for a log that asks why the palette looked as it did.
                 let (palette, source) = await (backend.theme.map(String.init(describing:)) ?? "none", backend.themeSource)
                 logger.info("theme: \(palette) (\(source.description))")
@@ -111,6 +118,45 @@ struct Interactive: AsyncParsableCommand {
             throw fail(error, tokenVariable: settings.tokenEnv)
         }
         if status != 0 { throw ExitCode(status) }
+    }
+}
+
+/// The app's proxy inside a TUI session: started before the first frame, told to the store, stopped at the end.
+struct AppProxy {
+    /// What a bare `--proxy` becomes (`ReiterateShop.main`): the environment's proxy_listen, else the default.
+    static let defaultAddress = "default"
+    let server: ProxyServer
+    let transport: AsyncHTTPTransport
+
+    static func start(settings: ResolvedSettings, listen: String?, pipeline: ExchangePipeline, store: AppStore) async -> AppProxy? {
+        do {
+            let setup = try ProxySetup.make(settings: settings, listen: listen, environment: ProcessInfo.processInfo.environment)
+            let server: ProxyServer
+            do {
+                server = try await ProxyServer.start(configuration: setup.configuration, ca: setup.ca, transport: setup.transport, pipeline: pipeline)
+            } catch {
+                try? await setup.transport.shutdown()
+                throw error
+            }
+            let warning = setup.uncovered.isEmpty ? nil
+                : "its CA may not sign for \(setup.uncovered.joined(separator: ", ")): run `reiterate-shop proxy ca --renew` and install the new CA"
+            let status = ProxyStatus(address: server.address.description, intercepting: setup.configuration.interceptedHosts.map(\.description), warning: warning)
+            await MainActor.run { store.send(.proxy(.listening(status))) }
+            return AppProxy(server: server, transport: setup.transport)
+        } catch {
+            let words = switch error {
+            case let error as CLIError: error.message
+            case let error as ProxyStartError: error.description
+            default: "an unexpected internal failure"
+            }
+            await MainActor.run { store.send(.proxy(.failed(words))) }
+            return nil
+        }
+    }
+
+    func stop() async {
+        await server.stop()
+        try? await transport.shutdown()
     }
 }
 

@@ -32,7 +32,7 @@ struct ReiterateShop: AsyncParsableCommand {
     /// root, which says what it always said.
     static func main() async {
         StartupTrace.mark("main")
-        let arguments = Array(CommandLine.arguments.dropFirst())
+        let arguments = Self.bareProxy(Array(CommandLine.arguments.dropFirst()))
         if Self.isInteractive(arguments), let command = try? Interactive.parse(arguments) {
             do {
                 try await command.run()
@@ -42,6 +42,15 @@ struct ReiterateShop: AsyncParsableCommand {
             return
         }
         await main(StrictScope.spelled(arguments))
+    }
+
+    /// `--proxy` with no address after it (at the end, or before another option) becomes
+    /// `--proxy=default`: the environment's proxy_listen, else 127.0.0.1:8877.
+    static func bareProxy(_ arguments: [String]) -> [String] {
+        guard arguments.first.map({ !configuration.subcommands.map { $0._commandName }.contains($0) }) ?? false else { return arguments }
+        return arguments.enumerated().map { i, argument in
+            argument == "--proxy" && (i + 1 == arguments.count || arguments[i + 1].hasPrefix("-")) ? "--proxy=\(AppProxy.defaultAddress)" : argument
+        }
     }
 
     /// Whether `arguments` are the UI's: no subcommand first, and nothing the root answers itself.

@@ -38,6 +38,9 @@ public enum ContractCheck: String, Sendable, Codable, CaseIterable {
     case requestContentType = "request-content-type"
     /// The app's request: a required body missing, a body that is not JSON, or one its schema does not allow.
     case requestBody = "request-body"
+    /// The app's request got no whole answer from the server: refused, reset, cut short, too slow, or
+    /// a TLS check failed (the proxy answered the app 502 or 504 itself).
+    case noAnswer = "no-answer"
 }
 
 /// Who is at fault for a finding: the server for what it answered, the app under test for what it asked.
