@@ -12,7 +12,7 @@ STUB := .build/debug/reiterate-stub
 SHOP := .build/debug/reiterate-shop
 export API_SPEC ?= $(abspath ../shared/api/reiterate-api.yaml)
 
-.PHONY: install uninstall test-install demo-live all deps build test test-swift test-contract test-fuzz-corpus venv run run-tls certs stub bench release screenshots fuzz contract clean
+.PHONY: install uninstall test-install demo-live demo-app all deps build test test-swift test-contract test-fuzz-corpus venv run run-tls certs stub bench release screenshots fuzz contract clean
 
 all: build
 
@@ -129,7 +129,7 @@ test-fuzz-corpus:
 ## it as a test). Not part of `make test`. gold cannot link these targets here (an internal error), so
 ## clang is pointed at the toolchain's lld under gold's name.
 FUZZ_TIME ?= 600
-FUZZ_TARGETS ?= fuzz-json fuzz-text fuzz-config
+FUZZ_TARGETS ?= fuzz-json fuzz-text fuzz-config fuzz-proxy
 fuzz: deps
 	@mkdir -p .build-fuzz/linker .build-fuzz/crashes
 	@printf '#!/bin/sh\nexec %s "$$@"\n' "$$(dirname "$$(readlink -f "$$(command -v swiftc)")")/ld.lld" > .build-fuzz/linker/ld.gold
@@ -194,6 +194,25 @@ run-tls: build certs
 	mkdir -p .build/demo-tls/reiterate-shop; \
 	printf '[environments.demo-tls]\nbase_url = "%s"\nca_file = "%s"\n' "$$url" "$(CURDIR)/.build/certs/ca.pem" > .build/demo-tls/reiterate-shop/config.toml; \
 	XDG_CONFIG_HOME="$(CURDIR)/.build/demo-tls" REITERATE_TOKEN=$${REITERATE_TOKEN:-dev-token} $(SHOP) --env demo-tls --user qa-alice --cache-dir "$(CURDIR)/.build/demo-cache"
+
+## The app's proxy (issue 29): the stand-in over HTTPS, the TUI watching qa-alice with the app's proxy
+## on (PROXY_PORT, default 8877), and scripts/phone.py playing the app through the proxy, trusting the
+## proxy's CA (made in .build/demo-state on first use). The app's requests join the Requests tab
+## (FROM app); now and then the app misbehaves, and the stand-in breaks a rule: findings of both blames.
+PROXY_PORT ?= 8877
+demo-app: build certs
+	@out=$$(mktemp); beside=; \
+	$(STUB) --port 0 --quiet --tls-cert .build/certs/right.pem --tls-key .build/certs/right.key > "$$out" & stub=$$!; \
+	trap 'kill $$stub $$beside 2>/dev/null; wait $$stub 2>/dev/null; rm -f "$$out"' EXIT INT TERM HUP; \
+	for i in $$(seq 200); do grep -q "listening on" "$$out" && break; sleep 0.05; done; \
+	url=$$(awk '/listening on/ {print $$4}' "$$out" | sed 's|//127.0.0.1:|//localhost:|'); \
+	test -n "$$url" || { echo "error: reiterate-stub did not start" >&2; exit 1; }; \
+	mkdir -p .build/demo-app/reiterate-shop .build/demo-state; \
+	printf '[environments.demo-app]\ntier = "local"\nbase_url = "%s"\nca_file = "%s"\nproxy_listen = "127.0.0.1:%s"\n' "$$url" "$(CURDIR)/.build/certs/ca.pem" "$(PROXY_PORT)" > .build/demo-app/reiterate-shop/config.toml; \
+	python3 scripts/phone.py "$$url" --proxy 127.0.0.1:$(PROXY_PORT) --proxy-ca "$(CURDIR)/.build/demo-state/reiterate-shop/proxy-ca/ca.pem" \
+	  --server-ca "$(CURDIR)/.build/certs/ca.pem" & beside=$$!; \
+	XDG_CONFIG_HOME="$(CURDIR)/.build/demo-app" XDG_STATE_HOME="$(CURDIR)/.build/demo-state" REITERATE_TOKEN=$${REITERATE_TOKEN:-dev-token} \
+	  $(SHOP) --env demo-app --user qa-alice --watch --proxy --cache-dir "$(CURDIR)/.build/demo-cache"
 
 ## The stand-in alone, in the foreground, on http://127.0.0.1:$(PORT).
 stub: build
