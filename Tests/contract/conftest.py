@@ -1,8 +1,12 @@
 """Fixtures that run the real `reiterate-stub` binary on 127.0.0.1 and talk HTTP to it."""
 import atexit
+import json
 import os
+import re
 import select
 import shutil
+import signal
+import socket
 import subprocess
 import tempfile
 import time
@@ -133,3 +137,136 @@ def start_stub():
     yield start
     for s in started:
         s.stop()
+
+
+# ---------------------------------------------------------------------------------------------------
+# `reiterate-shop proxy` (test_proxy.py): the stand-in over TLS, and proxies run in their own folders
+
+SHOP_BIN = Path(os.environ.get("SHOP_BIN", ROOT / ".build" / "debug" / "reiterate-shop"))
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "slow: takes tens of seconds (load, many connections); still part of `make test`")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="session")
+def shared_tls_stub(certificates):
+    if not STUB_BIN.exists():
+        pytest.exit(f"{STUB_BIN} is missing: run `swift build` (make test does)", returncode=2)
+    stub = Stub("--tls-cert", str(certificates / "right.pem"), "--tls-key", str(certificates / "right.key"))
+    stub.http.trust_env = False   # else REQUESTS_CA_BUNDLE would win over the throwaway CA
+    stub.http.verify = str(certificates / "ca.pem")
+    yield stub
+    stub.stop()
+
+
+@pytest.fixture
+def tls_stub(shared_tls_stub):
+    """The session's stand-in over HTTPS (the throwaway CA's `right` certificate: 127.0.0.1 and
+    localhost), back in its seeded state with no faults."""
+    shared_tls_stub.reset()
+    yield shared_tls_stub
+    shared_tls_stub.reset()
+
+
+def proxy_env(folder: Path, base_url: str, ca_file=None, extra=None) -> dict:
+    """The environment of a proxy run in `folder`: its own config (one environment, `t`), state (the
+    proxy's CA) and cache folders; none of the caller's REITERATE_ variables."""
+    config = folder / "config" / "reiterate-shop"
+    config.mkdir(parents=True, exist_ok=True)
+    lines = ["[environments.t]", f'base_url = "{base_url}"'] + ([f'ca_file = "{ca_file}"'] if ca_file else [])
+    (config / "config.toml").write_text("\n".join(lines) + "\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("REITERATE_")}
+    env.update(XDG_CONFIG_HOME=str(folder / "config"), XDG_STATE_HOME=str(folder / "state"),
+               XDG_CACHE_HOME=str(folder / "cache"), TZ="UTC", **(extra or {}))
+    return env
+
+
+class Proxy:
+    """One running `reiterate-shop proxy --env t`; stdout and stderr go to files read while it runs."""
+
+    def __init__(self, folder: Path, base_url: str, args=(), ca_file=None, env=None, listen=None):
+        self.folder = folder
+        self.env = proxy_env(folder, base_url, ca_file, env)
+        self.ca = folder / "state" / "reiterate-shop" / "proxy-ca" / "ca.pem"
+        self.ca_key = self.ca.with_name("ca-key.pem")
+        self.out_path, self.err_path = folder / "proxy.out", folder / "proxy.err"
+        with open(self.out_path, "wb") as out, open(self.err_path, "wb") as err:
+            self.proc = subprocess.Popen([str(SHOP_BIN), "proxy", "--env", "t", "--listen", listen or f"127.0.0.1:{free_port()}", *args],
+                                         stdin=subprocess.DEVNULL, stdout=out, stderr=err, env=self.env)
+        deadline = time.monotonic() + 30
+        while not (m := re.search(r"^note: proxy listening on (\S+):(\d+), intercepting", self.err(), re.M)):
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                self.kill()
+                raise AssertionError(f"the proxy did not start:\n{self.err()}")
+            time.sleep(0.02)
+        self.host, self.port = m.group(1), int(m.group(2))
+        self.url = f"http://127.0.0.1:{self.port}"
+
+    def out(self) -> str:
+        return self.out_path.read_text(encoding="utf-8", errors="replace")
+
+    def err(self) -> str:
+        return self.err_path.read_text(encoding="utf-8", errors="replace")
+
+    def lines(self) -> list:
+        """The `--json` lines written so far."""
+        return [json.loads(line) for line in self.out().splitlines() if line.startswith("{")]
+
+    def wait_for(self, kind: str, count: int = 1, timeout: float = 10, **fields) -> list:
+        """The `--json` lines of `kind` (with those fields), once there are at least `count` of them."""
+        deadline = time.monotonic() + timeout
+        while True:
+            found = [l for l in self.lines() if l["kind"] == kind and all(l.get(k) == v for k, v in fields.items())]
+            if len(found) >= count or time.monotonic() > deadline:
+                assert len(found) >= count, f"{count} {kind} line(s) with {fields} expected:\n{self.out()[-3000:]}"
+                return found
+            time.sleep(0.05)
+
+    def stop(self, sig=signal.SIGINT) -> int:
+        self.proc.send_signal(sig)
+        return self.proc.wait(20)
+
+    def status(self, field: str) -> int:
+        """A number from /proc/PID/status (VmRSS in KiB)."""
+        text = Path(f"/proc/{self.proc.pid}/status").read_text()
+        return int(re.search(rf"^{field}:\s+(\d+)", text, re.M).group(1))
+
+    def fds(self) -> int:
+        return len(os.listdir(f"/proc/{self.proc.pid}/fd"))
+
+    def kill(self):
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(10)
+
+
+@pytest.fixture
+def start_proxy(tmp_path):
+    """Starts proxies (`start_proxy(base_url, *args, ca_file=…, env=…, listen=…)`), each in its own
+    folder; kills any still running after the test."""
+    started = []
+
+    def start(base_url, *args, **kw):
+        p = Proxy(tmp_path / f"proxy-{len(started)}", base_url, args, **kw)
+        started.append(p)
+        return p
+
+    yield start
+    for p in started:
+        p.kill()
+
+
+@pytest.fixture
+def tls_proxy(tls_stub, certificates, start_proxy):
+    """Starts a proxy for the TLS stand-in named https://localhost:PORT, so that 127.0.0.1:PORT (the
+    same stand-in) is another host, tunnelled blind."""
+    def start(*args, **kw):
+        return start_proxy(f"https://localhost:{tls_stub.url.rsplit(':', 1)[1]}", *args, ca_file=certificates / "ca.pem", **kw)
+    return start
