@@ -44,7 +44,8 @@ screenshots: build venv
 ## Benchmarks (release builds: the static one `make release` ships, and the dynamic one): each figure of issue 10 beside its floor or peer, measured in the same
 ## run, with the ratio (Tests/bench/bench.py); the rows also go to .build/bench.json. Fails on a missed goal.
 ## `swift build` takes one --product at a time; tui-bench (frame build + diff) only once Package.swift has it.
-bench: release
+## venv: mitmdump, the peer of the app proxy's rows.
+bench: release venv
 	@bash .ci/deps bench
 	$(SWIFT) build $(RELEASE) --product reiterate-shop
 	$(SWIFT) build $(RELEASE) --product reiterate-stub

@@ -1,0 +1,109 @@
+import FuzzReplay
+import ProxyWire
+
+/// libFuzzer target (`make fuzz`) for the proxy's request reader: the same bytes make the same events
+/// and refusal however they are cut; a request's body keeps to its framing and the limits; and a
+/// request written back out as the proxy would forward it reads as itself. Small limits, so the
+/// fuzzer reaches them. Without `-D FUZZING` it replays the files it is given.
+let limits = WireLimits(maxHeadBytes: 512, maxHeaderCount: 8, maxBodyBytes: 1024, maxChunkLineBytes: 64)
+
+struct Outcome: Equatable {
+    var events: [WireEvent] = []
+    var refusal: WireRefusal?
+    var remaining: [UInt8] = []
+    var buffered = 0
+}
+
+/// Feeds the bytes cut at `cuts`, taking every event after each piece, as the proxy does.
+func read(_ bytes: [UInt8], cuts: [Int], limits: WireLimits) -> Outcome {
+    var reader = RequestReader(limits: limits)
+    var outcome = Outcome()
+    var from = 0
+    for cut in cuts.filter({ $0 > 0 && $0 < bytes.count }).sorted() + [bytes.count] where cut >= from {
+        reader.append(bytes[from..<cut])
+        from = cut
+        do {
+            while let event = try reader.next() { outcome.events.append(event) }
+        } catch {
+            outcome.refusal = error
+            do {
+                _ = try reader.next()
+                preconditionFailure("a reader that refused read on")
+            } catch {
+                precondition(error == outcome.refusal, "a dead reader changed its refusal")
+            }
+            break
+        }
+    }
+    outcome.buffered = reader.buffered
+    outcome.remaining = reader.takeRemaining()
+    return outcome
+}
+
+/// The request as the proxy would send it on: its line, its fields as `name: value`, its body framed as
+/// it came (one chunk when chunked).
+func written(_ head: RequestHead, _ body: [UInt8]) -> [UInt8] {
+    var text = "\(head.method) \(head.target) HTTP/1.\(head.minorVersion)\r\n"
+    for field in head.headers { text += "\(field.name): \(field.value)\r\n" }
+    text += "\r\n"
+    var bytes = Array(text.utf8)
+    switch head.framing {
+    case .none, .length: bytes += body
+    case .chunked:
+        if !body.isEmpty { bytes += Array((String(body.count, radix: 16) + "\r\n").utf8) + body + [13, 10] }
+        bytes += Array("0\r\n\r\n".utf8)
+    }
+    return bytes
+}
+
+func check(_ bytes: [UInt8]) {
+    let whole = read(bytes, cuts: [], limits: limits)
+    precondition(whole.buffered <= bytes.count, "the reader holds more than it was given")
+    precondition(whole.remaining.isEmpty || whole.remaining.count == whole.buffered, "a tunnel's bytes are not all it holds")
+    var open: RequestHead?
+    for event in whole.events {
+        switch event {
+        case .head(let head):
+            precondition(open == nil, "a head came before the last request was whole")
+            precondition(head.headers.count <= limits.maxHeaderCount, "more header fields than the limit")
+            precondition(head.minorVersion == 0 || head.minorVersion == 1, "a version other than 1.0 or 1.1")
+            open = head
+        case .request(let head, let body):
+            precondition(open == head, "a request without its head just before it")
+            open = nil
+            precondition(body.count <= limits.maxBodyBytes, "a body larger than the limit")
+            switch head.framing {
+            case .none: precondition(body.isEmpty, "a body without framing")
+            case .length(let n): precondition(body.count == n, "a body of another length than its Content-Length")
+            case .chunked: break
+            }
+            var wider = limits
+            wider.maxHeadBytes += limits.maxHeaderCount + 1
+            let again = read(written(head, body), cuts: [], limits: wider)
+            precondition(again.refusal == nil && again.events == [.head(head), .request(head, body: body)],
+                         "a request written back out reads otherwise")
+        }
+    }
+    let n = bytes.count
+    var cutSets = [[1], [n / 2], [n / 3, 2 * n / 3], [n - 1], Array(stride(from: 0, to: n, by: 7))]
+    if n <= 300 { cutSets.append(Array(0..<n)) }
+    let seed = bytes.reduce(5381) { ($0 &* 33) &+ Int($1) }
+    cutSets.append((1...4).map { abs(seed >> ($0 * 8)) % max(n, 1) })
+    for cuts in cutSets {
+        precondition(read(bytes, cuts: cuts, limits: limits) == whole, "cut at \(cuts.prefix(8)) the bytes read otherwise")
+    }
+}
+
+#if FUZZING
+@_cdecl("fuzz_proxy_main")
+func fuzzMain(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
+    FuzzDriver.run(argc, argv) { data, size in
+        check(FuzzDriver.bytes(data, size))
+        return 0
+    }
+}
+#else
+@main struct Replay {
+    static func main() { FuzzReplay.run(check) }
+}
+#endif
