@@ -13,11 +13,11 @@ from test_proxy import AUTH, app_connection, app_request, port_of, summary, tunn
 
 
 # ---------------------------------------------------------------------------------------------------
-# The upstream failing: a clean 502 for the app, and the proxy goes on
+# The upstream failing: a clean 502 for the app, a finding blamed on the server, and the proxy goes on
 
 @pytest.mark.parametrize("fault", [{"kind": "reset"}, {"kind": "hang", "seconds": 2}, {"kind": "stall", "seconds": 2}],
                          ids=["reset", "hang-then-reset", "body-cut-mid-way"])
-def test_an_upstream_failure_gives_the_app_a_clean_502(fault, tls_proxy, tls_stub):
+def test_an_upstream_failure_gives_the_app_a_clean_502_and_a_server_finding(fault, tls_proxy, tls_stub):
     p = tls_proxy("--json")
     tls_stub.fault(path="/api/v1/audio_packs", count=1, **fault)
     conn = app_connection(p, port_of(tls_stub.url))
@@ -33,6 +33,10 @@ def test_an_upstream_failure_gives_the_app_a_clean_502(fault, tls_proxy, tls_stu
     conn.close()
     failed = p.wait_for("exchange", count=2)[0]
     assert failed["path"] == "/api/v1/audio_packs" and "status" not in failed and failed["error"], failed
+    findings = [l for l in p.lines() if l["kind"] == "finding"]
+    assert [(f["check"], f["blame"], f["path"], f.get("request_id")) for f in findings] == [
+        ("no-answer", "server", "/api/v1/audio_packs", failed.get("request_id"))], p.out()
+    assert "warning: [no-answer] " in p.err() and "(blame: server;" in p.err(), p.err()
     assert p.stop() == 0
     assert ", 1 error, " in summary(p), p.err()
 
