@@ -4,8 +4,13 @@ import PackageDescription
 // Layers; dependency arrows point one way (each target below lists the targets it depends on):
 //
 //   reiterate-shop (executable: the TUI, and `print`, `spend`, `buy`, `negative`, `watch`, `snapshot`,
-//        │          `compare`, `pins`, `replay`, `config check`, `keys`, `contract`)
+//        │          `compare`, `pins`, `replay`, `config check`, `keys`, `contract`, `proxy`)
 //        │
+//        ├──> ShopProxy (the app's proxy: NIO server, CONNECT, TLS interception, blind tunnels; the app's
+//        │        │      exchanges go into ShopAPI's pipeline, forwarded by ShopAPI's transport)
+//        │        ├──> ProxyWire (the HTTP/1.1 request reader; pure, a leaf)
+//        │        ├──> ProxyCA (name-constrained CA and leaves: swift-certificates, swift-crypto)
+//        │        └──> ShopAPI
 //        ├──> ShopTUI (widgets → cell grid → Terminal: the frame shown, the diff by runs → a TerminalBackend
 //        │        │     writes the runs: curses, the only curses caller, or TestBackend; the loop:
 //        │        │     keys → Keymap → Message → AppStore)

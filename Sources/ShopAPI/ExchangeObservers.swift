@@ -1,4 +1,5 @@
 import Foundation
+import JSONTokens
 import Logging
 import Synchronization
 
@@ -69,6 +70,13 @@ public actor WatchdogObserver: ExchangeObserver {
         }
         if isApp, case let .transport(error)? = e.failure {
             findings.append(Finding(check: .noAnswer, expected: "a whole answer from the server", actual: Self.words(error), blame: .server))
+        }
+        // An app's answer labelled JSON that does not parse came cut short (for the tool's own it is the
+        // request's error already; the app's is told by no one else).
+        if isApp, let response = e.response, !response.body.isEmpty, response.headers[.contentType].map(ShopClient.isJSON) == true,
+           !response.body.withUnsafeBufferPointer({ JSONCursor.isValid($0, response.tokens) }) {
+            findings.append(Finding(check: .noAnswer, expected: "a whole answer from the server",
+                                    actual: "HTTP \(response.status) with a JSON body that does not parse (cut short?)", blame: .server))
         }
         guard let response = e.response, let operation else { return findings }
         return findings + (watchdog?.check(ObservedExchange(operation: operation, pathAndQuery: e.request.key.target, requestBody: e.request.body,

@@ -13,7 +13,8 @@ public struct HostPort: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// `host:port` or `[v6]:port`; nil for anything else (no port, a port out of range, empty host).
-    public init?(authority: String) {
+    /// Port 0 only `allowingPortZero` (a listen address: the system picks a free port).
+    public init?(authority: String, allowingPortZero: Bool = false) {
         let text = authority.trimmingCharacters(in: .whitespaces)
         let host: Substring, port: Substring
         if text.hasPrefix("[") {
@@ -26,7 +27,7 @@ public struct HostPort: Hashable, Sendable, CustomStringConvertible {
             port = text[text.index(after: colon)...]
         }
         guard !host.isEmpty, !port.isEmpty, port.allSatisfy(\.isASCII), port.allSatisfy(\.isNumber), port.count <= 5,
-              let number = Int(port), (1...65_535).contains(number),
+              let number = Int(port), ((allowingPortZero ? 0 : 1)...65_535).contains(number),
               host.allSatisfy({ $0.isASCII && !$0.isWhitespace && $0 != "/" && $0 != "@" && $0 != "?" && $0 != "#" })
         else { return nil }
         self.init(host: String(host), port: number)
@@ -113,6 +114,6 @@ public struct ProxyConfiguration: Sendable {
 
     /// Reads `HOST:PORT` as given to `--listen` (`:PORT` alone means 127.0.0.1).
     public static func listenAddress(_ text: String) -> HostPort? {
-        text.hasPrefix(":") ? HostPort(authority: "127.0.0.1" + text) : HostPort(authority: text)
+        HostPort(authority: text.hasPrefix(":") ? "127.0.0.1" + text : text, allowingPortZero: true)
     }
 }

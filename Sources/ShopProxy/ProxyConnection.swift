@@ -111,8 +111,11 @@ final class ProxyConnection: ChannelInboundHandler, RemovableChannelHandler {
                     return
                 }
                 if head.expectsContinue { write(context, WireResponse(status: 100, fields: [], body: [], bodiless: true)) }
-            case .request(let head, let body):
+            case .request(var head, let body):
                 awaitingHead = true
+                // A proxy keeps no persistent connection with an HTTP/1.0 client (RFC 9112 §9.3): it is
+                // answered, then closed, whatever its Connection header asked.
+                if head.minorVersion == 0 { head.keepAlive = false }
                 handle(context, head, body)
                 if !busy, mode != .done { armHead(context) }
             }

@@ -81,6 +81,7 @@ extension ShopUpdate {
             }
         }
         guard let status = e.status else { return nil }
+        if let cut = e.findings.first(where: { $0.check == .noAnswer }) { return ("an answer cut short: \(cut.actual)", nil, "") }
         let type = e.responseHeaders[.contentType]?.lowercased() ?? ""
         if type.contains("text/html") {
             return ("HTTP \(status) in HTML, not JSON", nil, "")

@@ -90,7 +90,7 @@ final class ProxyPrinter: Sendable {
     }
 
     static func ms(_ d: Duration) -> Double {
-        (Double(d.components.seconds) * 1000 + Double(d.components.attoseconds) / 1e15 * 10).rounded() / 10
+        ((Double(d.components.seconds) * 1000 + Double(d.components.attoseconds) / 1e15) * 10).rounded() / 10
     }
 
     static func msText(_ d: Duration) -> String { String(format: "%.1f ms", ms(d)) }

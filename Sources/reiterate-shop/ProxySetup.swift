@@ -33,7 +33,7 @@ struct ProxySetup {
         }
         let password = environment["REITERATE_PROXY_PASSWORD"].flatMap { $0.isEmpty ? nil : $0 }
         let configuration = ProxyConfiguration(listen: address, password: password, baseURL: baseURL, extraHosts: extra,
-                                               upstreamTimeout: .milliseconds(Int(max(settings.timeout, 30) * 1000)))
+                                               upstreamTimeout: .milliseconds(Int(upstreamSeconds(settings) * 1000)))
         if let refusal = configuration.refusal { throw CLIError(message: refusal, exitCode: .config) }
         guard let folder = ProxyCA.defaultFolder(environment: environment) else {
             throw CLIError(message: "no folder for the proxy's CA: set XDG_STATE_HOME or HOME", exitCode: .config)
@@ -55,6 +55,12 @@ struct ProxySetup {
             throw CLIError(message: ErrorText.sentence(error), exitCode: .config)
         }
         return ProxySetup(configuration: configuration, ca: ca, transport: transport, uncovered: ca.uncovered(hosts))
+    }
+
+    /// How long an app's request may take upstream: the environment's `timeout` (or `--timeout`) when
+    /// one is given, else 30 s (the tool's own default of 10 s is for its reads, not for an app's writes).
+    static func upstreamSeconds(_ settings: ResolvedSettings) -> Double {
+        settings.sources["timeout"] == "default" ? 30 : settings.timeout
     }
 
     /// What the tester is told at start: where it listens, what it intercepts, the CA, the setup page.

@@ -90,7 +90,7 @@ import Testing
 
     @Test func withAPasswordARequestWithoutItGets407AndIsCounted() async throws {
         let (stub, proxy, transport, _) = try await start(password: "s3cret")
-        let request = "GET \(stub.url)/api/v1/audio_packs HTTP/1.1\r\nHost: 127.0.0.1:\(stub.port)\r\n"
+        let request = "GET \(stub.url)/api/v1/audio_packs HTTP/1.1\r\nHost: 127.0.0.1:\(stub.port)\r\nAuthorization: Bearer dev-token\r\n"
         #expect(try RawClient(port: proxy.address.port).exchange(request + "\r\n").status == 407)
         let wrong = Data("qa:wrong".utf8).base64EncodedString()
         #expect(try RawClient(port: proxy.address.port).exchange(request + "Proxy-Authorization: Basic \(wrong)\r\n\r\n").status == 407)

@@ -112,7 +112,6 @@ def test_one_line_per_app_exchange_and_count_ends_it(tls_proxy, tls_stub):
     assert "2 app exchanges" in summary(p)
 
 
-@pytest.mark.xfail(strict=True, reason="--listen HOST:0 is refused ('--listen takes HOST:PORT'): HostPort(authority:) takes ports 1…65535 only")
 def test_listen_on_port_zero_takes_a_free_port_and_names_it(tls_proxy, tls_stub):
     p = tls_proxy(listen="127.0.0.1:0")
     assert p.port != 0
