@@ -11,6 +11,7 @@ import json
 import os
 import re
 import select
+import socket
 import shlex
 import shutil
 import subprocess
@@ -307,6 +308,43 @@ def main():
             c.close()
         finally:
             shop2.terminate()
+        # The app's own traffic through the proxy (issue 29): the Requests tab marks each exchange FROM app
+        # or tool; the app sends a spend with a bad body (a finding blamed on the app), and the stand-in
+        # answers the app's history read with a malformed entry (a finding blamed on the server).
+        app_stub, app_url = start_stub()
+        try:
+            with socket.socket() as sock:
+                sock.bind(("127.0.0.1", 0))
+                proxy_port = sock.getsockname()[1]
+            a = Scene(app_url, work / "cache-app", "app", args=f"--proxy 127.0.0.1:{proxy_port}")
+            a.wait("app proxy")
+            a.wait("46 of 46 packs")
+            app = urllib.request.build_opener(urllib.request.ProxyHandler({"http": f"http://127.0.0.1:{proxy_port}"}))
+
+            def app_send(method, path, body=None):
+                data = json.dumps(body).encode() if body is not None else None
+                request = urllib.request.Request(app_url + path, data=data, method=method,
+                                                 headers={"Authorization": "Bearer dev-token", "Content-Type": "application/json"})
+                try:
+                    with app.open(request, timeout=5) as r:
+                        r.read()
+                except Exception:
+                    pass
+
+            app_send("GET", "/api/v1/balance?user_id=qa-alice")
+            app_send("POST", "/api/v1/spend_cheer", {"user_id": "qa-alice", "product": "com.reiterate.pack.rain", "amount": 5, "comment": "from the phone"})
+            post(app_url, "/_stub/faults", {"kind": "malformed_entry", "path": "/api/v1/cheer_history", "count": 1})
+            app_send("GET", "/api/v1/cheer_history?user_id=qa-alice&page=1&per_page=20")
+            app_send("POST", "/api/v1/spend_cheer", {"user_id": "qa-alice", "product": "com.reiterate.pack.rain", "amount": "3"})
+            a.wait("The app's request failed")
+            a.keys("3", settle=0.6)
+            a.shoot(out, "requests-app.png", "reiterate-shop --proxy — Requests: the app's exchanges beside the tool's")
+            a.keys("4", settle=0.6)
+            a.shoot(out, "checks-app.png", "reiterate-shop --proxy — Checks: findings blamed on the app and on the server")
+            a.keys("q")
+            a.close()
+        finally:
+            app_stub.terminate()
         # A bug report: a spend the stand-in answers with a 500, R on the failure, then the file itself.
         broken, broken_url = start_stub("--fault", "status,status=500,path=/api/v1/spend_cheer,count=1")
         try:
