@@ -12,6 +12,10 @@ Rows (one table on stdout, the same rows as JSON in .build/bench.json):
   idle    wake-ups of the idle TUI over 10 s, beside a 5-line Swift program's    goal ≤ the floor + 3
   watch   CPU watching at 2 s with nothing changing (beside the TUI not watching)  goal ≤ 1% of a core;
           requests a minute; RSS after WATCH_RSS_SECONDS (600) with a write a second  goal ≤ start + 5 MiB
+  proxy-latency  latency `reiterate-shop proxy` adds to keep-alive GETs (minus the stand-in direct),
+          beside mitmdump's on the same requests                                   goal p50 ≤ + 0.5 ms
+  proxy-rps      requests a second through it, wrk with 50 keep-alive connections, vs mitmdump  goal ≥ 5×
+  proxy-rss      the idle TUI with --proxy vs the same TUI without it (and after app requests)  goal ≤ + 5 MiB
 
 Idle: no timer of the app's may run while nothing moves. The floor (Tests/bench/floor/idle_task.swift,
 measured in the same seconds) is what the platform itself does: libdispatch on Linux checks its worker
@@ -35,8 +39,9 @@ Usage: BIN_DIR=.build/release python3 Tests/bench/bench.py
 Knobs (environment): BIN_DIR, BENCH_ONLY=key,first (a subset), BENCH_JSON (default .build/bench.json),
 POLL=control|exec (how tmux is polled; control: one control-mode client, exec: a `tmux` process per
 poll), POLL_GAP_MS=0, KEY_PRESSES=30, FIRST_FRAME_RUNS=15, PRINT_RUNS=20, WHALE_PAGES=300, IDLE_SECONDS=10, IDLE_SETTLE=6, SWIFTC=swiftc,
-TUI_BENCH_ARGS (extra arguments for tui-bench).
-Python 3 standard library only.
+TUI_BENCH_ARGS (extra arguments for tui-bench), PROXY_REQUESTS=2000, PROXY_RPS_SECONDS=10, PROXY_CONNECTIONS=50,
+PROXY_RSS_REQUESTS=200, MITMDUMP=.venv/bin/mitmdump.
+Python 3 standard library only (the proxy rows use mitmdump from .venv, `make venv`, and wrk, `.ci/deps bench`).
 """
 import datetime
 import json
@@ -54,6 +59,7 @@ from pathlib import Path
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import cpu_while_waiting  # noqa: E402
+import proxy_bench  # noqa: E402
 from benchlib import (APP_ENV, BIN, SCRATCH, Stub, Tmux, app_command, cleanup_scratch, context_switches,  # noqa: E402
                       cpu_ticks, kib, log, median, percentile, proc_status, process_name, swift_floor)
 
@@ -911,13 +917,118 @@ def bench_watch(ctx):
     return rows
 
 
+# ---------------------------------------------------------------------------------------------------
+# 9. the app's proxy (issue 29, item 6), beside mitmdump as a plain forward proxy in the same run
+
+PROXY_REQUESTS = int(os.environ.get("PROXY_REQUESTS", "2000"))
+PROXY_RPS_SECONDS = float(os.environ.get("PROXY_RPS_SECONDS", "10"))
+PROXY_CONNECTIONS = int(os.environ.get("PROXY_CONNECTIONS", "50"))
+PROXY_RSS_REQUESTS = int(os.environ.get("PROXY_RSS_REQUESTS", "200"))
+PROXY_LATENCY_GOAL_MS = 0.5
+PROXY_RPS_GOAL_RATIO = 5.0
+PROXY_RSS_GOAL_MIB = 5.0
+
+
+def bench_proxy_latency(ctx):
+    url = ctx.live_stub().url
+    log(f"proxy-latency: {PROXY_REQUESTS} GETs {proxy_bench.BALANCE_PATH} each, direct, through ours, through mitmdump")
+    with proxy_bench.OurProxy(url) as ours, proxy_bench.Mitmdump() as mitm:
+        clients = {"direct": proxy_bench.Client(url), "ours": proxy_bench.Client(url, (ours.host, ours.port)),
+                   "mitmdump": proxy_bench.Client(url, (mitm.host, mitm.port))}
+        samples = proxy_bench.interleaved_gets(clients, PROXY_REQUESTS)
+        for c in clients.values():
+            c.close()
+    p = {k: {q: percentile(v, q) for q in (50, 90, 99)} for k, v in samples.items()}
+    added = {k: {q: p[k][q] - p["direct"][q] for q in (50, 99)} for k in ("ours", "mitmdump")}
+    o50, m50 = added["ours"][50], added["mitmdump"][50]
+    return [row("proxy-latency", f"latency the proxy adds, {PROXY_REQUESTS:,} keep-alive GETs",
+                f"+{o50:.3f} ms p50 · +{added['ours'][99]:.3f} ms p99",
+                floor=(f"direct p50 {p['direct'][50]:.3f} · p99 {p['direct'][99]:.3f} ms; "
+                       f"mitmdump +{m50:.3f} · +{added['mitmdump'][99]:.3f} ms"),
+                ratio=f"{o50 / m50:.2f}× mitmdump's (p50)" if m50 > 0 else "—",
+                goal=f"p50 ≤ +{PROXY_LATENCY_GOAL_MS:g} ms", result=verdict(o50 <= PROXY_LATENCY_GOAL_MS),
+                method=(f"one persistent http.client connection each (TCP_NODELAY) to the stand-in, to `reiterate-shop proxy --listen` "
+                        f"and to `mitmdump --mode regular -q --set flow_detail=0 --set stream_large_bodies=1`; GET {proxy_bench.BALANCE_PATH} "
+                        f"(absolute form to the proxies), the whole answer read; {PROXY_REQUESTS:,} each after 100 untimed, in turns "
+                        f"of 50; added = through the proxy − direct, per percentile (nearest rank)"),
+                value=o50, unit="ms", floor_value=p["direct"][50], ratio_value=o50 / m50 if m50 > 0 else None,
+                percentiles_ms=p, added_ms=added, requests=PROXY_REQUESTS, forwarded=ours.exchanges(), proxy_summary=ours.summary)]
+
+
+def bench_proxy_rps(ctx):
+    url = ctx.live_stub().url
+    seconds, conns = PROXY_RPS_SECONDS, PROXY_CONNECTIONS
+    log(f"proxy-rps: wrk -c{conns} for {seconds:g} s each: the stand-in direct, through ours, through mitmdump")
+    with proxy_bench.OurProxy(url) as ours, proxy_bench.Mitmdump() as mitm:
+        sides = {"direct": None, "ours": (ours.host, ours.port), "mitmdump": (mitm.host, mitm.port)}
+        for via in sides.values():  # 1 s each first: connections open, pools filled
+            proxy_bench.wrk(url, via, 1, conns)
+        runs = {k: proxy_bench.wrk(url, via, seconds, conns) for k, via in sides.items()}
+    o, m, d = runs["ours"], runs["mitmdump"], runs["direct"]
+    ratio = o["rps"] / m["rps"]
+    return [row("proxy-rps", f"requests a second through the proxy, {conns} keep-alive connections",
+                f"{o['rps']:,.0f}/s (p50 {ms(o['p50_ms'])}, p99 {ms(o['p99_ms'])}; {o['errors']} errors)",
+                floor=f"mitmdump {m['rps']:,.0f}/s ({m['errors']} errors); stand-in direct {d['rps']:,.0f}/s",
+                ratio=f"{ratio:.2f}× mitmdump", goal=f"≥ {PROXY_RPS_GOAL_RATIO:g}× mitmdump",
+                result=verdict(ratio >= PROXY_RPS_GOAL_RATIO and o["errors"] == 0),
+                method=(f"`wrk -t1 -c{conns} -d{seconds:g}s --latency` GET {proxy_bench.BALANCE_PATH}, a Lua script putting the absolute "
+                        f"target and the stand-in's Host on each request, through `reiterate-shop proxy` and through mitmdump "
+                        f"(flow_detail=0, bodies streamed), one after the other after 1 s of each; the stand-in direct as the ceiling; "
+                        f"errors: non-2xx answers and socket errors"),
+                value=o["rps"], unit="requests/s", floor_value=m["rps"], ratio_value=ratio,
+                runs={k: {f: v for f, v in r.items() if f != "output"} for k, r in runs.items()},
+                forwarded=ours.exchanges(), proxy_summary=ours.summary)]
+
+
+def bench_proxy_rss(ctx):
+    tm = ctx.tmux
+    url = ctx.live_stub().url
+    port = proxy_bench.free_port()
+    env = {**APP_ENV, "XDG_STATE_HOME": str(SCRATCH / "proxy-rss-state")}
+    names = {"proxy-on": ["--proxy", f"127.0.0.1:{port}"], "proxy-off": []}
+    for name, extra in names.items():
+        tm.new_session(name, 200, 60, app_command("--base-url", url, "--user", "qa-alice", "--cache-dir", SCRATCH / f"cache-{name}", *extra),
+                       env=env)
+    pids = {name: tm.pane_pid(name) for name in names}
+    for name in names:
+        app_loaded(ctx, name)
+    tm.wait_text("proxy-on", f"app proxy 127.0.0.1:{port}")
+    log(f"proxy-rss: two TUIs settled {IDLE_SETTLE:g} s, then {PROXY_RSS_REQUESTS} app requests through the one with the proxy")
+    time.sleep(IDLE_SETTLE)
+    idle = {n: kib(proc_status(p)["VmRSS"]) / 1024 for n, p in pids.items()}
+    client = proxy_bench.Client(url, ("127.0.0.1", port))
+    for _ in range(PROXY_RSS_REQUESTS):
+        client.get(proxy_bench.PACKS_PATH)
+    client.close()
+    # The header counts the app's exchanges as the TUI takes them in (a burst may outrun it): settled, not equal.
+    shown = re.search(r"· ([\d,]+) app", tm.wait_stable("proxy-on", quiet=0.5))
+    time.sleep(IDLE_SETTLE)
+    after = {n: kib(proc_status(p)["VmRSS"]) / 1024 for n, p in pids.items()}
+    for name in names:
+        tm.kill_session(name)
+    over, over_after = idle["proxy-on"] - idle["proxy-off"], after["proxy-on"] - after["proxy-off"]
+    return [row("proxy-rss", "RSS of the idle TUI with the app's proxy on", f"VmRSS {idle['proxy-on']:.2f} MiB "
+                f"({after['proxy-on']:.2f} after {PROXY_RSS_REQUESTS} app requests)",
+                floor=f"the same TUI without it {idle['proxy-off']:.2f} MiB ({after['proxy-off']:.2f})",
+                ratio=f"+{over:.2f} MiB (+{over_after:.2f})", goal=f"≤ + {PROXY_RSS_GOAL_MIB:g} MiB",
+                result=verdict(over <= PROXY_RSS_GOAL_MIB),
+                method=(f"two TUIs 200×60 on the Shop tab against one stand-in, one with --proxy 127.0.0.1:PORT, loaded and settled "
+                        f"{IDLE_SETTLE:g} s: /proc/PID/status of both (the goal); again {IDLE_SETTLE:g} s after {PROXY_RSS_REQUESTS} GETs "
+                        f"{proxy_bench.PACKS_PATH} through the proxy (in brackets: the log of the last 100 exchanges, 16 KiB "
+                        f"previews, full of the app's)"),
+                value=idle["proxy-on"], unit="MiB", floor_value=idle["proxy-off"], over_mib=over, over_after_mib=over_after,
+                after_mib=after, requests=PROXY_RSS_REQUESTS, header_count=shown.group(1) if shown else None)]
+
+
 FIGURES = [("frame", bench_frame), ("key", bench_key), ("first", bench_first), ("print", bench_print),
            ("history-json", bench_history_json), ("compare", bench_compare),
-           ("idle", bench_idle), ("rss", bench_rss), ("history", bench_history), ("cpu", bench_cpu), ("watch", bench_watch)]
+           ("idle", bench_idle), ("rss", bench_rss), ("history", bench_history), ("cpu", bench_cpu), ("watch", bench_watch),
+           ("proxy-latency", bench_proxy_latency), ("proxy-rps", bench_proxy_rps), ("proxy-rss", bench_proxy_rss)]
 WHAT = {"frame": "frame build + diff", "key": "key to frame", "first": "first frame, cached balance, server down",
         "print": "print balance", "history-json": "print history --all --json, 1M entries", "idle": "idle wake-ups", "rss": "RSS after 1M-entry history",
         "history": "browsing a 1M-entry history", "compare": "compare two 100,000-entry histories",
-        "cpu": "CPU while waiting", "watch": "watching"}
+        "cpu": "CPU while waiting", "watch": "watching", "proxy-latency": "latency the app's proxy adds",
+        "proxy-rps": "requests a second through the app's proxy", "proxy-rss": "RSS of the TUI with the app's proxy on"}
 
 
 class Context:
