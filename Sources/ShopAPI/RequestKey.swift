@@ -70,12 +70,18 @@ public struct RequestKey: Hashable, Sendable, Codable, CustomStringConvertible {
     /// `GET /api/v1/cheer_history?user_id=qa-alice&page=1&per_page=50`.
     public var description: String { "\(method.rawValue) \(target)" }
 
+    /// Letters, digits and `-._~`: what a query's names and values keep as they are (made once: every
+    /// request line of the app's proxy is keyed).
+    static let unreserved: CharacterSet = {
+        var allowed = CharacterSet.alphanumerics
+        allowed.insert(charactersIn: "-._~")
+        return allowed
+    }()
+
     /// `?a=1&b=2`, each name and value percent-encoded (all but letters, digits and `-._~`); "" for none.
     static func queryString(_ items: [QueryItem]) -> String {
         guard !items.isEmpty else { return "" }
-        var allowed = CharacterSet.alphanumerics
-        allowed.insert(charactersIn: "-._~")
-        func encode(_ s: String) -> String { s.addingPercentEncoding(withAllowedCharacters: allowed) ?? "" }
+        func encode(_ s: String) -> String { s.addingPercentEncoding(withAllowedCharacters: unreserved) ?? "" }
         return "?" + items.map { "\(encode($0.name))=\(encode($0.value))" }.joined(separator: "&")
     }
 }

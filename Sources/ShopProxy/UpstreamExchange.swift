@@ -11,6 +11,8 @@ struct UpstreamAnswer: Sendable {
     var exchange: HTTPExchange
     /// The server's answer as it came (tokenized only once the app has its copy).
     var upstream: TransportResponse?
+    /// The pipeline told of the request (its observers hear of it while it is out, not before it goes).
+    var announced: Task<Void, Never>?
 }
 
 /// One app request forwarded upstream through ShopAPI's transport (which checks the real server as the
@@ -29,7 +31,10 @@ struct UpstreamExchange: Sendable {
             serial: core.pipeline.nextSerial(), source: .app,
             request: ExchangeRequest(key: route.key, operation: nil, headers: HTTPFields(pairs: head.headers.map { ($0.name, $0.value) }), body: sentBody),
             attempt: 1)
-        await core.pipeline.sent(exchange)
+        // Told to the pipeline beside the request going out, not ahead of it: its observers' hops add no
+        // latency to the app's request. `record` waits for it, so `finished` always follows `sent`.
+        let pipeline = core.pipeline, pending = exchange
+        let announced = Task { await pipeline.sent(pending) }
         let request = TransportRequest(method: method, url: route.url,
                                        headers: HTTPFields(pairs: HopByHop.filtered(head.headers).map { ($0.name, $0.value) }),
                                        body: sentBody, timeout: core.configuration.upstreamTimeout)
@@ -40,28 +45,31 @@ struct UpstreamExchange: Sendable {
             var fields = HopByHop.filtered(answer.headers.map { HeaderField(name: $0.name.rawName, value: $0.value) }).map { ($0.name, $0.value) }
             if method == .head, let length = answer.headers[.contentLength] { fields.append(("Content-Length", length)) }
             let response = WireResponse(status: answer.status, fields: fields, body: answer.body, bodiless: method == .head)
-            return UpstreamAnswer(response: response, exchange: exchange, upstream: answer)
+            return UpstreamAnswer(response: response, exchange: exchange, upstream: answer, announced: announced)
         } catch let error as TransportError {
             exchange.answeredAt = .now
             exchange.failure = .transport(error)
             exchange.requestID = error.requestID
-            return UpstreamAnswer(response: Self.gatewayAnswer(error, timeout: core.configuration.upstreamTimeout), exchange: exchange)
+            return UpstreamAnswer(response: Self.gatewayAnswer(error, timeout: core.configuration.upstreamTimeout), exchange: exchange,
+                                  announced: announced)
         } catch {
             exchange.answeredAt = .now
             exchange.failure = .cancelled
-            return UpstreamAnswer(response: WireResponse.own(502, "the request was cancelled"), exchange: exchange)
+            return UpstreamAnswer(response: WireResponse.own(502, "the request was cancelled"), exchange: exchange, announced: announced)
         }
     }
 
     /// The exchange goes through the pipeline (checks, pins, log, HAR), then to the front end.
     func record(_ answer: UpstreamAnswer) async {
+        await answer.announced?.value
         var exchange = answer.exchange
         if let upstream = answer.upstream {
             exchange.response = ExchangeResponse(status: upstream.status, headers: upstream.headers, body: upstream.body,
                                                  tokens: JSONTokenizer.tokens(upstream.body))
         }
         let finished = await core.pipeline.finished(exchange)
-        let failed = finished.failure != nil || (finished.response?.status ?? 0) >= 400
+        // An answer the app gave up on itself (it closed its connection) is not an error it met.
+        let failed = finished.failure.map { $0 != .cancelled } ?? ((finished.response?.status ?? 0) >= 400)
         core.stats.update { counts in
             counts.exchanges += 1
             counts.findings += finished.findings.count

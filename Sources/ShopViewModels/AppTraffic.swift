@@ -26,6 +26,9 @@ public enum ProxyNews: Equatable, Sendable {
     case listening(ProxyStatus)
     /// It could not start: one line, in plain words.
     case failed(String)
+    /// How many of the app's exchanges it has forwarded so far (its own count: exact, whatever the
+    /// exchange log dropped when the screen fell behind a burst).
+    case seen(Int)
 }
 
 
@@ -42,6 +45,8 @@ extension ShopUpdate {
         case .failed(let reason):
             state.proxy = ProxyStatus(address: "", intercepting: [], problem: reason)
             state.notice = Notice(.error, "The app's proxy did not start: \(Sanitizer.line(reason))")
+        case .seen(let count):
+            state.appExchangeCount = max(state.appExchangeCount, count)
         }
     }
 

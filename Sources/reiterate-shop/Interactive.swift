@@ -7,6 +7,7 @@ import ShopCache
 import ShopSettings
 import ShopTUI
 import ShopViewModels
+import Synchronization
 import TerminalText
 
 /// Bare `reiterate-shop [options]`: the interactive TUI.
@@ -133,7 +134,9 @@ struct AppProxy {
             let setup = try ProxySetup.make(settings: settings, listen: listen, environment: ProcessInfo.processInfo.environment)
             let server: ProxyServer
             do {
-                server = try await ProxyServer.start(configuration: setup.configuration, ca: setup.ca, transport: setup.transport, pipeline: pipeline)
+                let counter = SeenCounter(store: store)
+                server = try await ProxyServer.start(configuration: setup.configuration, ca: setup.ca, transport: setup.transport, pipeline: pipeline,
+                                                     events: { if case .exchange = $0 { counter.one() } })
             } catch {
                 try? await setup.transport.shutdown()
                 throw error
@@ -157,6 +160,31 @@ struct AppProxy {
     func stop() async {
         await server.stop()
         try? await transport.shutdown()
+    }
+}
+
+/// The proxy's count of the app's exchanges, told to the store at most one message at a time (a burst
+/// of a thousand exchanges is not a thousand frames).
+final class SeenCounter: Sendable {
+    private let state = Mutex((count: 0, told: true))
+    private let store: AppStore
+
+    init(store: AppStore) { self.store = store }
+
+    func one() {
+        let tell = state.withLock { s -> Bool in
+            s.count += 1
+            defer { s.told = false }
+            return s.told
+        }
+        guard tell else { return }
+        Task { @MainActor in
+            let count = self.state.withLock { s -> Int in
+                s.told = true
+                return s.count
+            }
+            self.store.send(.proxy(.seen(count)))
+        }
     }
 }
 
