@@ -139,6 +139,78 @@ public final class AsyncHTTPTransport: HTTPTransport {
         }
     }
 
+    /// The same exchange for a caller on a SwiftNIO event loop (the app's proxy): the connection and the
+    /// answer stay on `eventLoop`, with no task and no timer of its own (the deadline covers the whole
+    /// exchange, head and body). Fails with `TransportError` (never a library's error). It is not the
+    /// caller's to cancel: an app that goes away does not withdraw a request the server may be applying.
+    public func send(_ request: TransportRequest, on eventLoop: any EventLoop) -> EventLoopFuture<TransportResponse> {
+        guard let url = URL(string: request.url), let host = url.host, !host.isEmpty else {
+            return eventLoop.makeFailedFuture(TransportError.invalidURL)
+        }
+        guard let client = client() else { return eventLoop.makeFailedFuture(CancellationError()) }
+        var headers = HTTPHeaders()
+        for field in request.headers { headers.add(name: field.name.rawName, value: field.value) }
+        let outgoing: HTTPClient.Request
+        do {
+            outgoing = try HTTPClient.Request(url: request.url, method: HTTPMethod(rawValue: request.method.rawValue), headers: headers,
+                                              body: request.body.map { .bytes($0) })
+        } catch {
+            return eventLoop.makeFailedFuture(TransportError.invalidURL)
+        }
+        let delegate = WholeAnswer(limit: maxResponseBytes)
+        let deadline = NIODeadline.now() + .nanoseconds(Self.nanoseconds(request.timeout))
+        let hasCAFile = hasCAFile, proxyAddress = proxyAddress
+        return client.execute(request: outgoing, delegate: delegate, eventLoop: .delegateAndChannel(on: eventLoop), deadline: deadline)
+            .futureResult.flatMapErrorThrowing { error in
+                let head = delegate.head
+                if case TransportError.responseTooLarge? = error as? TransportError {
+                    throw TransportError.responseTooLarge(limit: delegate.limit, requestID: head?.requestID)
+                }
+                var mapped = Self.map(error, host: host, head: head)
+                if mapped is CancellationError { mapped = TransportError.cutShort(status: head?.status, requestID: head?.requestID) }
+                if let proxy = proxyAddress, let failure = Self.proxyFailure(error, mapped: mapped) {
+                    mapped = TransportError.proxy(address: proxy, problem: failure)
+                }
+                if case TransportError.tls(.untrusted)? = mapped as? TransportError, hasCAFile { throw TransportError.tls(.untrustedByCAFile) }
+                throw mapped
+            }
+    }
+
+    /// Collects one answer whole on its event loop: the head (kept for a failure later in the body), the
+    /// body up to `limit` bytes.
+    final class WholeAnswer: HTTPClientResponseDelegate {
+        typealias Response = TransportResponse
+        let limit: Int
+        private let state = Mutex<(head: Head?, fields: HTTPFields, body: [UInt8])>((nil, [:], []))
+
+        init(limit: Int) { self.limit = limit }
+
+        var head: Head? { state.withLock { $0.head } }
+
+        func didReceiveHead(task: HTTPClient.Task<TransportResponse>, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {
+            let fields = HTTPFields(pairs: head.headers.map { ($0.name, $0.value) })
+            state.withLock { $0 = (Head(status: Int(head.status.code), requestID: head.headers.first(name: "X-Request-Id")), fields, []) }
+            return task.eventLoop.makeSucceededVoidFuture()
+        }
+
+        func didReceiveBodyPart(task: HTTPClient.Task<TransportResponse>, _ buffer: ByteBuffer) -> EventLoopFuture<Void> {
+            let fits = state.withLock { s -> Bool in
+                guard s.body.count + buffer.readableBytes <= limit else { return false }
+                s.body.append(contentsOf: buffer.readableBytesView)
+                return true
+            }
+            return fits ? task.eventLoop.makeSucceededVoidFuture()
+                : task.eventLoop.makeFailedFuture(TransportError.responseTooLarge(limit: limit, requestID: head?.requestID))
+        }
+
+        func didFinishRequest(task: HTTPClient.Task<TransportResponse>) throws -> TransportResponse {
+            try state.withLock { s in
+                guard let head = s.head else { throw TransportError.cutShort(status: nil, requestID: nil) }
+                return TransportResponse(status: head.status, headers: s.fields, body: s.body)
+            }
+        }
+    }
+
     /// With a proxy in use: a failure to connect is the proxy's (the app connects only to it), and so
     /// are a 407 and a refused CONNECT.
     static func proxyFailure(_ error: any Error, mapped: any Error) -> TransportError.ProxyFailure? {

@@ -32,7 +32,6 @@ final class ProxyConnection: ChannelInboundHandler, RemovableChannelHandler {
     private var authorized: Bool
     private var headTimer: Scheduled<Void>?
     private var idleTimer: Scheduled<Void>?
-    private var upstream: Task<Void, Never>?
     private var counted = false
     /// No head has come yet for the request being read (its bytes are timed by the head timeout).
     private var awaitingHead = true
@@ -66,7 +65,6 @@ final class ProxyConnection: ChannelInboundHandler, RemovableChannelHandler {
         counted = false
         headTimer?.cancel()
         idleTimer?.cancel()
-        upstream?.cancel()
         mode = .done
         context.fireChannelInactive()
     }
@@ -179,21 +177,20 @@ final class ProxyConnection: ChannelInboundHandler, RemovableChannelHandler {
         busy = true
         context.channel.setOption(ChannelOptions.autoRead, value: false).whenComplete { _ in }
         let exchange = UpstreamExchange(core: core, method: method, route: route, head: head, body: body)
-        let loop = context.eventLoop
-        let bound = NIOLoopBound((self, context), eventLoop: loop)
-        upstream = Task {
-            let answer = await exchange.send()
-            loop.execute {
+        let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+        let keepAlive = head.keepAlive
+        let core = core, loop = context.eventLoop
+        core.admit {
+            exchange.send(on: loop).whenSuccess { answer in
                 let (connection, context) = bound.value
-                connection.answered(context, answer, keepAlive: head.keepAlive)
+                connection.answered(context, answer, keepAlive: keepAlive)
+                core.record(exchange, answer)
             }
-            await exchange.record(answer)
         }
     }
 
     /// The upstream's answer (or the proxy's own 502/504) goes back to the app; the next request follows.
     private func answered(_ context: ChannelHandlerContext, _ answer: UpstreamAnswer, keepAlive: Bool) {
-        upstream = nil
         guard mode != .done, context.channel.isActive else { return }
         var response = answer.response
         if !keepAlive { response.fields.append(("Connection", "close")) }
@@ -201,6 +198,13 @@ final class ProxyConnection: ChannelInboundHandler, RemovableChannelHandler {
         guard keepAlive, !response.fields.contains(where: { $0.0 == "Connection" && $0.1 == "close" }) else {
             return close(context)
         }
+        readOn(context)
+    }
+
+    /// The next request of the connection may be read (its last exchange is answered, and the pipeline
+    /// is not too far behind).
+    private func readOn(_ context: ChannelHandlerContext) {
+        guard mode != .done, context.channel.isActive else { return }
         busy = false
         context.channel.setOption(ChannelOptions.autoRead, value: true).whenComplete { _ in }
         armIdle(context)

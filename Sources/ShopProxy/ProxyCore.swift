@@ -11,14 +11,23 @@ final class ProxyCore: Sendable {
     let configuration: ProxyConfiguration
     let intercepted: Set<HostPort>
     let ca: ProxyCA
-    let transport: any HTTPTransport
+    /// Forwards the app's requests on the connection's own event loop (`send(_:on:)`).
+    let transport: AsyncHTTPTransport
     let pipeline: ExchangePipeline
     let stats: ProxyStats
     let events: @Sendable (ProxyEvent) -> Void
     let password: ProxyPassword?
     private let contexts = Mutex<[String: NIOSSLContext]>([:])
+    /// The app's requests admitted (out upstream, or answered and waiting for the pipeline), and the ones
+    /// waiting to be: past `maxBacklog`, a request waits before it goes upstream, so a burst faster than
+    /// the checks can keep up with waits at the sockets instead of piling up in memory.
+    private let gate = Mutex<(admitted: Int, waiting: [@Sendable () -> Void])>((0, []))
+    static let maxBacklog = 256
+    /// Every answered exchange goes through the pipeline here, one after another, in the order answered.
+    private let recordings: AsyncStream<(UpstreamExchange, UpstreamAnswer)>.Continuation
+    private let recorded: AsyncStream<(UpstreamExchange, UpstreamAnswer)>
 
-    init(configuration: ProxyConfiguration, ca: ProxyCA, transport: any HTTPTransport, pipeline: ExchangePipeline,
+    init(configuration: ProxyConfiguration, ca: ProxyCA, transport: AsyncHTTPTransport, pipeline: ExchangePipeline,
          stats: ProxyStats, events: @escaping @Sendable (ProxyEvent) -> Void) {
         self.configuration = configuration
         intercepted = Set(configuration.interceptedHosts)
@@ -28,7 +37,41 @@ final class ProxyCore: Sendable {
         self.stats = stats
         self.events = events
         password = configuration.password.flatMap { $0.isEmpty ? nil : ProxyPassword($0) }
+        (recorded, recordings) = AsyncStream.makeStream()
     }
+
+    /// Runs `start` now if the backlog allows, else once an earlier exchange is through the pipeline.
+    func admit(_ start: @escaping @Sendable () -> Void) {
+        let now = gate.withLock { g -> Bool in
+            guard g.admitted < Self.maxBacklog else {
+                g.waiting.append(start)
+                return false
+            }
+            g.admitted += 1
+            return true
+        }
+        if now { start() }
+    }
+
+    /// An answered exchange, for the pipeline.
+    func record(_ exchange: UpstreamExchange, _ answer: UpstreamAnswer) { recordings.yield((exchange, answer)) }
+
+    /// Takes the answered exchanges through the pipeline until `stopRecording`; each frees its place.
+    func recordAll() async {
+        for await (exchange, answer) in recorded {
+            await exchange.record(answer)
+            let next = gate.withLock { g -> (@Sendable () -> Void)? in
+                if g.waiting.isEmpty {
+                    g.admitted -= 1
+                    return nil
+                }
+                return g.waiting.removeFirst()
+            }
+            next?()
+        }
+    }
+
+    func stopRecording() { recordings.finish() }
 
     /// The TLS server context for an intercepted host: its leaf (made once by the CA) and `http/1.1` by ALPN.
     func tlsContext(for host: String) throws -> NIOSSLContext {

@@ -12,17 +12,21 @@ public final class ProxyServer: Sendable {
     /// Where it listens (the port the system chose, for port 0).
     public let address: HostPort
     private let channel: any Channel
+    private let core: ProxyCore
+    private let recorder: Task<Void, Never>
 
-    private init(configuration: ProxyConfiguration, stats: ProxyStats, address: HostPort, channel: any Channel) {
+    private init(configuration: ProxyConfiguration, stats: ProxyStats, address: HostPort, channel: any Channel, core: ProxyCore) {
         self.configuration = configuration
         self.stats = stats
         self.address = address
         self.channel = channel
+        self.core = core
+        recorder = Task { await core.recordAll() }
     }
 
     /// Starts listening. `transport` sends the app's requests upstream; `events` hears of every exchange,
     /// tunnel and refusal (on the proxy's threads: keep it quick). Throws `ProxyStartError`.
-    public static func start(configuration: ProxyConfiguration, ca: ProxyCA, transport: any HTTPTransport, pipeline: ExchangePipeline,
+    public static func start(configuration: ProxyConfiguration, ca: ProxyCA, transport: AsyncHTTPTransport, pipeline: ExchangePipeline,
                              events: @escaping @Sendable (ProxyEvent) -> Void = { _ in },
                              group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) async throws -> ProxyServer {
         if let refusal = configuration.refusal { throw ProxyStartError(description: refusal) }
@@ -45,12 +49,16 @@ public final class ProxyServer: Sendable {
             throw ProxyStartError(description: "the proxy cannot listen on \(configuration.listen): \(Self.words(error))")
         }
         let port = channel.localAddress?.port ?? configuration.listen.port
-        return ProxyServer(configuration: configuration, stats: stats, address: HostPort(host: configuration.listen.host, port: port), channel: channel)
+        return ProxyServer(configuration: configuration, stats: stats, address: HostPort(host: configuration.listen.host, port: port), channel: channel,
+                           core: core)
     }
 
-    /// Stops listening (connections open now end as they end).
+    /// Stops listening (connections open now end as they end); the exchanges answered so far are taken
+    /// through the pipeline first.
     public func stop() async {
         try? await channel.close()
+        core.stopRecording()
+        await recorder.value
     }
 
     static func words(_ error: any Error) -> String {

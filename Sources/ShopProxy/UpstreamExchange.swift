@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import JSONTokens
+import NIOCore
 import ProxyWire
 import ShopAPI
 
@@ -25,37 +26,36 @@ struct UpstreamExchange: Sendable {
     let head: RequestHead
     let body: [UInt8]
 
-    func send() async -> UpstreamAnswer {
+    /// Sends the request upstream on `eventLoop` (the app's connection's: no thread between the two).
+    func send(on eventLoop: any EventLoop) -> EventLoopFuture<UpstreamAnswer> {
         let sentBody: [UInt8]? = head.framing == .none && body.isEmpty ? nil : body
-        var exchange = HTTPExchange(
+        let exchange = HTTPExchange(
             serial: core.pipeline.nextSerial(), source: .app,
             request: ExchangeRequest(key: route.key, operation: nil, headers: HTTPFields(pairs: head.headers.map { ($0.name, $0.value) }), body: sentBody),
             attempt: 1)
         // Told to the pipeline beside the request going out, not ahead of it: its observers' hops add no
         // latency to the app's request. `record` waits for it, so `finished` always follows `sent`.
-        let pipeline = core.pipeline, pending = exchange
-        let announced = Task { await pipeline.sent(pending) }
+        let pipeline = core.pipeline
+        let announced = Task { await pipeline.sent(exchange) }
         let request = TransportRequest(method: method, url: route.url,
                                        headers: HTTPFields(pairs: HopByHop.filtered(head.headers).map { ($0.name, $0.value) }),
                                        body: sentBody, timeout: core.configuration.upstreamTimeout)
-        do {
-            let answer = try await core.transport.send(request)
-            exchange.answeredAt = .now
-            exchange.requestID = answer.headers[.requestID]
+        let method = method, timeout = core.configuration.upstreamTimeout
+        return core.transport.send(request, on: eventLoop).map { answer in
+            var answered = exchange
+            answered.answeredAt = .now
+            answered.requestID = answer.headers[.requestID]
             var fields = HopByHop.filtered(answer.headers.map { HeaderField(name: $0.name.rawName, value: $0.value) }).map { ($0.name, $0.value) }
             if method == .head, let length = answer.headers[.contentLength] { fields.append(("Content-Length", length)) }
             let response = WireResponse(status: answer.status, fields: fields, body: answer.body, bodiless: method == .head)
-            return UpstreamAnswer(response: response, exchange: exchange, upstream: answer, announced: announced)
-        } catch let error as TransportError {
-            exchange.answeredAt = .now
-            exchange.failure = .transport(error)
-            exchange.requestID = error.requestID
-            return UpstreamAnswer(response: Self.gatewayAnswer(error, timeout: core.configuration.upstreamTimeout), exchange: exchange,
-                                  announced: announced)
-        } catch {
-            exchange.answeredAt = .now
-            exchange.failure = .cancelled
-            return UpstreamAnswer(response: WireResponse.own(502, "the request was cancelled"), exchange: exchange, announced: announced)
+            return UpstreamAnswer(response: response, exchange: answered, upstream: answer, announced: announced)
+        }.recover { error in
+            var failed = exchange
+            failed.answeredAt = .now
+            let transportError = error as? TransportError ?? .other(detail: "not a transport error")
+            failed.failure = .transport(transportError)
+            failed.requestID = transportError.requestID
+            return UpstreamAnswer(response: Self.gatewayAnswer(transportError, timeout: timeout), exchange: failed, announced: announced)
         }
     }
 
