@@ -160,7 +160,7 @@ public final class AsyncHTTPTransport: HTTPTransport {
         let delegate = WholeAnswer(limit: maxResponseBytes)
         let deadline = NIODeadline.now() + .nanoseconds(Self.nanoseconds(request.timeout))
         let hasCAFile = hasCAFile, proxyAddress = proxyAddress
-        return client.execute(request: outgoing, delegate: delegate, eventLoop: .delegateAndChannel(on: eventLoop), deadline: deadline)
+        return client.execute(request: outgoing, delegate: delegate, eventLoop: .delegate(on: eventLoop), deadline: deadline)
             .futureResult.flatMapErrorThrowing { error in
                 let head = delegate.head
                 if case TransportError.responseTooLarge? = error as? TransportError {

@@ -70,18 +70,25 @@ public struct RequestKey: Hashable, Sendable, Codable, CustomStringConvertible {
     /// `GET /api/v1/cheer_history?user_id=qa-alice&page=1&per_page=50`.
     public var description: String { "\(method.rawValue) \(target)" }
 
-    /// Letters, digits and `-._~`: what a query's names and values keep as they are (made once: every
-    /// request line of the app's proxy is keyed).
-    static let unreserved: CharacterSet = {
-        var allowed = CharacterSet.alphanumerics
-        allowed.insert(charactersIn: "-._~")
-        return allowed
-    }()
-
-    /// `?a=1&b=2`, each name and value percent-encoded (all but letters, digits and `-._~`); "" for none.
+    /// `?a=1&b=2`, each name and value percent-encoded (all but ASCII letters, digits and `-._~`); "" for none.
+    /// A byte loop, not Foundation's encoder: every request line of the app's proxy is keyed.
     static func queryString(_ items: [QueryItem]) -> String {
         guard !items.isEmpty else { return "" }
-        func encode(_ s: String) -> String { s.addingPercentEncoding(withAllowedCharacters: unreserved) ?? "" }
+        func encode(_ s: String) -> String {
+            var out: [UInt8] = []
+            out.reserveCapacity(s.utf8.count)
+            let hex = Array("0123456789ABCDEF".utf8)
+            for b in s.utf8 {
+                switch b {
+                case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                     UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
+                    out.append(b)
+                default:
+                    out += [UInt8(ascii: "%"), hex[Int(b >> 4)], hex[Int(b & 0xF)]]
+                }
+            }
+            return String(decoding: out, as: UTF8.self)
+        }
         return "?" + items.map { "\(encode($0.name))=\(encode($0.value))" }.joined(separator: "&")
     }
 }

@@ -15,7 +15,8 @@ public struct HostPort: Hashable, Sendable, CustomStringConvertible {
     /// `host:port` or `[v6]:port`; nil for anything else (no port, a port out of range, empty host).
     /// Port 0 only `allowingPortZero` (a listen address: the system picks a free port).
     public init?(authority: String, allowingPortZero: Bool = false) {
-        let text = authority.trimmingCharacters(in: .whitespaces)
+        let padded = authority.first?.isWhitespace == true || authority.last?.isWhitespace == true
+        let text = padded ? authority.trimmingCharacters(in: .whitespaces) : authority
         let host: Substring, port: Substring
         if text.hasPrefix("[") {
             guard let close = text.firstIndex(of: "]"), text[text.index(after: close)...].hasPrefix(":") else { return nil }

@@ -23,9 +23,16 @@ final class ProxyCore: Sendable {
     /// the checks can keep up with waits at the sockets instead of piling up in memory.
     private let gate = Mutex<(admitted: Int, waiting: [@Sendable () -> Void])>((0, []))
     static let maxBacklog = 256
-    /// Every answered exchange goes through the pipeline here, one after another, in the order answered.
-    private let recordings: AsyncStream<(UpstreamExchange, UpstreamAnswer)>.Continuation
-    private let recorded: AsyncStream<(UpstreamExchange, UpstreamAnswer)>
+    /// Every app exchange goes through the pipeline here, one step after another: when it is sent (a
+    /// request that hangs shows while it hangs), and when it is answered. One task does it all, off the
+    /// requests' own path (no task a request, no wait on the pipeline's actors before an answer goes out).
+    private let recordings: AsyncStream<Recording>.Continuation
+    private let recorded: AsyncStream<Recording>
+
+    enum Recording: Sendable {
+        case sent(HTTPExchange)
+        case answered(UpstreamExchange, UpstreamAnswer)
+    }
 
     init(configuration: ProxyConfiguration, ca: ProxyCA, transport: AsyncHTTPTransport, pipeline: ExchangePipeline,
          stats: ProxyStats, events: @escaping @Sendable (ProxyEvent) -> Void) {
@@ -53,12 +60,19 @@ final class ProxyCore: Sendable {
         if now { start() }
     }
 
-    /// An answered exchange, for the pipeline.
-    func record(_ exchange: UpstreamExchange, _ answer: UpstreamAnswer) { recordings.yield((exchange, answer)) }
+    /// An exchange on its way, for the pipeline.
+    func recordSent(_ exchange: HTTPExchange) { recordings.yield(.sent(exchange)) }
 
-    /// Takes the answered exchanges through the pipeline until `stopRecording`; each frees its place.
+    /// An answered exchange, for the pipeline.
+    func record(_ exchange: UpstreamExchange, _ answer: UpstreamAnswer) { recordings.yield(.answered(exchange, answer)) }
+
+    /// Takes the exchanges through the pipeline until `stopRecording`; each answered one frees its place.
     func recordAll() async {
-        for await (exchange, answer) in recorded {
+        for await recording in recorded {
+            guard case let .answered(exchange, answer) = recording else {
+                if case let .sent(exchange) = recording { await pipeline.sent(exchange) }
+                continue
+            }
             await exchange.record(answer)
             let next = gate.withLock { g -> (@Sendable () -> Void)? in
                 if g.waiting.isEmpty {

@@ -12,8 +12,6 @@ struct UpstreamAnswer: Sendable {
     var exchange: HTTPExchange
     /// The server's answer as it came (tokenized only once the app has its copy).
     var upstream: TransportResponse?
-    /// The pipeline told of the request (its observers hear of it while it is out, not before it goes).
-    var announced: Task<Void, Never>?
 }
 
 /// One app request forwarded upstream through ShopAPI's transport (which checks the real server as the
@@ -33,10 +31,8 @@ struct UpstreamExchange: Sendable {
             serial: core.pipeline.nextSerial(), source: .app,
             request: ExchangeRequest(key: route.key, operation: nil, headers: HTTPFields(pairs: head.headers.map { ($0.name, $0.value) }), body: sentBody),
             attempt: 1)
-        // Told to the pipeline beside the request going out, not ahead of it: its observers' hops add no
-        // latency to the app's request. `record` waits for it, so `finished` always follows `sent`.
-        let pipeline = core.pipeline
-        let announced = Task { await pipeline.sent(exchange) }
+        // Told to the pipeline beside the request going out, not ahead of it (`ProxyCore.recordAll`).
+        core.recordSent(exchange)
         let request = TransportRequest(method: method, url: route.url,
                                        headers: HTTPFields(pairs: HopByHop.filtered(head.headers).map { ($0.name, $0.value) }),
                                        body: sentBody, timeout: core.configuration.upstreamTimeout)
@@ -48,20 +44,19 @@ struct UpstreamExchange: Sendable {
             var fields = HopByHop.filtered(answer.headers.map { HeaderField(name: $0.name.rawName, value: $0.value) }).map { ($0.name, $0.value) }
             if method == .head, let length = answer.headers[.contentLength] { fields.append(("Content-Length", length)) }
             let response = WireResponse(status: answer.status, fields: fields, body: answer.body, bodiless: method == .head)
-            return UpstreamAnswer(response: response, exchange: answered, upstream: answer, announced: announced)
+            return UpstreamAnswer(response: response, exchange: answered, upstream: answer)
         }.recover { error in
             var failed = exchange
             failed.answeredAt = .now
             let transportError = error as? TransportError ?? .other(detail: "not a transport error")
             failed.failure = .transport(transportError)
             failed.requestID = transportError.requestID
-            return UpstreamAnswer(response: Self.gatewayAnswer(transportError, timeout: timeout), exchange: failed, announced: announced)
+            return UpstreamAnswer(response: Self.gatewayAnswer(transportError, timeout: timeout), exchange: failed)
         }
     }
 
     /// The exchange goes through the pipeline (checks, pins, log, HAR), then to the front end.
     func record(_ answer: UpstreamAnswer) async {
-        await answer.announced?.value
         var exchange = answer.exchange
         if let upstream = answer.upstream {
             exchange.response = ExchangeResponse(status: upstream.status, headers: upstream.headers, body: upstream.body,

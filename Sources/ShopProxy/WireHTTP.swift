@@ -104,9 +104,9 @@ enum RequestTarget: Equatable {
             self = HostPort(authority: target).map(RequestTarget.authority) ?? .unreadable
         } else if target.hasPrefix("/") {
             self = .origin(target)
-        } else if let schemeEnd = target.range(of: "://"), case let scheme = target[..<schemeEnd.lowerBound].lowercased(),
+        } else if let colon = target.firstIndex(of: ":"), target[colon...].hasPrefix("://"), case let scheme = target[..<colon].lowercased(),
                   scheme == "http" || scheme == "https" {
-            let rest = target[schemeEnd.upperBound...]
+            let rest = target[target.index(colon, offsetBy: 3)...]
             let authorityEnd = rest.firstIndex { $0 == "/" || $0 == "?" } ?? rest.endIndex
             let authority = String(rest[..<authorityEnd])
             var path = String(rest[authorityEnd...])
