@@ -224,7 +224,7 @@ let package = Package(
         .testTarget(name: "ProxyCATests", dependencies: ["ProxyCA"], swiftSettings: strict),
         .testTarget(
             name: "ShopProxyTests",
-            dependencies: ["ShopProxy", "ProxyWire", "ProxyCA", "ShopAPI", "StubServer", "StubCore", "JSONTokens"],
+            dependencies: ["ShopProxy", "ProxyWire", "ProxyCA", "ShopAPI", "StubServer", "StubCore", "JSONTokens", .product(name: "NIOCore", package: "swift-nio")],
             swiftSettings: strict
         ),
         .testTarget(name: "ShopSettingsTests", dependencies: ["ShopSettings"], swiftSettings: strict),

@@ -47,7 +47,9 @@ public struct HostPort: Hashable, Sendable, CustomStringConvertible {
 
     static func isLoopback(_ host: String) -> Bool {
         let h = bare(host).lowercased()
-        return h == "localhost" || h == "::1" || h.hasPrefix("127.") && h.split(separator: ".").count == 4
+        if h == "localhost" || h == "::1" { return true }
+        let parts = h.split(separator: ".", omittingEmptySubsequences: false)
+        return parts.count == 4 && parts[0] == "127" && parts.allSatisfy { p in !p.isEmpty && p.count <= 3 && p.allSatisfy(\.isASCII) && p.allSatisfy(\.isNumber) && (Int(p) ?? 256) <= 255 }
     }
 
     static func bare(_ host: String) -> String {
@@ -72,6 +74,8 @@ public struct ProxyConfiguration: Sendable {
     public var idleTimeout: Duration
     /// A request head must be whole this soon after its first byte (slow senders).
     public var headTimeout: Duration
+    /// A request's body must be whole this soon after its head (a trickle holds no connection).
+    public var bodyTimeout: Duration = .seconds(60)
     /// The whole upstream exchange must finish within this.
     public var upstreamTimeout: Duration
 

@@ -1,6 +1,7 @@
 import Foundation
 import NIOCore
 import NIOSSL
+import ProxyCA
 import ProxyWire
 import ShopAPI
 
@@ -17,9 +18,11 @@ final class ProxyConnection: ChannelInboundHandler, RemovableChannelHandler {
         case plain
         /// Decrypted requests inside a CONNECT to an intercepted host.
         case intercepted(HostPort)
+        /// A blind tunnel being opened: bytes that come meanwhile are kept for it (up to `earlyLimit`).
+        case opening
         /// A blind tunnel: bytes pass to the glue behind this handler, unread.
         case tunnel
-        /// Closing, or a tunnel being opened: reads nothing more.
+        /// Closing: reads nothing more.
         case done
     }
 
@@ -35,6 +38,13 @@ final class ProxyConnection: ChannelInboundHandler, RemovableChannelHandler {
     private var counted = false
     /// No head has come yet for the request being read (its bytes are timed by the head timeout).
     private var awaitingHead = true
+    /// A request's head has come and its body is being read (timed by the body timeout).
+    private var readingBody = false
+    /// Reading stopped until the app takes the answers written (it reads no faster than this).
+    private var waitingForWrites = false
+    /// Bytes the app sent while its blind tunnel was being opened.
+    private var early: [UInt8] = []
+    static let earlyLimit = 1 << 20
 
     init(core: ProxyCore) {
         self.core = core
@@ -73,10 +83,27 @@ final class ProxyConnection: ChannelInboundHandler, RemovableChannelHandler {
         guard mode != .done else { return }
         if case .tunnel = mode { return context.fireChannelRead(data) }
         let buffer = unwrapInboundIn(data)
+        if case .opening = mode {
+            early += buffer.readableBytesView
+            if early.count > Self.earlyLimit { close(context) }
+            return
+        }
         buffer.withUnsafeReadableBytes { reader.append($0) }
         armIdle(context)
         if headTimer == nil, awaitingHead, !busy { armHead(context) }
         process(context)
+    }
+
+    /// An app that does not read its answers stops the reading of its requests (no answers pile up).
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        if context.channel.isWritable, waitingForWrites {
+            waitingForWrites = false
+            if !busy {
+                context.channel.setOption(ChannelOptions.autoRead, value: true).whenComplete { _ in }
+                process(context)
+            }
+        }
+        context.fireChannelWritabilityChanged()
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
@@ -91,6 +118,11 @@ final class ProxyConnection: ChannelInboundHandler, RemovableChannelHandler {
     /// Takes every whole request the reader holds, one at a time.
     private func process(_ context: ChannelHandlerContext) {
         while !busy, mode != .done {
+            guard context.channel.isWritable else {
+                waitingForWrites = true
+                context.channel.setOption(ChannelOptions.autoRead, value: false).whenComplete { _ in }
+                return
+            }
             let event: WireEvent?
             do {
                 event = try reader.next()
@@ -104,13 +136,17 @@ final class ProxyConnection: ChannelInboundHandler, RemovableChannelHandler {
                 awaitingHead = false
                 headTimer?.cancel()
                 headTimer = nil
-                if let early = admit(head) {
-                    refuse(context, early, request: "\(head.method) \(head.target)")
+                if let early = admit(head) ?? routeProblem(head) {
+                    refuse(context, early, request: "\(head.method) \(Self.shown(head.target))")
                     return
                 }
+                if head.framing != .none { armBody(context) }
                 if head.expectsContinue { write(context, WireResponse(status: 100, fields: [], body: [], bodiless: true)) }
             case .request(var head, let body):
                 awaitingHead = true
+                readingBody = false
+                headTimer?.cancel()
+                headTimer = nil
                 // A proxy keeps no persistent connection with an HTTP/1.0 client (RFC 9112 §9.3): it is
                 // answered, then closed, whatever its Connection header asked.
                 if head.minorVersion == 0 { head.keepAlive = false }
@@ -140,6 +176,31 @@ final class ProxyConnection: ChannelInboundHandler, RemovableChannelHandler {
         return nil
     }
 
+    /// What refuses a request by where it goes, known from its head (before a body is asked for with
+    /// 100 Continue): a Host that disagrees with its target, a host the proxy does not forward to.
+    private func routeProblem(_ head: RequestHead) -> WireResponse? {
+        switch (mode, RequestTarget(head.target, method: head.method)) {
+        case (.plain, .absolute(let scheme, let host, _)):
+            if head.value("Host").map({ host.matches(hostHeader: $0, defaultPort: scheme == "https" ? 443 : 80) }) == false {
+                return WireResponse.own(400, "the request's Host header names another host than its URL, which parsers can read two ways")
+            }
+            if !core.intercepted.contains(host) { return notForwarded }
+        case (.intercepted(let host), .origin):
+            if !(head.value("Host").map { host.matches(hostHeader: $0, defaultPort: 443) } ?? false) {
+                return WireResponse.own(400, "the request's Host header names another host than the tunnel's (\(host))")
+            }
+        case (.intercepted(let host), .absolute(_, let named, _)) where named != host:
+            return WireResponse.own(400, "inside a tunnel only requests for the tunnel's own host are taken")
+        default:
+            break
+        }
+        return nil
+    }
+
+    private var notForwarded: WireResponse {
+        WireResponse.own(403, "the proxy forwards only the shop's hosts (\(core.intercepted.map(\.description).sorted().joined(separator: ", "))); HTTPS to any other passes as a tunnel")
+    }
+
     private func handle(_ context: ChannelHandlerContext, _ head: RequestHead, _ body: [UInt8]) {
         let line = "\(head.method) \(head.target)"
         let target = RequestTarget(head.target, method: head.method)
@@ -162,7 +223,7 @@ final class ProxyConnection: ChannelInboundHandler, RemovableChannelHandler {
             forward(context, head, body, scheme: "https", host: host, target: path)
         case (.intercepted, _):
             refuse(context, WireResponse.own(400, "inside a tunnel only requests for the tunnel's own host are taken"), request: line)
-        case (_, .unreadable), (.plain, _), (.done, _), (.tunnel, _):
+        case (_, .unreadable), (.plain, _), (.done, _), (.tunnel, _), (.opening, _):
             refuse(context, WireResponse.own(400, "the request's target is not one a proxy can read: \(Self.shown(head.target))"), request: line)
         }
     }
@@ -171,8 +232,7 @@ final class ProxyConnection: ChannelInboundHandler, RemovableChannelHandler {
 
     private func forward(_ context: ChannelHandlerContext, _ head: RequestHead, _ body: [UInt8], scheme: String, host: HostPort, target: String) {
         guard let method = RequestMethod(rawValue: head.method), let route = core.route(method, scheme: scheme, host: host, target: target) else {
-            return refuse(context, WireResponse.own(403, "the proxy forwards only the shop's hosts (\(core.intercepted.map(\.description).sorted().joined(separator: ", "))); HTTPS to any other passes as a tunnel"),
-                          request: "\(head.method) \(Self.shown(head.target))")
+            return refuse(context, notForwarded, request: "\(head.method) \(Self.shown(head.target))")
         }
         busy = true
         context.channel.setOption(ChannelOptions.autoRead, value: false).whenComplete { _ in }
@@ -194,10 +254,10 @@ final class ProxyConnection: ChannelInboundHandler, RemovableChannelHandler {
         guard mode != .done, context.channel.isActive else { return }
         var response = answer.response
         if !keepAlive { response.fields.append(("Connection", "close")) }
-        write(context, response)
         guard keepAlive, !response.fields.contains(where: { $0.0 == "Connection" && $0.1 == "close" }) else {
-            return close(context)
+            return finish(context, with: response)
         }
+        write(context, response)
         readOn(context)
     }
 
@@ -220,7 +280,8 @@ final class ProxyConnection: ChannelInboundHandler, RemovableChannelHandler {
             do {
                 tls = try core.tlsContext(for: host.host)
             } catch {
-                return refuse(context, WireResponse.own(502, "the proxy could not make a certificate for \(host.host): \(error)"), request: "CONNECT \(host)")
+                let why = (error as? ProxyCAError)?.description ?? "its certificate could not be made"
+                return refuse(context, WireResponse.own(502, "the proxy could not intercept \(host.host): \(why)"), request: "CONNECT \(host)")
             }
             write(context, WireResponse(status: 200, fields: [], body: [], bodiless: true))
             mode = .intercepted(host)
@@ -239,10 +300,11 @@ final class ProxyConnection: ChannelInboundHandler, RemovableChannelHandler {
             return refuse(context, WireResponse.own(403, "the proxy does not open tunnels to its own machine"), request: "CONNECT \(host)")
         }
         busy = true
-        mode = .done
+        mode = .opening
         headTimer?.cancel()
         idleTimer?.cancel()
-        Tunnel.open(from: context, to: host, early: reader.takeRemaining(), core: core, handler: self)
+        early = reader.takeRemaining()
+        Tunnel.open(from: context, to: host, core: core, handler: self)
     }
 
     // MARK: The proxy's own pages
@@ -253,9 +315,11 @@ final class ProxyConnection: ChannelInboundHandler, RemovableChannelHandler {
         }
         var response = SetupPage.answer(path: path, core: core)
         response.bodiless = head.method == "HEAD"
-        if !head.keepAlive { response.fields.append(("Connection", "close")) }
+        guard head.keepAlive else {
+            response.fields.append(("Connection", "close"))
+            return finish(context, with: response)
+        }
         write(context, response)
-        if !head.keepAlive { close(context) }
     }
 
     // MARK: Writing, refusing, closing
@@ -269,8 +333,17 @@ final class ProxyConnection: ChannelInboundHandler, RemovableChannelHandler {
         core.stats.update { $0.refused += 1 }
         let reason = String(decoding: response.body, as: UTF8.self).trimmingCharacters(in: .newlines)
         core.events(.refused(Refusal(at: Date(), status: response.status, request: request, reason: reason)))
-        write(context, response)
-        close(context)
+        finish(context, with: response)
+    }
+
+    /// Writes the last answer, then closes once it has gone out whole (a close at once would drop what
+    /// the socket had not taken yet).
+    private func finish(_ context: ChannelHandlerContext, with response: WireResponse) {
+        mode = .done
+        headTimer?.cancel()
+        idleTimer?.cancel()
+        let channel = context.channel
+        context.writeAndFlush(wrapOutboundOut(response.encoded(allocator: channel.allocator))).whenComplete { _ in channel.close(promise: nil) }
     }
 
     private func close(_ context: ChannelHandlerContext) {
@@ -280,10 +353,19 @@ final class ProxyConnection: ChannelInboundHandler, RemovableChannelHandler {
         context.close(promise: nil)
     }
 
-    /// Called by the tunnel once it holds the connection: bytes pass through from now on.
-    func tunnelOpened() {
+    /// Called by the tunnel once it holds the connection: bytes pass through from now on. Answers the
+    /// bytes that came while it was being opened (the host gets them first).
+    func tunnelOpened() -> [UInt8] {
         busy = false
         mode = .tunnel
+        defer { early = [] }
+        return early
+    }
+
+    /// The tunnel could not be opened: its answer goes out, then the connection ends.
+    func tunnelFailed(_ context: ChannelHandlerContext, _ response: WireResponse) {
+        early = []
+        finish(context, with: response)
     }
 
     // MARK: Timers
@@ -302,13 +384,26 @@ final class ProxyConnection: ChannelInboundHandler, RemovableChannelHandler {
         }
     }
 
+    /// A request's body must be whole within the body timeout of its head (a trickle is cut off).
+    private func armBody(_ context: ChannelHandlerContext) {
+        headTimer?.cancel()
+        readingBody = true
+        let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+        headTimer = context.eventLoop.scheduleTask(in: .nanoseconds(Self.nanoseconds(core.configuration.bodyTimeout))) {
+            let (connection, context) = bound.value
+            connection.headTimer = nil
+            guard connection.readingBody, !connection.busy, connection.mode != .done else { return }
+            connection.refuse(context, WireResponse.own(408, "the request's body did not arrive in time"), request: nil)
+        }
+    }
+
     /// A connection that says nothing for the idle timeout is closed.
     private func armIdle(_ context: ChannelHandlerContext) {
         idleTimer?.cancel()
         let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
         idleTimer = context.eventLoop.scheduleTask(in: .nanoseconds(Self.nanoseconds(core.configuration.idleTimeout))) {
             let (connection, context) = bound.value
-            guard !connection.busy, connection.mode != .tunnel else { return }
+            guard !connection.busy, connection.mode != .tunnel, connection.mode != .opening else { return }
             connection.close(context)
         }
     }

@@ -6,7 +6,7 @@ import Synchronization
 /// A CONNECT to a host the proxy does not intercept: a connection to that host, glued to the app's, its
 /// bytes passed through and never decrypted. Only the host, the byte counts and the times are kept.
 enum Tunnel {
-    static func open(from context: ChannelHandlerContext, to target: HostPort, early: [UInt8], core: ProxyCore, handler: ProxyConnection) {
+    static func open(from context: ChannelHandlerContext, to target: HostPort, core: ProxyCore, handler: ProxyConnection) {
         let app = context.channel
         let started = Date(), clock = ContinuousClock.now
         let meter = TunnelMeter()
@@ -26,13 +26,20 @@ enum Tunnel {
                 switch result {
                 case .failure:
                     let reason = "the proxy could not open a tunnel to \(target)"
-                    context.writeAndFlush(NIOAny(WireResponse.own(502, reason).encoded(allocator: app.allocator)), promise: nil)
-                    context.close(promise: nil)
+                    handler.tunnelFailed(context, WireResponse.own(502, reason))
                     record(reason)
                 case .success(let peer):
                     guard app.isActive else {
                         peer.close(promise: nil)
                         return record("the app closed its connection first")
+                    }
+                    // Beyond this machine, the address actually reached is judged, not its name: no way
+                    // round to the proxy's own machine (127.1, 0x7f000001, a name that resolves there).
+                    if !core.configuration.listen.isLoopback, let reached = peer.remoteAddress, TunnelPolicy.isForbidden(reached, proxy: app.localAddress) {
+                        peer.close(promise: nil)
+                        let reason = "the proxy does not open tunnels to its own machine or to link-local addresses"
+                        handler.tunnelFailed(context, WireResponse.own(403, reason))
+                        return record(reason)
                     }
                     let (toPeer, toApp) = GlueHandler.pair(meter: meter)
                     do {
@@ -43,7 +50,7 @@ enum Tunnel {
                         context.close(promise: nil)
                         return record("the proxy could not join the two connections")
                     }
-                    handler.tunnelOpened()
+                    let early = handler.tunnelOpened()
                     context.writeAndFlush(NIOAny(WireResponse(status: 200, fields: [], body: [], bodiless: true).encoded(allocator: app.allocator)),
                                           promise: nil)
                     if !early.isEmpty {
@@ -54,6 +61,23 @@ enum Tunnel {
                     app.closeFuture.and(peer.closeFuture).whenComplete { _ in record(nil) }
                 }
             }
+    }
+}
+
+/// Where a blind tunnel may not go when the proxy listens beyond this machine: this machine itself
+/// (loopback, the unspecified address, the proxy's own address) and link-local addresses (the cloud's
+/// metadata service at 169.254.169.254).
+enum TunnelPolicy {
+    static func isForbidden(_ address: SocketAddress, proxy: SocketAddress?) -> Bool {
+        guard let ip = address.ipAddress?.lowercased() else { return true }
+        if let own = proxy?.ipAddress?.lowercased(), own == ip { return true }
+        let v4 = ip.hasPrefix("::ffff:") ? String(ip.dropFirst(7)) : ip
+        if v4.contains(".") {
+            let octets = v4.split(separator: ".").compactMap { Int($0) }
+            guard octets.count == 4 else { return true }
+            return octets[0] == 127 || octets[0] == 0 || (octets[0] == 169 && octets[1] == 254)
+        }
+        return ip == "::1" || ip == "::" || ip.hasPrefix("fe8") || ip.hasPrefix("fe9") || ip.hasPrefix("fea") || ip.hasPrefix("feb")
     }
 }
 
@@ -107,8 +131,16 @@ final class GlueHandler: ChannelDuplexHandler, RemovableChannelHandler {
     func channelReadComplete(context: ChannelHandlerContext) { partner?.context?.flush() }
 
     func channelInactive(context: ChannelHandlerContext) {
-        partner?.context?.close(promise: nil)
+        partner?.closeAfterPendingWrites()
         context.fireChannelInactive()
+    }
+
+    /// Closes this side once what was written to it has gone out (the other side ended; its last bytes
+    /// are still owed to this one).
+    private func closeAfterPendingWrites() {
+        guard let context else { return }
+        let channel = context.channel
+        context.writeAndFlush(wrapOutboundOut(channel.allocator.buffer(capacity: 0))).whenComplete { _ in channel.close(promise: nil) }
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) { context.close(promise: nil) }

@@ -43,7 +43,11 @@ struct UpstreamExchange: Sendable {
             answered.requestID = answer.headers[.requestID]
             var fields = HopByHop.filtered(answer.headers.map { HeaderField(name: $0.name.rawName, value: $0.value) }).map { ($0.name, $0.value) }
             if method == .head, let length = answer.headers[.contentLength] { fields.append(("Content-Length", length)) }
-            let response = WireResponse(status: answer.status, fields: fields, body: answer.body, bodiless: method == .head)
+            // A 1xx as the final answer (a 101 without the upgrade the proxy does not do) would leave the
+            // app reading the next answer as this one's: the app gets the proxy's own 502 instead.
+            let response = answer.status < 200
+                ? WireResponse.own(502, "the shop's server answered \(answer.status), an interim status, as its final answer", close: true, kind: "upstream-failed")
+                : WireResponse(status: answer.status, fields: fields, body: answer.body, bodiless: method == .head)
             return UpstreamAnswer(response: response, exchange: answered, upstream: answer)
         }.recover { error in
             var failed = exchange

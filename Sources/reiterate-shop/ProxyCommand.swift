@@ -61,7 +61,8 @@ struct ProxyRun: AsyncParsableCommand {
         }
         let log = ExchangeLog(capacity: connection.harFile == nil ? 100 : 10_000)
         let pipeline = ExchangePipeline.standard(exchanges: log, contract: try connection.contract(settings), pins: connection.pins(settings), logger: logger)
-        let (events, sink) = AsyncStream<ProxyEvent>.makeStream()
+        // Bounded: a flood of refusals from a peer, or a stalled stdout, holds at most this many lines.
+        let (events, sink) = AsyncStream<ProxyEvent>.makeStream(bufferingPolicy: .bufferingNewest(10_000))
         let server: ProxyServer
         do {
             server = try await ProxyServer.start(configuration: setup.configuration, ca: setup.ca, transport: setup.transport, pipeline: pipeline,

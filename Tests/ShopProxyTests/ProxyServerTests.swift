@@ -1,4 +1,5 @@
 import Foundation
+import NIOCore
 import ProxyCA
 import ShopAPI
 import StubCore
@@ -25,14 +26,16 @@ import Testing
         var refusals: [Refusal] { list.withLock { $0.compactMap { if case .refused(let r) = $0 { r } else { nil } } } }
     }
 
-    func start(password: String? = nil, events: Events = Events(), headTimeout: Duration = .seconds(10)) async throws -> (RunningStub, ProxyServer, AsyncHTTPTransport, Seen) {
+    func start(password: String? = nil, events: Events = Events(), headTimeout: Duration = .seconds(10),
+               bodyTimeout: Duration = .seconds(60)) async throws -> (RunningStub, ProxyServer, AsyncHTTPTransport, Seen) {
         let stub = try await RunningStub.start()
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("proxy-ca-\(UUID().uuidString)")
         let ca = try ProxyCA.loadOrCreate(folder: folder, permitted: PermittedNames(hosts: ["127.0.0.1"]))
         let transport = try AsyncHTTPTransport(configuration: .init(connectTimeout: .seconds(2)))
         let seen = Seen()
-        let configuration = ProxyConfiguration(listen: HostPort(host: "127.0.0.1", port: 0), password: password,
+        var configuration = ProxyConfiguration(listen: HostPort(host: "127.0.0.1", port: 0), password: password,
                                                baseURL: try #require(URL(string: stub.url)), headTimeout: headTimeout)
+        configuration.bodyTimeout = bodyTimeout
         let proxy = try await ProxyServer.start(configuration: configuration, ca: ca, transport: transport,
                                                 pipeline: .standard(extra: [seen]), events: { events.add($0) })
         return (stub, proxy, transport, seen)
@@ -145,6 +148,49 @@ import Testing
         let answer = try app.readAnswer()
         #expect(answer.status == 408)
         await stop(stub, proxy, transport)
+    }
+
+    @Test func aBodyThatTricklesIsCutOff() async throws {
+        let (stub, proxy, transport, _) = try await start(bodyTimeout: .milliseconds(300))
+        let app = try RawClient(port: proxy.address.port)
+        try app.send("POST \(stub.url)/api/v1/spend_cheer HTTP/1.1\r\nHost: 127.0.0.1:\(stub.port)\r\nContent-Length: 100\r\n\r\n{")
+        let answer = try app.readAnswer()
+        #expect(answer.status == 408)
+        #expect(await stub.recorder.requests(to: "/api/v1/spend_cheer").isEmpty)
+        await stop(stub, proxy, transport)
+    }
+
+    @Test func aRequestForAnotherHostIsRefusedBeforeItsBodyIsAskedFor() async throws {
+        let (stub, proxy, transport, _) = try await start()
+        let app = try RawClient(port: proxy.address.port)
+        try app.send("POST http://example.com/upload HTTP/1.1\r\nHost: example.com\r\nContent-Length: 16000000\r\nExpect: 100-continue\r\n\r\n")
+        let answer = try app.readHead()
+        #expect(answer.status == 403)  // not 100 Continue: no upload is invited that would then be refused
+        await stop(stub, proxy, transport)
+    }
+
+    @Test func anHTTP10ClientGetsTheWholeAnswerThenTheClose() async throws {
+        let (stub, proxy, transport, _) = try await start()
+        let app = try RawClient(port: proxy.address.port)
+        let answer = try app.exchange("GET \(stub.url)/api/v1/audio_packs HTTP/1.0\r\nHost: 127.0.0.1:\(stub.port)\r\nAuthorization: Bearer dev-token\r\n"
+                                      + "Connection: keep-alive\r\n\r\n")
+        #expect(answer.status == 200 && answer.header("Connection") == "close")
+        #expect(answer.body.utf8.count == Int(answer.header("Content-Length") ?? "") && answer.body.hasSuffix("}"))
+        await stop(stub, proxy, transport)
+    }
+
+    @Test func beyondThisMachineATunnelMayNotReachIt() {
+        let proxy = try? SocketAddress(ipAddress: "192.0.2.2", port: 8877)
+        for forbidden in ["127.0.0.1", "127.0.0.2", "0.0.0.0", "169.254.169.254", "::1", "::", "fe80::1", "192.0.2.2"] {
+            let address = try? SocketAddress(ipAddress: forbidden, port: 443)
+            #expect(address.map { TunnelPolicy.isForbidden($0, proxy: proxy) } == true, "\(forbidden)")
+        }
+        for allowed in ["93.184.216.34", "10.0.0.7", "2606:4700::1111"] {
+            let address = try? SocketAddress(ipAddress: allowed, port: 443)
+            #expect(address.map { TunnelPolicy.isForbidden($0, proxy: proxy) } == false, "\(allowed)")
+        }
+        #expect(HostPort(host: "127.0.0.1", port: 1).isLoopback && !HostPort(host: "127.a.b.c", port: 1).isLoopback)
+        #expect(!HostPort(host: "127.0.0.1.evil.example", port: 1).isLoopback)
     }
 
     @Test func theProxyServesItsOwnSetupPageAndCA() async throws {
