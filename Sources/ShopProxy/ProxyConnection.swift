@@ -13,7 +13,7 @@ final class ProxyConnection: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = ByteBuffer
     typealias OutboundOut = ByteBuffer
 
-    private enum Mode: Equatable {
+    enum Mode: Equatable {
         /// Plain HTTP to the proxy: absolute-form requests, CONNECT, the setup page.
         case plain
         /// Decrypted requests inside a CONNECT to an intercepted host.
@@ -26,20 +26,20 @@ final class ProxyConnection: ChannelInboundHandler, RemovableChannelHandler {
         case done
     }
 
-    private let core: ProxyCore
-    private var reader: RequestReader
-    private var mode = Mode.plain
+    let core: ProxyCore
+    var reader: RequestReader
+    var mode = Mode.plain
     /// A request is out upstream (or a tunnel is being opened): the next waits in the reader.
-    private var busy = false
+    var busy = false
     /// The password was given on this connection (a CONNECT's authorizes the requests inside it).
     private var authorized: Bool
-    private var headTimer: Scheduled<Void>?
-    private var idleTimer: Scheduled<Void>?
+    var headTimer: Scheduled<Void>?
+    var idleTimer: Scheduled<Void>?
     private var counted = false
     /// No head has come yet for the request being read (its bytes are timed by the head timeout).
-    private var awaitingHead = true
+    var awaitingHead = true
     /// A request's head has come and its body is being read (timed by the body timeout).
-    private var readingBody = false
+    var readingBody = false
     /// Reading stopped until the app takes the answers written (it reads no faster than this).
     private var waitingForWrites = false
     /// Bytes the app sent while its blind tunnel was being opened.
@@ -329,7 +329,7 @@ final class ProxyConnection: ChannelInboundHandler, RemovableChannelHandler {
     }
 
     /// Answers with the proxy's own error and closes: the request never went upstream.
-    private func refuse(_ context: ChannelHandlerContext, _ response: WireResponse, request: String?) {
+    func refuse(_ context: ChannelHandlerContext, _ response: WireResponse, request: String?) {
         core.stats.update { $0.refused += 1 }
         let reason = String(decoding: response.body, as: UTF8.self).trimmingCharacters(in: .newlines)
         core.events(.refused(Refusal(at: Date(), status: response.status, request: request, reason: reason)))
@@ -346,7 +346,7 @@ final class ProxyConnection: ChannelInboundHandler, RemovableChannelHandler {
         context.writeAndFlush(wrapOutboundOut(response.encoded(allocator: channel.allocator))).whenComplete { _ in channel.close(promise: nil) }
     }
 
-    private func close(_ context: ChannelHandlerContext) {
+    func close(_ context: ChannelHandlerContext) {
         mode = .done
         headTimer?.cancel()
         idleTimer?.cancel()
@@ -366,55 +366,5 @@ final class ProxyConnection: ChannelInboundHandler, RemovableChannelHandler {
     func tunnelFailed(_ context: ChannelHandlerContext, _ response: WireResponse) {
         early = []
         finish(context, with: response)
-    }
-
-    // MARK: Timers
-
-    /// A head must be whole within the head timeout of its first byte (a slow sender is cut off).
-    private func armHead(_ context: ChannelHandlerContext) {
-        headTimer?.cancel()
-        headTimer = nil
-        guard reader.buffered > 0, awaitingHead else { return }
-        let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
-        headTimer = context.eventLoop.scheduleTask(in: .nanoseconds(Self.nanoseconds(core.configuration.headTimeout))) {
-            let (connection, context) = bound.value
-            connection.headTimer = nil
-            guard !connection.busy, connection.awaitingHead, connection.mode != .done, connection.reader.buffered > 0 else { return }
-            connection.refuse(context, WireResponse.own(408, "the request's head did not arrive in time"), request: nil)
-        }
-    }
-
-    /// A request's body must be whole within the body timeout of its head (a trickle is cut off).
-    private func armBody(_ context: ChannelHandlerContext) {
-        headTimer?.cancel()
-        readingBody = true
-        let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
-        headTimer = context.eventLoop.scheduleTask(in: .nanoseconds(Self.nanoseconds(core.configuration.bodyTimeout))) {
-            let (connection, context) = bound.value
-            connection.headTimer = nil
-            guard connection.readingBody, !connection.busy, connection.mode != .done else { return }
-            connection.refuse(context, WireResponse.own(408, "the request's body did not arrive in time"), request: nil)
-        }
-    }
-
-    /// A connection that says nothing for the idle timeout is closed.
-    private func armIdle(_ context: ChannelHandlerContext) {
-        idleTimer?.cancel()
-        let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
-        idleTimer = context.eventLoop.scheduleTask(in: .nanoseconds(Self.nanoseconds(core.configuration.idleTimeout))) {
-            let (connection, context) = bound.value
-            guard !connection.busy, connection.mode != .tunnel, connection.mode != .opening else { return }
-            connection.close(context)
-        }
-    }
-
-    static func nanoseconds(_ d: Duration) -> Int64 {
-        let (seconds, attoseconds) = d.components
-        return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
-    }
-
-    /// A target as the tester may read it: at most 200 characters, controls shown as `?`.
-    static func shown(_ target: String) -> String {
-        String(target.prefix(200).map { $0.isASCII && ($0.asciiValue ?? 0) >= 0x20 && $0 != "\u{7F}" ? $0 : "?" })
     }
 }
