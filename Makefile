@@ -142,7 +142,7 @@ fuzz: deps
 	  SWIFT_BACKTRACE=enable=no .build-fuzz/release/$$t -max_total_time=$(FUZZ_TIME) -print_final_stats=1 \
 	    -artifact_prefix=.build-fuzz/crashes/$$t- .build-fuzz/corpus/$$t Tests/Fuzz/corpus/$$t > .build-fuzz/$$t.log 2>&1 \
 	    || { tail -n 30 .build-fuzz/$$t.log; echo "fuzz: $$t crashed: see .build-fuzz/crashes/"; exit 1; }; \
-	  grep -E '^#[0-9]+ +DONE|stat::number_of_executed_units|stat::peak_rss_mb' .build-fuzz/$$t.log; done
+	  grep -E '^#[0-9]+[[:space:]]+DONE|stat::number_of_executed_units|stat::peak_rss_mb' .build-fuzz/$$t.log; done
 
 ## Copies ../shared/api/reiterate-api.yaml into the package (the binary's built-in contract, embedded by
 ## SwiftPM), and beside it the form OpenAPIKit reads it in (what a session starts with: no parse).
