@@ -46,7 +46,7 @@ extension ShopUpdate {
             state.proxy = ProxyStatus(address: "", intercepting: [], problem: reason)
             state.notice = Notice(.error, "The app's proxy did not start: \(Sanitizer.line(reason))")
         case .seen(let count):
-            state.appExchangeCount = max(state.appExchangeCount, count)
+            state.appExchangesCounted = max(state.appExchangesCounted, count)
         }
     }
 
@@ -67,7 +67,7 @@ extension ShopUpdate {
     /// Checks tab: a 4xx or 5xx, an answer in HTML, or no whole answer (cut short, the server unreachable).
     static func appExchangeEnded(_ e: Exchange, _ state: inout AppState) {
         guard e.source == .app else { return }
-        state.appExchangeCount += 1
+        state.appExchangesLogged += 1
         guard let error = appError(e) else { return }
         let endpoint = e.key?.endpoint
         var words = FailureWords(request: endpoint, status: e.status, what: error.what, serverWords: error.serverWords, requestID: e.requestID.map(Sanitizer.line))

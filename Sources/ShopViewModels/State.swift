@@ -112,8 +112,12 @@ public struct AppState: Equatable, Sendable {
     public internal(set) var requestsShown: ExchangeSource?
     /// The app's proxy, when it runs in this session (`--proxy`, `proxy_start`).
     public internal(set) var proxy: ProxyStatus?
-    /// How many of the app's exchanges have ended in this session (the header's count).
-    public internal(set) var appExchangeCount = 0
+    /// How many of the app's exchanges have ended in this session, as the exchange log told them, and
+    /// as the proxy counted them (exact: the log's updates can drop some in a burst).
+    var appExchangesLogged = 0
+    var appExchangesCounted = 0
+    /// The header's count of the app's exchanges: the proxy's own, or the log's where that is more.
+    public var appExchangeCount: Int { max(appExchangesLogged, appExchangesCounted) }
     /// Requests with a pinned answer (`GET /api/v1/balance?user_id=qa-alice`): marked on the Requests tab.
     public internal(set) var pinned: Set<RequestKey> = []
     /// The diff view's comparison (`D`), while it is open (it lives in the focus).

@@ -87,6 +87,17 @@ import Testing
         #expect(s.checks.records.contains { $0.requestID == "rq-4" && $0.blame == nil })
     }
 
+    @Test func theHeadersCountIsTheProxysOwnNotItPlusTheLogs() {
+        var s = state()
+        _ = ShopUpdate.update(&s, .proxy(.seen(1)))
+        _ = ShopUpdate.update(&s, .exchangeRecorded(appExchange(1)))
+        #expect(s.appExchangeCount == 1)
+        // The log dropped some in a burst: the proxy's count stands.
+        _ = ShopUpdate.update(&s, .proxy(.seen(40)))
+        _ = ShopUpdate.update(&s, .exchangeRecorded(appExchange(2)))
+        #expect(s.appExchangeCount == 40)
+    }
+
     @Test func theProxysStartIsTold() {
         var s = state()
         _ = ShopUpdate.update(&s, .proxy(.listening(ProxyStatus(address: "127.0.0.1:8877", intercepting: ["staging.reiterate.invalid:443"]))))
