@@ -8,7 +8,8 @@ import ShopAPI
 /// One connection from the app: reads its requests (`RequestReader`), answers CONNECT by intercepting
 /// (TLS with the host's leaf) or tunnelling blind, forwards each request of a shop host upstream and
 /// writes the answer back, one request at a time (reading pauses while one is out). Lives on its
-/// channel's event loop; the upstream exchange runs in a task whose end comes back to the loop.
+/// channel's event loop, and so does its upstream exchange (`AsyncHTTPTransport.send(_:on:)`); the
+/// pipeline hears of it afterwards, off that path (`ProxyCore.recordAll`).
 final class ProxyConnection: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = ByteBuffer
     typealias OutboundOut = ByteBuffer

@@ -80,7 +80,7 @@ final class ProxyPrinter: Sendable {
     static func failureWords(_ failure: ExchangeFailure) -> String {
         switch failure {
         case .cancelled: "cancelled: the app closed its connection"
-        case .transport(let error): UpstreamWords.line(error)
+        case .transport(let error): ErrorText.sentence(error)
         }
     }
 
@@ -101,11 +101,6 @@ final class ProxyPrinter: Sendable {
         localtime_r(&t, &parts)
         return String(format: "%02d:%02d:%02d", parts.tm_hour, parts.tm_min, parts.tm_sec)
     }
-}
-
-/// Words for an upstream failure, the same the app was answered with.
-enum UpstreamWords {
-    static func line(_ error: TransportError) -> String { ErrorText.sentence(error) }
 }
 
 /// One line of `proxy --json`.
