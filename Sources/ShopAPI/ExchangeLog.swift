@@ -36,6 +36,9 @@ public struct Exchange: Sendable, Equatable, Identifiable {
     public var operation: OperationID?
     /// Whose request it was: this tool's, or the app's seen through the proxy.
     public var source: ExchangeSource = .tool
+    /// A fault the app's proxy put into it on purpose (the app never got the server's whole answer
+    /// unless it is `latency`).
+    public var fault: InjectedFault?
 
     /// The request's key, as logged (token-like query values redacted: its `target` shows the placeholder
     /// percent-encoded, so show `path`); nil for a method the API does not use.

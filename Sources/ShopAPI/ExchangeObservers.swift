@@ -155,6 +155,7 @@ public final class ExchangeLogObserver: ExchangeObserver {
         )
         record.operation = e.request.operation
         record.source = e.source
+        record.fault = e.fault
         record.findings = e.findings
         return record
     }

@@ -38,6 +38,8 @@ public enum HAR {
         var _error: String?
         /// Whose request it was: `tool` (this tool's own) or `app` (seen through the proxy).
         var _source: String
+        /// The fault the app's proxy put into it on purpose (`lose_answer`, …), if any.
+        var _fault: String?
     }
 
     struct Request: Encodable {
@@ -103,7 +105,7 @@ public enum HAR {
                 timings: Timings(wait: ms),
                 _requestId: e.requestID, _findings: e.findings.isEmpty ? nil : e.findings,
                 _error: e.isPending ? "no answer yet when the session ended" : e.failure.map { _ in "no complete answer: see the request in the app" },
-                _source: e.source.rawValue)
+                _source: e.source.rawValue, _fault: e.fault?.rawValue)
         }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]

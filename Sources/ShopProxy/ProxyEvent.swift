@@ -4,8 +4,15 @@ import Synchronization
 
 /// What the proxy tells its front end (the headless command's lines, the TUI's header and message line).
 public enum ProxyEvent: Sendable {
-    /// An app exchange finished and went through the pipeline (its findings are on it).
+    /// An app request is going upstream now (no answer yet): what the watch needs to know is in flight.
+    case sending(HTTPExchange)
+    /// An app exchange finished and went through the pipeline (its findings are on it). `fault` says
+    /// when the proxy kept the server's answer from the app (`lose_answer`, `truncate`) or delayed it.
     case exchange(HTTPExchange)
+    /// A fault answered the app in the server's stead (`status`, `html`, `rate_limit`, `hang`, `reset`,
+    /// `offline`): the request never reached the server, and is not checked. `response` is what the app
+    /// got from the proxy (nil when it got nothing).
+    case injected(HTTPExchange)
     /// A blind tunnel to a host the proxy does not intercept ended: only its size and times are known.
     case tunnel(TunnelRecord)
     /// The proxy refused a request (ambiguous, too large, slow, a wrong password, not a shop host…).
