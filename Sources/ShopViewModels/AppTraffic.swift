@@ -29,14 +29,19 @@ public enum ProxyNews: Equatable, Sendable {
     /// How many of the app's exchanges it has forwarded so far (its own count: exact, whatever the
     /// exchange log dropped when the screen fell behind a burst).
     case seen(Int)
+    /// An app write (a spend or a purchase) is going to the server.
+    case sending(AppWrite)
+    /// An app write finished: answered, failed, or answered by a fault in the server's stead.
+    case finished(AppWrite)
 }
 
 
 extension ShopUpdate {
-    static func proxyNews(_ news: ProxyNews, _ state: inout AppState) {
+    static func proxyNews(_ news: ProxyNews, _ state: inout AppState) -> [Effect] {
         switch news {
         case .listening(let status):
             state.proxy = status
+            state.watch.pairing = true
             if let warning = status.warning {
                 state.notice = Notice(.error, "The app's proxy listens on \(status.address), but \(Sanitizer.line(warning))")
             } else {
@@ -47,7 +52,12 @@ extension ShopUpdate {
             state.notice = Notice(.error, "The app's proxy did not start: \(Sanitizer.line(reason))")
         case .seen(let count):
             state.appExchangesCounted = max(state.appExchangesCounted, count)
+        case .sending(let write):
+            appWriteSent(write, &state)
+        case .finished(let write):
+            return appWriteFinished(write, &state)
         }
+        return []
     }
 
     /// `a` on the Requests tab: both sources, then the app's alone, then the tool's alone.

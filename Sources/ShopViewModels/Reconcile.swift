@@ -11,8 +11,13 @@ public enum Reconciler {
 
     /// The events between `before` and `after`. `bundles` are the sizes the environment sells;
     /// `own` the writes this tool made meanwhile; `names` the packs' names by identifier.
+    ///
+    /// `app`, when the app's proxy runs (nil when it does not), holds the app's writes of the span: each
+    /// change is then paired with the writes that explain it (`WatchEvent.causes`), and the verdicts only
+    /// that pairing gives are made. `catalog` is the environment's bundles by identifier (what an app
+    /// purchase is owed).
     public static func compare(_ before: Observation, _ after: Observation, bundles: [Int], own: [OwnWrite] = [],
-                               names: [String: String] = [:]) -> [WatchEvent] {
+                               names: [String: String] = [:], app: [AppWrite]? = nil, catalog: [CheerBundle] = []) -> [WatchEvent] {
         var events: [WatchEvent] = []
         let ids = before.requestIDs + after.requestIDs
         func flag(_ check: WatchCheck, _ expected: String, _ actual: String) {
@@ -104,12 +109,38 @@ public enum Reconciler {
             return sum
         }
         let ownUnknownPurchase = own.contains { if case .purchase(nil) = $0 { return true } else { return false } }
+        // The app's writes: which new entries are its spends, and what its purchases are owed.
+        let span = SpanPairing(writes: app ?? [], bundles: catalog)
+        let (appBy, twice) = span.match(fresh, taken: ownFlags)
+        let appCredit = span.credit
 
         // The balance: a fall is the new entries' amounts; a rise is a sum of bundles.
         let delta = after.balance.minusSaturating(before.balance)
         let spent = fresh.map(\.amount).saturatingSum()
-        let rest = delta.plusSaturating(spent).minusSaturating(ownCredit)  // what the entries and this tool's purchases leave unexplained
+        // What the entries and the purchases (this tool's, the app's) leave unexplained.
+        let rest = delta.plusSaturating(spent).minusSaturating(ownCredit).minusSaturating(appCredit.sum)
+        let elsewhereEntries = fresh.indices.filter { !ownFlags[$0] && appBy[$0] == nil }
+        for (i, write) in twice {
+            flag(.entryTwice, "one entry for the app's one request (\(write.requestID ?? "no request id"))",
+                 "two entries of \(describe(fresh[i], names))")
+            events[events.count - 1].requestIDs = [write.requestID].compactMap { $0 } + ids
+        }
         var balanceOutcome: WatchEvent.Outcome = .reconciled
+        var appJudged = false
+        if !overflow, freshUnreadable.isEmpty, rest != 0, !appCredit.unknown, !span.purchases.isEmpty, elsewhereEntries.isEmpty, twice.isEmpty {
+            // The app bought and the balance does not add up: what its purchases were credited, against what they are owed.
+            appJudged = true
+            balanceOutcome = .flagged
+            let owed = appCredit.sum, got = appCredit.sum.plusSaturating(rest)
+            let what = span.purchases.map { "\($0.write.purchase?.identifier ?? "") (\($0.write.requestID ?? "no request id"))" }.joined(separator: ", ")
+            let answered = span.purchases.count == 1 ? "answered \(span.purchases[0].write.status ?? 200)" : "each answered 2xx"
+            if got == 0 {
+                flag(.notCredited, "+\(g(owed)) for the app's purchase of \(what), \(answered)", "no credit (\(g(before.balance)) → \(g(after.balance)))")
+            } else {
+                flag(.creditMismatch, "+\(g(owed)) for the app's purchase of \(what)", "\(signed(got)) credited")
+            }
+            events[events.count - 1].requestIDs = span.purchases.compactMap(\.write.requestID) + ids
+        }
         if overflow {
             balanceOutcome = .none
             events.append(WatchEvent(at: after.at, change: .status("\(g(newCount)) new entries since the last read, \(g(fresh.count)) shown: the balance is not reconciled this time"),
@@ -122,9 +153,13 @@ public enum Reconciler {
                                    requestIDs: ids)
             event.causedBy = .unreadable(position: "history[\(unread.index)]", requestID: after.historyRequestID)
             events.append(event)
+        } else if appJudged || (appCredit.unknown && app != nil) {
+            // Judged above; or an app purchase of unknown size or outcome: not judged (nothing invented).
         } else if rest != 0, !(ownUnknownPurchase && rest > 0) {
             if rest > 0, isBundleSum(rest, bundles) {
-                events.append(WatchEvent(at: after.at, change: .note("a purchase of \(g(rest)) cheer (\(bundleWords(rest, bundles)))"), outcome: .reconciled, requestIDs: ids))
+                var note = WatchEvent(at: after.at, change: .note("a purchase of \(g(rest)) cheer (\(bundleWords(rest, bundles)))"), outcome: .reconciled, requestIDs: ids)
+                if app != nil { note.causes = [.elsewhere] }
+                events.append(note)
             } else if fresh.isEmpty, rest < 0 {
                 balanceOutcome = .flagged
                 flag(.debitWithoutEntry, "no change, or a debit with a new history entry", "\(g(0.minusSaturating(rest))) cheer debited with no new entry")
@@ -144,18 +179,38 @@ public enum Reconciler {
             let spentByOthers = zip(fresh, ownFlags).filter { !$0.1 }.map(\.0.amount).saturatingSum()
             let allOwn = !overflow && rest == 0 && spentByOthers == 0 && (ownCredit != 0 || ownFlags.contains(true))
             let outcome: WatchEvent.Outcome = balanceOutcome == .flagged ? .flagged : allOwn ? .own : balanceOutcome
-            events.insert(WatchEvent(at: after.at, change: .balance(from: before.balance, to: after.balance), outcome: outcome, requestIDs: ids), at: 0)
+            var event = WatchEvent(at: after.at, change: .balance(from: before.balance, to: after.balance), outcome: outcome, requestIDs: ids)
+            if app != nil {
+                let appIDs = span.landed.filter { w in w.purchase != nil || appBy.contains { $0?.id == w.id } }.map { ChangeCause.app(requestID: $0.requestID) }
+                var causes = appIDs
+                if ownCredit != 0 || ownFlags.contains(true) { causes.append(.tool) }
+                if !elsewhereEntries.isEmpty || (rest != 0 && !appJudged) || causes.isEmpty { causes.append(.elsewhere) }
+                event.causes = causes
+            }
+            events.insert(event, at: 0)
+        }
+        // The app's answer said a balance; with only the app's writes between the reads, one after another,
+        // the read must show what the last of them said.
+        if app != nil, !overflow, freshUnreadable.isEmpty, rest == 0, own.isEmpty, elsewhereEntries.isEmpty, twice.isEmpty,
+           !events.contains(where: { if case .finding = $0.change { return true } else { return false } }),
+           let said = span.lastAnsweredBalance, said.balance != after.balance {
+            flag(.answerContradicted, "balance \(g(said.balance)), as the answer to the app's \(said.write.request(names: names)) (\(said.write.requestID ?? "no request id")) said",
+                 "balance \(g(after.balance)) in the next read")
+            events[events.count - 1].requestIDs = [said.write.requestID].compactMap { $0 } + ids
         }
         if after.balance < 0 { flag(.balanceNegative, "a balance of 0 or more", g(after.balance)) }
         linkCauses(&events)
         // New entries, oldest first (as they happened).
         for (offset, entry) in fresh.enumerated().reversed() {
             let outcome: WatchEvent.Outcome = ownFlags[offset] ? .own : balanceOutcome
-            events.insert(WatchEvent(at: after.at, change: .entry(entry), outcome: outcome, requestIDs: ids), at: events.firstIndex { if case .finding = $0.change { return true } else { return false } } ?? events.count)
+            var event = WatchEvent(at: after.at, change: .entry(entry), outcome: outcome, requestIDs: ids)
+            if app != nil { event.causes = [ownFlags[offset] ? .tool : appBy[offset].map { .app(requestID: $0.requestID) } ?? .elsewhere] }
+            events.insert(event, at: events.firstIndex { if case .finding = $0.change { return true } else { return false } } ?? events.count)
         }
         // Two alike within seconds: one tap sent twice?
         let recent = fresh + before.entries
-        for entry in fresh {
+        for (offset, entry) in fresh.enumerated() where appBy[offset] == nil {
+            // The app's own (two requests, or one recorded twice) are judged by the pairing instead.
             let twin = recent.first { other in
                 key(other) != key(entry) && other.product == entry.product && other.amount == entry.amount
                     && (other.comments ?? []).map(\.body) == (entry.comments ?? []).map(\.body) && abs(other.date.timeIntervalSince(entry.date)) <= doubleTapWindow
@@ -199,6 +254,7 @@ public enum Reconciler {
             case .entryVanished where has(.historyShrank): events[i].causedBy = .finding(.historyShrank)
             case .debitWithoutEntry, .debitMismatch, .entryWithoutDebit:
                 if has(.entryVanished) { events[i].causedBy = .finding(.entryVanished) } else if has(.entryChanged) { events[i].causedBy = .finding(.entryChanged) }
+                else if has(.entryTwice) { events[i].causedBy = .finding(.entryTwice) }
             default: break
             }
         }

@@ -191,8 +191,7 @@ public enum ShopUpdate {
             recordExchange(exchange, &state)
             return []
         case let .proxy(news):
-            proxyNews(news, &state)
-            return []
+            return proxyNews(news, &state)
         case let .pinsChanged(requests, outcome):
             return pinsChanged(requests, outcome, &state)
         case let .snapshotSaved(result):

@@ -61,6 +61,10 @@ public struct WatchState: Equatable, Sendable {
     var skipCheersOfNextRound = true
     /// Writes this tool made since the last round.
     var own: [OwnWrite] = []
+    /// The app's writes seen through the proxy, as they pair with the reads.
+    var app = AppWriteBook()
+    /// The proxy runs: the app's writes are paired with the reads, and every change names its cause.
+    public var pairing = false
 
     /// One round's reads, in order: the balance, the newest entries, the balance again. The two
     /// balances bracket the entries: when they agree, no write landed between them (a write moves the
@@ -74,9 +78,11 @@ public struct WatchState: Equatable, Sendable {
         /// A write of this tool was out during the round (or answered in it): whether the reads saw
         /// it cannot be told, so the round is not compared; the next one is, with the write counted.
         var ownWriteCrossed = false
+        /// When the round's first read was sent: an app write answered after it may or may not show in it.
+        var startedAt: Date?
 
         static func == (a: Round, b: Round) -> Bool {
-            a.opening?.value == b.opening?.value && a.opening?.requestID == b.opening?.requestID
+            a.startedAt == b.startedAt && a.opening?.value == b.opening?.value && a.opening?.requestID == b.opening?.requestID
                 && a.history?.page == b.history?.page && a.history?.requestID == b.history?.requestID && a.crossed == b.crossed
                 && a.ownWriteCrossed == b.ownWriteCrossed
         }
@@ -182,6 +188,7 @@ extension ShopUpdate {
         state.watch.last = nil
         state.watch.round = .init()
         state.watch.own = []
+        state.watch.app.span = []
         state.watch.lastPacks = nil
         state.watch.cheeredSincePacks = [:]
         state.watch.skipCheersOfNextRound = true
@@ -239,6 +246,7 @@ extension ShopUpdate {
                 if !state.balance.isLoading { state.balance.succeeded(b.balance, at: at) }
                 let read = (value: b.balance, requestID: reply.requestID)
                 guard let opening = state.watch.round.opening, state.watch.round.history != nil else {
+                    if state.watch.round.opening == nil { state.watch.round.startedAt = reply.sentAt }
                     state.watch.round.opening = read
                     return watchAsk(.history(perPage: WatchState.perPage), &state)
                 }
@@ -281,8 +289,9 @@ extension ShopUpdate {
     /// the last round, then wait for the next.
     static func finishRound(balance: (value: Int, requestID: String?), at: Date, _ state: inout AppState) -> [Effect] {
         guard let history = state.watch.round.history else { return [] }
-        if state.watch.round.ownWriteCrossed || state.inFlight.contains(.write) {
-            // This tool's write crossed the round: compared next round, from the same last reads.
+        let appSpan = state.watch.pairing ? appSpan(roundStart: state.watch.round.startedAt ?? at, roundEnd: at, state) : []
+        if state.watch.round.ownWriteCrossed || state.inFlight.contains(.write) || appSpan == nil {
+            // A write (this tool's, or the app's) crossed the round: compared next round, from the same last reads.
             state.watch.round = .init()
             return scheduleRound(after: state.watch.interval, &state)
         }
@@ -306,7 +315,9 @@ extension ShopUpdate {
         if let last = state.watch.last {
             var names: [String: String] = [:]
             for pack in state.packs.all where names[pack.identifier] == nil { names[pack.identifier] = pack.name }
-            let events = Reconciler.compare(last, observation, bundles: state.context.bundles.map(\.cheer), own: state.watch.own, names: names)
+            var events = Reconciler.compare(last, observation, bundles: state.context.bundles.map(\.cheer), own: state.watch.own, names: names,
+                                            app: state.watch.pairing ? appSpan : nil, catalog: state.context.bundles)
+            if state.watch.pairing { events += pairedRound(appSpan ?? [], events: events, at: at, &state) }
             if !state.watch.skipCheersOfNextRound {
                 for case let .entry(e) in events.map(\.change) { state.watch.cheeredSincePacks[e.product, default: 0] = state.watch.cheeredSincePacks[e.product, default: 0].plusSaturating(e.amount) }
             }

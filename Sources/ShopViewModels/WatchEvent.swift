@@ -50,6 +50,21 @@ public enum WatchCheck: String, Sendable, Equatable, CaseIterable {
     case balanceNegative = "balance-negative"
     /// A pack's total did not grow by the amounts cheered for it.
     case packTotal = "pack-total"
+    // Verdicts only pairing the app's writes (seen through the proxy) with the reads can give:
+    /// One app request, two history entries.
+    case entryTwice = "entry-twice"
+    /// A purchase of bundle N credited other than N.
+    case creditMismatch = "credit-mismatch"
+    /// A purchase answered 200 and not credited.
+    case notCredited = "not-credited"
+    /// A transaction id already credited, credited again (answered 200, not 409).
+    case replayCredited = "replay-credited"
+    /// The answer to the app said one balance; the next read shows another.
+    case answerContradicted = "answer-contradicted"
+    /// The app sent the same write twice: the second before the first's answer, or within a second of it.
+    case doubleSubmission = "double-submission"
+    /// After a purchase's answer was lost, the app bought again with a new transaction id (a double charge).
+    case retryNewTransaction = "retry-new-transaction"
 }
 
 /// One change seen by the watch: what changed, and how it reconciled.
@@ -60,6 +75,8 @@ public struct WatchEvent: Equatable, Sendable {
         case packTotal(product: String, from: Int, to: Int)
         case packs(added: [String], removed: [String], priceChanged: [String])
         case finding(WatchCheck, expected: String, actual: String)
+        /// A write the app sent through the proxy, and what became of it.
+        case appWrite(AppWrite)
         /// Worth a look, not a failure (a possible double submission).
         case note(String)
         /// A round that failed: the failure in its parts (the Live tab lays them out, keeping the request and
@@ -84,6 +101,9 @@ public struct WatchEvent: Equatable, Sendable {
     public var requestIDs: [String]
     /// The finding of the same round this one may follow from (told beside it: "possibly caused by").
     public var causedBy: WatchCause?
+    /// The writes that explain the change (the app's with their request ids, this tool's), or
+    /// `elsewhere` when none seen does; empty when the watch does not pair (no proxy).
+    public var causes: [ChangeCause] = []
 
     public init(at: Date, change: Change, outcome: Outcome = .none, requestIDs: [String] = []) {
         self.at = at
@@ -103,6 +123,7 @@ public struct WatchEvent: Equatable, Sendable {
         case .note: return "note"
         case .error: return "error"
         case .status: return "status"
+        case .appWrite: return "app"
         }
     }
 }
@@ -135,8 +156,9 @@ extension WatchEvent {
     public func text(names: [String: String] = [:]) -> String {
         let g = Wording.grouped
         switch change {
-        case let .balance(from, to): return "balance \(g(from)) → \(g(to)) (\(Wording.signedDelta(to.minusSaturating(from))))"
-        case let .entry(e): return "new entry: " + Reconciler.describe(e, names)
+        case let .balance(from, to): return "balance \(g(from)) → \(g(to)) (\(Wording.signedDelta(to.minusSaturating(from))))" + causeWords
+        case let .entry(e): return "new entry: " + Reconciler.describe(e, names) + causeWords
+        case let .appWrite(w): return "app " + w.request(names: names) + " " + w.outcome + (w.requestID.map { " " + $0 } ?? "")
         case let .packTotal(product, from, to): return "\(names[product] ?? product) cheer \(g(from)) → \(g(to))"
         case let .packs(added, removed, repriced):
             let parts = [(added.count, "new"), (removed.count, "gone"), (repriced.count, "price changed")].filter { $0.0 > 0 }.map { "\($0.0) \($0.1)" }
@@ -144,9 +166,13 @@ extension WatchEvent {
         case let .finding(check, expected, actual):
             return "[\(check.rawValue)] expected \(expected), got \(actual)" + (causedBy.map { " — " + $0.words } ?? "")
         case let .error(failure, then): return failure.line + then
-        case let .note(text), let .status(text): return text
+        case let .note(text): return text + causeWords
+        case let .status(text): return text
         }
     }
+
+    /// ` (app, rq-1)`, ` (made elsewhere)`, or nothing.
+    var causeWords: String { ChangeCause.words(causes).map { " (\($0))" } ?? "" }
 
     /// How it reconciled, in a word.
     public var outcomeWord: String? {

@@ -1,0 +1,164 @@
+import Foundation
+import ShopAPI
+
+/// The app's writes as the watch pairs them with its reads (`WatchState.app`): those out, those since
+/// the last compared reads, the last few (for what the app does next), and the purchases credited.
+struct AppWriteBook: Equatable, Sendable {
+    /// How long after a purchase's lost answer a purchase of the same bundle counts as its retry, and
+    /// after which the app is taken to have given up.
+    static let retryWindow: TimeInterval = 60
+    /// A second write of the same ask this soon after the first's answer is a double submission.
+    static let doubleSubmitWindow: TimeInterval = 1
+    static let recentCapacity = 64
+    static let creditedCapacity = 1_000
+
+    /// Sent, no answer yet: a round these cross is not compared.
+    var out: [Int: AppWrite] = [:]
+    /// Finished since the last compared round, not yet paired.
+    var span: [AppWrite] = []
+    var recent: [AppWrite] = []
+    /// Transaction ids the server answered 2xx for, oldest first, with the write.
+    var credited: [(transaction: String, write: AppWrite)] = []
+    /// Purchases whose answer the app never got, waiting for what it does next.
+    var lost: [LostAnswer] = []
+
+    static func == (a: AppWriteBook, b: AppWriteBook) -> Bool {
+        a.out == b.out && a.span == b.span && a.recent == b.recent && a.lost == b.lost && a.credited.map(\.write) == b.credited.map(\.write)
+    }
+}
+
+/// A purchase the server took whose answer the app never got.
+struct LostAnswer: Equatable, Sendable {
+    var write: AppWrite
+    /// Its retry with the same transaction id, once seen.
+    var retry: AppWrite?
+    /// Compared rounds paired the purchase, and its retry.
+    var writePaired = false
+    var retryPaired = false
+    /// No finding in those rounds.
+    var clean = true
+}
+
+extension ShopUpdate {
+    /// An app write is going to the server: a round it crosses is not compared.
+    static func appWriteSent(_ write: AppWrite, _ state: inout AppState) {
+        guard watched(write, state), state.watch.phase != .off else { return }
+        state.watch.app.out[write.id] = write
+    }
+
+    /// An app write finished (answered, failed, or answered by a fault in the server's stead): on the
+    /// timeline, then the verdicts the write alone gives (a double submission, a replay credited, what
+    /// the app did after a lost answer).
+    static func appWriteFinished(_ write: AppWrite, _ state: inout AppState) -> [Effect] {
+        state.watch.app.out[write.id] = nil
+        guard watched(write, state) else {
+            state.watch.add([WatchEvent(at: write.answeredAt ?? write.sentAt, change: .appWrite(write))])
+            return []
+        }
+        let at = write.answeredAt ?? write.sentAt
+        var events = [WatchEvent(at: at, change: .appWrite(write), requestIDs: [write.requestID].compactMap { $0 })]
+        var book = state.watch.app
+        let ids = { (ws: [AppWrite]) in ws.compactMap(\.requestID) }
+        func finding(_ check: WatchCheck, _ expected: String, _ actual: String, _ writes: [AppWrite]) {
+            events.append(WatchEvent(at: at, change: .finding(check, expected: expected, actual: actual), outcome: .flagged, requestIDs: ids(writes)))
+        }
+        // The same ask twice: the second before the first's answer, or within a second of it (a retry
+        // after a lost answer is judged below instead).
+        if write.reachedServer, let first = book.recent.last(where: { r in
+            r.sameAsk(write) && r.reachedServer && !r.answerLost
+                && (write.sentAt < (r.answeredAt ?? .distantFuture) || write.sentAt.timeIntervalSince(r.answeredAt ?? write.sentAt) <= AppWriteBook.doubleSubmitWindow)
+        }) {
+            let gap = first.answeredAt.map { write.sentAt < $0 ? "before its answer" : String(format: "%.1f s after its answer", write.sentAt.timeIntervalSince($0)) } ?? "before its answer"
+            finding(.doubleSubmission, "one \(first.request()) (\(first.requestID ?? "no request id"))", "sent again \(gap) (\(write.requestID ?? "no request id")): a possible double submission", [first, write])
+        }
+        if let p = write.purchase, write.applied {
+            if let credited = book.credited.last(where: { $0.transaction == p.transactionID && $0.write.id != write.id }) {
+                finding(.replayCredited, "409 for transaction \(p.transactionID), credited already (\(credited.write.requestID ?? "no request id"))",
+                        "\(write.status ?? 200), credited again (\(write.requestID ?? "no request id"))", [credited.write, write])
+            }
+            book.credited.append((p.transactionID, write))
+            if book.credited.count > AppWriteBook.creditedCapacity { book.credited.removeFirst(book.credited.count - AppWriteBook.creditedCapacity) }
+        }
+        if let p = write.purchase, write.reachedServer, !write.answerLost,
+           let i = book.lost.firstIndex(where: { l in
+               l.retry == nil && l.write.purchase?.identifier == p.identifier && write.sentAt > (l.write.answeredAt ?? l.write.sentAt)
+                   && write.sentAt.timeIntervalSince(l.write.answeredAt ?? l.write.sentAt) <= AppWriteBook.retryWindow
+           }) {
+            let lost = book.lost[i]
+            if lost.write.purchase?.transactionID == p.transactionID {
+                book.lost[i].retry = write
+                events.append(WatchEvent(at: at, change: .note("the app retried its purchase whose answer was lost (\(lost.write.requestID ?? "no request id")) with the same transaction id: answered \(write.status.map(String.init) ?? "nothing")"),
+                                         requestIDs: ids([lost.write, write])))
+            } else {
+                book.lost.remove(at: i)
+                finding(.retryNewTransaction, "a retry with the same transaction id \(lost.write.purchase?.transactionID ?? "") (the server answers 409 and credits nothing)",
+                        "a new purchase, transaction \(p.transactionID) (\(write.requestID ?? "no request id")), after the answer to \(lost.write.requestID ?? "no request id") was lost: retried blindly, the user is charged twice",
+                        [lost.write, write])
+            }
+        }
+        if write.purchase != nil, write.answerLost, write.applied {
+            book.lost.append(LostAnswer(write: write))
+            events.append(WatchEvent(at: at, change: .note("the server credited a purchase whose answer the app never got (\(write.requestID ?? "no request id")): what the app does next decides whether the user is charged twice"),
+                                     requestIDs: ids([write])))
+        }
+        if write.reachedServer, state.watch.phase != .off { book.span.append(write) }
+        book.recent.append(write)
+        if book.recent.count > AppWriteBook.recentCapacity { book.recent.removeFirst() }
+        state.watch.app = book
+        return note(events, &state)
+    }
+
+    /// Whether the write is the watched user's (or names none: the token names the user). The verdicts
+    /// of the writes alone are made with the watch off too; pairing with reads needs it on (or paused).
+    static func watched(_ write: AppWrite, _ state: AppState) -> Bool {
+        write.user.map { $0 == state.context.user } ?? true
+    }
+
+    /// A lost answer's story, once the purchase and its same-id retry were both paired with reads: answered
+    /// 409, and no finding across them, it was handled well. Answers whether the story is over.
+    static func settle(_ lost: LostAnswer, at: Date) -> (over: Bool, events: [WatchEvent]) {
+        guard lost.writePaired, lost.retryPaired, let retry = lost.retry, let p = lost.write.purchase else { return (false, []) }
+        guard lost.clean, retry.status == 409 else { return (true, []) }  // the findings tell it
+        return (true, [WatchEvent(at: at, change: .note("handled well: retried with the same transaction id \(p.transactionID), answered 409, credited once"),
+                                  outcome: .reconciled, requestIDs: [lost.write.requestID, retry.requestID].compactMap { $0 })])
+    }
+
+    /// The round's span: the app writes the reads surely saw (answered before the round began). Nil when
+    /// one crossed the round (out, or answered during it): the round is not compared.
+    static func appSpan(roundStart: Date, roundEnd: Date, _ state: AppState) -> [AppWrite]? {
+        if state.watch.app.out.values.contains(where: { $0.sentAt <= roundEnd }) { return nil }
+        if state.watch.app.span.contains(where: { ($0.answeredAt ?? roundEnd) >= roundStart && $0.sentAt <= roundEnd }) { return nil }
+        return state.watch.app.span.filter { ($0.answeredAt ?? roundEnd) < roundStart }
+    }
+
+    /// After a compared round: the writes it paired leave the span; lost answers learn whether they were
+    /// credited once, and those the app did nothing about for a minute are told.
+    static func pairedRound(_ paired: [AppWrite], events: [WatchEvent], at: Date, _ state: inout AppState) -> [WatchEvent] {
+        let pairedIDs = Set(paired.map(\.id))
+        state.watch.app.span.removeAll { pairedIDs.contains($0.id) }
+        let clean = !events.contains { if case .finding = $0.change { return true } else { return false } }
+        var told: [WatchEvent] = []
+        var kept: [LostAnswer] = []
+        for var lost in state.watch.app.lost {
+            if pairedIDs.contains(lost.write.id) {
+                lost.writePaired = true
+                lost.clean = lost.clean && clean
+            }
+            if let retry = lost.retry, pairedIDs.contains(retry.id) {
+                lost.retryPaired = true
+                lost.clean = lost.clean && clean
+            }
+            let (over, events) = settle(lost, at: at)
+            told += events
+            if over { continue }
+            if lost.retry == nil, at.timeIntervalSince(lost.write.answeredAt ?? lost.write.sentAt) > AppWriteBook.retryWindow {
+                told.append(WatchEvent(at: at, change: .note("the app gave up on its purchase whose answer was lost (\(lost.write.requestID ?? "no request id")): the user saw a failure for a purchase that was credited"),
+                                       requestIDs: [lost.write.requestID].compactMap { $0 }))
+                continue
+            }
+            kept.append(lost)
+        }
+        state.watch.app.lost = kept
+        return told
+    }
+}

@@ -1,0 +1,118 @@
+import Foundation
+import JSONTokens
+import ShopAPI
+
+/// One write the app sent through the proxy (a spend or a purchase), as the watch pairs it with what it
+/// reads: what it asked, what the server answered (and whether the app got that answer), and when.
+public struct AppWrite: Equatable, Sendable, Identifiable {
+    public enum Kind: Equatable, Sendable {
+        case spend(product: String, amount: Int, comment: String?)
+        /// `transactionID` as the app sent it (digits, or the JSON it was).
+        case purchase(identifier: String, transactionID: String)
+    }
+
+    /// The proxy's number for the exchange (unique within a session).
+    public var id: Int
+    public var kind: Kind
+    /// `user_id` from the query or the body; nil when the app named none (the token names the user).
+    public var user: String?
+    public var sentAt: Date
+    /// When the server's answer (or the failure) came; nil while it is out.
+    public var answeredAt: Date?
+    /// The server's status; nil while out, and when no answer came from the server.
+    public var status: Int?
+    /// The balance the answer said.
+    public var balance: Int?
+    public var requestID: String?
+    /// The fault the proxy put into it.
+    public var fault: InjectedFault?
+
+    public init(id: Int, kind: Kind, user: String?, sentAt: Date, answeredAt: Date? = nil, status: Int? = nil, balance: Int? = nil,
+                requestID: String? = nil, fault: InjectedFault? = nil) {
+        self.id = id
+        self.kind = kind
+        self.user = user
+        self.sentAt = sentAt
+        self.answeredAt = answeredAt
+        self.status = status
+        self.balance = balance
+        self.requestID = requestID
+        self.fault = fault
+    }
+
+    /// The server took it (a 2xx): it changed the shop.
+    public var applied: Bool { status.map { (200..<300).contains($0) } ?? false }
+    /// The request reached the server (no fault kept it from it).
+    public var reachedServer: Bool { fault?.forwards ?? true }
+    /// The app got the server's whole answer.
+    public var delivered: Bool { fault.map(\.delivers) ?? true }
+    /// The server applied it and the app never heard: the case where what the app does next matters.
+    public var answerLost: Bool { reachedServer && !delivered && status != nil }
+
+    /// The app's write in an exchange the proxy saw, or nil when it is not a spend or a purchase (or its
+    /// body cannot be read as one: the contract's request checks say why).
+    public static func from(_ e: HTTPExchange, answeredAt: Date? = nil) -> AppWrite? {
+        guard e.source == .app, e.request.key.method == .post, let body = e.request.body,
+              case let .object(json)? = JSONValue.parse(body) else { return nil }
+        let path = e.request.key.path
+        let kind: Kind
+        if path.hasSuffix(SpendCheer.endpoint.path) {
+            guard case let .string(product)? = json["product"], case let .int(amount)? = json["amount"] else { return nil }
+            let comment: String? = if case let .string(c)? = json["comment"] { c } else { nil }
+            kind = .spend(product: product, amount: amount, comment: comment)
+        } else if path.hasSuffix(PurchaseCheer.endpoint.path) {
+            guard case let .string(identifier)? = json["identifier"], let transaction = json["transaction_id"] else { return nil }
+            let id: String = switch transaction {
+            case let .int(n): String(n)
+            case let .string(s): "\"" + s + "\""
+            default: transaction.describe
+            }
+            kind = .purchase(identifier: identifier, transactionID: id)
+        } else {
+            return nil
+        }
+        let bodyUser: String? = if case let .string(u)? = json["user_id"] { u } else { nil }
+        var write = AppWrite(id: e.serial, kind: kind, user: e.request.key.value("user_id") ?? bodyUser, sentAt: e.startedAt,
+                             requestID: e.requestID, fault: e.fault)
+        if let response = e.response {
+            write.status = response.status
+            if case let .object(answer)? = JSONValue.parse(response.body, tokens: response.tokens), case let .int(b)? = answer["balance"] {
+                write.balance = b
+            }
+        }
+        if e.answeredAt != nil || e.failure != nil || e.response != nil {
+            write.answeredAt = answeredAt ?? e.startedAt.addingTimeInterval(Double(e.duration.components.seconds) + Double(e.duration.components.attoseconds) / 1e18)
+        }
+        return write
+    }
+
+    /// `POST spend_cheer 7 on Rain “great pack”`, `POST purchase_cheer bundle 200 (transaction 42)`.
+    public func request(names: [String: String] = [:]) -> String {
+        switch kind {
+        case let .spend(product, amount, comment):
+            return "POST spend_cheer \(Wording.grouped(amount)) on \(names[product] ?? product)\(comment.map { " “\($0)”" } ?? "")"
+        case let .purchase(identifier, transaction):
+            return "POST purchase_cheer \(identifier) (transaction \(transaction))"
+        }
+    }
+
+    /// `→ 200 (balance 1,243)`, `→ 200, answer lost (lose_answer)`, `→ refused by the proxy (offline)`.
+    public var outcome: String {
+        let said = balance.map { " (balance \(Wording.grouped($0)))" } ?? ""
+        if let fault, !fault.forwards { return "→ never reached the server (fault \(fault.rawValue))" }
+        guard let status else { return answeredAt == nil ? "→ waiting" : "→ no answer from the server" }
+        switch fault {
+        case .loseAnswer?: return "→ \(status)\(said), answer lost on its way to the app (fault lose_answer)"
+        case .truncate?: return "→ \(status)\(said), answer cut short on its way to the app (fault truncate)"
+        default: return "→ \(status)\(said)"
+        }
+    }
+
+    /// Whether two writes ask the same thing (what a second tap of one button sends).
+    func sameAsk(_ other: AppWrite) -> Bool { kind == other.kind && user == other.user }
+
+    var purchase: (identifier: String, transactionID: String)? {
+        if case let .purchase(identifier, transaction) = kind { return (identifier, transaction) }
+        return nil
+    }
+}
