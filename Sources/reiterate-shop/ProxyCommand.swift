@@ -40,19 +40,27 @@ struct ProxyRun: AsyncParsableCommand {
     @Option(name: .customLong("for"), help: "Stop after this long: 90s, 5m, 1h, or seconds.") var duration: String?
     @Flag(help: "One JSON object a line: time, kind (exchange, finding, tunnel, error), source, method, path, status, request_id, ms; check and blame for a finding.")
     var json = false
-    @Flag(help: "Exit 65 when any finding was made.") var strict = false
+    @Flag(help: "Exit 65 when any finding was made (with --watch: at the first).") var strict = false
+    @Flag(help: "Also watch the user (--user): each change the reads see is paired with the app's writes that explain it, and the verdicts only that pairing gives are made.")
+    var watch = false
+    @Option(help: "With --watch: seconds between reads (default 2, or the environment's watch_interval).") var interval: Double?
     @OptionGroup var connection: ConnectionOptions
 
     func validate() throws {
         if let listen { guard ProxyConfiguration.listenAddress(listen) != nil else { throw ValidationError("--listen takes HOST:PORT, not “\(listen)”") } }
         if let count { guard count >= 1 else { throw ValidationError("--count must be 1 or more") } }
         if let duration { guard WatchCommand.seconds(duration) != nil else { throw ValidationError("--for takes 90s, 5m, 1h or a number of seconds, not “\(duration)”") } }
+        if let interval {
+            guard watch else { throw ValidationError("--interval goes with --watch") }
+            guard interval >= 0.2, interval <= 3600 else { throw ValidationError("--interval takes seconds from 0.2 to 3600") }
+        }
     }
 
     func run() async throws {
         let config = try connection.loadConfig()
-        let settings = try connection.settings(config: config)
+        let settings = try connection.settings(config: config, watchInterval: interval)
         let logger = try connection.makeLogger(label: "reiterate.proxy")
+        if watch { return try await runWatching(settings: settings, logger: logger) }
         let setup: ProxySetup
         do {
             setup = try ProxySetup.make(settings: settings, listen: listen, environment: connection.environment)

@@ -34,6 +34,21 @@ final class ProxyPrinter: Sendable {
             } else {
                 Terminal.out("\(Self.clock(t.startedAt)) \(Self.tunnelText(t))\n")
             }
+        case .sending:
+            break  // its line comes when it ends
+        case .injected(let e):
+            let method = e.request.key.method.rawValue, path = Redactor.path(e.request.key.target)
+            let fault = e.fault?.rawValue ?? "a fault"
+            let answer = e.response.map { "answered \($0.status) by the proxy" } ?? "no answer"
+            if json {
+                var line = ProxyLine(time: e.startedAt, kind: "fault", text: "\(method) \(path): fault \(fault), never reached the server, \(answer)")
+                (line.source, line.method, line.path, line.status, line.fault) = (e.source.rawValue, method, path, e.response?.status, fault)
+                out(line)
+            } else {
+                Terminal.out("\(Self.clock(e.startedAt)) app \(method) \(Sanitizer.line(path)) fault \(fault): never reached the server, \(answer)\n")
+            }
+            let n = exchanges.withLock { $0 += 1; return $0 }
+            return count.map { n >= $0 } ?? false
         case .refused(let r):
             if json {
                 var line = ProxyLine(time: r.at, kind: "error", text: r.reason)
@@ -55,6 +70,7 @@ final class ProxyPrinter: Sendable {
             var line = ProxyLine(time: e.startedAt, kind: "exchange", text: "")
             (line.source, line.method, line.path, line.status, line.requestId, line.ms) = (e.source.rawValue, method, path, status, e.requestID, Self.ms(e.duration))
             line.error = failure
+            line.fault = e.fault?.rawValue
             out(line)
             for finding in e.findings {
                 var f = ProxyLine(time: e.startedAt, kind: "finding", text: finding.line)
@@ -64,7 +80,8 @@ final class ProxyPrinter: Sendable {
             }
         } else {
             let answer = status.map(String.init) ?? "no answer (\(failure ?? "cancelled"))"
-            Terminal.out("\(Self.clock(e.startedAt)) \(e.source.rawValue) \(method) \(Sanitizer.line(path)) \(answer) \(Self.msText(e.duration)) \(e.requestID.map(Sanitizer.line) ?? "-")\n")
+            let fault = e.fault.map { " (fault \($0.rawValue)\($0 == .loseAnswer ? ": the app never got it" : ""))" } ?? ""
+            Terminal.out("\(Self.clock(e.startedAt)) \(e.source.rawValue) \(method) \(Sanitizer.line(path)) \(answer) \(Self.msText(e.duration)) \(e.requestID.map(Sanitizer.line) ?? "-")\(fault)\n")
         }
         for finding in e.findings {
             let side = finding.blame == .app ? "the app's request" : "the answer to the app's request"
@@ -122,10 +139,12 @@ struct ProxyLine: Encodable {
     var bytesUp: Int?
     var bytesDown: Int?
     var error: String?
+    /// The fault the proxy put into it (`lose_answer`, …).
+    var fault: String?
     var text: String
 
     enum CodingKeys: String, CodingKey {
-        case time, kind, source, method, path, status, ms, check, blame, expected, actual, host, port, error, text
+        case time, kind, source, method, path, status, ms, check, blame, expected, actual, host, port, error, text, fault
         case requestId = "request_id", bytesUp = "bytes_up", bytesDown = "bytes_down"
     }
 

@@ -189,10 +189,48 @@ struct WatchLine: Encodable {
     var text: String
     /// What the event may follow from ("possibly caused by …").
     var causedBy: String?
+    /// With the app's proxy: the request ids of the writes that explain the change, and whose they were
+    /// (`app`, `tool`, `elsewhere`: none seen explains it).
+    var cause: [String]?
+    var madeBy: [String]?
+    /// A finding's: `app` or `server`.
+    var blame: String?
+    /// An app write's fields.
+    var app: AppFields?
 
     enum CodingKeys: String, CodingKey {
-        case time, kind, outcome, from, to, delta, entry, product, check, expected, actual, text, added, removed
-        case requestIds = "request_ids", productName = "product_name", priceChanged = "price_changed", causedBy = "caused_by"
+        case time, kind, outcome, from, to, delta, entry, product, check, expected, actual, text, added, removed, cause, blame, app
+        case requestIds = "request_ids", productName = "product_name", priceChanged = "price_changed", causedBy = "caused_by", madeBy = "made_by"
+    }
+
+    struct AppFields: Encodable {
+        var op: String
+        var product: String?
+        var amount: Int?
+        var comment: String?
+        var identifier: String?
+        var transactionId: String?
+        var user: String?
+        var status: Int?
+        var balance: Int?
+        var requestId: String?
+        var fault: String?
+        var reachedServer: Bool
+        var delivered: Bool
+
+        enum CodingKeys: String, CodingKey {
+            case op, product, amount, comment, identifier, user, status, balance, fault
+            case transactionId = "transaction_id", requestId = "request_id", reachedServer = "reached_server", delivered
+        }
+
+        init(_ w: AppWrite) {
+            switch w.kind {
+            case let .spend(product, amount, comment): (op, self.product, self.amount, self.comment) = ("spend", product, amount, comment)
+            case let .purchase(identifier, transaction): (op, self.identifier, transactionId) = ("purchase", identifier, transaction)
+            }
+            (user, status, balance, requestId, fault) = (w.user, w.status, w.balance, w.requestID, w.fault?.rawValue)
+            (reachedServer, delivered) = (w.reachedServer, w.delivered)
+        }
     }
 
     struct EntryFields: Encodable {
@@ -211,6 +249,10 @@ struct WatchLine: Encodable {
         requestIds = e.requestIDs
         text = e.text(names: names)
         causedBy = e.causedBy?.words
+        if !e.causes.isEmpty {
+            cause = e.causes.compactMap { if case let .app(id) = $0 { return id } else { return nil } }
+            madeBy = e.causes.map { switch $0 { case .app: "app"; case .tool: "tool"; case .elsewhere: "elsewhere" } }
+        }
         switch e.change {
         case let .balance(from, to):
             (self.from, self.to, delta) = (from, to, to.minusSaturating(from))
@@ -224,7 +266,10 @@ struct WatchLine: Encodable {
         case let .packs(added, removed, repriced):
             (self.added, self.removed, priceChanged) = (added, removed, repriced)
         case let .finding(check, expected, actual):
-            (self.check, self.expected, self.actual) = (check.rawValue, expected, actual)
+            (self.check, self.expected, self.actual, blame) = (check.rawValue, expected, actual, check.blame.rawValue)
+        case let .appWrite(w):
+            app = AppFields(w)
+            cause = w.requestID.map { [$0] }
         case .note, .error, .status:
             break
         }

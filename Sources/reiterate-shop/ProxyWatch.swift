@@ -1,0 +1,57 @@
+import ArgumentParser
+import Foundation
+import Logging
+import ShopAPI
+import ShopProxy
+import ShopSettings
+import ShopViewModels
+import TerminalText
+
+extension ProxyRun {
+    /// `proxy --watch`: the proxy on the client's own pipeline, and the watch of `--user` pairing the
+    /// app's writes with its reads. Lines of both (the proxy's exchanges, the watch's timeline) on stdout.
+    func runWatching(settings: ResolvedSettings, logger: Logger) async throws {
+        let setup: ProxySetup
+        do {
+            setup = try ProxySetup.make(settings: settings, listen: listen, environment: connection.environment)
+        } catch {
+            throw fail(error)
+        }
+        let started = Date()
+        let printer = ProxyPrinter(json: json, count: nil)
+        let json = json, strict = strict, count = count, seconds = duration.flatMap(WatchCommand.seconds)
+        let result: (WatchOutcome, ProxyStats.Counts, String)? = try await connection.withClient(settings, logger: logger) { client in
+            var watch = settings.watchState
+            if isatty(STDERR_FILENO) != 1 { watch.alert = nil }
+            let store = await AppStore(state: AppState(context: settings.shopContext, watch: watch), service: LiveShopService(client: client), cache: nil)
+            let pump = await ProxyEventPump()
+            await pump.start { event in
+                _ = printer.write(event)
+                ProxyNews.appWrite(event).map { store.send(.proxy($0)) }
+            }
+            let server: ProxyServer
+            do {
+                server = try await ProxyServer.start(configuration: setup.configuration, ca: setup.ca, transport: setup.transport, pipeline: client.pipeline,
+                                                     events: { pump.yield($0) })
+            } catch let error as ProxyStartError {
+                try? await setup.transport.shutdown()
+                Terminal.err("error: \(Sanitizer.line(error.description))\n")
+                return nil
+            }
+            for line in setup.notes(listening: server.address) { Terminal.err("note: \(line)\n") }
+            let status = ProxyStatus(address: server.address.description, intercepting: setup.configuration.interceptedHosts.map(\.description))
+            await MainActor.run { store.send(.proxy(.listening(status))) }
+            let outcome = await Watcher(store: store, json: json, strict: strict, count: count, seconds: seconds).run()
+            await server.stop()
+            await pump.stop()
+            try? await setup.transport.shutdown()
+            return (outcome, server.stats.current, server.address.description)
+        }
+        guard let (outcome, c, address) = result else { throw ExitCode(ExitStatus.unavailable.rawValue) }
+        let plural = { (n: Int, word: String) in "\(Wording.grouped(n)) \(word)\(n == 1 ? "" : "s")" }
+        Terminal.err("note: proxy on \(address) watching \(Sanitizer.line(settings.user)) for \(Wording.duration(Date().timeIntervalSince(started))): "
+                     + "\(plural(c.exchanges, "app exchange")), \(plural(c.findings, "finding")) on them; \(plural(outcome.events, "watch event")), "
+                     + "\(plural(outcome.findings, "watch finding")), \(plural(outcome.rounds, "round"))\(outcome.why.map { " (\($0))" } ?? "")\n")
+        if strict, c.findings + outcome.findings > 0 { throw ExitCode(ExitStatus.dataError.rawValue) }
+    }
+}
