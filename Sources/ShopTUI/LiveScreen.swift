@@ -44,21 +44,29 @@ extension Renderer {
         lines.append(("\(mark) \(e.outcomeWord ?? e.kind)", heading))
         for part in Columns.wrap(clean(e.text(names: names)), to: width) { lines.append((part, .plain)) }
         lines.append(("", .plain))
+        if case let .finding(check, _, _) = e.change, f.app.watch.pairing {
+            lines.append((check.blame == .app ? "blame: the app's fault" : "blame: the server's fault", .bold))
+        }
+        if let causes = ChangeCause.list(e.causes) {
+            lines.append(("explained by", .bold))
+            for cause in causes { lines.append(("  " + clean(cause), .plain)) }
+        }
         if !e.requestIDs.isEmpty {
-            lines.append(("reads (oldest first)", .bold))
+            lines.append((f.app.watch.pairing ? "requests (oldest first)" : "reads (oldest first)", .bold))
             for id in e.requestIDs { lines.append(("  request id \(clean(id))", .plain)) }
         }
         if e.at != .distantPast { lines.append(("at \(date(e.at, f.timeZone))", .plain)) }
         Panel.draw(&g, detail, title: "Event", style: .muted, lines: lines)
     }
 
-    /// ✔ reconciled, ✗ flagged, ◆ this tool's, ⚑ a note, ! an error, · anything else.
+    /// ✔ reconciled, ✗ flagged, ◆ this tool's, ⚑ a note, ⇄ the app's write, ! an error, · anything else.
     static func liveMark(_ e: WatchEvent) -> (String, Style) {
         switch (e.outcome, e.change) {
         case (.flagged, _): return ("✗", Style(foreground: .danger, bold: true))
         case (.reconciled, _): return ("✔", Style(foreground: .good))
         case (.own, _): return ("◆", Style(foreground: .accent))
         case (_, .note): return ("⚑", Style(foreground: .warning))
+        case (_, .appWrite): return ("⇄", Style(foreground: .accent))
         case (_, .error): return ("!", Style(foreground: .danger))
         default: return ("·", .muted)
         }

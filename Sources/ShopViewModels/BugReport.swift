@@ -24,6 +24,9 @@ public struct BugReport: Equatable, Sendable {
     /// What the exchange section says when there is no exchange.
     public var missingExchange = "No request is behind this report (the failure came before one was sent)."
 
+    /// A report on a change the watch paired with the app's write: the verdict and whose fault it is.
+    public var verdict: String?
+
     /// The body characters quoted from each side of the exchange.
     public static let bodyExcerpt = 4_000
 
@@ -37,6 +40,7 @@ public struct BugReport: Equatable, Sendable {
         out += "- **App:** reiterate-shop \(version)\n"
         out += "- **Time (UTC):** \(Self.utc(time))\n"
         out += "- **Terminal:** \(width)×\(height)\n\n"
+        if let verdict { out += "## Verdict\n\n\(Self.text(verdict))\n\n" }
         out += "## Steps\n\n"
         if steps.isEmpty { out += "(none recorded)\n" }
         for (i, step) in steps.enumerated() { out += "\(i + 1). \(Self.text(step))\n" }
@@ -75,6 +79,16 @@ public struct BugReport: Equatable, Sendable {
         } else if let failure = e.failure {
             out += "- **Answer:** none: \(ErrorText.sentence(failure))\n"
         }
+        if let fault = e.fault {
+            let what = switch fault {
+            case .loseAnswer: "the server's answer below was read and recorded, and the app's connection closed without it"
+            case .truncate: "the server's answer below was cut short on its way to the app"
+            case .latency: "the request was held before it was forwarded"
+            default: "the proxy answered in the server's stead; the request never reached the server"
+            }
+            out += "- **Fault put in by the proxy:** \(Self.code(fault.rawValue)): \(what)\n"
+        }
+        if e.source == .app { out += "- **Sent by:** the app under test, seen through the proxy\n" }
         out += "- **Request id:** \(e.requestID.map(Self.code) ?? "none (no X-Request-Id)")\n"
         let ms = Double(e.duration.components.seconds) * 1000 + Double(e.duration.components.attoseconds) / 1e15
         out += "- **Sent:** \(Self.utc(e.startedAt)), took \(Int(ms.rounded())) ms, attempt \(e.attempt)\n\n"

@@ -366,8 +366,11 @@ extension ShopUpdate {
             guard case let .finding(check, expected, actual) = event.change else { return nil }
             let sides = event.requestIDs.isEmpty ? "" : " (reads \(event.requestIDs.joined(separator: ", ")))"
             let cause = event.causedBy.map { " — " + $0.words } ?? ""
-            return CheckRecord(check: .watch(check), outcome: .failed, expected: expected, actual: actual + sides + cause,
-                               request: "watch of \(state.context.user)", requestID: event.requestIDs.last, at: event.at)
+            var record = CheckRecord(check: .watch(check), outcome: .failed, expected: expected, actual: actual + sides + cause,
+                                     request: "watch of \(state.context.user)", requestID: event.requestIDs.last, at: event.at)
+            // Pairing the app's writes tells whose fault it is.
+            if state.watch.pairing { record.blame = check.blame }
+            return record
         }
         state.checks.add(records)
         guard let style = state.watch.alert, let first = events.first(where: { if case .finding = $0.change { return true } else { return false } }) else { return [] }
