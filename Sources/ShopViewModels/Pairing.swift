@@ -18,6 +18,18 @@ public enum ChangeCause: Equatable, Sendable {
         if causes.contains(.elsewhere) { parts.append("made elsewhere") }
         return parts.joined(separator: "; ")
     }
+
+    /// One line per cause, for the Live tab's detail: `the app's request rq-1`, `this tool's write`, `made elsewhere`.
+    public static func list(_ causes: [ChangeCause]) -> [String]? {
+        guard !causes.isEmpty else { return nil }
+        return causes.map {
+            switch $0 {
+            case let .app(id): "the app's request " + (id ?? "(no request id)")
+            case .tool: "this tool's write"
+            case .elsewhere: "made elsewhere (no request seen explains it)"
+            }
+        }
+    }
 }
 
 /// The app's writes of one compared span of the watch (between two reads), matched with what the reads
