@@ -232,6 +232,10 @@ public enum Renderer {
             case .user:
                 let others = f.app.context.users.filter { $0 != f.app.context.user }.map(clean)
                 (label, hint) = ("user: ", others.isEmpty ? "   any user id" : "   Tab: " + others.joined(separator: ", ") + " · or any user id")
+            case .fault:
+                let choice = FaultChoice.common.first { $0.spec == prompt.text }
+                (label, hint) = ("fault: ", choice.map { "   " + $0.words + " · Tab: the next · Enter puts it in" }
+                                    ?? "   Tab: lose_answer, offline, latency, status, html, rate_limit, reset, truncate, hang, clear · or KIND,key=value")
             case .compare:
                 (label, hint) = ("compare the \(ComparedPart.of(f.ui.tab).rawValue) with: ", "   env:NAME, user:ID, env:NAME/user:ID or a snapshot file"
                                     + (f.app.compareTargets.isEmpty ? "" : " · Tab: " + f.app.compareTargets.prefix(4).map(clean).joined(separator: ", ")))
@@ -240,7 +244,7 @@ public enum Renderer {
             let typed = clean(prompt.text) + "▏"
             let used = g.put(typed, x: 1 + x, y: y, maxWidth: f.width - 3 - x)
             // The user prompt keeps its list in sight (Tab goes through it).
-            if prompt.text.isEmpty || prompt.kind == .user { g.put(hint, x: 1 + x + used, y: y, maxWidth: max(0, f.width - 3 - x - used), style: .muted) }
+            if prompt.text.isEmpty || prompt.kind == .user || prompt.kind == .fault { g.put(hint, x: 1 + x + used, y: y, maxWidth: max(0, f.width - 3 - x - used), style: .muted) }
             return
         }
         if f.ui.tab == .history, let progress = searchProgress(f) {

@@ -22,6 +22,8 @@ public final class AppStore {
     public var pins: PinStore?
     /// `D` and `S`: comparisons and snapshots, done by the program.
     public var comparer: (any Comparer)?
+    /// `F`: faults put into the app's proxy, by the program.
+    public var proxyFaults: (any ProxyFaultPutter)?
 
     private let service: any ShopService
     private let cache: CacheStore?
@@ -218,6 +220,8 @@ public final class AppStore {
 
     private func perform(_ effect: Effect) async {
         switch effect {
+        case let .putFault(spec):
+            send(.proxy(.faultPut(await proxyFaults?.put(spec) ?? .failed("no app proxy runs in this session"))))
         case let .saveSnapshot(user):
             guard let comparer else { return send(.snapshotSaved(.failure(CompareFailure("snapshots are not available here")))) }
             send(.snapshotSaved(await comparer.saveSnapshot(user: user)))

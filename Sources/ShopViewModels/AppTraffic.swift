@@ -33,6 +33,8 @@ public enum ProxyNews: Equatable, Sendable {
     case sending(AppWrite)
     /// An app write finished: answered, failed, or answered by a fault in the server's stead.
     case finished(AppWrite)
+    /// `F`'s fault was put into the app's traffic, or not.
+    case faultPut(FaultPutResult)
 }
 
 
@@ -56,6 +58,8 @@ extension ShopUpdate {
             appWriteSent(write, &state)
         case .finished(let write):
             return appWriteFinished(write, &state)
+        case .faultPut(let result):
+            faultPut(result, &state)
         }
         return []
     }

@@ -38,6 +38,8 @@ extension ShopUpdate {
             return switchUser(to: text, &state)
         case .compare:
             return runCompare(text, &state)
+        case .fault:
+            return runFault(text, &state)
         case .find:
             state.steps.add("searched the history for “\(Sanitizer.line(text))” (/)")
             return startFind(text, &state)

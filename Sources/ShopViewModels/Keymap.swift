@@ -126,6 +126,8 @@ public enum Action: String, Sendable, Hashable, CaseIterable {
     case compare, snapshot
     /// The Requests tab's rows: both sources, the app's (through the proxy), the tool's.
     case showSource = "show_source"
+    /// Put a fault into the app's traffic (the proxy's): Tab offers the common ones.
+    case fault
 }
 
 /// One key binding: an action, its keys, its help, and when it is enabled. The same table resolves
@@ -229,6 +231,7 @@ public struct Keymap: Sendable, Equatable {
         Binding(.watch, [.char("w")], "watch this user: read every interval, reconcile each change; again pauses/resumes", hint: "watch"),
         Binding(.copyID, [.char("y")], "copy the request id (OSC 52)", tabs: [.requests], hint: "copy id"),
         Binding(.showSource, [.char("a")], "show every request, the app's only (through the proxy), or this tool's only", tabs: [.requests]),
+        Binding(.fault, [.char("F")], "put a fault into the app's traffic (--proxy): Tab offers the common ones (lose_answer, offline…)"),
         Binding(.compare, [.char("D")], "compare this tab with another environment, user or snapshot (Tab completes)"),
         Binding(.snapshot, [.char("S")], "save a snapshot of what this user sees (D compares with it)"),
         Binding(.down, [.char("j"), .down], "next difference", modes: [.diff]),

@@ -177,7 +177,7 @@ extension ShopUpdate {
 
 /// The one-line prompt of `:` (go to) and `/` (find) on the History tab.
 public struct PromptState: Equatable, Sendable {
-    public enum Kind: Equatable, Sendable { case goTo, find, user, compare }
+    public enum Kind: Equatable, Sendable { case goTo, find, user, compare, fault }
     public var kind: Kind
     public var text: String
 
@@ -194,6 +194,7 @@ extension ShopUpdate {
         case .nextField:
             completeUser(&state)
             completeCompare(&state)
+            completeFault(&state)
             return []
         case .cancelPrompt:
             state.screen.prompt = nil

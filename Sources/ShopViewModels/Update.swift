@@ -114,6 +114,8 @@ public indirect enum Effect: Equatable, Sendable {
     case alert(AlertStyle, String)
     /// Write this bug report, with the screen as text, under the reports folder (`R`).
     case writeReport(BugReport)
+    /// Put this fault (the proxy's `--fault` syntax, or `clear`) into the app's traffic (answered `.proxy(.faultPut)`).
+    case putFault(String)
     /// Write every request of the session as a HAR file (`e`).
     case writeHAR
     /// Pin this answer for its request (`P`), or take the pin of a request away.
@@ -243,6 +245,7 @@ public enum ShopUpdate {
         case .watch: return toggleWatch(&state)
         case .compare: return beginCompare(&state)
         case .snapshot: return saveSnapshot(&state)
+        case .fault: return beginFault(&state)
         case .spend, .buy: return beginAction(action, &state)
         default:
             if let effects = evidenceAction(action, &state) { return effects }
