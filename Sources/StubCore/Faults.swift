@@ -60,6 +60,16 @@ public enum FaultKind: String, CaseIterable, Sendable {
     case strayCredit = "stray_credit"
     /// A history read first drops the user's newest entry made by a spend.
     case vanishEntry = "vanish_entry"
+    // Faults only pairing a write with the reads after it shows (issue 30):
+    /// A purchase credits its bundle twice (and answers the balance it left).
+    case doubleCredit = "double_credit"
+    /// A purchase whose `transaction_id` was already credited is credited again (200, not 409).
+    case replayCredit = "replay_credit"
+    /// A purchase is answered with the balance it would have left, but credits nothing and records no
+    /// transaction.
+    case noCredit = "no_credit"
+    /// A spend or purchase is applied, but answered with the balance from before it.
+    case staleAnswer = "stale_answer"
     // Lenient faults (issue 27): each takes one kind of write the shop must refuse.
     /// A spend on a product not in the pack list is taken (debited; no pack's total moves).
     case acceptUnknownProduct = "accept_unknown_product"
@@ -240,7 +250,7 @@ public struct FaultSpec: Sendable, Equatable, Encodable {
         case .malformedEntry, .duplicateEntry, .outOfOrder: try c.encodeIfPresent(index, forKey: "index")
         case .hang: try c.encode(seconds, forKey: "seconds")
         case .hostile, .reset, .noRequestID, .badPaging, .driftingTotal, .hiddenPage, .shiftedPage, .wrongDebit, .cutComment, .doubleEntry, .noEntry, .noDebit, .stuckTotal, .strayCredit,
-             .vanishEntry: break
+             .vanishEntry, .doubleCredit, .replayCredit, .noCredit, .staleAnswer: break
         case .acceptUnknownProduct, .acceptOverspend, .acceptNonpositiveAmount, .acceptUnknownUser, .acceptAnyBundle, .retypedTransaction,
              .acceptNegativeTransaction: break
         case .lenientBody: try c.encodeIfPresent(bodyCase?.rawValue, forKey: "case")

@@ -190,31 +190,10 @@ public actor ShopStore {
 
     // MARK: Writes
 
-    /// Debits `amount`, adds it to the pack's cheer total and puts a history entry on top.
-    /// Ways a faulty spend breaks the shop's rules (the stand-in's faults; none by default).
-    public enum SpendQuirk: Sendable, Hashable {
-        case recordTwice, noEntry, noDebit, stuckTotal
-    }
-
-    public func spend(user: String, amount: Int, product: String, comment: String?, now: Double, quirks: Set<SpendQuirk> = []) throws -> Int {
-        try spendLeniently(user: user, amount: amount, product: product, comment: comment, now: now, quirks: quirks).balance
-    }
-
-    /// Rules a lenient stand-in does not keep (the lenient faults: each takes one kind of write the shop
-    /// must refuse, so that `reiterate-shop negative` can be tested both ways).
-    public enum Leniency: Sendable, Hashable {
-        /// A spend on a product not in the pack list.
-        case unknownProduct
-        /// A spend above the balance (the balance goes below zero).
-        case overspend
-        /// A spend of 0 or less.
-        case nonPositiveAmount
-        /// A write for a user the shop does not know, applied to qa-alice.
-        case unknownUser
-        /// A purchase of any identifier ending in `.N` credits N.
-        case anyBundle
-        /// A purchase whose transaction id was already credited is credited again.
-        case replayedTransaction
+    /// Debits `amount`, adds it to the pack's cheer total and puts a history entry on top; answers the
+    /// balance the shop answers (what it left, unless `quirks` say otherwise).
+    public func spend(user: String, amount: Int, product: String, comment: String?, now: Double, quirks: Set<WriteQuirk> = []) throws -> Int {
+        try spendLeniently(user: user, amount: amount, product: product, comment: comment, now: now, quirks: quirks).answer
     }
 
     /// Whose balance a write changes: `user`, or qa-alice for a user the shop does not know under
@@ -226,9 +205,9 @@ public actor ShopStore {
         return SeedData.alice
     }
 
-    /// `spend`, with the rules in `lenient` not kept; answers the balance and the rules it broke.
-    public func spendLeniently(user: String, amount: Int, product: String, comment: String?, now: Double, quirks: Set<SpendQuirk> = [],
-                               lenient: Set<Leniency> = []) throws -> (balance: Int, broke: Set<Leniency>) {
+    /// `spend`, with the rules in `lenient` not kept and the `quirks` asked for.
+    public func spendLeniently(user: String, amount: Int, product: String, comment: String?, now: Double, quirks: Set<WriteQuirk> = [],
+                               lenient: Set<Leniency> = []) throws -> WriteOutcome {
         var broke: Set<Leniency> = []
         let user = try writer(user, lenient, &broke)
         guard var state = users[user] else { throw ShopError.unknownUser(user) }
@@ -252,7 +231,13 @@ public actor ShopStore {
             }
             broke.insert(.overspend)
         }
-        if !quirks.contains(.noDebit) { state.balance -= amount }
+        let before = state.balance
+        var took = quirks.intersection(quirks.contains(.noEntry) ? [.noEntry] : [.recordTwice])
+        if quirks.contains(.noDebit) {
+            if amount != 0 { took.insert(.noDebit) }
+        } else {
+            state.balance -= amount
+        }
         let comments = comment.flatMap { $0.isEmpty ? nil : [CheerComment(signature: user, body: $0)] } ?? []
         for _ in 0..<(quirks.contains(.noEntry) ? 0 : quirks.contains(.recordTwice) ? 2 : 1) {
             spendCounter += 1
@@ -265,8 +250,22 @@ public actor ShopStore {
             )
         }
         users[user] = state
-        if let packIndex, !quirks.contains(.stuckTotal) { packs[packIndex].cheerTotal += amount }
-        return (state.balance, broke)
+        if let packIndex, amount != 0 {
+            if quirks.contains(.stuckTotal) { took.insert(.stuckTotal) } else { packs[packIndex].cheerTotal += amount }
+        }
+        return Self.outcome(before: before, after: state.balance, answer: state.balance, broke: broke, quirks: quirks, took: took)
+    }
+
+    /// A write's outcome; a `staleAnswer` quirk answers `before` in place of `answer` (taking effect
+    /// when they differ).
+    private static func outcome(before: Int, after: Int, answer: Int, broke: Set<Leniency>, quirks: Set<WriteQuirk>,
+                                took: Set<WriteQuirk>) -> WriteOutcome {
+        var result = WriteOutcome(before: before, after: after, answer: answer, broke: broke, took: took)
+        if quirks.contains(.staleAnswer), answer != before {
+            result.answer = before
+            result.took.insert(.staleAnswer)
+        }
+        return result
     }
 
     /// Credits `amount` with no purchase (the `stray_credit` fault).
@@ -287,14 +286,15 @@ public actor ShopStore {
 
     /// Credits the bundle's amount once per App Store transaction.
     public func purchase(user: String, identifier: String, transactionID: UInt64) throws -> Int {
-        try purchaseLeniently(user: user, identifier: identifier, transaction: String(transactionID)).balance
+        try purchaseLeniently(user: user, identifier: identifier, transaction: String(transactionID)).answer
     }
 
     /// `purchase`, with the rules in `lenient` not kept. `transaction` is the id's key: its digits (a
     /// negative one only under `accept_negative_transaction`), or `text:` and the string sent (only
-    /// under `retyped_transaction`: a different key from the number, so it is credited again).
-    public func purchaseLeniently(user: String, identifier: String, transaction: String,
-                                  lenient: Set<Leniency> = []) throws -> (balance: Int, broke: Set<Leniency>) {
+    /// under `retyped_transaction`: a different key from the number, so it is credited again). Of the
+    /// `quirks`, `noCredit` wins over `creditTwice`.
+    public func purchaseLeniently(user: String, identifier: String, transaction: String, lenient: Set<Leniency> = [],
+                                  quirks: Set<WriteQuirk> = []) throws -> WriteOutcome {
         var broke: Set<Leniency> = []
         let user = try writer(user, lenient, &broke)
         guard var state = users[user] else { throw ShopError.unknownUser(user) }
@@ -319,10 +319,20 @@ public actor ShopStore {
                 message: "transaction \(transaction.hasPrefix("text:") ? String(transaction.dropFirst(5)) : transaction) was already credited; nothing changed"
             )
         }
-        transactions.insert(transaction)
-        state.balance += amount
-        users[user] = state
-        return (state.balance, broke)
+        let before = state.balance
+        var took: Set<WriteQuirk> = []
+        if quirks.contains(.noCredit) {
+            if amount != 0 { took.insert(.noCredit) }
+        } else {
+            transactions.insert(transaction)
+            let twice = quirks.contains(.creditTwice) && amount != 0
+            if twice { took.insert(.creditTwice) }
+            state.balance += twice ? 2 * amount : amount
+            users[user] = state
+        }
+        // Under noCredit, the balance it would have left.
+        let answer = quirks.contains(.noCredit) ? before + amount : state.balance
+        return Self.outcome(before: before, after: state.balance, answer: answer, broke: broke, quirks: quirks, took: took)
     }
 }
 

@@ -101,18 +101,23 @@ extension StubService {
                 key = "text:" + text
                 used.append(fault)
             }
-            var (lenient, faults) = Self.leniency(context, [(.acceptUnknownUser, .unknownUser), (.acceptAnyBundle, .anyBundle)])
-            if let replay = context.contentFault(.lenientBody), replay.spec.bodyCase == .transactionReplayed {
+            var (lenient, faults) = Self.faults(context, [(.acceptUnknownUser, ShopStore.Leniency.unknownUser), (.acceptAnyBundle, .anyBundle)])
+            // replay_credit, or lenient_body's transaction-replayed: the same rule broken.
+            let lenientReplay = context.contentFault(.lenientBody).flatMap { $0.spec.bodyCase == .transactionReplayed ? $0 : nil }
+            if let replay = context.contentFault(.replayCredit) ?? lenientReplay {
                 lenient.insert(.replayedTransaction)
                 faults.append((.replayedTransaction, replay))
             }
-            let (balance, broke) = try await store.purchaseLeniently(user: Self.actingUser(query), identifier: body.identifier, transaction: key,
-                                                                     lenient: lenient)
+            let (quirks, quirkFaults) = Self.faults(context, [(.doubleCredit, ShopStore.WriteQuirk.creditTwice), (.noCredit, .noCredit),
+                                                             (.staleAnswer, .staleAnswer)])
+            let outcome = try await store.purchaseLeniently(user: Self.actingUser(query), identifier: body.identifier, transaction: key,
+                                                            lenient: lenient, quirks: quirks)
             for fault in used { context.notes.applied(fault) }
             if let bent { context.notes.applied(bent) }
-            for (rule, fault) in faults where broke.contains(rule) { context.notes.applied(fault) }
+            for (rule, fault) in faults where outcome.broke.contains(rule) { context.notes.applied(fault) }
+            for (quirk, fault) in quirkFaults where outcome.took.contains(quirk) { context.notes.applied(fault) }
             try refuseButApply(context)
-            return try BalanceBody(balance: balance).response(from: request, context: context)
+            return try BalanceBody(balance: outcome.answer).response(from: request, context: context)
         case .spendCheer:
             await secondUserWrite(context)
             let body = try await request.decode(as: SpendBody.self, context: context)
@@ -126,25 +131,28 @@ extension StubService {
                 comment = String(whole.prefix(max(1, whole.count / 2)))
                 context.notes.applied(fault)
             }
-            var quirks: Set<ShopStore.SpendQuirk> = []
-            for (kind, quirk) in [(FaultKind.doubleEntry, ShopStore.SpendQuirk.recordTwice), (.noEntry, .noEntry), (.noDebit, .noDebit), (.stuckTotal, .stuckTotal)] {
+            var quirks: Set<ShopStore.WriteQuirk> = []
+            for (kind, quirk) in [(FaultKind.doubleEntry, ShopStore.WriteQuirk.recordTwice), (.noEntry, .noEntry), (.noDebit, .noDebit), (.stuckTotal, .stuckTotal)] {
                 if let fault = context.contentFault(kind) {
                     quirks.insert(quirk)
                     context.notes.applied(fault)
                 }
             }
-            let (rules, faults) = Self.leniency(context, [(.acceptUnknownProduct, .unknownProduct), (.acceptOverspend, .overspend),
+            let stale = context.contentFault(.staleAnswer)
+            if stale != nil { quirks.insert(.staleAnswer) }
+            let (rules, faults) = Self.faults(context, [(.acceptUnknownProduct, ShopStore.Leniency.unknownProduct), (.acceptOverspend, .overspend),
                                                           (.acceptNonpositiveAmount, .nonPositiveAmount), (.acceptUnknownUser, .unknownUser)])
             var lenient = rules
             let bent = body.bent.flatMap { _ in context.contentFault(.lenientBody) }
             // A product the lenient body filled in is in no pack list: taken as an unknown product.
             if bent != nil, [.productMissing, .productNotText, .bodyNotObject].contains(body.bent) { lenient.insert(.unknownProduct) }
-            let (balance, broke) = try await store.spendLeniently(user: Self.actingUser(query), amount: amount, product: body.product, comment: comment,
-                                                                  now: now, quirks: quirks, lenient: lenient)
+            let outcome = try await store.spendLeniently(user: Self.actingUser(query), amount: amount, product: body.product, comment: comment,
+                                                         now: now, quirks: quirks, lenient: lenient)
             if let bent { context.notes.applied(bent) }
-            for (rule, fault) in faults where broke.contains(rule) { context.notes.applied(fault) }
+            for (rule, fault) in faults where outcome.broke.contains(rule) { context.notes.applied(fault) }
+            if let stale, outcome.took.contains(.staleAnswer) { context.notes.applied(stale) }
             try refuseButApply(context)
-            return try BalanceBody(balance: balance).response(from: request, context: context)
+            return try BalanceBody(balance: outcome.answer).response(from: request, context: context)
         case .refreshToken:
             let body = try await request.decode(as: RefreshBody.self, context: context)
             return try await store.refresh(refreshToken: body.refreshToken, now: now).response(from: request, context: context)
@@ -164,11 +172,11 @@ extension StubService {
         context.notes.applied(fault)
     }
 
-    /// The lenient faults of this request among `kinds`: the rules the store may break, and the fault
-    /// behind each (noted as applied only when its rule was broken).
-    static func leniency(_ context: StubContext, _ kinds: [(FaultKind, ShopStore.Leniency)]) -> (Set<ShopStore.Leniency>, [(ShopStore.Leniency, FaultHit)]) {
-        var rules: Set<ShopStore.Leniency> = []
-        var faults: [(ShopStore.Leniency, FaultHit)] = []
+    /// The faults of this request among `kinds`: what they let the store do (rules it may break, quirks),
+    /// and the fault behind each (noted as applied only when the store broke that rule or the quirk took).
+    static func faults<Rule: Hashable>(_ context: StubContext, _ kinds: [(FaultKind, Rule)]) -> (Set<Rule>, [(Rule, FaultHit)]) {
+        var rules: Set<Rule> = []
+        var faults: [(Rule, FaultHit)] = []
         for (kind, rule) in kinds {
             if let fault = context.contentFault(kind) {
                 rules.insert(rule)

@@ -29,9 +29,9 @@ enum Operation: String, CaseIterable, Sendable {
         switch self {
         case .getCheerHistory: return [.hostile, .malformedEntry, .badPaging, .duplicateEntry, .outOfOrder, .vanishEntry, .driftingTotal, .hiddenPage, .shiftedPage]
         case .spendCheer: return [.wrongDebit, .cutComment, .doubleEntry, .noEntry, .noDebit, .stuckTotal, .acceptUnknownProduct, .acceptOverspend,
-                                  .acceptNonpositiveAmount, .acceptUnknownUser, .lenientBody, .refuseButApply, .secondUserWrite]
+                                  .acceptNonpositiveAmount, .acceptUnknownUser, .lenientBody, .refuseButApply, .secondUserWrite, .staleAnswer]
         case .purchaseCheer: return [.acceptUnknownUser, .acceptAnyBundle, .retypedTransaction, .acceptNegativeTransaction, .lenientBody, .refuseButApply,
-                                     .secondUserWrite]
+                                     .secondUserWrite, .doubleCredit, .replayCredit, .noCredit, .staleAnswer]
         case .getBalance: return [.strayCredit]
         case .listAudioPacks: return [.hostile]
         default: return []
