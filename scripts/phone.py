@@ -1,34 +1,78 @@
 #!/usr/bin/env python3
-"""Plays the phone for `make demo-live` and `make demo-app`: spends cheer (now and then with a comment)
-and buys bundles through the shop's API, as qa-alice, every few seconds; every tenth write the stand-in
-is asked to break a rule (a debit with no entry, a spend recorded twice, a pack total that does not
-move), so the Live tab shows findings too.
+"""Plays the phone: the shop's app writing as a user (spends and purchases), directly or through the
+app's proxy (--proxy HOST:PORT, HTTPS checked against the proxy's CA with --proxy-ca; the stand-in's
+own CA is --server-ca). Standard library only.
 
-With --proxy HOST:PORT it plays the app going through the app's proxy (`make demo-app`): its requests
-go through the proxy, HTTPS checked against the proxy's CA (--proxy-ca); the stand-in's faults are
-asked of the stand-in directly (--server-ca: its own CA). Every fifteenth write the app misbehaves
-(a spend with the amount as a string, or a purchase on the old /api/v1 path), so the Checks tab shows
-findings blamed on the app beside those blamed on the server. Standard library only."""
+Modes (--mode):
+  demo             (the default; `make demo-live`, `make demo-app`) random spends and purchases every
+                   few seconds; every tenth write the stand-in is asked (directly) to break a rule (a
+                   debit with no entry, a spend recorded twice, a pack total that does not move), and
+                   with --proxy every fifteenth write the app misbehaves (an amount as a string, or a
+                   purchase on the old /api/v1 path). Quiet unless --print: it runs beside the TUI.
+  clean            random spends (with and without a comment) and purchases of bundles 50/100/200,
+                   each with a fresh transaction id: no faults, no misbehaviour.
+  double-tap       one spend sent twice: with --overlap the second while the first is still out
+                   (two threads), else 0.3 s after the first's answer.
+  lost-retry-same  one purchase; if no answer came (the connection refused, closed or reset without
+  lost-retry-new   an answer, or timed out: what the proxy's lose_answer does), wait --retry-after
+  lost-give-up     and retry it with the same transaction id, with a new one, or give up.
+  spend            one spend (--product, --amount, --comment).
+  purchase         one purchase (--bundle, --transaction-id).
+
+Each request attempt is one JSON line on stdout: at, mode, op ("spend" or "purchase"), attempt (1 or
+2), status (null: no answer), error (short text or null), product/amount/comment or
+identifier/transaction_id, balance (from the answer, or null) and request_id (X-Request-Id, or null);
+in the lost modes also then ("retry-same", "retry-new", "give-up", or null when it was answered).
+It exits 0 whatever the shop answered."""
 import argparse
+import datetime
+import http.client
 import json
 import os
 import random
+import socket
 import ssl
+import sys
+import threading
 import time
+import urllib.error
+import urllib.parse
 import urllib.request
 
-parser = argparse.ArgumentParser()
-parser.add_argument("url")
+MODES = ["demo", "clean", "double-tap", "lost-retry-same", "lost-retry-new", "lost-give-up", "spend", "purchase"]
+SPEND_PATH = "/api/v1/spend_cheer"
+PURCHASE_PATH = "/api/v2/purchase_cheer"
+PACKS = ["com.reiterate.pack.rain", "com.reiterate.pack.cafe-flore", "com.reiterate.pack.tokyo-night"]
+COMMENTS = [None, "great pack", "for the walk home", "again!", "ありがとう"]
+BUNDLES = ["com.reiterate.cheer.50", "com.reiterate.cheer.100", "com.reiterate.cheer.200"]
+DEMO_FAULTS = ["no_entry", "double_entry", "stuck_total"]
+
+parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+parser.add_argument("url", help="the shop's base URL (the stand-in's)")
+parser.add_argument("--mode", choices=MODES, default="demo")
 parser.add_argument("--proxy", help="HOST:PORT of the app's proxy")
 parser.add_argument("--proxy-ca", help="the proxy's CA (PEM): what the app trusts")
 parser.add_argument("--server-ca", help="the stand-in's own CA (PEM), for its fault requests")
+parser.add_argument("--user", default="qa-alice", help="whose writes (user_id in the query and the body; default qa-alice)")
+parser.add_argument("--token", default=os.environ.get("PHONE_TOKEN", "dev-token"), help="access token (default $PHONE_TOKEN or dev-token)")
+parser.add_argument("--count", type=int, help="writes (plays, in the one-write modes) before exiting; default: forever for demo and clean, else 1")
+parser.add_argument("--for", dest="duration", type=float, metavar="SECONDS", help="stop starting writes after this many seconds")
+parser.add_argument("--start-delay", type=float, help="seconds to wait first (default 4 for demo, else 0)")
+parser.add_argument("--interval", type=float, help="seconds between writes (default: random 2 to 6)")
+parser.add_argument("--timeout", type=float, default=5, help="seconds to wait for an answer (default 5)")
+parser.add_argument("--product", help="the pack of a spend (default: random)")
+parser.add_argument("--amount", type=int, help="the amount of a spend (default: random 1 to 24)")
+parser.add_argument("--comment", help="the comment of a spend (default: random, sometimes none)")
+parser.add_argument("--bundle", help="the bundle of a purchase (default com.reiterate.cheer.200; random in clean)")
+parser.add_argument("--transaction-id", type=int, help="the transaction id of a purchase (default: a fresh random one)")
+parser.add_argument("--overlap", action="store_true", help="double-tap: the second tap while the first is still out")
+parser.add_argument("--retry-after", type=float, default=1, help="lost modes: seconds before the retry (default 1)")
+parser.add_argument("--print", dest="print_demo", action="store_true", help="demo: print its lines too")
 args = parser.parse_args()
 
 url = args.url.rstrip("/")
 rng = random.Random()
-packs = ["com.reiterate.pack.rain", "com.reiterate.pack.cafe-flore", "com.reiterate.pack.tokyo-night"]
-comments = [None, "great pack", "for the walk home", "again!", "ありがとう"]
-faults = [("no_entry", "/api/v1/spend_cheer"), ("double_entry", "/api/v1/spend_cheer"), ("stuck_total", "/api/v1/spend_cheer")]
+print_lock = threading.Lock()
 
 
 def opener(proxy, cafile):
@@ -45,42 +89,189 @@ def wait_for(path):
         time.sleep(0.1)
 
 
-time.sleep(4)  # the TUI's first rounds (and, with --proxy, its CA made)
-wait_for(args.proxy_ca)
-app = opener(args.proxy, args.proxy_ca if args.proxy else args.server_ca)
-direct = opener(None, args.server_ca)
+def now_iso():
+    return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-def post(via, path, body, raw=None):
+def no_answer(error):
+    """Short words for a request that got no answer."""
+    reason = getattr(error, "reason", error)
+    if isinstance(reason, (http.client.RemoteDisconnected, http.client.BadStatusLine, ssl.SSLEOFError)):
+        return "no answer: connection closed"
+    if isinstance(reason, ssl.SSLCertVerificationError):
+        return "no answer: certificate not trusted"
+    if isinstance(reason, ConnectionRefusedError):
+        return "no answer: connection refused"
+    if isinstance(reason, ConnectionResetError):
+        return "no answer: connection reset"
+    if isinstance(reason, (TimeoutError, socket.timeout)):
+        return "no answer: timed out"
+    return "no answer: " + (str(reason).splitlines() or ["unknown"])[0][:80]
+
+
+def send(via, path, body, raw=None, query=True):
+    """POSTs (as the app: `?user_id=` unless not `query`); answers (status or None, error or None,
+    answer JSON or None, request id or None)."""
     data = raw.encode() if raw is not None else json.dumps(body).encode()
-    request = urllib.request.Request(url + path, data=data, method="POST",
-                                     headers={"Authorization": "Bearer dev-token", "Content-Type": "application/json"})
+    target = f"{url}{path}?user_id={urllib.parse.quote(args.user)}" if query else url + path
+    request = urllib.request.Request(target, data=data, method="POST",
+                                     headers={"Authorization": f"Bearer {args.token}", "Content-Type": "application/json"})
     try:
-        with via.open(request, timeout=5) as r:
-            return r.status
-    except Exception:  # a 402 when the balance runs low, a refusal, or the stand-in stopping: the phone goes on
-        return None
+        response = via.open(request, timeout=args.timeout)
+    except urllib.error.HTTPError as error:
+        response = error
+    except Exception as error:  # refused, reset, closed, timed out: the app heard nothing
+        return None, no_answer(error), None, None
+    with response:
+        status, request_id = response.status, response.headers.get("X-Request-Id")
+        try:
+            answer = json.loads(response.read() or b"null")
+        except Exception:  # a cut or non-JSON body
+            return status, "unreadable answer", None, request_id
+    error = None
+    if not 200 <= status < 300:
+        error = answer.get("code") if isinstance(answer, dict) and isinstance(answer.get("code"), str) else f"HTTP {status}"
+    return status, error, answer, request_id
 
 
-for n in range(1, 10_000):
+def report(op, attempt, at, fields, result, **extra):
+    """One attempt's JSON line (`at`: when it was sent)."""
+    status, error, answer, request_id = result
+    balance = answer.get("balance") if isinstance(answer, dict) else None
+    line = {"at": at, "mode": args.mode, "op": op, "attempt": attempt, "status": status, "error": error, **fields,
+            "balance": balance if isinstance(balance, int) and not isinstance(balance, bool) else None, "request_id": request_id, **extra}
+    if args.mode == "demo" and not args.print_demo:
+        return
+    with print_lock:
+        print(json.dumps(line, ensure_ascii=False), flush=True)
+
+
+def spend_fields(product=None, amount=None, comment=None, random_comment=True):
+    product = product or args.product or rng.choice(PACKS)
+    amount = amount if amount is not None else args.amount if args.amount is not None else rng.randrange(1, 25)
+    if comment is None:
+        comment = args.comment if args.comment is not None else rng.choice(COMMENTS) if random_comment else None
+    return {"product": product, "amount": amount, "comment": comment}
+
+
+def spend(via, fields, attempt=1):
+    body = {"user_id": args.user, "product": fields["product"], "amount": fields["amount"]}
+    if fields["comment"]:
+        body["comment"] = fields["comment"]
+    at = now_iso()
+    report("spend", attempt, at, fields, send(via, SPEND_PATH, body))
+
+
+def purchase(via, identifier, transaction_id, attempt=1, path=PURCHASE_PATH, **extra):
+    """Answers whether an answer came."""
+    at = now_iso()
+    result = send(via, path, {"user_id": args.user, "identifier": identifier, "transaction_id": transaction_id})
+    report("purchase", attempt, at, {"identifier": identifier, "transaction_id": transaction_id}, result, **extra)
+    return result[0] is not None
+
+
+def fresh_id():
+    return rng.randrange(1, 2**63)
+
+
+def demo_write(n, app, direct):
+    """The demo's n-th write (the phone as `make demo-live` and `make demo-app` play it)."""
     if n % 10 == 0:
-        kind, path = rng.choice(faults)
-        post(direct, "/_stub/faults", {"kind": kind, "path": path, "count": 1})
+        # The stand-in breaking a rule, asked of it directly: not an app write, so not reported.
+        send(direct, "/_stub/faults", {"kind": rng.choice(DEMO_FAULTS), "path": SPEND_PATH, "count": 1}, query=False)
     if args.proxy and n % 15 == 0:
         # The app's own bug, for the proxy to blame on it.
         if rng.random() < 0.5:
-            post(app, "/api/v1/spend_cheer?user_id=qa-alice", None,
-                 raw=json.dumps({"user_id": "qa-alice", "product": rng.choice(packs), "amount": str(rng.randrange(1, 25))}))
+            fields = spend_fields()
+            raw = json.dumps({"user_id": args.user, "product": fields["product"], "amount": str(fields["amount"])})
+            at = now_iso()
+            report("spend", 1, at, fields, send(app, SPEND_PATH, None, raw=raw))
         else:
-            post(app, "/api/v1/purchase_cheer?user_id=qa-alice", {"user_id": "qa-alice", "identifier": "com.reiterate.cheer.50",
-                                                                   "transaction_id": rng.randrange(1, 2**63)})
-    elif rng.random() < 0.75:
-        body = {"user_id": "qa-alice", "product": rng.choice(packs), "amount": rng.randrange(1, 25)}
-        comment = rng.choice(comments)
-        if comment:
-            body["comment"] = comment
-        post(app, "/api/v1/spend_cheer?user_id=qa-alice", body)
+            purchase(app, "com.reiterate.cheer.50", fresh_id(), path="/api/v1/purchase_cheer")
     else:
-        post(app, "/api/v2/purchase_cheer?user_id=qa-alice", {"user_id": "qa-alice", "identifier": f"com.reiterate.cheer.{rng.choice([50, 100, 200])}",
-                                                             "transaction_id": rng.randrange(1, 2**63)})
-    time.sleep(rng.uniform(2, 6))
+        clean_write(app)
+
+
+def clean_write(app):
+    if rng.random() < 0.75:
+        spend(app, spend_fields())
+    else:
+        purchase(app, args.bundle or rng.choice(BUNDLES), fresh_id())
+
+
+def double_tap(app):
+    fields = spend_fields()
+    if not args.overlap:
+        spend(app, fields)
+        time.sleep(0.3)
+        spend(app, fields, attempt=2)
+        return
+    first = threading.Thread(target=spend, args=(app, fields, 1))
+    second = threading.Thread(target=spend, args=(app, fields, 2))
+    first.start()
+    time.sleep(0.01)  # on the wire first, the second going before its answer
+    second.start()
+    first.join()
+    second.join()
+
+
+def lost_purchase(app):
+    identifier = args.bundle or BUNDLES[2]
+    transaction_id = args.transaction_id if args.transaction_id is not None else fresh_id()
+    then = args.mode.removeprefix("lost-")
+    at = now_iso()
+    result = send(app, PURCHASE_PATH, {"user_id": args.user, "identifier": identifier, "transaction_id": transaction_id})
+    answered = result[0] is not None
+    report("purchase", 1, at, {"identifier": identifier, "transaction_id": transaction_id}, result, then=None if answered else then)
+    if answered or then == "give-up":
+        return
+    time.sleep(args.retry_after)
+    retry_id = transaction_id if then == "retry-same" else fresh_id()
+    purchase(app, identifier, retry_id, attempt=2, then=None)
+
+
+def play(app, direct, n):
+    if args.mode == "demo":
+        demo_write(n, app, direct)
+    elif args.mode == "clean":
+        clean_write(app)
+    elif args.mode == "double-tap":
+        double_tap(app)
+    elif args.mode.startswith("lost-"):
+        lost_purchase(app)
+    elif args.mode == "spend":
+        spend(app, spend_fields(random_comment=False))
+    else:
+        purchase(app, args.bundle or BUNDLES[2], args.transaction_id if args.transaction_id is not None else fresh_id())
+
+
+def main():
+    endless = args.mode in ("demo", "clean")
+    count = args.count if args.count is not None else (None if endless else 1)
+    delay = args.start_delay if args.start_delay is not None else (4 if args.mode == "demo" else 0)
+    time.sleep(delay)  # the demo: the TUI's first rounds (and, with --proxy, its CA made)
+    if args.proxy:
+        wait_for(args.proxy_ca)
+    app = opener(args.proxy, args.proxy_ca if args.proxy else args.server_ca)
+    direct = opener(None, args.server_ca)
+    started = time.monotonic()
+    n = 0
+    while count is None or n < count:
+        if args.duration is not None and time.monotonic() - started >= args.duration:
+            break
+        n += 1
+        play(app, direct, n)
+        if count is not None and n >= count:
+            break
+        gap = args.interval if args.interval is not None else rng.uniform(2, 6)
+        if args.duration is not None:
+            gap = max(0, min(gap, started + args.duration - time.monotonic()))
+        time.sleep(gap)
+
+
+if __name__ == "__main__":
+    try:
+        main()
+    except KeyboardInterrupt:
+        pass
+    sys.exit(0)
