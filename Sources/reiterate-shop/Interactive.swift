@@ -25,8 +25,12 @@ struct Interactive: AsyncParsableCommand {
     @Flag(help: "Watch the user from the start (w toggles it; also `watch = true` per environment).") var watch = false
     @Option(name: .customLong("proxy"), help: ArgumentHelp("Run the app's proxy beside the UI: its exchanges join the Requests tab, checked as the tool's own (`--proxy` alone: proxy_listen, else 127.0.0.1:8877; also `proxy_start = true`).", valueName: "host:port"))
     var proxy: String?
+    @Option(name: .customLong("fault"), help: ArgumentHelp("With --proxy: a fault in the app's traffic from the start, KIND[,key=value...] (`reiterate-shop proxy --help`); F adds more.", valueName: "spec"))
+    var faults: [String] = []
     @Option(name: .customLong("theme"), help: "Palette: auto (the terminal's background), dark or light, each also -colorblind (env REITERATE_THEME; `theme =` in the config; NO_COLOR turns colours off).")
     var theme: String?
+
+    func validate() throws { _ = try ServerFaults.parse(faults) }
 
     /// The palette: --theme, then REITERATE_THEME, then `theme =` in the config, then auto; and where it came from.
     static func theme(flag: String?, environment: [String: String], config: ConfigFile?) throws -> (ThemeSetting, source: String) {
@@ -106,7 +110,8 @@ struct Interactive: AsyncParsableCommand {
                 StartupTrace.mark("cache")
                 // The app's proxy: its exchanges go through the client's own pipeline (checks, pins, the log).
                 let appProxy = proxy != nil || settings.proxyStart
-                    ? await AppProxy.start(settings: settings, listen: proxy == AppProxy.defaultAddress ? nil : proxy, pipeline: client.pipeline, store: store) : nil
+                    ? await AppProxy.start(settings: settings, listen: proxy == AppProxy.defaultAddress ? nil : proxy, faults: try ServerFaults.parse(faults),
+                                           pipeline: client.pipeline, store: store) : nil
                 let backend = await CursesTerminal(mouse: mouse, theme: themeRequest)
                 let status = await TerminalApp(store: store, keymap: keymap, backend: backend).run(cached: cached)
                 await appProxy?.stop()
@@ -129,9 +134,9 @@ struct AppProxy {
     let server: ProxyServer
     let transport: AsyncHTTPTransport
 
-    static func start(settings: ResolvedSettings, listen: String?, pipeline: ExchangePipeline, store: AppStore) async -> AppProxy? {
+    static func start(settings: ResolvedSettings, listen: String?, faults: [ProxyFault], pipeline: ExchangePipeline, store: AppStore) async -> AppProxy? {
         do {
-            let setup = try ProxySetup.make(settings: settings, listen: listen, environment: ProcessInfo.processInfo.environment)
+            let setup = try ProxySetup.make(settings: settings, listen: listen, environment: ProcessInfo.processInfo.environment, faults: faults)
             let server: ProxyServer
             do {
                 let counter = SeenCounter(store: store)
@@ -150,7 +155,10 @@ struct AppProxy {
             let warning = setup.uncovered.isEmpty ? nil
                 : "its CA may not sign for \(setup.uncovered.joined(separator: ", ")): run `reiterate-shop proxy ca --renew` and install the new CA"
             let status = ProxyStatus(address: server.address.description, intercepting: setup.configuration.interceptedHosts.map(\.description), warning: warning)
-            await MainActor.run { store.send(.proxy(.listening(status))) }
+            await MainActor.run {
+                store.proxyFaults = ServerFaults(faults: server.faults)
+                store.send(.proxy(.listening(status)))
+            }
             return AppProxy(server: server, transport: setup.transport)
         } catch {
             let words = switch error {

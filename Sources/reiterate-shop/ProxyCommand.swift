@@ -44,12 +44,15 @@ struct ProxyRun: AsyncParsableCommand {
     @Flag(help: "Also watch the user (--user): each change the reads see is paired with the app's writes that explain it, and the verdicts only that pairing gives are made.")
     var watch = false
     @Option(help: "With --watch: seconds between reads (default 2, or the environment's watch_interval).") var interval: Double?
+    @Option(name: .customLong("fault"), help: ArgumentHelp("Put a fault into the app's traffic: KIND[,key=value...] as the stand-in's (latency, status, html, rate_limit, hang, reset, truncate, offline, lose_answer; path, method, count, rate…). Repeatable; POST /_proxy/faults adds more from this machine.", valueName: "spec"))
+    var faults: [String] = []
     @OptionGroup var connection: ConnectionOptions
 
     func validate() throws {
         if let listen { guard ProxyConfiguration.listenAddress(listen) != nil else { throw ValidationError("--listen takes HOST:PORT, not “\(listen)”") } }
         if let count { guard count >= 1 else { throw ValidationError("--count must be 1 or more") } }
         if let duration { guard WatchCommand.seconds(duration) != nil else { throw ValidationError("--for takes 90s, 5m, 1h or a number of seconds, not “\(duration)”") } }
+        _ = try ServerFaults.parse(faults)
         if let interval {
             guard watch else { throw ValidationError("--interval goes with --watch") }
             guard interval >= 0.2, interval <= 3600 else { throw ValidationError("--interval takes seconds from 0.2 to 3600") }
@@ -63,7 +66,7 @@ struct ProxyRun: AsyncParsableCommand {
         if watch { return try await runWatching(settings: settings, logger: logger) }
         let setup: ProxySetup
         do {
-            setup = try ProxySetup.make(settings: settings, listen: listen, environment: connection.environment)
+            setup = try ProxySetup.make(settings: settings, listen: listen, environment: connection.environment, faults: ServerFaults.parse(faults))
         } catch {
             throw fail(error)
         }

@@ -16,7 +16,7 @@ struct ProxySetup {
     /// Hosts the CA may not sign for (a CA made for other environments).
     var uncovered: [String]
 
-    static func make(settings: ResolvedSettings, listen: String?, environment: [String: String]) throws -> ProxySetup {
+    static func make(settings: ResolvedSettings, listen: String?, environment: [String: String], faults: [ProxyFault] = []) throws -> ProxySetup {
         guard let baseURL = URL(string: settings.baseURL), HostPort(url: baseURL) != nil else {
             throw CLIError(message: "the base URL \(settings.baseURL) has no host the proxy could intercept", exitCode: .config)
         }
@@ -32,8 +32,9 @@ struct ProxySetup {
             extra.append(named)
         }
         let password = environment["REITERATE_PROXY_PASSWORD"].flatMap { $0.isEmpty ? nil : $0 }
-        let configuration = ProxyConfiguration(listen: address, password: password, baseURL: baseURL, extraHosts: extra,
+        var configuration = ProxyConfiguration(listen: address, password: password, baseURL: baseURL, extraHosts: extra,
                                                upstreamTimeout: .milliseconds(Int(upstreamSeconds(settings) * 1000)))
+        configuration.faults = faults
         if let refusal = configuration.refusal { throw CLIError(message: refusal, exitCode: .config) }
         guard let folder = ProxyCA.defaultFolder(environment: environment) else {
             throw CLIError(message: "no folder for the proxy's CA: set XDG_STATE_HOME or HOME", exitCode: .config)
@@ -128,6 +129,33 @@ struct ProxyCACommand: ParsableCommand {
             try Data(text.utf8).write(to: URL(fileURLWithPath: path), options: .atomic)
         } catch {
             throw CLIError(message: Sanitizer.line(path), exitCode: .config)
+        }
+    }
+}
+
+/// `F` in the TUI: faults put into the running proxy's (`clear` takes them all away).
+struct ServerFaults: ProxyFaultPutter {
+    let faults: ProxyFaults
+
+    func put(_ spec: String) async -> FaultPutResult {
+        if spec.trimmingCharacters(in: .whitespaces).lowercased() == FaultChoice.clear { return .cleared(faults.clear()) }
+        do {
+            let fault = try ProxyFault.parse(spec)
+            _ = faults.add(fault)
+            return .put(fault.summary)
+        } catch let error as ProxyFaultError {
+            return .failed(error.description)
+        } catch {
+            return .failed("it is not a fault the proxy knows")
+        }
+    }
+
+    /// `--fault` values, parsed (a bad one is a usage error naming it).
+    static func parse(_ specs: [String]) throws -> [ProxyFault] {
+        try specs.map { spec in
+            do { return try ProxyFault.parse(spec) } catch let error as ProxyFaultError {
+                throw ValidationError("--fault \(spec): \(error.description)")
+            }
         }
     }
 }

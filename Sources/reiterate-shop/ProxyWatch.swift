@@ -13,7 +13,7 @@ extension ProxyRun {
     func runWatching(settings: ResolvedSettings, logger: Logger) async throws {
         let setup: ProxySetup
         do {
-            setup = try ProxySetup.make(settings: settings, listen: listen, environment: connection.environment)
+            setup = try ProxySetup.make(settings: settings, listen: listen, environment: connection.environment, faults: ServerFaults.parse(faults))
         } catch {
             throw fail(error)
         }

@@ -1,0 +1,211 @@
+"""Cause and effect (issue 30): `reiterate-shop proxy --watch` pairs each change the watch reads with the
+app's write that made it, and gives the verdicts only that pairing can give, each blamed on the app or
+the server. The app is `scripts/phone.py` going through the proxy; the server is the real stand-in,
+with its faults; the proxy's own faults (`--fault`, `POST /_proxy/faults`) break the app's traffic."""
+import json
+import subprocess
+import sys
+import time
+
+import pytest
+import requests
+
+from conftest import ROOT
+
+PHONE = ROOT / "scripts" / "phone.py"
+INTERVAL = "0.5"
+
+
+def watching(stub, start_proxy, *args):
+    """A proxy watching qa-alice on the stand-in, once its first round is read (a write before it has
+    no read before it to pair with)."""
+    proxy = start_proxy(stub.url, "--watch", "--interval", INTERVAL, "--json", *args)
+    deadline = time.monotonic() + 10
+    while "note: watching qa-alice" not in proxy.err():
+        assert time.monotonic() < deadline, proxy.err()
+        time.sleep(0.05)
+    time.sleep(1.2)  # two rounds: the first read is in
+    return proxy
+
+
+def phone(stub, proxy, mode, *args, timeout=90):
+    """The app: phone.py through the proxy; answers its JSON lines (one per attempt)."""
+    run = subprocess.run([sys.executable, str(PHONE), stub.url, "--proxy", f"127.0.0.1:{proxy.port}", "--mode", mode,
+                          "--start-delay", "0", *args], capture_output=True, text=True, timeout=timeout)
+    assert run.returncode == 0, run.stderr
+    return [json.loads(line) for line in run.stdout.splitlines() if line.startswith("{")]
+
+
+def findings(proxy):
+    return [l for l in proxy.lines() if l["kind"] == "finding"]
+
+
+def wait_for_finding(proxy, check, timeout=10):
+    return proxy.wait_for("finding", check=check, timeout=timeout)[0]
+
+
+def settle(proxy, rounds=4):
+    """Waits a few rounds, so that what the app did is read and paired."""
+    time.sleep(rounds * float(INTERVAL) + 0.5)
+
+
+def test_an_app_spend_is_paired_with_its_debit_and_its_entry(stub, start_proxy):
+    proxy = watching(stub, start_proxy)
+    [sent] = phone(stub, proxy, "spend", "--product", "com.reiterate.pack.rain", "--amount", "7", "--comment", "great pack")
+    assert sent["status"] == 200
+    rid = sent["request_id"]
+    app = proxy.wait_for("app")[0]
+    assert app["app"]["op"] == "spend" and app["app"]["request_id"] == rid and app["app"]["balance"] == sent["balance"]
+    assert "app POST spend_cheer 7 on Rain on a Tin Roof “great pack” → 200" in app["text"]
+    entry = proxy.wait_for("entry")[0]
+    assert entry["cause"] == [rid] and entry["made_by"] == ["app"], entry
+    balance = proxy.wait_for("balance")[0]
+    assert balance["delta"] == -7 and balance["cause"] == [rid] and balance["outcome"] == "reconciled", balance
+    assert f"(app, {rid})" in balance["text"]
+    settle(proxy)
+    assert findings(proxy) == []
+
+
+def test_a_change_no_request_explains_is_made_elsewhere(stub, start_proxy):
+    proxy = watching(stub, start_proxy)
+    # Another device: straight to the stand-in, not through the proxy.
+    assert stub.post("/api/v1/spend_cheer?user_id=qa-alice", json={"product": "com.reiterate.pack.rain", "amount": 3}).status_code == 200
+    entry = proxy.wait_for("entry")[0]
+    assert entry["made_by"] == ["elsewhere"] and entry["cause"] == [] and "(made elsewhere)" in entry["text"]
+    settle(proxy)
+    assert findings(proxy) == []
+
+
+def test_one_app_request_two_entries_is_the_servers(stub, start_proxy):
+    proxy = watching(stub, start_proxy)
+    stub.fault(kind="double_entry", path="/api/v1/spend_cheer", count=1)
+    [sent] = phone(stub, proxy, "spend", "--product", "com.reiterate.pack.rain", "--amount", "5")
+    f = wait_for_finding(proxy, "entry-twice")
+    assert f["blame"] == "server" and f["request_ids"][0] == sent["request_id"] and len(f["request_ids"]) >= 3, f
+    # The debit that does not match follows from it, and says so; no "possible double submission" note.
+    settle(proxy)
+    follow = [l for l in findings(proxy) if l["check"] != "entry-twice"]
+    assert all("entry-twice" in (l.get("caused_by") or "") for l in follow), follow
+    assert not any("possible double submission" in l["text"] for l in proxy.lines() if l["kind"] == "note")
+
+
+@pytest.mark.parametrize("fault, check, credited", [("double_credit", "credit-mismatch", "+400"), ("no_credit", "not-credited", "no credit")])
+def test_a_purchase_credited_other_than_its_bundle_is_the_servers(stub, start_proxy, fault, check, credited):
+    proxy = watching(stub, start_proxy)
+    stub.fault(kind=fault, path="/api/v2/purchase_cheer", count=1)
+    [sent] = phone(stub, proxy, "purchase", "--bundle", "com.reiterate.cheer.200")
+    assert sent["status"] == 200
+    f = wait_for_finding(proxy, check)
+    assert f["blame"] == "server" and sent["request_id"] in f["request_ids"], f
+    assert "+200 for the app's purchase of com.reiterate.cheer.200" in f["expected"] and credited in f["actual"], f
+    settle(proxy)
+    assert [l["check"] for l in findings(proxy)] == [check]
+
+
+def test_a_replayed_transaction_credited_again_is_the_servers(stub, start_proxy):
+    proxy = watching(stub, start_proxy)
+    stub.fault(kind="replay_credit", path="/api/v2/purchase_cheer", count=1)
+    first = phone(stub, proxy, "purchase", "--bundle", "com.reiterate.cheer.50", "--transaction-id", "424242")
+    settle(proxy, 2)
+    again = phone(stub, proxy, "purchase", "--bundle", "com.reiterate.cheer.50", "--transaction-id", "424242")
+    assert first[0]["status"] == 200 and again[0]["status"] == 200
+    f = wait_for_finding(proxy, "replay-credited")
+    assert f["blame"] == "server" and f["request_ids"] == [first[0]["request_id"], again[0]["request_id"]], f
+    settle(proxy)
+    assert [l["check"] for l in findings(proxy)] == ["replay-credited"]
+
+
+def test_an_answer_the_next_read_contradicts_is_the_servers(stub, start_proxy):
+    proxy = watching(stub, start_proxy)
+    stub.fault(kind="stale_answer", path="/api/v1/spend_cheer", count=1)
+    [sent] = phone(stub, proxy, "spend", "--product", "com.reiterate.pack.rain", "--amount", "4")
+    f = wait_for_finding(proxy, "answer-contradicted")
+    assert f["blame"] == "server" and f["request_ids"][0] == sent["request_id"], f
+    assert f"balance {sent['balance']:,}" in f["expected"], f
+    settle(proxy)
+    assert [l["check"] for l in findings(proxy)] == ["answer-contradicted"]
+
+
+@pytest.mark.parametrize("overlap", [False, True], ids=["after-the-answer", "before-the-answer"])
+def test_the_same_write_twice_within_a_second_is_the_apps(stub, start_proxy, overlap):
+    proxy = watching(stub, start_proxy)
+    sent = phone(stub, proxy, "double-tap", "--product", "com.reiterate.pack.rain", "--amount", "6", *(["--overlap"] if overlap else []))
+    assert [s["status"] for s in sent] == [200, 200]
+    f = wait_for_finding(proxy, "double-submission")
+    assert f["blame"] == "app" and sorted(f["request_ids"]) == sorted(s["request_id"] for s in sent), f
+    # The server recorded both, each paired with its own request: nothing else is wrong.
+    settle(proxy)
+    assert [l["check"] for l in findings(proxy)] == ["double-submission"]
+    entries = [l for l in proxy.lines() if l["kind"] == "entry"]
+    assert sorted(e["cause"][0] for e in entries) == sorted(s["request_id"] for s in sent)
+
+
+def lose_next_purchase(proxy):
+    r = requests.post(proxy.url + "/_proxy/faults", json={"kind": "lose_answer", "path": "/api/v2/purchase_cheer", "method": "POST", "count": 1}, timeout=5)
+    assert r.status_code in (200, 201), r.text
+
+
+def test_a_lost_answer_retried_with_the_same_transaction_is_handled_well(stub, start_proxy):
+    proxy = watching(stub, start_proxy)
+    lose_next_purchase(proxy)
+    tries = phone(stub, proxy, "lost-retry-same", "--bundle", "com.reiterate.cheer.200")
+    assert [t["status"] for t in tries] == [None, 409], tries
+    assert tries[0]["transaction_id"] == tries[1]["transaction_id"]
+    note = proxy.wait_for("note", timeout=15, **{})
+    notes = [l["text"] for l in proxy.lines() if l["kind"] == "note"]
+    deadline = time.monotonic() + 15
+    while not any("credited once" in n for n in notes) and time.monotonic() < deadline:
+        time.sleep(0.2)
+        notes = [l["text"] for l in proxy.lines() if l["kind"] == "note"]
+    assert any("handled well: retried with the same transaction id" in n and "credited once" in n for n in notes), notes
+    assert note
+    # The proxy recorded the answer the app never got: the server did credit it.
+    lost = [l for l in proxy.lines() if l["kind"] == "app" and l["app"].get("fault") == "lose_answer"]
+    assert lost and lost[0]["app"]["status"] == 200 and lost[0]["app"]["delivered"] is False
+    balance = [l for l in proxy.lines() if l["kind"] == "balance"]
+    assert sum(b["delta"] for b in balance) == 200, balance
+    assert findings(proxy) == []
+
+
+def test_a_lost_answer_whose_retry_the_server_credits_again_is_the_servers(stub, start_proxy):
+    proxy = watching(stub, start_proxy)
+    stub.fault(kind="replay_credit", path="/api/v2/purchase_cheer", count=1)
+    lose_next_purchase(proxy)
+    tries = phone(stub, proxy, "lost-retry-same", "--bundle", "com.reiterate.cheer.200")
+    assert [t["status"] for t in tries] == [None, 200], tries
+    f = wait_for_finding(proxy, "replay-credited")
+    assert f["blame"] == "server" and tries[1]["request_id"] in f["request_ids"], f
+
+
+def test_a_lost_answer_retried_with_a_new_transaction_is_the_apps(stub, start_proxy):
+    proxy = watching(stub, start_proxy)
+    lose_next_purchase(proxy)
+    tries = phone(stub, proxy, "lost-retry-new", "--bundle", "com.reiterate.cheer.200")
+    assert [t["status"] for t in tries] == [None, 200], tries
+    assert tries[0]["transaction_id"] != tries[1]["transaction_id"]
+    f = wait_for_finding(proxy, "retry-new-transaction")
+    assert f["blame"] == "app" and f["request_ids"][-1] == tries[1]["request_id"] and len(f["request_ids"]) == 2, f
+    settle(proxy)
+    # Both purchases were credited, as asked: the reads agree with what the app did.
+    assert [l["check"] for l in findings(proxy)] == ["retry-new-transaction"]
+
+
+def test_strict_ends_the_watch_at_the_first_finding_with_65(stub, start_proxy):
+    proxy = watching(stub, start_proxy, "--strict")
+    stub.fault(kind="no_credit", path="/api/v2/purchase_cheer", count=1)
+    phone(stub, proxy, "purchase", "--bundle", "com.reiterate.cheer.50")
+    assert proxy.proc.wait(15) == 65
+    assert "warning: [not-credited]" in proxy.err()
+
+
+@pytest.mark.slow
+def test_sixty_seconds_of_random_app_writes_with_no_fault_make_no_finding(stub, start_proxy):
+    proxy = watching(stub, start_proxy)
+    sent = phone(stub, proxy, "clean", "--for", "60", "--interval", "0.3", timeout=120)
+    settle(proxy)
+    assert len(sent) >= 100, len(sent)
+    assert sum(1 for l in proxy.lines() if l["kind"] == "app") == len(sent)
+    assert findings(proxy) == [], findings(proxy)[:5]
+    # Every change was paired with the app's writes: none made elsewhere.
+    changes = [l for l in proxy.lines() if l["kind"] in ("balance", "entry")]
+    assert changes and all(l["made_by"] and "elsewhere" not in l["made_by"] for l in changes), [l for l in changes if "elsewhere" in (l["made_by"] or [])][:3]
