@@ -64,12 +64,14 @@ extension ShopUpdate {
         }
         // The same ask twice: the second before the first's answer, or within a second of it (a retry
         // after a lost answer is judged below instead).
-        if write.reachedServer, let first = book.recent.last(where: { r in
+        if write.reachedServer, let other = book.recent.last(where: { r in
             r.sameAsk(write) && r.reachedServer && !r.answerLost
                 && (write.sentAt < (r.answeredAt ?? .distantFuture) || write.sentAt.timeIntervalSince(r.answeredAt ?? write.sentAt) <= AppWriteBook.doubleSubmitWindow)
         }) {
-            let gap = first.answeredAt.map { write.sentAt < $0 ? "before its answer" : String(format: "%.1f s after its answer", write.sentAt.timeIntervalSince($0)) } ?? "before its answer"
-            finding(.doubleSubmission, "one \(first.request()) (\(first.requestID ?? "no request id"))", "sent again \(gap) (\(write.requestID ?? "no request id")): a possible double submission", [first, write])
+            // Told in the order sent (the second may have been answered first).
+            let (first, again) = other.sentAt <= write.sentAt ? (other, write) : (write, other)
+            let gap = first.answeredAt.map { again.sentAt < $0 ? "before its answer" : String(format: "%.1f s after its answer", again.sentAt.timeIntervalSince($0)) } ?? "before its answer"
+            finding(.doubleSubmission, "one \(first.request()) (\(first.requestID ?? "no request id"))", "sent again \(gap) (\(again.requestID ?? "no request id")): a possible double submission", [first, again])
         }
         if let p = write.purchase, write.applied {
             if let credited = book.credited.last(where: { $0.transaction == p.transactionID && $0.write.id != write.id }) {

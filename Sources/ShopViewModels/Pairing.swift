@@ -64,13 +64,10 @@ struct SpanPairing {
     /// left over that repeat a spend the app sent once (the server recorded one request twice).
     func match(_ entries: [CheerHistoryEntry], taken: [Bool]) -> (by: [AppWrite?], twice: [(entry: Int, write: AppWrite)]) {
         var left = landed.filter { if case .spend = $0.kind { return true } else { return false } }
-        var by: [AppWrite?] = []
-        for (i, entry) in entries.enumerated() {
-            guard !taken[i], let j = left.firstIndex(where: { Self.isEntry(entry, of: $0) }) else {
-                by.append(nil)
-                continue
-            }
-            by.append(left.remove(at: j))
+        var by = [AppWrite?](repeating: nil, count: entries.count)
+        // The oldest entry first, with the oldest write: two alike pair in the order they were sent.
+        for i in entries.indices.reversed() where !taken[i] {
+            if let j = left.firstIndex(where: { Self.isEntry(entries[i], of: $0) }) { by[i] = left.remove(at: j) }
         }
         var twice: [(Int, AppWrite)] = []
         for (i, entry) in entries.enumerated() where !taken[i] && by[i] == nil {
