@@ -78,6 +78,8 @@ public struct ProxyConfiguration: Sendable {
     public var bodyTimeout: Duration = .seconds(60)
     /// The whole upstream exchange must finish within this.
     public var upstreamTimeout: Duration
+    /// The faults in force from the start (`--fault`); `ProxyServer.faults` changes them afterwards.
+    public var faults: [ProxyFault] = []
 
     public init(listen: HostPort = HostPort(host: "127.0.0.1", port: 8877), password: String? = nil, baseURL: URL,
                 extraHosts: [HostPort] = [], limits: WireLimits = WireLimits(), maxConnections: Int = 256,

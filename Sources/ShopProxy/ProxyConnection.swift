@@ -9,7 +9,8 @@ import ShopAPI
 /// (TLS with the host's leaf) or tunnelling blind, forwards each request of a shop host upstream and
 /// writes the answer back, one request at a time (reading pauses while one is out). Lives on its
 /// channel's event loop, and so does its upstream exchange (`AsyncHTTPTransport.send(_:on:)`); the
-/// pipeline hears of it afterwards, off that path (`ProxyCore.recordAll`).
+/// pipeline hears of it afterwards, off that path (`ProxyCore.recordAll`). The faults in force are put
+/// into the requests it forwards (`ProxyConnection+Forwarding.swift`).
 final class ProxyConnection: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = ByteBuffer
     typealias OutboundOut = ByteBuffer
@@ -198,7 +199,7 @@ final class ProxyConnection: ChannelInboundHandler, RemovableChannelHandler {
         return nil
     }
 
-    private var notForwarded: WireResponse {
+    var notForwarded: WireResponse {
         WireResponse.own(403, "the proxy forwards only the shop's hosts (\(core.intercepted.map(\.description).sorted().joined(separator: ", "))); HTTPS to any other passes as a tunnel")
     }
 
@@ -207,6 +208,7 @@ final class ProxyConnection: ChannelInboundHandler, RemovableChannelHandler {
         let target = RequestTarget(head.target, method: head.method)
         switch (mode, target) {
         case (.plain, .authority(let host)):
+            if refusedOffline(context) { return }
             connect(context, to: host)
         case (.plain, .absolute(let scheme, let host, let path)):
             guard head.value("Host").map({ host.matches(hostHeader: $0, defaultPort: scheme == "https" ? 443 : 80) }) ?? true else {
@@ -214,7 +216,7 @@ final class ProxyConnection: ChannelInboundHandler, RemovableChannelHandler {
             }
             forward(context, head, body, scheme: scheme, host: host, target: path)
         case (.plain, .origin(let path)):
-            answerForItself(context, head, path: path)
+            answerForItself(context, head, body, path: path)
         case (.intercepted(let host), .origin(let path)):
             guard let named = head.value("Host"), host.matches(hostHeader: named, defaultPort: 443) else {
                 return refuse(context, WireResponse.own(400, "the request's Host header names another host than the tunnel's (\(host))"), request: line)
@@ -229,42 +231,11 @@ final class ProxyConnection: ChannelInboundHandler, RemovableChannelHandler {
         }
     }
 
-    // MARK: Forwarding
-
-    private func forward(_ context: ChannelHandlerContext, _ head: RequestHead, _ body: [UInt8], scheme: String, host: HostPort, target: String) {
-        guard let method = RequestMethod(rawValue: head.method), let route = core.route(method, scheme: scheme, host: host, target: target) else {
-            return refuse(context, notForwarded, request: "\(head.method) \(Self.shown(head.target))")
-        }
-        busy = true
-        context.channel.setOption(ChannelOptions.autoRead, value: false).whenComplete { _ in }
-        let exchange = UpstreamExchange(core: core, method: method, route: route, head: head, body: body)
-        let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
-        let keepAlive = head.keepAlive
-        let core = core, loop = context.eventLoop
-        core.admit {
-            exchange.send(on: loop).whenSuccess { answer in
-                let (connection, context) = bound.value
-                connection.answered(context, answer, keepAlive: keepAlive)
-                core.record(exchange, answer)
-            }
-        }
-    }
-
-    /// The upstream's answer (or the proxy's own 502/504) goes back to the app; the next request follows.
-    private func answered(_ context: ChannelHandlerContext, _ answer: UpstreamAnswer, keepAlive: Bool) {
-        guard mode != .done, context.channel.isActive else { return }
-        var response = answer.response
-        if !keepAlive { response.fields.append(("Connection", "close")) }
-        guard keepAlive, !response.fields.contains(where: { $0.0 == "Connection" && $0.1 == "close" }) else {
-            return finish(context, with: response)
-        }
-        write(context, response)
-        readOn(context)
-    }
+    // MARK: Forwarding (ProxyConnection+Forwarding.swift)
 
     /// The next request of the connection may be read (its last exchange is answered, and the pipeline
     /// is not too far behind).
-    private func readOn(_ context: ChannelHandlerContext) {
+    func readOn(_ context: ChannelHandlerContext) {
         guard mode != .done, context.channel.isActive else { return }
         busy = false
         context.channel.setOption(ChannelOptions.autoRead, value: true).whenComplete { _ in }
@@ -310,12 +281,21 @@ final class ProxyConnection: ChannelInboundHandler, RemovableChannelHandler {
 
     // MARK: The proxy's own pages
 
-    private func answerForItself(_ context: ChannelHandlerContext, _ head: RequestHead, path: String) {
-        guard head.method == "GET" || head.method == "HEAD" else {
-            return refuse(context, WireResponse.own(405, "the proxy's own pages are read with GET"), request: "\(head.method) \(Self.shown(path))")
+    /// The setup page and the CA, or the fault control (`/_proxy/faults`, from this machine only).
+    private func answerForItself(_ context: ChannelHandlerContext, _ head: RequestHead, _ body: [UInt8], path: String) {
+        var response: WireResponse
+        if FaultControl.owns(path) {
+            guard FaultControl.admits(peer: context.channel.remoteAddress) else {
+                return refuse(context, WireResponse.own(403, "the proxy's faults are changed only from this machine"), request: "\(head.method) \(Self.shown(path))")
+            }
+            response = FaultControl.answer(method: head.method, path: path, body: body, faults: core.faults)
+        } else {
+            guard head.method == "GET" || head.method == "HEAD" else {
+                return refuse(context, WireResponse.own(405, "the proxy's own pages are read with GET"), request: "\(head.method) \(Self.shown(path))")
+            }
+            response = SetupPage.answer(path: path, core: core)
+            response.bodiless = head.method == "HEAD"
         }
-        var response = SetupPage.answer(path: path, core: core)
-        response.bodiless = head.method == "HEAD"
         guard head.keepAlive else {
             response.fields.append(("Connection", "close"))
             return finish(context, with: response)
@@ -325,7 +305,7 @@ final class ProxyConnection: ChannelInboundHandler, RemovableChannelHandler {
 
     // MARK: Writing, refusing, closing
 
-    private func write(_ context: ChannelHandlerContext, _ response: WireResponse) {
+    func write(_ context: ChannelHandlerContext, _ response: WireResponse) {
         context.writeAndFlush(wrapOutboundOut(response.encoded(allocator: context.channel.allocator)), promise: nil)
     }
 
@@ -339,7 +319,7 @@ final class ProxyConnection: ChannelInboundHandler, RemovableChannelHandler {
 
     /// Writes the last answer, then closes once it has gone out whole (a close at once would drop what
     /// the socket had not taken yet).
-    private func finish(_ context: ChannelHandlerContext, with response: WireResponse) {
+    func finish(_ context: ChannelHandlerContext, with response: WireResponse) {
         mode = .done
         headTimer?.cancel()
         idleTimer?.cancel()

@@ -17,6 +17,8 @@ final class ProxyCore: Sendable {
     let stats: ProxyStats
     let events: @Sendable (ProxyEvent) -> Void
     let password: ProxyPassword?
+    /// The faults in force (the configuration's at start, then `/_proxy/faults` and the front end's).
+    let faults: ProxyFaults
     private let contexts = Mutex<[String: NIOSSLContext]>([:])
     /// The app's requests admitted (out upstream, or answered and waiting for the pipeline), and the ones
     /// waiting to be: past `maxBacklog`, a request waits before it goes upstream, so a burst faster than
@@ -44,6 +46,7 @@ final class ProxyCore: Sendable {
         self.stats = stats
         self.events = events
         password = configuration.password.flatMap { $0.isEmpty ? nil : ProxyPassword($0) }
+        faults = ProxyFaults(configuration.faults)
         (recorded, recordings) = AsyncStream.makeStream()
     }
 

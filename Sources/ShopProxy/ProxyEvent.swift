@@ -11,7 +11,8 @@ public enum ProxyEvent: Sendable {
     case exchange(HTTPExchange)
     /// A fault answered the app in the server's stead (`status`, `html`, `rate_limit`, `hang`, `reset`,
     /// `offline`): the request never reached the server, and is not checked. `response` is what the app
-    /// got from the proxy (nil when it got nothing).
+    /// got from the proxy (nil when it got nothing). A `hang` is told when it ends (the app closed, or
+    /// its `seconds` passed). A CONNECT closed by `offline` is only counted (`ProxyStats.Counts.faults`).
     case injected(HTTPExchange)
     /// A blind tunnel to a host the proxy does not intercept ended: only its size and times are known.
     case tunnel(TunnelRecord)
@@ -54,6 +55,8 @@ public final class ProxyStats: Sendable {
         /// Requests with a wrong or missing password (407): counted, their value never kept.
         public var authFailures = 0
         public var openConnections = 0
+        /// Faults applied (each request or CONNECT a fault was put into).
+        public var faults = 0
     }
 
     public init() {}

@@ -9,6 +9,8 @@ import ShopAPI
 public final class ProxyServer: Sendable {
     public let configuration: ProxyConfiguration
     public let stats: ProxyStats
+    /// The faults it puts into the app's traffic: add, list and remove them while it runs.
+    public let faults: ProxyFaults
     /// Where it listens (the port the system chose, for port 0).
     public let address: HostPort
     private let channel: any Channel
@@ -18,6 +20,7 @@ public final class ProxyServer: Sendable {
     private init(configuration: ProxyConfiguration, stats: ProxyStats, address: HostPort, channel: any Channel, core: ProxyCore) {
         self.configuration = configuration
         self.stats = stats
+        faults = core.faults
         self.address = address
         self.channel = channel
         self.core = core

@@ -23,16 +23,28 @@ struct UpstreamExchange: Sendable {
     let route: (url: String, key: RequestKey)
     let head: RequestHead
     let body: [UInt8]
+    /// A fault that forwards (latency, truncate, lose_answer), kept on the exchange.
+    var fault: InjectedFault?
 
-    /// Sends the request upstream on `eventLoop` (the app's connection's: no thread between the two).
-    func send(on eventLoop: any EventLoop) -> EventLoopFuture<UpstreamAnswer> {
-        let sentBody: [UInt8]? = head.framing == .none && body.isEmpty ? nil : body
-        let exchange = HTTPExchange(
+    /// The body as sent (nil for a request without one).
+    private var sentBody: [UInt8]? { head.framing == .none && body.isEmpty ? nil : body }
+
+    /// The app's exchange as the pipeline and the front end see it, not sent yet.
+    func appExchange() -> HTTPExchange {
+        var exchange = HTTPExchange(
             serial: core.pipeline.nextSerial(), source: .app,
             request: ExchangeRequest(key: route.key, operation: nil, headers: HTTPFields(pairs: head.headers.map { ($0.name, $0.value) }), body: sentBody),
             attempt: 1)
+        exchange.fault = fault
+        return exchange
+    }
+
+    /// Sends the request upstream on `eventLoop` (the app's connection's: no thread between the two).
+    func send(on eventLoop: any EventLoop) -> EventLoopFuture<UpstreamAnswer> {
+        let exchange = appExchange(), sentBody = sentBody
         // Told to the pipeline beside the request going out, not ahead of it (`ProxyCore.recordAll`).
         core.recordSent(exchange)
+        core.events(.sending(exchange))
         let request = TransportRequest(method: method, url: route.url,
                                        headers: HTTPFields(pairs: HopByHop.filtered(head.headers).map { ($0.name, $0.value) }),
                                        body: sentBody, timeout: core.configuration.upstreamTimeout)

@@ -49,12 +49,14 @@ struct WireResponse {
             buffer.writeString(value)
             buffer.writeString("\r\n")
         }
-        let noBody = bodiless || status == 204 || status == 304 || (100..<200).contains(status)
-        if !hasLength, !noBody { buffer.writeString("Content-Length: \(body.count)\r\n") }
+        if !hasLength, sendsBody { buffer.writeString("Content-Length: \(body.count)\r\n") }
         buffer.writeString("\r\n")
-        if !noBody { buffer.writeBytes(body) }
+        if sendsBody { buffer.writeBytes(body) }
         return buffer
     }
+
+    /// Whether the body goes out after the head (not for HEAD, 204, 304 or 1xx).
+    var sendsBody: Bool { !(bodiless || status == 204 || status == 304 || (100..<200).contains(status)) }
 
     /// The standard reason phrase (the status alone says it all; the phrase is for people reading a capture).
     static func reason(_ status: Int) -> String {

@@ -10,37 +10,7 @@ import Testing
 
 /// The proxy in this process between a raw socket (the app) and the stand-in on 127.0.0.1 (plain HTTP
 /// here; TLS interception is tested with curl, openssl and Python in Tests/contract/test_proxy.py).
-@Suite(.serialized) struct ProxyServerTests {
-    /// Keeps every app exchange the pipeline finished.
-    actor Seen: ExchangeObserver {
-        private(set) var exchanges: [HTTPExchange] = []
-        func finished(_ e: HTTPExchange) -> [Finding] {
-            exchanges.append(e)
-            return []
-        }
-    }
-
-    final class Events: Sendable {
-        let list = Mutex<[ProxyEvent]>([])
-        func add(_ e: ProxyEvent) { list.withLock { $0.append(e) } }
-        var refusals: [Refusal] { list.withLock { $0.compactMap { if case .refused(let r) = $0 { r } else { nil } } } }
-    }
-
-    func start(password: String? = nil, events: Events = Events(), headTimeout: Duration = .seconds(10),
-               bodyTimeout: Duration = .seconds(60)) async throws -> (RunningStub, ProxyServer, AsyncHTTPTransport, Seen) {
-        let stub = try await RunningStub.start()
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("proxy-ca-\(UUID().uuidString)")
-        let ca = try ProxyCA.loadOrCreate(folder: folder, permitted: PermittedNames(hosts: ["127.0.0.1"]))
-        let transport = try AsyncHTTPTransport(configuration: .init(connectTimeout: .seconds(2)))
-        let seen = Seen()
-        var configuration = ProxyConfiguration(listen: HostPort(host: "127.0.0.1", port: 0), password: password,
-                                               baseURL: try #require(URL(string: stub.url)), headTimeout: headTimeout)
-        configuration.bodyTimeout = bodyTimeout
-        let proxy = try await ProxyServer.start(configuration: configuration, ca: ca, transport: transport,
-                                                pipeline: .standard(extra: [seen]), events: { events.add($0) })
-        return (stub, proxy, transport, seen)
-    }
-
+@Suite(.serialized) struct ProxyServerTests: ProxyTesting {
     @Test func aPlainRequestForTheShopIsForwardedAndRecordedAsTheApps() async throws {
         let (stub, proxy, transport, seen) = try await start()
         let app = try RawClient(port: proxy.address.port)
@@ -200,19 +170,5 @@ import Testing
         let pem = try RawClient(port: proxy.address.port).exchange("GET /ca.pem HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
         #expect(pem.body.hasPrefix("-----BEGIN CERTIFICATE-----") && !pem.body.contains("PRIVATE KEY"))
         await stop(stub, proxy, transport)
-    }
-
-    func stop(_ stub: RunningStub, _ proxy: ProxyServer, _ transport: AsyncHTTPTransport) async {
-        await proxy.stop()
-        try? await transport.shutdown()
-        await stub.stop()
-    }
-
-    func waitFor(_ condition: () async -> Bool) async throws {
-        for _ in 0..<100 {
-            if await condition() { return }
-            try await Task.sleep(for: .milliseconds(20))
-        }
-        Issue.record("timed out waiting")
     }
 }

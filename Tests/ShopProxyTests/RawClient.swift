@@ -86,6 +86,26 @@ final class RawClient {
         return answer
     }
 
+    /// How the stream ended for `readToEnd`.
+    enum Ending: Equatable { case closed, reset, timedOut }
+
+    /// Every byte until the proxy ends the stream (the bytes read before, unframed, included).
+    func readToEnd() -> (bytes: [UInt8], ending: Ending) {
+        var chunk = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if n > 0 {
+                buffer += chunk[..<n]
+                continue
+            }
+            defer { buffer = [] }
+            return (buffer, n == 0 ? .closed : errno == ECONNRESET ? .reset : .timedOut)
+        }
+    }
+
+    /// The app gives up: its side of the connection closes (FIN).
+    func hangUp() { shutdown(fd, Int32(SHUT_RDWR)) }
+
     func exchange(_ request: String) throws -> Answer {
         try send(request)
         return try readAnswer()
