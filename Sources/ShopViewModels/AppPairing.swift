@@ -9,6 +9,9 @@ struct AppWriteBook: Equatable, Sendable {
     static let retryWindow: TimeInterval = 60
     /// A second write of the same ask this soon after the first's answer is a double submission.
     static let doubleSubmitWindow: TimeInterval = 1
+    /// …or this soon after the first was sent, while it had no answer yet (a tap on a write that hangs
+    /// for longer is a user's choice to try again).
+    static let unansweredWindow: TimeInterval = 5
     static let recentCapacity = 64
     static let creditedCapacity = 1_000
 
@@ -66,7 +69,8 @@ extension ShopUpdate {
         // after a lost answer is judged below instead).
         if write.reachedServer, let other = book.recent.last(where: { r in
             r.sameAsk(write) && r.reachedServer && !r.answerLost
-                && (write.sentAt < (r.answeredAt ?? .distantFuture) || write.sentAt.timeIntervalSince(r.answeredAt ?? write.sentAt) <= AppWriteBook.doubleSubmitWindow)
+                && ((write.sentAt < (r.answeredAt ?? .distantFuture) && abs(write.sentAt.timeIntervalSince(r.sentAt)) <= AppWriteBook.unansweredWindow)
+                    || write.sentAt.timeIntervalSince(r.answeredAt ?? write.sentAt) <= AppWriteBook.doubleSubmitWindow)
         }) {
             // Told in the order sent (the second may have been answered first).
             let (first, again) = other.sentAt <= write.sentAt ? (other, write) : (write, other)

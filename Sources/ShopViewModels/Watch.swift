@@ -328,6 +328,10 @@ extension ShopUpdate {
                 effects += invalidateHistory(&state, merge: true)
             }
         }
+        if state.watch.last == nil, state.watch.pairing {
+            // The first reads: the app's writes answered before them are in them, with nothing to compare.
+            _ = pairedRound(appSpan ?? [], events: [], at: at, &state)
+        }
         state.watch.skipCheersOfNextRound = false
         state.watch.own = []
         state.watch.last = observation

@@ -310,9 +310,7 @@ extension AppPairingTests {
         _ = w.round(at: Self.at(2))
         _ = w.round(at: Self.at(4))
         #expect(w.d.state.watch.rounds == 2)
-        withKnownIssue("finishRound keeps the first round's app span: its writes are paired again with the next round") {
-            #expect(w.findings.isEmpty)
-        }
+        #expect(w.findings.isEmpty)
     }
 
     /// Ordinary app spends and purchases, some crossing a round, with changes from elsewhere and

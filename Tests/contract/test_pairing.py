@@ -10,7 +10,7 @@ import time
 import pytest
 import requests
 
-from conftest import ROOT
+from conftest import ROOT, TOKEN
 
 PHONE = ROOT / "scripts" / "phone.py"
 INTERVAL = "0.5"
@@ -19,7 +19,7 @@ INTERVAL = "0.5"
 def watching(stub, start_proxy, *args):
     """A proxy watching qa-alice on the stand-in, once its first round is read (a write before it has
     no read before it to pair with)."""
-    proxy = start_proxy(stub.url, "--watch", "--interval", INTERVAL, "--json", *args)
+    proxy = start_proxy(stub.url, "--watch", "--interval", INTERVAL, "--json", *args, env={"REITERATE_TOKEN": TOKEN})
     deadline = time.monotonic() + 10
     while "note: watching qa-alice" not in proxy.err():
         assert time.monotonic() < deadline, proxy.err()
@@ -56,7 +56,7 @@ def test_an_app_spend_is_paired_with_its_debit_and_its_entry(stub, start_proxy):
     rid = sent["request_id"]
     app = proxy.wait_for("app")[0]
     assert app["app"]["op"] == "spend" and app["app"]["request_id"] == rid and app["app"]["balance"] == sent["balance"]
-    assert "app POST spend_cheer 7 on Rain on a Tin Roof “great pack” → 200" in app["text"]
+    assert "app POST spend_cheer 7 on Rain on a Tin Roof “great pack” → 200" in app["text"], proxy.out()
     entry = proxy.wait_for("entry")[0]
     assert entry["cause"] == [rid] and entry["made_by"] == ["app"], entry
     balance = proxy.wait_for("balance")[0]
