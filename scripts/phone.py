@@ -192,9 +192,20 @@ def demo_write(n, app, direct):
         clean_write(app)
 
 
+last_spend = None
+
+
 def clean_write(app):
+    global last_spend
     if rng.random() < 0.75:
-        spend(app, spend_fields())
+        # A person does not tap the very same cheer twice in a row (that is the double-tap mode).
+        fields = spend_fields()
+        for _ in range(20):  # bounded: fixed --product/--amount/--comment make every one alike
+            if fields != last_spend:
+                break
+            fields = spend_fields()
+        last_spend = fields
+        spend(app, fields)
     else:
         purchase(app, args.bundle or rng.choice(BUNDLES), fresh_id())
 

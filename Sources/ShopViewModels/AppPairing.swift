@@ -81,6 +81,7 @@ extension ShopUpdate {
             if let credited = book.credited.last(where: { $0.transaction == p.transactionID && $0.write.id != write.id }) {
                 finding(.replayCredited, "409 for transaction \(p.transactionID), credited already (\(credited.write.requestID ?? "no request id"))",
                         "\(write.status ?? 200), credited again (\(write.requestID ?? "no request id"))", [credited.write, write])
+                if write.answerChecks.contains(.creditedOnce) { events[events.count - 1].causedBy = .answer(.creditedOnce, requestID: write.requestID) }
             }
             book.credited.append((p.transactionID, write))
             if book.credited.count > AppWriteBook.creditedCapacity { book.credited.removeFirst(book.credited.count - AppWriteBook.creditedCapacity) }

@@ -26,6 +26,8 @@ public struct AppWrite: Equatable, Sendable, Identifiable {
     public var requestID: String?
     /// The fault the proxy put into it.
     public var fault: InjectedFault?
+    /// The contract watchdog's findings on the exchange (a verdict of the same fault says so).
+    public var answerChecks: [ContractCheck] = []
 
     public init(id: Int, kind: Kind, user: String?, sentAt: Date, answeredAt: Date? = nil, status: Int? = nil, balance: Int? = nil,
                 requestID: String? = nil, fault: InjectedFault? = nil) {
@@ -74,6 +76,7 @@ public struct AppWrite: Equatable, Sendable, Identifiable {
         let bodyUser: String? = if case let .string(u)? = json["user_id"] { u } else { nil }
         var write = AppWrite(id: e.serial, kind: kind, user: e.request.key.value("user_id") ?? bodyUser, sentAt: e.startedAt,
                              requestID: e.requestID, fault: e.fault)
+        write.answerChecks = e.findings.map(\.check)
         if let response = e.response {
             write.status = response.status
             if case let .object(answer)? = JSONValue.parse(response.body, tokens: response.tokens), case let .int(b)? = answer["balance"] {

@@ -205,6 +205,8 @@ public enum Reconciler {
             let outcome: WatchEvent.Outcome = ownFlags[offset] ? .own : balanceOutcome
             var event = WatchEvent(at: after.at, change: .entry(entry), outcome: outcome, requestIDs: ids)
             if app != nil { event.causes = [ownFlags[offset] ? .tool : appBy[offset].map { .app(requestID: $0.requestID) } ?? .elsewhere] }
+            // The second of one request recorded twice: the shop's data says it was cheered once.
+            if twice.contains(where: { $0.entry == offset }) { event.causedBy = .finding(.entryTwice) }
             events.insert(event, at: events.firstIndex { if case .finding = $0.change { return true } else { return false } } ?? events.count)
         }
         // Two alike within seconds: one tap sent twice?

@@ -319,7 +319,11 @@ extension ShopUpdate {
                                             app: state.watch.pairing ? appSpan : nil, catalog: state.context.bundles)
             if state.watch.pairing { events += pairedRound(appSpan ?? [], events: events, at: at, &state) }
             if !state.watch.skipCheersOfNextRound {
-                for case let .entry(e) in events.map(\.change) { state.watch.cheeredSincePacks[e.product, default: 0] = state.watch.cheeredSincePacks[e.product, default: 0].plusSaturating(e.amount) }
+                // An entry recorded twice for one request counts once (the app cheered once).
+                for event in events where event.causedBy != .finding(.entryTwice) {
+                    guard case let .entry(e) = event.change else { continue }
+                    state.watch.cheeredSincePacks[e.product, default: 0] = state.watch.cheeredSincePacks[e.product, default: 0].plusSaturating(e.amount)
+                }
             }
             effects += note(events, &state)
             state.watch.marks.seen(events, balance: observation.balance.minusSaturating(last.balance), at: at)

@@ -133,11 +133,15 @@ public struct WatchEvent: Equatable, Sendable {
 public enum WatchCause: Equatable, Sendable {
     case finding(WatchCheck)
     case unreadable(position: String, requestID: String?)
+    /// The same fault as the contract watchdog's finding on the app's answer.
+    case answer(ContractCheck, requestID: String?)
 
     /// `possibly caused by [entry-vanished] (above)`.
     public var words: String {
         switch self {
         case let .finding(check): return "possibly caused by [\(check.rawValue)] (above)"
+        case let .answer(check, requestID):
+            return "the same fault as the contract watchdog's [\(check.rawValue)] on that answer (\(requestID ?? "no request id"); on the Checks tab)"
         case let .unreadable(position, requestID):
             return "possibly caused by an entry that could not be read (\(position)\(requestID.map { ", " + $0 } ?? ""); its finding is on the Checks tab)"
         }

@@ -111,8 +111,11 @@ def test_a_replayed_transaction_credited_again_is_the_servers(stub, start_proxy)
     assert first[0]["status"] == 200 and again[0]["status"] == 200
     f = wait_for_finding(proxy, "replay-credited")
     assert f["blame"] == "server" and f["request_ids"] == [first[0]["request_id"], again[0]["request_id"]], f
+    # The contract watchdog sees the same 200 on the answer (`credited-once`): the watch's verdict says so.
+    assert f"the same fault as the contract watchdog's [credited-once] on that answer ({again[0]['request_id']}" in f["caused_by"], f
     settle(proxy)
-    assert [l["check"] for l in findings(proxy)] == ["replay-credited"]
+    assert sorted(l["check"] for l in findings(proxy)) == ["credited-once", "replay-credited"]
+    assert [l["blame"] for l in findings(proxy)] == ["server", "server"]
 
 
 def test_an_answer_the_next_read_contradicts_is_the_servers(stub, start_proxy):

@@ -1,10 +1,14 @@
 """The app's proxy inside the TUI (issue 29, item 4), end to end: the real binary in tmux with --proxy,
 the app played by Python's HTTP client through it, against the real stand-in."""
+import json
 import re
+import subprocess
+import sys
+import time
 
 import requests
 
-from conftest import TOKEN, free_port
+from conftest import ROOT, TOKEN, free_port
 from test_tui import tmux_server, tui  # noqa: F401  (fixtures: the private tmux server, a TUI in it)
 
 
@@ -53,3 +57,39 @@ def test_an_app_request_that_breaks_the_contract_is_blamed_on_the_app(start_stub
     t.keys("4")
     screen = t.wait_for("request-body")
     assert re.search(r"✗ request-body\s+app's fault · amount · POST /api/v1/spend_cheer", screen), screen
+
+
+def test_the_live_tab_pairs_the_apps_writes_and_f_loses_the_answer_to_its_next_purchase(start_stub, tui):
+    """Issue 30: the paired timeline, and a `lose_answer` fault put in from the TUI's key (F, Tab, Enter)."""
+    stub = start_stub()
+    port = free_port()
+    t = tui(stub.url, width=160, height=36, args=("--proxy", f"127.0.0.1:{port}", "--watch"))
+    t.wait_for(f"⇄ app proxy 127.0.0.1:{port}")
+    t.keys("5")
+    t.wait_for("watching qa-alice")
+    time.sleep(2.5)  # the watch's first reads are in
+
+    def phone(mode, *args):
+        run = subprocess.run([sys.executable, str(ROOT / "scripts" / "phone.py"), stub.url, "--proxy", f"127.0.0.1:{port}", "--mode", mode,
+                              "--start-delay", "0", *args], capture_output=True, text=True, timeout=60)
+        assert run.returncode == 0, run.stderr
+        return [json.loads(line) for line in run.stdout.splitlines() if line.startswith("{")]
+
+    [spend] = phone("spend", "--product", "com.reiterate.pack.rain", "--amount", "7", "--comment", "great pack")
+    rid = spend["request_id"]
+    screen = t.wait_for(f"new entry: 7 cheer on Rain on a Tin Roof “great pack” (app, {rid})")
+    assert re.search(rf"⇄ app POST spend_cheer 7 on Rain on a Tin Roof “great pack” → 200 \(balance 1,243\) {rid}", screen), screen
+    assert re.search(rf"✔ balance 1,250 → 1,243 \(−7\) \(app, {rid}\)", screen), screen
+    # F: the fault prompt; Tab offers the first common fault (lose the answer to the next purchase).
+    t.keys("F")
+    t.wait_for("fault: ")
+    t.keys("Tab")
+    screen = t.wait_for("lose the answer to the app's next purchase")
+    t.keys("Enter")
+    t.wait_for("fault put into the app's traffic: lose_answer on POST /api/v2/purchase_cheer, next 1")
+    tries = phone("lost-retry-same", "--bundle", "com.reiterate.cheer.200")
+    assert [x["status"] for x in tries] == [None, 409], tries
+    screen = t.wait_for("credited once", timeout=20)
+    assert "answer lost on its way to the app (fault lose_answer)" in screen, screen
+    assert "the server credited a purchase whose answer the app never got" in screen, screen
+    assert "handled well: retried with the same transaction id" in screen, screen
