@@ -94,7 +94,7 @@ extension ShopUpdate {
             let lost = book.lost[i]
             if lost.write.purchase?.transactionID == p.transactionID {
                 book.lost[i].retry = write
-                events.append(WatchEvent(at: at, change: .note("the app retried its purchase whose answer was lost (\(lost.write.requestID ?? "no request id")) with the same transaction id: answered \(write.status.map(String.init) ?? "nothing")"),
+                events.append(WatchEvent(at: at, change: .note("the app retried \(lost.write.requestID ?? "its lost purchase") with the same transaction id: answered \(write.status.map(String.init) ?? "nothing")"),
                                          requestIDs: ids([lost.write, write])))
             } else {
                 book.lost.remove(at: i)
@@ -105,7 +105,7 @@ extension ShopUpdate {
         }
         if write.purchase != nil, write.answerLost, write.applied {
             book.lost.append(LostAnswer(write: write))
-            events.append(WatchEvent(at: at, change: .note("the server credited a purchase whose answer the app never got (\(write.requestID ?? "no request id")): what the app does next decides whether the user is charged twice"),
+            events.append(WatchEvent(at: at, change: .note("the server credited \(write.requestID ?? "a purchase") but the app never got the answer: a retry must reuse its transaction id"),
                                      requestIDs: ids([write])))
         }
         if write.reachedServer, state.watch.phase != .off { book.span.append(write) }

@@ -89,13 +89,13 @@ public struct AppWrite: Equatable, Sendable, Identifiable {
         return write
     }
 
-    /// `POST spend_cheer 7 on Rain “great pack”`, `POST purchase_cheer bundle 200 (transaction 42)`.
+    /// `POST spend_cheer 7 on Rain “great pack”`, `POST purchase_cheer com.reiterate.cheer.200 tx 42`.
     public func request(names: [String: String] = [:]) -> String {
         switch kind {
         case let .spend(product, amount, comment):
             return "POST spend_cheer \(Wording.grouped(amount)) on \(names[product] ?? product)\(comment.map { " “\($0)”" } ?? "")"
         case let .purchase(identifier, transaction):
-            return "POST purchase_cheer \(identifier) (transaction \(transaction))"
+            return "POST purchase_cheer \(identifier) tx \(transaction)"
         }
     }
 
@@ -105,8 +105,8 @@ public struct AppWrite: Equatable, Sendable, Identifiable {
         if let fault, !fault.forwards { return "→ never reached the server (fault \(fault.rawValue))" }
         guard let status else { return answeredAt == nil ? "→ waiting" : "→ no answer from the server" }
         switch fault {
-        case .loseAnswer?: return "→ \(status)\(said), answer lost on its way to the app (fault lose_answer)"
-        case .truncate?: return "→ \(status)\(said), answer cut short on its way to the app (fault truncate)"
+        case .loseAnswer?: return "→ \(status)\(said), not delivered (lose_answer)"
+        case .truncate?: return "→ \(status)\(said), cut short on its way to the app (truncate)"
         default: return "→ \(status)\(said)"
         }
     }

@@ -211,12 +211,12 @@ struct PairingWalk {
     func aLostAnswerRetriedWithTheSameTransactionIsHandledWell(roundBetween: Bool) {
         var w = PairingWalk()
         #expect(Self.texts(Self.losing(&w)) == [
-            "app POST purchase_cheer com.reiterate.cheer.200 (transaction 42) → 200 (balance 1,450), answer lost on its way to the app (fault lose_answer) rq-a1",
-            "the server credited a purchase whose answer the app never got (rq-a1): what the app does next decides whether the user is charged twice",
+            "app POST purchase_cheer com.reiterate.cheer.200 tx 42 → 200 (balance 1,450), not delivered (lose_answer) rq-a1",
+            "the server credited rq-a1 but the app never got the answer: a retry must reuse its transaction id",
         ])
         if roundBetween { #expect(Self.texts(w.round(at: Self.at(2))) == ["balance 1,250 → 1,450 (+200) (app, rq-a1)"]) }
         let retried = w.app(appPurchase(2, bundle: 200, transaction: "42", sent: Self.at(5), status: 409))
-        #expect(Self.texts(retried).last == "the app retried its purchase whose answer was lost (rq-a1) with the same transaction id: answered 409")
+        #expect(Self.texts(retried).last == "the app retried rq-a1 with the same transaction id: answered 409")
         let round = w.round(at: Self.at(7))
         let handled = "handled well: retried with the same transaction id 42, answered 409, credited once"
         #expect(Self.texts(round) == (roundBetween ? [handled] : ["balance 1,250 → 1,450 (+200) (app, rq-a1)", handled]))
@@ -292,7 +292,7 @@ extension AppPairingTests {
         let bob = appPurchase(1, bundle: 200, transaction: "42", user: "qa-bob", sent: Self.at(1), balance: 207)
         w.sending(bob)
         #expect(w.d.state.watch.app.out.isEmpty)
-        #expect(Self.texts(w.finished(bob)) == ["app POST purchase_cheer com.reiterate.cheer.200 (transaction 42) → 200 (balance 207) rq-a1"])
+        #expect(Self.texts(w.finished(bob)) == ["app POST purchase_cheer com.reiterate.cheer.200 tx 42 → 200 (balance 207) rq-a1"])
         w.recordSpend(7, at: Self.at(1.5), id: "n1")
         #expect(Self.texts(w.round(at: Self.at(2))) == ["balance 1,250 → 1,243 (−7) (made elsewhere)", "new entry: 7 cheer on Rain on a Tin Roof (made elsewhere)"])
         #expect(w.d.state.watch.findingCount == 0 && w.d.state.watch.app.span.isEmpty)

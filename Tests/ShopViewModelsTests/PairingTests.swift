@@ -256,8 +256,8 @@ struct SeededGenerator: RandomNumberGenerator {
         let write = AppWrite.from(e, answeredAt: t0.addingTimeInterval(3))
         #expect(write?.kind == .purchase(identifier: "com.reiterate.cheer.200", transactionID: "42") && write?.user == "qa-bob")
         #expect(write?.answeredAt == t0.addingTimeInterval(3) && write?.fault == .loseAnswer && write?.answerLost == true)
-        #expect(write?.outcome == "→ 200 (balance 1,450), answer lost on its way to the app (fault lose_answer)")
-        #expect(write?.request() == "POST purchase_cheer com.reiterate.cheer.200 (transaction 42)")
+        #expect(write?.outcome == "→ 200 (balance 1,450), not delivered (lose_answer)")
+        #expect(write?.request() == "POST purchase_cheer com.reiterate.cheer.200 tx 42")
         // A transaction id sent as text keeps its quotes (it is not the contract's number).
         let text = Self.exchange("/api/v2/purchase_cheer", body: #"{"identifier":"com.reiterate.cheer.200","transaction_id":"abc"}"#)
         #expect(AppWrite.from(text)?.purchase?.transactionID == "\"abc\"")

@@ -63,7 +63,7 @@ def test_the_live_tab_pairs_the_apps_writes_and_f_loses_the_answer_to_its_next_p
     """Issue 30: the paired timeline, and a `lose_answer` fault put in from the TUI's key (F, Tab, Enter)."""
     stub = start_stub()
     port = free_port()
-    t = tui(stub.url, width=160, height=36, args=("--proxy", f"127.0.0.1:{port}", "--watch"))
+    t = tui(stub.url, width=240, height=40, args=("--proxy", f"127.0.0.1:{port}", "--watch"))
     t.wait_for(f"⇄ app proxy 127.0.0.1:{port}")
     t.keys("5")
     t.wait_for("watching qa-alice")
@@ -90,6 +90,6 @@ def test_the_live_tab_pairs_the_apps_writes_and_f_loses_the_answer_to_its_next_p
     tries = phone("lost-retry-same", "--bundle", "com.reiterate.cheer.200")
     assert [x["status"] for x in tries] == [None, 409], tries
     screen = t.wait_for("credited once", timeout=20)
-    assert "answer lost on its way to the app (fault lose_answer)" in screen, screen
-    assert "the server credited a purchase whose answer the app never got" in screen, screen
+    assert "not delivered (lose_answer)" in screen, screen
+    assert "but the app never got the answer: a retry must reuse its transaction id" in screen, screen
     assert "handled well: retried with the same transaction id" in screen, screen
