@@ -148,8 +148,9 @@ def lose_next_purchase(proxy):
     assert r.status_code in (200, 201), r.text
 
 
-def test_a_lost_answer_retried_with_the_same_transaction_is_handled_well(stub, start_proxy):
-    proxy = watching(stub, start_proxy)
+def test_a_lost_answer_retried_with_the_same_transaction_is_handled_well(stub, start_proxy, tmp_path):
+    har = tmp_path / "session.har"
+    proxy = watching(stub, start_proxy, "--har", str(har))
     lose_next_purchase(proxy)
     tries = phone(stub, proxy, "lost-retry-same", "--bundle", "com.reiterate.cheer.200")
     assert [t["status"] for t in tries] == [None, 409], tries
@@ -168,6 +169,11 @@ def test_a_lost_answer_retried_with_the_same_transaction_is_handled_well(stub, s
     balance = [l for l in proxy.lines() if l["kind"] == "balance"]
     assert sum(b["delta"] for b in balance) == 200, balance
     assert findings(proxy) == []
+    # The HAR keeps the answer the app never got, with the fault that kept it from the app.
+    assert proxy.stop() == 0
+    entries = json.loads(har.read_text())["log"]["entries"]
+    faulted = [e for e in entries if e.get("_fault")]
+    assert [(e["_fault"], e["_source"], e["response"]["status"]) for e in faulted] == [("lose_answer", "app", 200)], faulted
 
 
 def test_a_lost_answer_whose_retry_the_server_credits_again_is_the_servers(stub, start_proxy):
