@@ -231,7 +231,7 @@ public struct Keymap: Sendable, Equatable {
         Binding(.watch, [.char("w")], "watch this user: read every interval, reconcile each change; again pauses/resumes", hint: "watch"),
         Binding(.copyID, [.char("y")], "copy the request id (OSC 52)", tabs: [.requests], hint: "copy id"),
         Binding(.showSource, [.char("a")], "show every request, the app's only (through the proxy), or this tool's only", tabs: [.requests]),
-        Binding(.fault, [.char("F")], "put a fault into the app's traffic (--proxy): Tab offers the common ones (lose_answer, offline…)"),
+        Binding(.fault, [.char("F")], "put a fault into the app's traffic (--proxy; Tab: common ones)"),
         Binding(.compare, [.char("D")], "compare this tab with another environment, user or snapshot (Tab completes)"),
         Binding(.snapshot, [.char("S")], "save a snapshot of what this user sees (D compares with it)"),
         Binding(.down, [.char("j"), .down], "next difference", modes: [.diff]),
