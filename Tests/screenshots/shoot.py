@@ -142,8 +142,8 @@ def parse(ansi):
     return rows
 
 
-def render(ansi, out_path, title, light=False):
-    """The captured screen as a PNG; `light` draws it on a white terminal (default colours dark text)."""
+def render(ansi, out_path, title, light=False, width=WIDTH):
+    """The captured screen as a PNG, `width` columns wide; `light` draws it on a white terminal (default colours dark text)."""
     bg_default, fg_default = (LIGHT_BG, LIGHT_FG) if light else (BG, FG)
     size = 16
     rows = parse(ansi)
@@ -154,7 +154,7 @@ def render(ansi, out_path, title, light=False):
     ch = size + 6
     pad = 14
     bar = 30
-    img = Image.new("RGB", (WIDTH * cw + 2 * pad, max(HEIGHT, len(rows)) * ch + 2 * pad + bar), bg_default)
+    img = Image.new("RGB", (width * cw + 2 * pad, max(HEIGHT, len(rows)) * ch + 2 * pad + bar), bg_default)
     d = ImageDraw.Draw(img)
     d.rectangle([0, 0, img.width, bar], fill=(44, 47, 54))
     for i, color in enumerate([(237, 106, 94), (245, 191, 79), (98, 197, 84)]):
@@ -184,13 +184,14 @@ def render(ansi, out_path, title, light=False):
 
 
 class Scene:
-    def __init__(self, url, cache_dir, name, user="qa-alice", command=None, extra="", args="", height=HEIGHT):
+    def __init__(self, url, cache_dir, name, user="qa-alice", command=None, extra="", args="", height=HEIGHT, width=WIDTH):
         self.name = name
+        self.width = width
         state = shlex.quote(str(cache_dir.parent / "state"))
         env = f"REITERATE_TOKEN=dev-token TZ=UTC TERM=xterm-256color LANG=C.UTF-8 XDG_STATE_HOME={state} {extra}"
         cmd = command or f"env {env} {shlex.quote(SHOP)} --base-url {url} --user {user} --cache-dir {shlex.quote(str(cache_dir))} {args}"
-        tmux("new-session", "-d", "-s", name, "-x", str(WIDTH), "-y", str(height), cmd)
-        tmux("resize-window", "-t", name, "-x", str(WIDTH), "-y", str(height))
+        tmux("new-session", "-d", "-s", name, "-x", str(width), "-y", str(height), cmd)
+        tmux("resize-window", "-t", name, "-x", str(width), "-y", str(height))
 
     def wait(self, text, timeout=15):
         deadline = time.monotonic() + timeout
@@ -215,7 +216,7 @@ class Scene:
 
     def shoot(self, out_dir, file, title, light=False):
         ansi = tmux("capture-pane", "-e", "-p", "-N", "-t", self.name).stdout
-        render(ansi, out_dir / file, title, light=light)
+        render(ansi, out_dir / file, title, light=light, width=self.width)
         print(f"wrote {out_dir / file}")
 
     def close(self):
@@ -229,6 +230,13 @@ def post(url, path, body):
                                      headers={"Authorization": "Bearer dev-token", "Content-Type": "application/json"})
     with urllib.request.urlopen(request, timeout=5) as r:
         return r.read()
+
+
+def free_port():
+    """A loopback port nothing listens on now (for the TUI's --proxy)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
 
 
 def start_stub(*args):
@@ -313,9 +321,7 @@ def main():
         # answers the app's history read with a malformed entry (a finding blamed on the server).
         app_stub, app_url = start_stub()
         try:
-            with socket.socket() as sock:
-                sock.bind(("127.0.0.1", 0))
-                proxy_port = sock.getsockname()[1]
+            proxy_port = free_port()
             a = Scene(app_url, work / "cache-app", "app", args=f"--proxy 127.0.0.1:{proxy_port}")
             a.wait("app proxy")
             a.wait("46 of 46 packs")
@@ -388,6 +394,41 @@ def main():
             lv.close()
         finally:
             phone.terminate()
+        # Issue 30: the app's writes (phone.py through the TUI's proxy) paired with what the watch reads: a
+        # spend, a cheer from another device, a double tap (the app's fault) and a purchase the stand-in
+        # credits twice (the server's); the double tap's finding selected, its blame in the detail.
+        paired, paired_url = start_stub()
+        try:
+            proxy_port = free_port()
+            pw = Scene(paired_url, work / "cache-paired", "paired", args=f"--proxy 127.0.0.1:{proxy_port} --watch", width=180)
+            pw.wait("● watching 2 s")
+            pw.wait("46 of 46 packs")
+            pw.keys("5", settle=2.5)
+
+            def phone(mode, *args):
+                subprocess.run([sys.executable, str(ROOT / "scripts" / "phone.py"), paired_url, "--proxy", f"127.0.0.1:{proxy_port}",
+                                "--mode", mode, "--start-delay", "0", *args], capture_output=True, check=True, timeout=60)
+
+            phone("spend", "--product", "com.reiterate.pack.rain", "--amount", "7", "--comment", "great pack")
+            pw.wait("(app, rq-")
+            post(paired_url, "/api/v1/spend_cheer?user_id=qa-alice", {"user_id": "qa-alice", "product": "com.reiterate.pack.cafe-flore", "amount": 5})
+            pw.wait("(made elsewhere)")
+            phone("double-tap", "--product", "com.reiterate.pack.tokyo-night", "--amount", "3", "--comment", "again")
+            pw.wait("[double-submission]")
+            time.sleep(2.5)
+            post(paired_url, "/_stub/faults", {"kind": "double_credit", "path": "/api/v2/purchase_cheer", "count": 1})
+            phone("purchase", "--bundle", "com.reiterate.cheer.100")
+            pw.wait("[credit-mismatch]")
+            time.sleep(2.5)
+            rows = [r for r in tmux("capture-pane", "-p", "-t", "paired").stdout.split("\n") if re.match(r" \d\d:\d\d:\d\d ", r)]
+            index = next(i for i, r in enumerate(rows) if "[double-submission]" in r)
+            pw.keys("g", *["j"] * index, settle=0.5)
+            pw.wait("blame: the app's fault")
+            pw.shoot(out, "live-paired.png", "reiterate-shop --proxy --watch — Live: the app's writes paired with what the server recorded; one finding of each blame")
+            pw.keys("q")
+            pw.close()
+        finally:
+            paired.terminate()
         # The light theme: `auto` on a terminal whose background is white (tmux answers OSC 11 with the
         # pane's window-style), and its colour-blind-safe variant on the Checks tab.
         tmux("set-option", "-gw", "window-style", "bg=#ffffff,fg=#1e1e1e")
