@@ -25,6 +25,12 @@ extension Renderer {
             if case let .error(failure, then) = e.change {
                 shown = MessageLine(lead: "", failure: failure, verdict: Sanitizer.line(then), requestID: failure.requestID, idBeforeVerdict: true)
                     .fitted(to: max(10, list.width - 13))
+            } else if case let .appWrite(w) = e.change, let id = w.requestID {
+                // The request id is what ties the row to the "(app, rq-…)" of the changes: kept in sight.
+                let tail = " " + clean(id), width = max(10, list.width - 13)
+                let head = clean("app " + w.request(names: names) + " " + w.outcome)
+                shown = DisplayWidth.of(head) + DisplayWidth.of(tail) <= width ? head + tail
+                    : Columns.truncate(head, to: max(1, width - DisplayWidth.of(tail))) + tail
             } else {
                 shown = clean(e.text(names: names))
             }

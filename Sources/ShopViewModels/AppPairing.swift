@@ -59,6 +59,8 @@ extension ShopUpdate {
             return []
         }
         let at = write.answeredAt ?? write.sentAt
+        var names: [String: String] = [:]
+        for pack in state.packs.all where names[pack.identifier] == nil { names[pack.identifier] = pack.name }
         var events = [WatchEvent(at: at, change: .appWrite(write), requestIDs: [write.requestID].compactMap { $0 })]
         var book = state.watch.app
         let ids = { (ws: [AppWrite]) in ws.compactMap(\.requestID) }
@@ -75,7 +77,7 @@ extension ShopUpdate {
             // Told in the order sent (the second may have been answered first).
             let (first, again) = other.sentAt <= write.sentAt ? (other, write) : (write, other)
             let gap = first.answeredAt.map { again.sentAt < $0 ? "before its answer" : String(format: "%.1f s after its answer", again.sentAt.timeIntervalSince($0)) } ?? "before its answer"
-            finding(.doubleSubmission, "one \(first.request()) (\(first.requestID ?? "no request id"))", "sent again \(gap) (\(again.requestID ?? "no request id")): a possible double submission", [first, again])
+            finding(.doubleSubmission, "one \(first.request(names: names)) (\(first.requestID ?? "no request id"))", "sent again \(gap) (\(again.requestID ?? "no request id")): a possible double submission", [first, again])
         }
         if let p = write.purchase, write.applied {
             if let credited = book.credited.last(where: { $0.transaction == p.transactionID && $0.write.id != write.id }) {

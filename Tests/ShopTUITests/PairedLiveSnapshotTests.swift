@@ -131,10 +131,11 @@ struct PairedShop {
         let grid = Renderer.render(frame(s.loop.app, width: 160, height: 40))
         assertSnapshot(grid, "live-paired-server-160x40")
         let text = grid.text
-        // The longest rows are cut at 160 columns (whole at 240): their words up to the cut.
-        for words in ["· 6 app", "⇄ app POST spend_cheer 7 on Rain on a Tin Roof “great pack” → 200 (balance 1,243) rq…",
+        // The longest rows are cut at 160 columns (whole at 240): their words up to the cut, and an app
+        // write's request id kept after it.
+        for words in ["· 6 app", "⇄ app POST spend_cheer 7 on Rain on a Tin Roof “great pack” → 200 (balance 1,2… rq-a1",
                       "balance 1,250 → 1,243 (−7) (app, rq-a1)", "new entry: 7 cheer on Rain on a Tin Roof “great pack” (app, rq-a1)",
-                      "balance 1,243 → 1,238 (−5) (made elsewhere)", "tx 42 → 200 (balance 1,438), not d…",
+                      "balance 1,243 → 1,238 (−5) (made elsewhere)", "tx 42 → 200 (balance 1,438),… rq-a2",
                       "the server credited rq-a2 but the app never got the answer", "handled well: retried with the same transaction id 42, answered 409, credited once",
                       "[double-submission]", "[credit-mismatch] expected +100", "blame: the server's fault", "requests (oldest first)"] {
             #expect(text.contains(words), "\(words)")

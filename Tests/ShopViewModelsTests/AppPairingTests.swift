@@ -177,7 +177,7 @@ struct PairingWalk {
         _ = w.finished(first)
         let told = w.finished(second)
         if let said {
-            #expect(Self.texts(told).last == "[double-submission] expected one POST spend_cheer 7 on com.reiterate.pack.rain “x” (rq-a1), got sent again \(said) (rq-a2): a possible double submission")
+            #expect(Self.texts(told).last == "[double-submission] expected one POST spend_cheer 7 on Rain on a Tin Roof “x” (rq-a1), got sent again \(said) (rq-a2): a possible double submission")
             #expect(told.last?.requestIDs == ["rq-a1", "rq-a2"] && WatchCheck.doubleSubmission.blame == .app)
         }
         #expect(w.findings == (said == nil ? [] : [.doubleSubmission]))
@@ -197,7 +197,7 @@ struct PairingWalk {
         w.sending(second)
         #expect(w.finished(second).count == 1)
         let told = w.finished(first)
-        #expect(Self.texts(told).last == "[double-submission] expected one POST spend_cheer 7 on com.reiterate.pack.rain (rq-a1), got sent again before its answer (rq-a2): a possible double submission")
+        #expect(Self.texts(told).last == "[double-submission] expected one POST spend_cheer 7 on Rain on a Tin Roof (rq-a1), got sent again before its answer (rq-a2): a possible double submission")
         #expect(told.last?.requestIDs == ["rq-a1", "rq-a2"] && w.findings == [.doubleSubmission])
     }
 
