@@ -192,19 +192,20 @@ def demo_write(n, app, direct):
         clean_write(app)
 
 
-last_spend = None
+last_spends = []
 
 
 def clean_write(app):
-    global last_spend
     if rng.random() < 0.75:
-        # A person does not tap the very same cheer twice in a row (that is the double-tap mode).
+        # A person does not cheer the very same way again within seconds (that is the double-tap mode):
+        # none of the last five spends is repeated.
         fields = spend_fields()
         for _ in range(20):  # bounded: fixed --product/--amount/--comment make every one alike
-            if fields != last_spend:
+            if fields not in last_spends:
                 break
             fields = spend_fields()
-        last_spend = fields
+        last_spends.append(fields)
+        del last_spends[:-5]
         spend(app, fields)
     else:
         purchase(app, args.bundle or rng.choice(BUNDLES), fresh_id())

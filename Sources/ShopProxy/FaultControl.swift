@@ -19,6 +19,17 @@ enum FaultControl {
         return HostPort.isLoopback(ip.hasPrefix("::ffff:") ? String(ip.dropFirst(7)) : ip)
     }
 
+    /// Why a request that changes the faults is refused as one a web page may have sent, if it is: it
+    /// names an `Origin`, or a POST's body is not labelled `application/json`.
+    static func crossSiteRefusal(method: String, origin: String?, contentType: String?) -> String? {
+        guard method != "GET", method != "HEAD" else { return nil }
+        if origin != nil { return "the proxy's faults are not changed from a web page (the request names an Origin)" }
+        if method == "POST", contentType.map({ $0.lowercased().hasPrefix("application/json") }) != true {
+            return "a fault is posted as application/json (Content-Type)"
+        }
+        return nil
+    }
+
     static func answer(method: String, path: String, body: [UInt8], faults: ProxyFaults) -> WireResponse {
         let plain = String(path.prefix { $0 != "?" })
         if plain == root {

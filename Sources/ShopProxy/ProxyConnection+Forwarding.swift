@@ -120,9 +120,10 @@ extension ProxyConnection {
     }
 
     /// A CONNECT while an `offline` fault is in force: closed at once, with no 200 and no answer, as if
-    /// the network were gone. Answers whether it was.
-    func refusedOffline(_ context: ChannelHandlerContext) -> Bool {
-        guard core.faults.takeForConnect() != nil else { return false }
+    /// the network were gone. Answers whether it was. Only one to a shop host spends the fault's count (the
+    /// phone's tunnels elsewhere are refused too, but do not use up "the app's next N requests").
+    func refusedOffline(_ context: ChannelHandlerContext, counted: Bool) -> Bool {
+        guard counted ? core.faults.takeForConnect() != nil : core.faults.offlineInForce else { return false }
         core.stats.update { $0.faults += 1 }
         cut(context)
         return true

@@ -208,7 +208,7 @@ final class ProxyConnection: ChannelInboundHandler, RemovableChannelHandler {
         let target = RequestTarget(head.target, method: head.method)
         switch (mode, target) {
         case (.plain, .authority(let host)):
-            if refusedOffline(context) { return }
+            if refusedOffline(context, counted: core.intercepted.contains(host)) { return }
             connect(context, to: host)
         case (.plain, .absolute(let scheme, let host, let path)):
             guard head.value("Host").map({ host.matches(hostHeader: $0, defaultPort: scheme == "https" ? 443 : 80) }) ?? true else {
@@ -287,6 +287,11 @@ final class ProxyConnection: ChannelInboundHandler, RemovableChannelHandler {
         if FaultControl.owns(path) {
             guard FaultControl.admits(peer: context.channel.remoteAddress) else {
                 return refuse(context, WireResponse.own(403, "the proxy's faults are changed only from this machine"), request: "\(head.method) \(Self.shown(path))")
+            }
+            // A web page open on this machine can post to it too: such a request names its Origin, and cannot
+            // label a body application/json without asking first (CORS); either is refused.
+            if let refusal = FaultControl.crossSiteRefusal(method: head.method, origin: head.value("Origin"), contentType: head.value("Content-Type")) {
+                return refuse(context, WireResponse.own(403, refusal), request: "\(head.method) \(Self.shown(path))")
             }
             response = FaultControl.answer(method: head.method, path: path, body: body, faults: core.faults)
         } else {

@@ -89,6 +89,9 @@ public final class ProxyFaults: Sendable {
         take { $0.kind == .offline }
     }
 
+    /// Whether an `offline` fault is in force (none of its uses spent).
+    var offlineInForce: Bool { state.withLock { s in s.faults.contains { $0.fault.kind == .offline } } }
+
     private func take(where applies: (ProxyFault) -> Bool) -> ProxyFault? {
         state.withLock { s in
             for i in s.faults.indices where applies(s.faults[i].fault) {

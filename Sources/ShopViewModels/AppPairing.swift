@@ -13,10 +13,23 @@ struct AppWriteBook: Equatable, Sendable {
     /// for longer is a user's choice to try again).
     static let unansweredWindow: TimeInterval = 5
     static let recentCapacity = 64
+    /// App writes waiting to be paired, at most (beyond: the watch starts afresh).
+    static let spanCapacity = 1_000
+    /// A write out this long without an end is taken as lost to the watch (the proxy's upstream timeout
+    /// is 30 s by default).
+    static let outLimit: TimeInterval = 120
+    /// Rounds in a row the app's writes may cross before the timeline says so.
+    static let crossedRoundsTold = 5
     static let creditedCapacity = 1_000
 
     /// Sent, no answer yet: a round these cross is not compared.
     var out: [Int: AppWrite] = [:]
+    /// Rounds in a row not compared because an app write crossed them.
+    var crossedRounds = 0
+    /// A write naming no user (the token names it) was seen explained by this user's reads: the app is
+    /// signed in as the watched user. Until then such writes are not paired (no verdict on another user's data).
+    var userConfirmed = false
+    var unconfirmedTold = false
     /// Finished since the last compared round, not yet paired.
     var span: [AppWrite] = []
     var recent: [AppWrite] = []
@@ -27,6 +40,7 @@ struct AppWriteBook: Equatable, Sendable {
 
     static func == (a: AppWriteBook, b: AppWriteBook) -> Bool {
         a.out == b.out && a.span == b.span && a.recent == b.recent && a.lost == b.lost && a.credited.map(\.write) == b.credited.map(\.write)
+            && a.crossedRounds == b.crossedRounds && a.userConfirmed == b.userConfirmed && a.unconfirmedTold == b.unconfirmedTold
     }
 }
 
@@ -45,7 +59,8 @@ struct LostAnswer: Equatable, Sendable {
 extension ShopUpdate {
     /// An app write is going to the server: a round it crosses is not compared.
     static func appWriteSent(_ write: AppWrite, _ state: inout AppState) {
-        guard watched(write, state), state.watch.phase != .off else { return }
+        // Kept with the watch off too: one out when `w` is pressed crosses the first reads.
+        guard watched(write, state) else { return }
         state.watch.app.out[write.id] = write
     }
 
@@ -53,7 +68,7 @@ extension ShopUpdate {
     /// timeline, then the verdicts the write alone gives (a double submission, a replay credited, what
     /// the app did after a lost answer).
     static func appWriteFinished(_ write: AppWrite, _ state: inout AppState) -> [Effect] {
-        state.watch.app.out[write.id] = nil
+        let wasOut = state.watch.app.out.removeValue(forKey: write.id) != nil
         guard watched(write, state) else {
             state.watch.add([WatchEvent(at: write.answeredAt ?? write.sentAt, change: .appWrite(write))])
             return []
@@ -69,10 +84,13 @@ extension ShopUpdate {
         }
         // The same ask twice: the second before the first's answer, or within a second of it (a retry
         // after a lost answer is judged below instead).
-        if write.reachedServer, let other = book.recent.last(where: { r in
-            r.sameAsk(write) && r.reachedServer && !r.answerLost
-                && ((write.sentAt < (r.answeredAt ?? .distantFuture) && abs(write.sentAt.timeIntervalSince(r.sentAt)) <= AppWriteBook.unansweredWindow)
-                    || write.sentAt.timeIntervalSince(r.answeredAt ?? write.sentAt) <= AppWriteBook.doubleSubmitWindow)
+        // A purchase sent again with its transaction id and answered 409 is a safe retry, not a double charge.
+        let safeRetry = write.purchase != nil && write.status == 409
+        if write.reachedServer, !safeRetry, let other = book.recent.last(where: { r in
+            guard r.sameAsk(write), r.reachedServer, !r.answerLost else { return false }
+            let answered = r.answeredAt ?? .distantFuture
+            if write.sentAt < answered { return abs(write.sentAt.timeIntervalSince(r.sentAt)) <= AppWriteBook.unansweredWindow }
+            return write.sentAt.timeIntervalSince(answered) <= AppWriteBook.doubleSubmitWindow
         }) {
             // Told in the order sent (the second may have been answered first).
             let (first, again) = other.sentAt <= write.sentAt ? (other, write) : (write, other)
@@ -110,7 +128,24 @@ extension ShopUpdate {
             events.append(WatchEvent(at: at, change: .note("the server credited \(write.requestID ?? "a purchase") but the app never got the answer: a retry must reuse its transaction id"),
                                      requestIDs: ids([write])))
         }
-        if write.reachedServer, state.watch.phase != .off { book.span.append(write) }
+        if write.reachedServer, state.watch.phase != .off {
+            if !wasOut, let last = state.watch.last, write.sentAt <= last.at {
+                // Its going out was never told (a dropped event): the last reads may hold it or not. The next
+                // reads start afresh rather than pair it with a change it may not have made.
+                state.watch.last = nil
+                events.append(WatchEvent(at: at, change: .status("an app write went out unseen by the watch: compared afresh from the next reads")))
+            } else {
+                book.span.append(write)
+            }
+            if book.span.count > AppWriteBook.spanCapacity {
+                // Paused or failing for a long while: too much to pair at once; start afresh.
+                book.span = []
+                state.watch.last = nil
+                events.append(WatchEvent(at: at, change: .status("over \(AppWriteBook.spanCapacity) app writes since the last compared reads: compared afresh from the next reads")))
+            }
+        }
+        // A lost answer the app never followed (the watch off or not comparing) is forgotten after a while.
+        book.lost.removeAll { at.timeIntervalSince($0.write.answeredAt ?? $0.write.sentAt) > 2 * AppWriteBook.retryWindow }
         book.recent.append(write)
         if book.recent.count > AppWriteBook.recentCapacity { book.recent.removeFirst() }
         state.watch.app = book
@@ -134,6 +169,58 @@ extension ShopUpdate {
 
     /// The round's span: the app writes the reads surely saw (answered before the round began). Nil when
     /// one crossed the round (out, or answered during it): the round is not compared.
+    /// Writes out longer than `outLimit`: their end was lost to the watch (a dropped event). Dropped, and
+    /// the next reads start afresh (they may hold such a write or not).
+    static func expireOut(now: Date, _ state: inout AppState) -> [WatchEvent] {
+        let stale = state.watch.app.out.values.filter { now.timeIntervalSince($0.sentAt) > AppWriteBook.outLimit }
+        guard !stale.isEmpty else { return [] }
+        for write in stale { state.watch.app.out[write.id] = nil }
+        state.watch.last = nil
+        return [WatchEvent(at: now, change: .status("\(stale.count) app write\(stale.count == 1 ? "" : "s") out over \(Int(AppWriteBook.outLimit)) s with no end seen: compared afresh from the next reads"))]
+    }
+
+    /// A round crossed by the app's writes: after a few in a row, the timeline says why nothing is compared.
+    static func appCrossed(at: Date, _ state: inout AppState) -> [WatchEvent] {
+        state.watch.app.crossedRounds += 1
+        guard state.watch.app.crossedRounds == AppWriteBook.crossedRoundsTold else { return [] }
+        return [WatchEvent(at: at, change: .status("the app's writes crossed each of the last \(AppWriteBook.crossedRoundsTold) rounds' reads: compared when the reads are quiet"))]
+    }
+
+    /// The span's writes the reads may be compared with: those naming the user, and those naming none once
+    /// the app is known to be signed in as the user (`userConfirmed`). Answers whether writes were held back.
+    static func pairable(_ span: [AppWrite], _ state: AppState) -> (writes: [AppWrite], heldBack: [AppWrite]) {
+        guard !state.watch.app.userConfirmed else { return (span, []) }
+        return (span.filter { $0.user != nil }, span.filter { $0.user == nil })
+    }
+
+    /// The watch's comparison of two reads, paired with the app's writes of the span when the proxy runs.
+    static func pairedCompare(_ last: Observation, _ now: Observation, span: [AppWrite]?, names: [String: String], _ state: inout AppState) -> [WatchEvent] {
+        let bundles = state.context.bundles
+        func compare(_ app: [AppWrite]?) -> [WatchEvent] {
+            Reconciler.compare(last, now, bundles: bundles.map(\.cheer), own: state.watch.own, names: names, app: app, catalog: bundles)
+        }
+        guard state.watch.pairing, let span else { return compare(nil) }
+        let (writes, heldBack) = pairable(span, state)
+        var events = compare(writes)
+        if !heldBack.isEmpty {
+            // Writes naming no user: paired once they are seen to be this user's (explained by the reads,
+            // with nothing flagged), so that an app signed in as someone else makes no finding here.
+            let trial = compare(span)
+            let held = Set(heldBack.compactMap(\.requestID))
+            let explained = trial.contains { e in e.causes.contains { if case let .app(id?) = $0 { return held.contains(id) } else { return false } } }
+            let flagged = trial.contains { if case .finding = $0.change { return true } else { return false } }
+            if explained, !flagged {
+                state.watch.app.userConfirmed = true
+                events = trial
+            } else if !state.watch.app.unconfirmedTold {
+                state.watch.app.unconfirmedTold = true
+                let user = state.context.user
+                events.append(WatchEvent(at: now.at, change: .status("the app's writes name no user, and \(user)'s reads do not show them yet: not paired until they do (is the phone signed in as \(user)?)")))
+            }
+        }
+        return events + pairedRound(span, events: events, at: now.at, &state)
+    }
+
     static func appSpan(roundStart: Date, roundEnd: Date, _ state: AppState) -> [AppWrite]? {
         if state.watch.app.out.values.contains(where: { $0.sentAt <= roundEnd }) { return nil }
         if state.watch.app.span.contains(where: { ($0.answeredAt ?? roundEnd) >= roundStart && $0.sentAt <= roundEnd }) { return nil }

@@ -127,7 +127,7 @@ public enum Reconciler {
         }
         var balanceOutcome: WatchEvent.Outcome = .reconciled
         var appJudged = false
-        if !overflow, freshUnreadable.isEmpty, rest != 0, !appCredit.unknown, !span.purchases.isEmpty, elsewhereEntries.isEmpty, twice.isEmpty {
+        if !overflow, freshUnreadable.isEmpty, rest != 0, !appCredit.unknown, !ownUnknownPurchase, !span.purchases.isEmpty, elsewhereEntries.isEmpty, twice.isEmpty {
             // The app bought and the balance does not add up: what its purchases were credited, against what they are owed.
             appJudged = true
             balanceOutcome = .flagged
@@ -183,8 +183,10 @@ public enum Reconciler {
             if app != nil {
                 let appIDs = span.landed.filter { w in w.purchase != nil || appBy.contains { $0?.id == w.id } }.map { ChangeCause.app(requestID: $0.requestID) }
                 var causes = appIDs
-                if ownCredit != 0 || ownFlags.contains(true) { causes.append(.tool) }
-                if !elsewhereEntries.isEmpty || (rest != 0 && !appJudged) || causes.isEmpty { causes.append(.elsewhere) }
+                if ownCredit != 0 || ownUnknownPurchase || ownFlags.contains(true) { causes.append(.tool) }
+                // A rise left over with a purchase of this tool's of unknown size is taken as that purchase.
+                let restIsOwn = ownUnknownPurchase && rest > 0
+                if !elsewhereEntries.isEmpty || (rest != 0 && !appJudged && !restIsOwn) || causes.isEmpty { causes.append(.elsewhere) }
                 event.causes = causes
             }
             events.insert(event, at: 0)

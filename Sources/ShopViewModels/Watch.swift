@@ -189,6 +189,9 @@ extension ShopUpdate {
         state.watch.round = .init()
         state.watch.own = []
         state.watch.app.span = []
+        state.watch.app.crossedRounds = 0
+        state.watch.app.userConfirmed = false
+        state.watch.app.unconfirmedTold = false
         state.watch.lastPacks = nil
         state.watch.cheeredSincePacks = [:]
         state.watch.skipCheersOfNextRound = true
@@ -289,12 +292,17 @@ extension ShopUpdate {
     /// the last round, then wait for the next.
     static func finishRound(balance: (value: Int, requestID: String?), at: Date, _ state: inout AppState) -> [Effect] {
         guard let history = state.watch.round.history else { return [] }
+        let expired = state.watch.pairing ? expireOut(now: at, &state) : []
         let appSpan = state.watch.pairing ? appSpan(roundStart: state.watch.round.startedAt ?? at, roundEnd: at, state) : []
         if state.watch.round.ownWriteCrossed || state.inFlight.contains(.write) || appSpan == nil {
             // A write (this tool's, or the app's) crossed the round: compared next round, from the same last reads.
             state.watch.round = .init()
-            return scheduleRound(after: state.watch.interval, &state)
+            var told = expired
+            if appSpan == nil { told += appCrossed(at: at, &state) }
+            let effects = note(told, &state)
+            return effects + scheduleRound(after: state.watch.interval, &state)
         }
+        state.watch.app.crossedRounds = 0
         let observation = Observation(at: at, balance: balance.value, balanceRequestID: balance.requestID, items: history.page.items,
                                       total: history.page.totalCount, historyRequestID: history.requestID)
         state.watch.round = .init()
@@ -315,9 +323,7 @@ extension ShopUpdate {
         if let last = state.watch.last {
             var names: [String: String] = [:]
             for pack in state.packs.all where names[pack.identifier] == nil { names[pack.identifier] = pack.name }
-            var events = Reconciler.compare(last, observation, bundles: state.context.bundles.map(\.cheer), own: state.watch.own, names: names,
-                                            app: state.watch.pairing ? appSpan : nil, catalog: state.context.bundles)
-            if state.watch.pairing { events += pairedRound(appSpan ?? [], events: events, at: at, &state) }
+            let events = expired + pairedCompare(last, observation, span: appSpan, names: names, &state)
             if !state.watch.skipCheersOfNextRound {
                 // An entry recorded twice for one request counts once (the app cheered once).
                 for event in events where event.causedBy != .finding(.entryTwice) {
@@ -334,6 +340,7 @@ extension ShopUpdate {
         }
         if state.watch.last == nil, state.watch.pairing {
             // The first reads: the app's writes answered before them are in them, with nothing to compare.
+            effects += note(expired, &state)
             _ = pairedRound(appSpan ?? [], events: [], at: at, &state)
         }
         state.watch.skipCheersOfNextRound = false
@@ -387,7 +394,8 @@ extension ShopUpdate {
 
     /// A write of this tool: the watch does not count it as the phone's.
     static func noteOwnWrite(_ kind: ActionKind, _ state: inout AppState) {
-        guard state.watch.isOn else { return }
+        // Paused too: the first round after resuming compares across it.
+        guard state.watch.phase != .off else { return }
         state.watch.round.ownWriteCrossed = true
         switch kind {
         case let .spend(product, _, amount, comment): state.watch.own.append(.spend(product: product, amount: amount, comment: comment))

@@ -3,17 +3,18 @@ import ShopAPI
 import ShopProxy
 import ShopViewModels
 
-/// The proxy's events, in order, to one handler on the main actor: the store learns of each app write
-/// as it goes out and as it ends, never the end before the start (one consumer, one queue). The queue is
-/// bounded: a flood of refusals cannot grow it; app writes are few.
+/// The proxy's events about the app's writes, in order, to one handler on the main actor: the store
+/// learns of each as it goes out and as it ends, never the end before the start (one consumer, one queue).
 @MainActor
 final class ProxyEventPump {
     nonisolated let sink: AsyncStream<ProxyEvent>.Continuation
     private let stream: AsyncStream<ProxyEvent>
     private var task: Task<Void, Never>?
 
+    /// Fed only the app's writes (`ProxyNews.appWrite`), so it holds every one: a write dropped would
+    /// leave the watch waiting for its end. Writes are few (the proxy admits 256 at a time).
     init() {
-        (stream, sink) = AsyncStream<ProxyEvent>.makeStream(bufferingPolicy: .bufferingNewest(10_000))
+        (stream, sink) = AsyncStream<ProxyEvent>.makeStream(bufferingPolicy: .unbounded)
     }
 
     /// Starts handing events to `handle`, one at a time.

@@ -24,15 +24,26 @@ extension ProxyRun {
             var watch = settings.watchState
             if isatty(STDERR_FILENO) != 1 { watch.alert = nil }
             let store = await AppStore(state: AppState(context: settings.shopContext, watch: watch), service: LiveShopService(client: client), cache: nil)
+            let watcher = await Watcher(store: store, json: json, strict: strict, count: count, seconds: seconds)
+            // The app's writes to the watch, every one, in order; every event to the printer, through a
+            // bounded queue (a flood of refusals, or a stalled stdout, holds at most this many lines).
             let pump = await ProxyEventPump()
-            await pump.start { event in
-                _ = printer.write(event)
-                ProxyNews.appWrite(event).map { store.send(.proxy($0)) }
+            await pump.start { event in ProxyNews.appWrite(event).map { store.send(.proxy($0)) } }
+            let (lines, sink) = AsyncStream<ProxyEvent>.makeStream(bufferingPolicy: .bufferingNewest(10_000))
+            let printing = Task { @MainActor in
+                for await event in lines {
+                    _ = printer.write(event)
+                    // --strict ends at the first finding of either kind: the watch's, or the contract's on the app's traffic.
+                    if strict, case .exchange(let e) = event, !e.findings.isEmpty { watcher.end("a finding, with --strict") }
+                }
             }
             let server: ProxyServer
             do {
                 server = try await ProxyServer.start(configuration: setup.configuration, ca: setup.ca, transport: setup.transport, pipeline: client.pipeline,
-                                                     events: { pump.yield($0) })
+                                                     events: { event in
+                                                         sink.yield(event)
+                                                         if ProxyNews.appWrite(event) != nil { pump.yield(event) }
+                                                     })
             } catch let error as ProxyStartError {
                 try? await setup.transport.shutdown()
                 Terminal.err("error: \(Sanitizer.line(error.description))\n")
@@ -41,9 +52,11 @@ extension ProxyRun {
             for line in setup.notes(listening: server.address) { Terminal.err("note: \(line)\n") }
             let status = ProxyStatus(address: server.address.description, intercepting: setup.configuration.interceptedHosts.map(\.description))
             await MainActor.run { store.send(.proxy(.listening(status))) }
-            let outcome = await Watcher(store: store, json: json, strict: strict, count: count, seconds: seconds).run()
+            let outcome = await watcher.run()
             await server.stop()
             await pump.stop()
+            sink.finish()
+            await printing.value
             try? await setup.transport.shutdown()
             return (outcome, server.stats.current, server.address.description)
         }

@@ -125,6 +125,9 @@ final class Watcher {
         return outcome
     }
 
+    /// Ends the run from outside the watch (`proxy --watch --strict`: a finding on the app's traffic).
+    func end(_ why: String) { finish(why) }
+
     private func finish(_ why: String?) {
         guard !done else { return }
         done = true

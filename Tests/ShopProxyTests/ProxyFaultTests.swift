@@ -248,6 +248,25 @@ extension ProxyServerTests {
 
         // MARK: The control endpoint
 
+        /// A web page on this machine can send a POST with no preflight only without an Origin-free JSON
+        /// label: one naming an Origin, or a body not labelled application/json, is refused.
+        @Test func aFaultPostedAsAWebPageWouldIsRefused() async throws {
+            let (stub, proxy, transport, _) = try await start()
+            let body = #"{"kind":"offline"}"#
+            let fromPage = "POST /_proxy/faults HTTP/1.1\r\nHost: 127.0.0.1\r\nOrigin: http://evil.example\r\nContent-Type: application/json\r\n"
+                + "Content-Length: \(body.utf8.count)\r\n\r\n\(body)"
+            let asText = "POST /_proxy/faults HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: text/plain\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)"
+            for request in [fromPage, asText] {
+                let answer = try RawClient(port: proxy.address.port).exchange(request)
+                #expect(answer.status == 403, "\(answer.body)")
+            }
+            let deleteFromPage = try RawClient(port: proxy.address.port).exchange("DELETE /_proxy/faults HTTP/1.1\r\nHost: 127.0.0.1\r\nOrigin: null\r\n\r\n")
+            #expect(deleteFromPage.status == 403)
+            #expect(proxy.faults.list().isEmpty)
+            #expect(try RawClient(port: proxy.address.port).exchange(post("/_proxy/faults", body)).status == 201)
+            await stop(stub, proxy, transport)
+        }
+
         @Test func theControlEndpointAddsListsAndRemovesFaults() async throws {
             let (stub, proxy, transport, seen) = try await start()
             let control = try RawClient(port: proxy.address.port)

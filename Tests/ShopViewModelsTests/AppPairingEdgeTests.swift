@@ -128,7 +128,7 @@ extension PairingWalk {
         _ = w.app(appPurchase(1, bundle: 200, transaction: "42", sent: Self.at(2), balance: 1_750))
         w.d.apply(.action(.watch))
         let round = w.answerReads(at: Self.at(4))
-        #expect(T.texts(round) == ["balance 1,250 → 1,750 (+500) (app, rq-a1; made elsewhere)"])
+        #expect(T.texts(round) == ["balance 1,250 → 1,750 (+500) (app, rq-a1; this tool)"])
         #expect(w.findings.isEmpty && w.d.state.watch.rounds == 2)
     }
 
