@@ -128,6 +128,20 @@ extension ShopUpdate {
             events.append(WatchEvent(at: at, change: .note("the server credited \(write.requestID ?? "a purchase") but the app never got the answer: a retry must reuse its transaction id"),
                                      requestIDs: ids([write])))
         }
+        // A spend has no transaction id to make its retry safe: sent again after its answer was lost, it is
+        // spent twice (the contract: clients never retry it on their own).
+        if case .spend = write.kind, write.answerLost, write.applied {
+            events.append(WatchEvent(at: at, change: .note("the server took the spend \(write.requestID ?? "") but the app never got the answer: sending it again would spend twice"),
+                                     requestIDs: ids([write])))
+        }
+        if case .spend = write.kind, write.reachedServer, write.applied,
+           let lost = book.recent.last(where: { r in
+               r.sameAsk(write) && r.answerLost && r.applied && write.sentAt > (r.answeredAt ?? r.sentAt)
+                   && write.sentAt.timeIntervalSince(r.answeredAt ?? r.sentAt) <= AppWriteBook.retryWindow
+           }) {
+            finding(.doubleSubmission, "no second \(lost.request(names: names)) after its answer was lost (\(lost.requestID ?? "no request id")): the server had taken it",
+                    "sent again (\(write.requestID ?? "no request id")): spent twice", [lost, write])
+        }
         if write.reachedServer, state.watch.phase != .off {
             if !wasOut, let last = state.watch.last, write.sentAt <= last.at {
                 // Its going out was never told (a dropped event): the last reads may hold it or not. The next

@@ -208,3 +208,36 @@ extension PairingWalk {
         #expect(w.d.state.watch.app.span.isEmpty && w.d.state.watch.last == nil && w.findings.isEmpty)
     }
 }
+
+/// A spend whose answer was lost: told, and sent again it is spent twice (the app's fault).
+@Suite struct LostSpendTests {
+    typealias T = AppPairingTests
+    static func at(_ seconds: Double) -> Date { T.at(seconds) }
+
+    @Test func aSpendSentAgainAfterItsAnswerWasLostIsSpentTwice() {
+        var w = PairingWalk()
+        let first = appSpend(1, 7, sent: Self.at(1), balance: 1_243, fault: .loseAnswer)
+        w.recordSpend(7, at: Self.at(1), id: "e1")
+        let told = T.texts(w.app(first))
+        #expect(told.last == "the server took the spend rq-a1 but the app never got the answer: sending it again would spend twice")
+        let again = appSpend(2, 7, sent: Self.at(3), balance: 1_236)
+        w.recordSpend(7, at: Self.at(3), id: "e2")
+        let retried = w.app(again)
+        guard case let .finding(check, _, actual)? = retried.last?.change else {
+            Issue.record("no finding: \(T.texts(retried))")
+            return
+        }
+        #expect(check == .doubleSubmission && check.blame == .app && actual == "sent again (rq-a2): spent twice")
+        #expect(retried.last?.requestIDs == ["rq-a1", "rq-a2"])
+        // The reads show both spends, each paired with its own request: nothing more is flagged.
+        let round = w.round(at: Self.at(5))
+        #expect(!round.contains { if case .finding = $0.change { return true } else { return false } }, "\(T.texts(round))")
+    }
+
+    @Test func aSpendWhoseAnswerCameIsNotToldAsLost() {
+        var w = PairingWalk()
+        w.recordSpend(7, at: Self.at(1), id: "e1")
+        let told = T.texts(w.app(appSpend(1, 7, sent: Self.at(1), balance: 1_243)))
+        #expect(!told.contains { $0.contains("never got the answer") })
+    }
+}
