@@ -3,30 +3,27 @@ import ShopAPI
 import ShopProxy
 import ShopViewModels
 
-/// The proxy's events about the app's writes, in order, to one handler on the main actor: the store
-/// learns of each as it goes out and as it ends, never the end before the start (one consumer, one queue).
+/// The app's writes, told to the store in order on the main actor: each as it goes out and as it ends,
+/// never the end before the start (one consumer, one queue). Each event is read once, on the proxy's
+/// event loop; the queue keeps every write (one dropped would leave the watch waiting for its end), and
+/// writes are few (the proxy admits 256 at a time).
 @MainActor
-final class ProxyEventPump {
-    nonisolated let sink: AsyncStream<ProxyEvent>.Continuation
-    private let stream: AsyncStream<ProxyEvent>
+final class AppWriteFeed {
+    private nonisolated let sink: AsyncStream<ProxyNews>.Continuation
     private var task: Task<Void, Never>?
 
-    /// Fed only the app's writes (`ProxyNews.appWrite`), so it holds every one: a write dropped would
-    /// leave the watch waiting for its end. Writes are few (the proxy admits 256 at a time).
-    init() {
-        (stream, sink) = AsyncStream<ProxyEvent>.makeStream(bufferingPolicy: .unbounded)
-    }
-
-    /// Starts handing events to `handle`, one at a time.
-    func start(_ handle: @escaping @MainActor (ProxyEvent) -> Void) {
-        let stream = stream
+    init(store: AppStore) {
+        let (stream, sink) = AsyncStream<ProxyNews>.makeStream(bufferingPolicy: .unbounded)
+        self.sink = sink
         task = Task { @MainActor in
-            for await event in stream { handle(event) }
+            for await news in stream { store.send(.proxy(news)) }
         }
     }
 
-    /// Called from any thread (the proxy's event loops).
-    nonisolated func yield(_ event: ProxyEvent) { sink.yield(event) }
+    /// Called from any thread (the proxy's event loops): an app write's news, if the event is one.
+    nonisolated func take(_ event: ProxyEvent) {
+        if let news = ProxyNews.appWrite(event) { sink.yield(news) }
+    }
 
     func stop() {
         sink.finish()

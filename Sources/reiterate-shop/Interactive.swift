@@ -141,12 +141,11 @@ struct AppProxy {
             do {
                 let counter = SeenCounter(store: store)
                 // The app's writes, in order, to the watch (which pairs them with its reads).
-                let pump = await ProxyEventPump()
-                await pump.start { event in ProxyNews.appWrite(event).map { store.send(.proxy($0)) } }
+                let feed = await AppWriteFeed(store: store)
                 server = try await ProxyServer.start(configuration: setup.configuration, ca: setup.ca, transport: setup.transport, pipeline: pipeline,
                                                      events: { event in
                                                          if case .exchange = event { counter.one() }
-                                                         if ProxyNews.appWrite(event) != nil { pump.yield(event) }
+                                                         feed.take(event)
                                                      })
             } catch {
                 try? await setup.transport.shutdown()

@@ -27,8 +27,7 @@ extension ProxyRun {
             let watcher = await Watcher(store: store, json: json, strict: strict, count: count, seconds: seconds)
             // The app's writes to the watch, every one, in order; every event to the printer, through a
             // bounded queue (a flood of refusals, or a stalled stdout, holds at most this many lines).
-            let pump = await ProxyEventPump()
-            await pump.start { event in ProxyNews.appWrite(event).map { store.send(.proxy($0)) } }
+            let feed = await AppWriteFeed(store: store)
             let (lines, sink) = AsyncStream<ProxyEvent>.makeStream(bufferingPolicy: .bufferingNewest(10_000))
             let printing = Task { @MainActor in
                 for await event in lines {
@@ -42,7 +41,7 @@ extension ProxyRun {
                 server = try await ProxyServer.start(configuration: setup.configuration, ca: setup.ca, transport: setup.transport, pipeline: client.pipeline,
                                                      events: { event in
                                                          sink.yield(event)
-                                                         if ProxyNews.appWrite(event) != nil { pump.yield(event) }
+                                                         feed.take(event)
                                                      })
             } catch let error as ProxyStartError {
                 try? await setup.transport.shutdown()
@@ -54,7 +53,7 @@ extension ProxyRun {
             await MainActor.run { store.send(.proxy(.listening(status))) }
             let outcome = await watcher.run()
             await server.stop()
-            await pump.stop()
+            await feed.stop()
             sink.finish()
             await printing.value
             try? await setup.transport.shutdown()
