@@ -54,9 +54,10 @@ public struct AppWrite: Equatable, Sendable, Identifiable {
     /// The app's write in an exchange the proxy saw, or nil when it is not a spend or a purchase (or its
     /// body cannot be read as one: the contract's request checks say why).
     public static func from(_ e: HTTPExchange, answeredAt: Date? = nil) -> AppWrite? {
-        guard e.source == .app, e.request.key.method == .post, let body = e.request.body,
-              case let .object(json)? = JSONValue.parse(body) else { return nil }
         let path = e.request.key.path
+        // Only a write's body is read (every other POST of the app, a token refresh, is none of the watch's).
+        guard e.source == .app, e.request.key.method == .post, path.hasSuffix(SpendCheer.endpoint.path) || path.hasSuffix(PurchaseCheer.endpoint.path),
+              let body = e.request.body, case let .object(json)? = JSONValue.parse(body) else { return nil }
         let kind: Kind
         if path.hasSuffix(SpendCheer.endpoint.path) {
             guard case let .string(product)? = json["product"], case let .int(amount)? = json["amount"] else { return nil }
