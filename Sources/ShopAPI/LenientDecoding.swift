@@ -1,4 +1,5 @@
 import Foundation
+import JSONTokens
 
 // Lenient decoding helpers for the response models (Models.swift): a list keeps the entries it can
 // read, and a decoding error is worded in one line with the path of its field.
@@ -55,6 +56,27 @@ struct UnreadableDate: Error {
 
 /// One-line descriptions of decoding errors, with the path of the field.
 public enum DecodingFailure {
+    /// The first whole number of `value` beyond a 64-bit integer (its path and digits): what a decoder that
+    /// gives up on it calls "not valid JSON" when the JSON is valid.
+    public static func beyond64Bits(in value: JSONValue, path: String = "") -> (path: String, digits: String)? {
+        switch value {
+        case let .double(d) where d.isFinite && d == d.rounded() && (d >= 9_223_372_036_854_775_808 || d < -9_223_372_036_854_775_808):
+            return (path, String(format: "%.0f", d))
+        case let .array(items):
+            for (i, item) in items.enumerated() {
+                if let found = beyond64Bits(in: item, path: path + "[\(i)]") { return found }
+            }
+            return nil
+        case let .object(fields):
+            for (name, item) in fields {
+                if let found = beyond64Bits(in: item, path: path.isEmpty ? name : path + "." + name) { return found }
+            }
+            return nil
+        default:
+            return nil
+        }
+    }
+
     public static func path(_ codingPath: [any CodingKey]) -> String {
         var path = ""
         for key in codingPath {
@@ -112,6 +134,7 @@ public enum DecodingFailure {
         case let .wrongType(expected): detail = "expected \(expected)"
         case let .null(expected): detail = "expected \(expected), found null"
         case .outOfRange: detail = "a number out of range"
+        case let .beyond64Bits(digits): return "\(problem.path.isEmpty ? "(top level)" : problem.path) \(digits) is beyond a 64-bit integer"
         case let .unreadableValue(text): detail = text
         case .invalidJSON: detail = "not valid JSON"
         case .cutShort: detail = "cut short"

@@ -123,6 +123,15 @@ public enum ErrorCategory: Sendable, Equatable {
     }
 }
 
+extension ShopAPIError {
+    /// The server answered, in valid JSON, a number beyond a 64-bit integer: a fault in its data, not an
+    /// outage (no cached value stands in for it as if the server could not be reached).
+    public var isBeyond64Bits: Bool {
+        if case let .undecodable(problem, _, _) = self, case .beyond64Bits = problem.reason { return true }
+        return false
+    }
+}
+
 /// Why a body could not be read as the contract's type.
 public struct DecodeProblem: Sendable, Equatable {
     public enum Reason: Sendable, Equatable {
@@ -131,6 +140,9 @@ public struct DecodeProblem: Sendable, Equatable {
         case wrongType(expected: String)
         case null(expected: String)
         case outOfRange
+        /// A whole number the contract types as an integer, written in valid JSON, beyond a 64-bit integer
+        /// (its digits: `100000000000000000000`).
+        case beyond64Bits(String)
         /// A value of the right type that does not read (a date that is not ISO 8601…); `detail` is ours.
         case unreadableValue(String)
         /// The body is not JSON at all.

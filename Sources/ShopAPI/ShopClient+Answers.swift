@@ -14,7 +14,14 @@ extension ShopClient {
                                            text: ServerWords.read(response.body, contentType: contentType).text)
             }
             var problem = DecodingFailure.problem(error)
-            if problem.path.isEmpty, problem.reason == .invalidJSON, Self.endsEarly(response.body) { problem.reason = .cutShort }
+            if problem.reason == .invalidJSON || problem.reason == .outOfRange,
+               let value = response.tokens.flatMap({ JSONValue.parse(response.body, tokens: $0) }) ?? JSONValue.parse(response.body),
+               let found = DecodingFailure.beyond64Bits(in: value) {
+                // Valid JSON holding a number no 64-bit integer holds: a finding about that field, not "invalid JSON".
+                problem = DecodeProblem(path: found.path, reason: .beyond64Bits(found.digits))
+            } else if problem.path.isEmpty, problem.reason == .invalidJSON, Self.endsEarly(response.body) {
+                problem.reason = .cutShort
+            }
             throw ShopAPIError.undecodable(problem, requestID: requestID, endpoint: E.endpoint.key)
         }
     }

@@ -167,7 +167,7 @@ extension ShopUpdate {
     }
 
     /// The write's answer (the table has already told it from a stale one).
-    static func actionFinished(_ result: Result<CheerBalance, ShopAPIError>, at: Date, _ state: inout AppState) -> [Effect] {
+    static func actionFinished(_ result: Result<CheerBalance, ShopAPIError>, at: Date, requestID: String? = nil, _ state: inout AppState) -> [Effect] {
         guard case let .pending(kind, _) = state.write.action?.phase else { return [] }
         let backgrounded = !state.dialogShown
         defer { if backgrounded { state.write.action = nil } }  // put away: the notice carries the outcome
@@ -187,7 +187,7 @@ extension ShopUpdate {
             state.notice = Notice(.info, text)
             // Whatever the answer, what the write should have changed is read again and checked.
             return adoptWrittenBalance(balance, at: at, &state)
-                + beginVerification(kind, answer: .success(balance.balance), before: before, at: at, &state)
+                + beginVerification(kind, answer: .success(balance.balance), before: before, at: at, requestID: requestID, &state)
         case let .failure(error):
             state.write.lastError = error
             let notice = explain(error, kind: kind)
@@ -195,7 +195,7 @@ extension ShopUpdate {
             state.notice = notice
             // A refusal, or a write that got no whole answer: read again (never send again); the
             // reads say whether it was applied.
-            return beginVerification(kind, answer: .failure(error), before: before, at: at, &state)
+            return beginVerification(kind, answer: .failure(error), before: before, at: at, requestID: requestID, &state)
         }
     }
 

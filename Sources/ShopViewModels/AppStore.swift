@@ -373,7 +373,7 @@ public final class AppStore {
 
 extension CacheKind {
     /// The cache files the app keeps: a user's balance and first history page, the shop's packs.
-    static let balance: CacheKind = "balance"
-    static let packs: CacheKind = "packs"
-    static let historyFirstPage: CacheKind = "history-page1"
+    public static let balance: CacheKind = "balance"
+    public static let packs: CacheKind = "packs"
+    public static let historyFirstPage: CacheKind = "history-page1"
 }

@@ -43,8 +43,15 @@ extension ShopUpdate {
     }
 
     /// The balance request's answer (the table has already told it from a stale one).
-    static func balanceLoaded(_ token: Token, _ result: Result<CheerBalance, ShopAPIError>, at: Date, _ state: inout AppState) -> [Effect] {
-        defer { verificationBalance(token, result, &state) }
+    static func balanceLoaded(_ token: Token, _ result: Result<CheerBalance, ShopAPIError>, at: Date, requestID: String? = nil,
+                              _ state: inout AppState) -> [Effect] {
+        if state.write.verification?.balanceRead == token {
+            // A read after a write: the verification settles it over its reads, and the header shows the
+            // balance they settle on, never a read that flipped (concludeVerification).
+            state.balance.withdrawn()
+            if case .success = result { recovered(Balance.endpoint, &state) }
+            return verificationBalance(token, result, requestID: requestID, &state)
+        }
         switch result {
         case let .success(balance):
             state.balance.succeeded(balance.balance, at: at)
@@ -77,13 +84,13 @@ extension ShopUpdate {
     static func answered(_ purpose: Purpose, _ message: Message, _ state: inout AppState) -> [Effect] {
         switch (purpose, message) {
         case let (_, .cancelled(token)):
-            withdrawn(purpose, token, &state)
-            return []
+            return withdrawn(purpose, token, &state)
         case let (.cacheRead, .cacheLoaded(_, balance, packs, firstPage)):
             applyCache(balance: balance, packs: packs, firstPage: firstPage, &state)
             return []
         case let (_, .answered(token, reply)): return replied(purpose, token, reply, &state) ?? []
         case (.watchWake, .woke): return watchWoke(&state)
+        case (.verificationWake, .woke): return verificationWoke(&state)
         case let (.compare, .compared(_, result)): return compared(result, &state)
         default:
             return []  // an answer of another kind than was asked: no store sends one
@@ -95,15 +102,15 @@ extension ShopUpdate {
     static func replied(_ purpose: Purpose, _ token: Token, _ reply: ShopReply, _ state: inout AppState) -> [Effect]? {
         let at = reply.answeredAt
         switch purpose {
-        case .balance: return reply.value(\.balance).map { balanceLoaded(token, $0, at: at, &state) }
-        case .packs: return reply.value(\.packs).map { packsLoaded(token, $0, at: at, &state) }
+        case .balance: return reply.value(\.balance).map { balanceLoaded(token, $0, at: at, requestID: reply.requestID, &state) }
+        case .packs: return reply.value(\.packs).map { packsLoaded(token, $0, at: at, requestID: reply.requestID, &state) }
         case let .historyPage(page): return reply.value(\.history).map { pageLoaded(page, token, $0, at: at, &state) }
         case let .findScan(page): return reply.value(\.history).map { scanLoaded(page, $0, &state) }
         case .verificationHistory:
-            return reply.value(\.history).map { verificationHistory($0, &state); return [] }
-        case .write: return reply.value(\.balance).map { actionFinished($0, at: at, &state) }
+            return reply.value(\.history).map { verificationHistory($0, requestID: reply.requestID, &state) }
+        case .write: return reply.value(\.balance).map { actionFinished($0, at: at, requestID: reply.requestID, &state) }
         case let .watch(read): return watchLoaded(read, reply, &state)
-        case .cacheRead, .watchWake, .compare: return nil
+        case .cacheRead, .watchWake, .verificationWake, .compare: return nil
         }
     }
 
@@ -117,33 +124,40 @@ extension ShopUpdate {
     /// answer is stale).
     static func cancelRequests(_ state: inout AppState, where which: (Purpose) -> Bool) -> [Effect] {
         let out = state.requestsOut.filter { which($0.value) }.sorted { $0.key < $1.key }
-        return out.map { token, purpose in
+        return out.flatMap { token, purpose in
             _ = state.inFlight.settle(token)
-            withdrawn(purpose, token, &state)
-            return .cancel(token)
+            return [.cancel(token)] + withdrawn(purpose, token, &state)
         }
     }
 
     /// A request that will not answer: what waited for it stops waiting.
-    static func withdrawn(_ purpose: Purpose, _ token: Token, _ state: inout AppState) {
+    static func withdrawn(_ purpose: Purpose, _ token: Token, _ state: inout AppState) -> [Effect] {
         let unread = "the read was cancelled"
         switch purpose {
         case .cacheRead: break
         case .balance:
             state.balance.withdrawn()
-            if state.write.verification?.balanceRead == token { verificationBalance(token, .unread(unread), &state) }
+            if state.write.verification?.balanceRead == token { return verificationUnread(\Verification.balanceReads, unread, &state) }
         case .packs:
             state.packs.list.withdrawn()
-            if state.write.verification?.packsRead == token { verificationPacks(token, .unread(unread), &state) }
+            if state.write.verification?.packsRead == token { return verificationUnread(\Verification.packsReads, unread, &state) }
         case let .historyPage(page): pageWithdrawn(page, &state)
         case .findScan:
             guard state.history.find?.scan != nil else { break }
             state.history.find?.scan = nil
             state.notice = Notice(.info, "Find stopped")
-        case .verificationHistory: verificationHistory(.unread(unread), &state)
+        case .verificationHistory: return verificationUnread(\Verification.historyReads, unread, &state)
+        case .verificationWake:
+            // The pause was cancelled: judge on the reads so far.
+            if var v = state.write.verification, v.readsAreIn {
+                v.balanceReads.out = false
+                state.write.verification = v
+                return concludeVerification(&state)
+            }
         case .write: actionCancelled(&state)
         case .watchWake, .watch: break  // cancelled by a stop, a switch or a quit: they say what comes next
         case .compare: break
         }
+        return []
     }
 }

@@ -55,6 +55,7 @@ public enum ErrorText {
             switch problem.reason {
             case .cutShort: return "the response is not valid JSON (it ends early: cut short)"
             case .invalidJSON where problem.path.isEmpty: return "the response is not valid JSON"
+            case .beyond64Bits: return Sanitizer.line(DecodingFailure.describe(problem))
             default: return "unexpected answer: \(Sanitizer.line(DecodingFailure.describe(problem)))"
             }
         case let .signInExpired(problem, _):

@@ -24,6 +24,8 @@ public enum Purpose: Hashable, Sendable {
     case findScan(page: Int)
     /// The first history page, read to verify a write (its own request: the cursor may be anywhere).
     case verificationHistory
+    /// The pause before a verification reads again a value that disagreed with the write.
+    case verificationWake
     /// A spend or a purchase.
     case write
     /// The watch's wait until its next round.
@@ -45,7 +47,7 @@ public enum Purpose: Hashable, Sendable {
     var isPerUser: Bool {
         switch self {
         case .cacheRead, .balance, .historyPage, .findScan, .watchWake, .watch: return true
-        case .packs, .verificationHistory, .write, .compare: return false
+        case .packs, .verificationHistory, .verificationWake, .write, .compare: return false
         }
     }
 }

@@ -121,18 +121,19 @@ extension ShopUpdate {
     }
 
     /// The packs request's answer (the table has already told it from a stale one).
-    static func packsLoaded(_ token: Token, _ result: Result<AudioPackList, ShopAPIError>, at: Date, _ state: inout AppState) -> [Effect] {
-        defer { verificationPacks(token, result, &state) }
+    static func packsLoaded(_ token: Token, _ result: Result<AudioPackList, ShopAPIError>, at: Date, requestID: String? = nil,
+                            _ state: inout AppState) -> [Effect] {
+        let verifying = verificationPacks(token, result, requestID: requestID, &state)
         switch result {
         case let .success(list):
             recovered(AudioPacks.endpoint, &state)
             state.packs.list.succeeded(list, at: at)
             state.packs.refresh()
-            return [.writePacks(key: state.context.shopKey, list, fetchedAt: at)]
+            return [.writePacks(key: state.context.shopKey, list, fetchedAt: at)] + verifying
         case let .failure(error):
             state.packs.list.failed(error, reason: ErrorText.staleReason(error))
             state.notice = .error(error, state.context)
-            return []
+            return verifying
         }
     }
 }

@@ -31,7 +31,7 @@ public struct ShopContext: Equatable, Sendable {
         self.users = users
     }
 
-    var userKey: CacheKey { CacheKey(baseURL: baseURL, user: user) }
+    public var userKey: CacheKey { CacheKey(baseURL: baseURL, user: user) }
     var shopKey: CacheKey { CacheKey(baseURL: baseURL, user: nil) }
 }
 

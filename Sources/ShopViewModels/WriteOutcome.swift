@@ -23,6 +23,13 @@ public struct WriteOutcome: Equatable, Sendable {
     public var requestID: String?
     /// The lost purchase this write settled (credited after all: never offer its id again).
     var settlesLostPurchase = false
+    /// What the reads after the write showed of their own: a stale read, reads that never agreed
+    /// (`stale-read`, `reads-disagree`). Findings about the server's reads, not checks of the write.
+    public var readFindings: [CheckRecord] = []
+    /// What the reads after the write settled on: the balance, and the first history page that showed the
+    /// settled history (what this machine knows now; `spend`/`buy` leave them in the cache last).
+    public var settledBalance: Int?
+    public var settledFirstPage: CheerHistoryPage?
 
     public var failed: [CheckRecord] { checks.filter { $0.outcome == .failed } }
 
@@ -205,7 +212,9 @@ extension WriteOutcome {
                 let line = " — "
                 if let expected, fresh == expected {
                     outcome.applied = .yes
-                    outcome.headline = line + rules.wasApplied(fresh, before)
+                    // An answer of the server's own (a 5xx with its head) that failed a write it applied.
+                    let failedButApplied = (500..<600).contains(error.status ?? 0) ? "the server failed the \(noun) but applied it: " : ""
+                    outcome.headline = line + failedButApplied + rules.wasApplied(fresh, before)
                     outcome.settlesLostPurchase = true
                 } else if fresh == before {
                     outcome.applied = .no
@@ -215,7 +224,11 @@ extension WriteOutcome {
                 }
             } else if error.category.mayHaveBeenApplied {
                 outcome.failure = ErrorText.words(error)
-                outcome.headline = " — " + rules.unknown
+                if case let .unread(why) = v.balance, why.hasPrefix("not judged") {
+                    outcome.headline = " — whether the \(noun) was applied is \(why) (reads-disagree)."
+                } else {
+                    outcome.headline = " — " + rules.unknown
+                }
             } else {
                 outcome.applied = .no
                 outcome.said(ShopUpdate.explain(error, kind: v.kind))

@@ -43,6 +43,9 @@ public enum FaultKind: String, CaseIterable, Sendable {
     /// Every history page after the first starts one entry early: its first entry is the last of the page
     /// before (an entry on two pages; the totals stay right).
     case shiftedPage = "shifted_page"
+    /// A history page carries at most `cap` entries (default 50), whatever `per_page` asks: the first
+    /// `cap` of the window asked, its paging fields as computed for the `per_page` asked.
+    case shortPages = "short_pages"
     /// A spend debits one cheer more than asked (and answers the balance it left).
     case wrongDebit = "wrong_debit"
     /// A spend records only the first half of its comment.
@@ -70,6 +73,9 @@ public enum FaultKind: String, CaseIterable, Sendable {
     case noCredit = "no_credit"
     /// A spend or purchase is applied, but answered with the balance from before it.
     case staleAnswer = "stale_answer"
+    /// A read replica that lags: a balance or history read within `ms` (default 1000) of the user's latest
+    /// write that changed their balance or history answers from the state before that write.
+    case staleRead = "stale_read"
     // Lenient faults (issue 27): each takes one kind of write the shop must refuse.
     /// A spend on a product not in the pack list is taken (debited; no pack's total moves).
     case acceptUnknownProduct = "accept_unknown_product"
@@ -115,6 +121,7 @@ public struct FaultSpec: Sendable, Equatable, Encodable {
     public var rate: Double?
     /// Only the next `count` matching requests are hit, then the fault is gone; `nil` = no limit.
     public var count: Int?
+    /// `latency`: the delay; `stale_read`: how long after a write the replica still answers the state before it.
     public var ms: Int = 1000
     public var jitter: Int = 0
     public var status: Int = 500
@@ -124,6 +131,8 @@ public struct FaultSpec: Sendable, Equatable, Encodable {
     public var contentType: String = "text/plain; charset=utf-8"
     public var index: Int?
     public var seconds: Int = 120
+    /// `short_pages`: the most entries a history page carries.
+    public var cap: Int = 50
     /// `lenient_body`: which malformed body it takes.
     public var bodyCase: LenientBody?
     /// `second_user_write`: whose balance each write also changes.
@@ -138,7 +147,7 @@ public struct FaultSpec: Sendable, Equatable, Encodable {
 
     public static let keys = [
         "kind", "path", "method", "rate", "count", "ms", "jitter", "status", "retry_after", "message",
-        "keep", "content_type", "index", "seconds", "case", "user",
+        "keep", "content_type", "index", "seconds", "case", "user", "cap",
     ]
 
     /// Parses the `--fault` syntax: comma-separated `key=value` pairs, the kind first and optionally
@@ -206,6 +215,7 @@ public struct FaultSpec: Sendable, Equatable, Encodable {
                 }
                 spec.bodyCase = bodyCase
             case "user": spec.user = try string(key, value)
+            case "cap": spec.cap = try int(key, value, 1...Paging.maxPerPage)
             default:
                 throw FaultSpecError("unknown fault key '\(key)'; keys: " + keys.joined(separator: ", "))
             }
@@ -234,6 +244,8 @@ public struct FaultSpec: Sendable, Equatable, Encodable {
         case .latency:
             try c.encode(ms, forKey: "ms")
             try c.encode(jitter, forKey: "jitter")
+        case .staleRead: try c.encode(ms, forKey: "ms")
+        case .shortPages: try c.encode(cap, forKey: "cap")
         case .status:
             try c.encode(status, forKey: "status")
             try c.encodeIfPresent(retryAfter, forKey: "retry_after")

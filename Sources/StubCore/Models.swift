@@ -97,6 +97,15 @@ public struct HistoryPage: Sendable, Equatable, Encodable {
         self.malformedIndex = malformedIndex
     }
 
+    /// Keeps only the first `cap` entries, the paging fields as they were (the `short_pages` fault: a page
+    /// shorter than its `per_page` though more entries follow). False when it held no more than `cap`.
+    public mutating func cut(to cap: Int) -> Bool {
+        guard entries.count > cap else { return false }
+        entries.removeLast(entries.count - max(cap, 0))
+        if let malformedIndex, malformedIndex >= entries.count { self.malformedIndex = nil }
+        return true
+    }
+
     enum CodingKeys: String, CodingKey {
         case history, page
         case perPage = "per_page", totalPages = "total_pages", totalCount = "total_count"

@@ -42,6 +42,14 @@ public actor ShopStore {
         var added: [CheerHistoryEntry] = []
     }
 
+    /// A user's balance and entries just before their latest write that changed either, and when that
+    /// write was applied: what a lagging read replica still answers (the `stale_read` fault).
+    struct LastWrite {
+        var balance: Int
+        var added: [CheerHistoryEntry]
+        var at: Double
+    }
+
     /// Cheer bundles on sale in the App Store: `com.reiterate.cheer.N` credits N.
     public static let bundleAmounts = [50, 100, 200, 500, 1000, 2500, 5000]
 
@@ -50,6 +58,8 @@ public actor ShopStore {
     private let aliceHistory: [CheerHistoryEntry]
     private var packs: [AudioPack] = []
     private var users: [String: UserState] = [:]
+    /// Per user, the state before their latest write that changed their balance or history.
+    private var lastWrites: [String: LastWrite] = [:]
     /// Transactions credited, by key: the id's digits (`text:` and the string for one sent as text).
     private var transactions: Set<String> = []
     /// Valid access tokens and when each expires (`nil`: never).
@@ -82,6 +92,7 @@ public actor ShopStore {
     public func reset(now: Double) {
         packs = basePacks
         users = Self.seededUsers(config: config, aliceHistory: aliceHistory)
+        lastWrites = [:]
         transactions = []
         accessTokens = [config.accessToken: config.tokenTTL.map { now + $0 }]
         currentRefreshToken = config.refreshToken
@@ -173,6 +184,11 @@ public actor ShopStore {
     /// fault: a page that starts with the last entry of the page before), never before the newest.
     public func history(user: String, page: Int, perPage: Int, shift: Int = 0) throws -> HistoryPage {
         guard let state = users[user] else { throw ShopError.unknownUser(user) }
+        return try self.page(of: state, page: page, perPage: perPage, shift: shift)
+    }
+
+    /// One page of the history `state` holds (`history`'s paging and checks).
+    private func page(of state: UserState, page: Int, perPage: Int, shift: Int) throws -> HistoryPage {
         guard page >= 1 else { throw ShopError.badRequest("page must be 1 or more", code: "invalid_parameter") }
         guard (1...Paging.maxPerPage).contains(perPage) else {
             throw ShopError.badRequest("per_page must be between 1 and \(Paging.maxPerPage)", code: "invalid_parameter")
@@ -186,6 +202,46 @@ public actor ShopStore {
                 : state.base.entry(at: index - state.added.count, packs: basePacks)
         }
         return HistoryPage(entries: entries, paging: paging)
+    }
+
+    // MARK: A lagging replica (the `stale_read` fault)
+
+    /// What a read replica lagging `lag` milliseconds holds for `user` at `now`: the state from before
+    /// the user's latest write that changed their balance or history, when that write is less than
+    /// `lag` ms old; nil when the replica has caught up or nothing was written yet.
+    private func lagging(_ user: String, now: Double, lag: Int) -> UserState? {
+        guard var state = users[user], let last = lastWrites[user] else { return nil }
+        let age = now - last.at
+        guard age >= 0, age * 1000 < Double(lag) else { return nil }
+        state.balance = last.balance
+        state.added = last.added
+        return state
+    }
+
+    /// The balance a replica lagging `lag` ms answers at `now`, when it differs from the true one; nil
+    /// when the read is fresh. Throws for an unknown user as `balance` does.
+    public func staleBalance(user: String, now: Double, lag: Int) throws -> Int? {
+        let fresh = try balance(user: user)
+        guard let old = lagging(user, now: now, lag: lag), old.balance != fresh else { return nil }
+        return old.balance
+    }
+
+    /// The history page a replica lagging `lag` ms answers at `now` (its entries and paging from the
+    /// older list), when it differs from the true page; nil when the read is fresh. Throws as `history`.
+    public func staleHistory(user: String, page: Int, perPage: Int, shift: Int = 0, now: Double, lag: Int) throws -> HistoryPage? {
+        let fresh = try history(user: user, page: page, perPage: perPage, shift: shift)
+        guard let old = lagging(user, now: now, lag: lag) else { return nil }
+        let stale = try self.page(of: old, page: page, perPage: perPage, shift: shift)
+        return stale == fresh ? nil : stale
+    }
+
+    /// Makes `state` the user's, remembering the state it replaces (and `now`) when the balance or the
+    /// history changed: the latest write a lagging replica has not seen yet.
+    private func commit(_ state: UserState, for user: String, now: Double) {
+        if let old = users[user], old.balance != state.balance || old.added != state.added {
+            lastWrites[user] = LastWrite(balance: old.balance, added: old.added, at: now)
+        }
+        users[user] = state
     }
 
     // MARK: Writes
@@ -249,7 +305,7 @@ public actor ShopStore {
                 at: 0
             )
         }
-        users[user] = state
+        commit(state, for: user, now: now)
         if let packIndex, amount != 0 {
             if quirks.contains(.stuckTotal) { took.insert(.stuckTotal) } else { packs[packIndex].cheerTotal += amount }
         }
@@ -268,14 +324,15 @@ public actor ShopStore {
         return result
     }
 
-    /// Credits `amount` with no purchase (the `stray_credit` fault).
-    public func credit(user: String, amount: Int) throws {
+    /// Credits `amount` with no purchase (the `stray_credit` fault; `second_user_write` credits -1), at `now`.
+    public func credit(user: String, amount: Int, now: Double = 0) throws {
         guard var state = users[user] else { throw ShopError.unknownUser(user) }
         state.balance += amount
-        users[user] = state
+        commit(state, for: user, now: now)
     }
 
     /// Drops the user's newest entry made by a spend (the `vanish_entry` fault); false when there is none.
+    /// Data lost, not a write: a lagging replica's state stays as it was.
     public func dropNewestEntry(user: String) throws -> Bool {
         guard var state = users[user] else { throw ShopError.unknownUser(user) }
         guard !state.added.isEmpty else { return false }
@@ -284,17 +341,17 @@ public actor ShopStore {
         return true
     }
 
-    /// Credits the bundle's amount once per App Store transaction.
-    public func purchase(user: String, identifier: String, transactionID: UInt64) throws -> Int {
-        try purchaseLeniently(user: user, identifier: identifier, transaction: String(transactionID)).answer
+    /// Credits the bundle's amount once per App Store transaction (at `now`: when a lagging replica sees it).
+    public func purchase(user: String, identifier: String, transactionID: UInt64, now: Double = 0) throws -> Int {
+        try purchaseLeniently(user: user, identifier: identifier, transaction: String(transactionID), now: now).answer
     }
 
     /// `purchase`, with the rules in `lenient` not kept. `transaction` is the id's key: its digits (a
     /// negative one only under `accept_negative_transaction`), or `text:` and the string sent (only
     /// under `retyped_transaction`: a different key from the number, so it is credited again). Of the
-    /// `quirks`, `noCredit` wins over `creditTwice`.
+    /// `quirks`, `noCredit` wins over `creditTwice`. `now`: when it is applied.
     public func purchaseLeniently(user: String, identifier: String, transaction: String, lenient: Set<Leniency> = [],
-                                  quirks: Set<WriteQuirk> = []) throws -> WriteOutcome {
+                                  quirks: Set<WriteQuirk> = [], now: Double = 0) throws -> WriteOutcome {
         var broke: Set<Leniency> = []
         let user = try writer(user, lenient, &broke)
         guard var state = users[user] else { throw ShopError.unknownUser(user) }
@@ -328,7 +385,7 @@ public actor ShopStore {
             let twice = quirks.contains(.creditTwice) && amount != 0
             if twice { took.insert(.creditTwice) }
             state.balance += twice ? 2 * amount : amount
-            users[user] = state
+            commit(state, for: user, now: now)
         }
         // Under noCredit, the balance it would have left.
         let answer = quirks.contains(.noCredit) ? before + amount : state.balance

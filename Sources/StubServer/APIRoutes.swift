@@ -34,10 +34,14 @@ extension StubService {
         case .getBalance:
             let user = try Self.requiredUser(query)
             if let fault = context.contentFault(.strayCredit) {
-                try await store.credit(user: user, amount: 37)
+                try await store.credit(user: user, amount: 37, now: now)
                 context.notes.applied(fault)
             }
-            let balance = try await store.balance(user: user)
+            var balance = try await store.balance(user: user)
+            if let fault = context.contentFault(.staleRead), let stale = try await store.staleBalance(user: user, now: now, lag: fault.spec.ms) {
+                balance = stale
+                context.notes.applied(fault)
+            }
             return try BalanceBody(balance: balance).response(from: request, context: context)
         case .getCheerHistory:
             let user = try Self.requiredUser(query)
@@ -47,8 +51,20 @@ extension StubService {
                 context.notes.applied(fault)
             }
             let shifted = pageNumber > 1 ? context.contentFault(.shiftedPage) : nil
-            var page = try await store.history(user: user, page: pageNumber, perPage: perPage, shift: shifted == nil ? 0 : 1)
+            let shift = shifted == nil ? 0 : 1
+            var page: HistoryPage
+            // stale_read: within the lag after the user's latest write, the page of the state before it.
+            if let fault = context.contentFault(.staleRead),
+               let stale = try await store.staleHistory(user: user, page: pageNumber, perPage: perPage, shift: shift, now: now, lag: fault.spec.ms) {
+                page = stale
+                context.notes.applied(fault)
+            } else {
+                page = try await store.history(user: user, page: pageNumber, perPage: perPage, shift: shift)
+            }
             if let shifted { context.notes.applied(shifted) }
+            if let fault = context.contentFault(.shortPages), page.cut(to: fault.spec.cap) {
+                context.notes.applied(fault)
+            }
             if pageNumber > 1, let fault = context.contentFault(.driftingTotal), page.paging.totalCount > 0 {
                 page.saidTotalCount = page.paging.totalCount - 1
                 context.notes.applied(fault)
@@ -81,7 +97,7 @@ extension StubService {
             }
             return try page.response(from: request, context: context)
         case .purchaseCheer:
-            await secondUserWrite(context)
+            await secondUserWrite(context, now: now)
             let body = try await request.decode(as: PurchaseBody.self, context: context)
             let key: String
             var used: [FaultHit] = []
@@ -111,7 +127,7 @@ extension StubService {
             let (quirks, quirkFaults) = Self.faults(context, [(.doubleCredit, ShopStore.WriteQuirk.creditTwice), (.noCredit, .noCredit),
                                                              (.staleAnswer, .staleAnswer)])
             let outcome = try await store.purchaseLeniently(user: Self.actingUser(query), identifier: body.identifier, transaction: key,
-                                                            lenient: lenient, quirks: quirks)
+                                                            lenient: lenient, quirks: quirks, now: now)
             for fault in used { context.notes.applied(fault) }
             if let bent { context.notes.applied(bent) }
             for (rule, fault) in faults where outcome.broke.contains(rule) { context.notes.applied(fault) }
@@ -119,7 +135,7 @@ extension StubService {
             try refuseButApply(context)
             return try BalanceBody(balance: outcome.answer).response(from: request, context: context)
         case .spendCheer:
-            await secondUserWrite(context)
+            await secondUserWrite(context, now: now)
             let body = try await request.decode(as: SpendBody.self, context: context)
             var amount = body.amount
             var comment = body.comment
@@ -167,8 +183,8 @@ extension StubService {
     }
 
     /// `second_user_write`: each write, whatever becomes of it, debits the fault's user 1 cheer first.
-    func secondUserWrite(_ context: StubContext) async {
-        guard let fault = context.contentFault(.secondUserWrite), (try? await store.credit(user: fault.spec.user, amount: -1)) != nil else { return }
+    func secondUserWrite(_ context: StubContext, now: Double) async {
+        guard let fault = context.contentFault(.secondUserWrite), (try? await store.credit(user: fault.spec.user, amount: -1, now: now)) != nil else { return }
         context.notes.applied(fault)
     }
 

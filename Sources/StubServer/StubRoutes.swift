@@ -27,12 +27,13 @@ enum Operation: String, CaseIterable, Sendable {
     /// Faults that rewrite this operation's data (others only make sense where there is such data).
     var contentFaults: Set<FaultKind> {
         switch self {
-        case .getCheerHistory: return [.hostile, .malformedEntry, .badPaging, .duplicateEntry, .outOfOrder, .vanishEntry, .driftingTotal, .hiddenPage, .shiftedPage]
+        case .getCheerHistory: return [.hostile, .malformedEntry, .badPaging, .duplicateEntry, .outOfOrder, .vanishEntry, .driftingTotal, .hiddenPage, .shiftedPage,
+                                       .shortPages, .staleRead]
         case .spendCheer: return [.wrongDebit, .cutComment, .doubleEntry, .noEntry, .noDebit, .stuckTotal, .acceptUnknownProduct, .acceptOverspend,
                                   .acceptNonpositiveAmount, .acceptUnknownUser, .lenientBody, .refuseButApply, .secondUserWrite, .staleAnswer]
         case .purchaseCheer: return [.acceptUnknownUser, .acceptAnyBundle, .retypedTransaction, .acceptNegativeTransaction, .lenientBody, .refuseButApply,
                                      .secondUserWrite, .doubleCredit, .replayCredit, .noCredit, .staleAnswer]
-        case .getBalance: return [.strayCredit]
+        case .getBalance: return [.strayCredit, .staleRead]
         case .listAudioPacks: return [.hostile]
         default: return []
         }

@@ -40,10 +40,13 @@ struct ContractCommand: ParsableCommand {
 /// `warning: [check] expected …, got … (request id …)` for each finding of the exchanges `print`
 /// made; a finding seen on more than one answer is one line, `(×N, first rq-…, last rq-…)`
 /// (`FindingGroup`). Answers how many distinct findings there were.
-func reportFindings(_ exchanges: [Exchange]) -> Int {
+/// `lagging`: reads of this run lagged behind the writes (a `stale-read` finding, or reads read again until they settled):
+/// a total that comes back across reads of page 1 may follow from it, and says so.
+func reportFindings(_ exchanges: [Exchange], lagging: Bool = false) -> Int {
     let groups = FindingGroup.of(exchanges)
     for group in groups {
-        Terminal.err(warningLine(group) + "\n")
+        let follows = lagging && group.finding.check == .paging && group.finding.place == .pages(.oneTotal)
+        Terminal.err(warningLine(group) + (follows ? " — possibly caused by reads that lag behind the writes (stale-read)" : "") + "\n")
     }
     return groups.count
 }

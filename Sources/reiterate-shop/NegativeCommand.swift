@@ -113,6 +113,8 @@ struct NegativeRun {
 
     func run(_ cases: [NegativeCase]) async throws -> Tally {
         let first = try await read()
+        // The state the last reads settled on: what the next case's reads before are expected to show.
+        var settled = first
         guard let balance = first.balance else {
             throw CLIError(message: "the balance of \(user) could not be read: no case was sent", exitCode: .unavailable)
         }
@@ -126,8 +128,9 @@ struct NegativeRun {
         if cases.contains(where: { $0.name.hasPrefix("transaction-replayed") || $0.name == "transaction-as-text" }) {
             let id = UInt64.random(in: 1_000_000...UInt64(Int64.max))
             do {
-                _ = try await client.send(PurchaseCheer(identifier: bundle, transactionID: id, user: user))
+                let answered = try await client.send(PurchaseCheer(identifier: bundle, transactionID: id, user: user))
                 credited = id
+                settled.balance = answered.balance  // the server's own word on the state after it
                 Terminal.err("note: setup: bought \(bundle) with transaction \(id) (the replay cases resend it)\n")
             } catch let error as ShopAPIError {
                 setupFailed = ErrorText.line(error)
@@ -135,6 +138,7 @@ struct NegativeRun {
             }
         }
         let facts = NegativeFacts(pack: Self.quoted(pack), balance: balance, bundle: Self.quoted(bundle), credited: credited)
+        var lag = LaggingReads()
         var tally = Tally()
         for c in cases {
             if credited == 0, c.name == "transaction-replayed" || c.name == "transaction-as-text" {
@@ -149,7 +153,14 @@ struct NegativeRun {
                 }
                 continue
             }
-            let before = try await read()
+            let packID: String? = switch c.pack {
+            case .none: nil
+            case .tested: pack
+            case let .named(id): id
+            }
+            // Reads that settle (docs/checks.md, "Settled reads"): a read that disagrees with the state
+            // last settled on is read again, at most three reads over 1.5 s, the latest kept.
+            let before = try await settledRead(expecting: settled, pack: packID, lag: &lag)
             let target = c.unknownUser ? "qa-negative-nobody-\(UInt32.random(in: 0...UInt32.max))" : user
             let body = c.body(NegativeFacts(pack: facts.pack, balance: before.balance ?? balance, bundle: facts.bundle, credited: credited))
             var status: Int?
@@ -169,12 +180,8 @@ struct NegativeRun {
                 requestID = error.requestID
                 answer = NegativeAnswer.of(error)
             }
-            let after = try await read()
-            let packID: String? = switch c.pack {
-            case .none: nil
-            case .tested: pack
-            case let .named(id): id
-            }
+            let after = try await settledRead(expecting: before, pack: packID, lag: &lag)
+            settled = after
             let effect = NegativeEffect(body: body, write: c.write, bundles: bundles)
             let (changed, unknown, meanwhile) = before.changes(to: after, pack: packID, effect: effect)
             let reads = "reads before \(before.requestIDs.joined(separator: ", ")); after \(after.requestIDs.joined(separator: ", "))"
@@ -228,12 +235,30 @@ struct NegativeRun {
         // The contract watchdog's findings on the run's own answers (an error body that is not the Error
         // schema …), grouped, as `spend` and `buy` report theirs: warning lines that change no verdict.
         _ = reportFindings(await client.exchanges.all())
+        if let line = lag.warning(user: user) {
+            // The server's reads went back to an older state: one finding however often, named once.
+            tally.findings += 1
+            Terminal.err(line)
+        }
         if !json {
             var summary = "\(tally.findings) finding\(tally.findings == 1 ? "" : "s")"
             if tally.notJudged > 0 { summary += ", \(tally.notJudged) not judged" }
             Terminal.out(summary + "\n")
         }
         return tally
+    }
+
+    /// Reads until they agree with `expected`: at most three reads over 1.5 s, the latest kept (two reads
+    /// that agree prove nothing while a replica lags: its stale answers agree too). Reads that disagree,
+    /// then come back to what was expected, went back to an older state or forward again: noted in `lag`.
+    func settledRead(expecting expected: NegativeReads, pack: String?, lag: inout LaggingReads) async throws -> NegativeReads {
+        var reads = [try await read()]
+        for pause in [0.5, 1.0] where !reads[reads.count - 1].agrees(with: expected, pack: pack) {
+            try? await Task.sleep(for: .milliseconds(Int(pause * 1000)))  // the pause between reads (a pace, not a synchronisation)
+            reads.append(try await read())
+        }
+        if reads.count > 1 { lag.note(reads, expected: expected, pack: pack) }
+        return reads[reads.count - 1]
     }
 
     /// The reads before and after a case; a read that fails is nil (not known).
@@ -270,5 +295,34 @@ struct NegativeRun {
         var w = JSONWriter()
         w.string(text)
         return w.text
+    }
+}
+
+/// Reads of the user's state that disagreed with each other with no write taken between them (a lagging
+/// replica): one `stale-read` finding for the run, with how often and the reads' request ids.
+struct LaggingReads {
+    var count = 0
+    var first: [String] = []
+    var last: [String] = []
+
+    /// Reads of one moment that needed reading again: a finding when they moved and came to agree with
+    /// what was expected, or never settled.
+    mutating func note(_ reads: [NegativeReads], expected: NegativeReads, pack: String?) {
+        guard reads.count > 1 else { return }
+        let settledOnExpected = reads[reads.count - 1].agrees(with: expected, pack: pack)
+        let moved = zip(reads, reads.dropFirst()).contains { !$0.agrees(with: $1, pack: pack) }
+        guard settledOnExpected || moved else { return }  // a real change, read the same three times: not a lag
+        count += 1
+        let ids = reads.flatMap(\.requestIDs)
+        if first.isEmpty { first = ids }
+        last = ids
+    }
+
+    func warning(user: String) -> String? {
+        guard count > 0 else { return nil }
+        let times = count == 1 ? "once" : "\(count) times"
+        let again = count > 1 ? "; last \(last.joined(separator: ", "))" : ""
+        return "warning: GET reads of \(Sanitizer.line(user)): [stale-read] expected reads of one state to agree when no write was taken, "
+            + "got reads that answered another state, then this one (a lagging replica?), \(times): first \(first.joined(separator: ", "))\(again)\n"
     }
 }

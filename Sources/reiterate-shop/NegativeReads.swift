@@ -62,6 +62,12 @@ struct NegativeReads {
         return (changed, unknown, meanwhile)
     }
 
+    /// The same state as `other` wherever both were read (the case's pack only): nothing changed, nothing moved.
+    func agrees(with other: NegativeReads, pack: String?) -> Bool {
+        let (changed, _, meanwhile) = changes(to: other, pack: pack, effect: .none)
+        return changed.isEmpty && meanwhile.isEmpty
+    }
+
     /// Whether the write was applied on the user tested: the balance moved by the case's amount, or a new
     /// newest entry of the case's amount (a spend's). Reads that failed tell nothing: false.
     func applied(to after: NegativeReads, effect: NegativeEffect) -> Bool {
@@ -82,6 +88,14 @@ struct NegativeEffect: Sendable, Equatable {
     var balanceMoves: Set<Int>
     /// How the pack's `cheer_total` rises (a spend's amount; none for a purchase).
     var packRises: Set<Int>
+
+    init(balanceMoves: Set<Int>, packRises: Set<Int>) {
+        self.balanceMoves = balanceMoves
+        self.packRises = packRises
+    }
+
+    /// No move at all: what "the same state" compares with.
+    static let none = NegativeEffect(balanceMoves: [], packRises: [])
 
     init(body: String, write: NegativeCase.Write, bundles: [CheerBundle]) {
         let object = (try? JSONSerialization.jsonObject(with: Data(body.utf8), options: [.fragmentsAllowed])) as? [String: Any]

@@ -25,7 +25,7 @@ struct Print: AsyncParsableCommand {
 
     @Argument(help: "What to print: balance, packs or history.") var what: What
     @Option(help: "History page (1-based).") var page = 1
-    @Option(name: .customLong("per-page"), help: "History entries per page (1–200).") var perPage = 50
+    @Option(name: .customLong("per-page"), help: "History entries per page (1–200; default 50, with --all 200).") var perPage: Int?
     @Flag(help: "History: every page, streamed newest first (in pages of 200); with --json, one JSON object a line.") var all = false
     @Option(help: "With --all: entries on or after this day (YYYY-MM-DD, local time); stops at the first older one.") var since: String?
     @Option(help: "With --all: entries on or before this day (YYYY-MM-DD, local time).") var until: String?
@@ -36,7 +36,7 @@ struct Print: AsyncParsableCommand {
 
     func validate() throws {
         guard page >= 1 else { throw ValidationError("--page must be 1 or more") }
-        guard (1...CheerHistory.maxPerPage).contains(perPage) else { throw ValidationError("--per-page must be 1–200") }
+        guard perPage.map({ (1...CheerHistory.maxPerPage).contains($0) }) ?? true else { throw ValidationError("--per-page must be 1–200") }
         if all || since != nil || until != nil || find != nil {
             guard what == .history else { throw ValidationError("--all, --since, --until and --find are for `print history`") }
             guard all else { throw ValidationError("--since, --until and --find go with --all") }
@@ -84,10 +84,11 @@ struct Print: AsyncParsableCommand {
             var stream = HistoryStream(user: user, json: json, find: find,
                                        since: since.flatMap(HistoryStream.dayStart),
                                        until: until.flatMap(HistoryStream.dayAfter))
-            try await stream.run(client)
+            // Incomplete (pages served short the reading could not get past): said on the last line, and 69.
+            guard try await stream.run(client, perPage: perPage ?? CheerHistory.maxPerPage) else { throw ExitCode(ExitStatus.unavailable.rawValue) }
             return ""
         case .history:
-            let history = try await client.send(CheerHistory(user: user, page: page, perPage: perPage))
+            let history = try await client.send(CheerHistory(user: user, page: page, perPage: perPage ?? 50))
             return json ? try Output.json(history) : Output.history(history, user: user)
         }
     }
@@ -111,7 +112,8 @@ extension Print {
                 : Output.balance(CheerBalance(balance: value), user: user)
         case let .cached(value, fetchedAt, reason):
             // The cache stands in for an outage only; a refusal (401, 403, 404…) is an answer to act on.
-            if let error = balance.error, !error.category.isOutage { throw error }
+            // A number beyond 64 bits is the server's data at fault (65), not an outage.
+            if let error = balance.error, !error.category.isOutage || error.isBeyond64Bits { throw error }
             let text = json
                 ? try Output.json(BalanceOutput(balance: value, source: "cache", fetchedAt: ISO8601.format(fetchedAt), reason: reason?.full))
                 : "\(Wording.grouped(value)) cheer  (\(Sanitizer.line(user))) · cached \(Wording.age(of: fetchedAt, now: Date())) · \(reason?.full ?? "offline")\n"

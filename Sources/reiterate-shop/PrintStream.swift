@@ -42,37 +42,50 @@ struct HistoryStream {
         return DateText.dayBounds(year: y, month: m, day: d, zone: .current)
     }
 
-    mutating func run(_ client: ShopClient) async throws {
+    /// Reads and prints every page; answers whether every entry the server counts was reached (false: the
+    /// result is incomplete, and the last line says so).
+    ///
+    /// A page that comes back shorter than asked while it is not the last (a server that caps its pages
+    /// below `per_page` while its paging fields follow the `per_page` asked) is a `paging` warning, and the
+    /// reading goes on from the entries reached in pages of the size the server served (the largest size
+    /// that divides the offset reached and is no larger than what it served), so no entry is skipped.
+    mutating func run(_ client: ShopClient, perPage asked: Int = CheerHistory.maxPerPage) async throws -> Bool {
         let showProgress = isatty(STDERR_FILENO) == 1
         if !json { Terminal.out(Self.header) }
         var page = 1
+        var size = asked
         defer { if progressShown { Terminal.err("\r\u{1B}[K") } }
         // The pages ahead are asked while this one is printed and the one after is read: the server
         // makes page N + 2 while the client reads N + 1, instead of each waiting for the other.
         let user = user
-        func fetch(_ n: Int) -> Task<CheerHistoryPage, any Error> {
+        func fetch(_ n: Int, _ size: Int) -> Task<CheerHistoryPage, any Error> {
             Task {
-                var (page, requestID) = try await client.sendAnswered(CheerHistory(user: user, page: n, perPage: CheerHistory.maxPerPage))
+                var (page, requestID) = try await client.sendAnswered(CheerHistory(user: user, page: n, perPage: size))
                 page.requestID = requestID
                 return page
             }
         }
-        var ahead: [Int: Task<CheerHistoryPage, any Error>] = [1: fetch(1)]
+        var ahead: [Int: Task<CheerHistoryPage, any Error>] = [1: fetch(1, size)]
         defer { for task in ahead.values { task.cancel() } }
         // The first page's total, and whether page 1 was read again once because another page's differed.
         var first: (total: Int, requestID: String?)?
         var reread = false
+        // Entries (and unreadable entries) received from the top, and whether --since stopped the reading.
+        var received = 0
+        var stopped = false
+        var short = 0
+        var total = 0
+        // Request ids are the server's text: made safe before they reach the terminal.
+        func id(_ requestID: String?) -> String { requestID.map(Sanitizer.line) ?? "no request id" }
         while true {
-            var answer = try await (ahead.removeValue(forKey: page) ?? fetch(page)).value
-            if page == 1 { first = (answer.totalCount, answer.requestID) }
+            var answer = try await (ahead.removeValue(forKey: page) ?? fetch(page, size)).value
+            if page == 1, first == nil { first = (answer.totalCount, answer.requestID) }
             // A total that differs from page 1's: page 1 is read once more, after this answer came (the
             // watchdog holds the three answers against each other: a total that comes back is a finding).
             // Then the stream goes on; it never reads again for it.
             if let said = first, answer.totalCount != said.total, !reread {
                 reread = true
-                let again = try await fetch(1).value
-                // Request ids are the server's text: made safe before they reach the terminal.
-                func id(_ requestID: String?) -> String { requestID.map(Sanitizer.line) ?? "no request id" }
+                let again = try await fetch(1, size).value
                 let words = "page 1 said \(Wording.grouped(said.total)) entries (\(id(said.requestID))), page \(Wording.grouped(page)) "
                     + "\(Wording.grouped(answer.totalCount)) (\(id(answer.requestID))), page 1 again \(Wording.grouped(again.totalCount)) "
                     + "(\(id(again.requestID)))"
@@ -80,13 +93,15 @@ struct HistoryStream {
                     + "entries at page edges may show twice or be missed\n")
                 answer.totalPages = max(answer.totalPages, again.totalPages)
             }
+            total = max(total, answer.totalCount)
             // Only pages that will be printed: with --since, none past the page that already reaches back before it.
             let reachesBack = since.map { since in answer.entries.last.map { $0.date < since } ?? false } ?? false
-            if !reachesBack {
-                for n in (page + 1)...(page + Self.pagesAhead) where n <= answer.totalPages && ahead[n] == nil { ahead[n] = fetch(n) }
+            // Served short while not the last page: read on from the offset reached, in pages the server serves.
+            let servedShort = answer.items.count < size && !answer.items.isEmpty && page < answer.totalPages
+            if !reachesBack, !servedShort {
+                for n in (page + 1)...(page + Self.pagesAhead) where n <= answer.totalPages && ahead[n] == nil { ahead[n] = fetch(n, size) }
             }
             var out = ""
-            var stop = false
             for item in answer.items {
                 switch item {
                 case let .entry(e):
@@ -97,7 +112,7 @@ struct HistoryStream {
                     previous = e.date
                     if let until, e.date >= until { continue }
                     if let since, e.date < since {
-                        stop = true
+                        stopped = true
                         break
                     }
                     if let find, !FindState.matches(item, find) { continue }
@@ -105,20 +120,52 @@ struct HistoryStream {
                 case .unreadable:
                     if find == nil { out += try line(item, page: page) }
                 }
-                if stop { break }
+                if stopped { break }
             }
+            received += answer.items.count
             if !out.isEmpty { Terminal.out(out) }
             if showProgress {
                 progressShown = true
                 Terminal.err("\r\u{1B}[Kpage \(Wording.grouped(page)) of \(Wording.grouped(max(1, answer.totalPages))) · \(Wording.grouped(printed)) printed")
             }
+            if stopped { break }
+            if servedShort {
+                short += 1
+                let served = answer.items.count
+                let next = Self.gcd(received, served)
+                Terminal.err("\(progressShown ? "\r\u{1B}[K" : "")warning: GET \(CheerHistory.endpoint.path): [paging] page \(Wording.grouped(page)) asked \(size) entries and "
+                    + "served \(served), but it is not the last page (of \(Wording.grouped(answer.totalPages))): reading on from entry "
+                    + "\(Wording.grouped(received + 1)) in pages of \(next) (request id \(id(answer.requestID)))\n")
+                for task in ahead.values { task.cancel() }
+                ahead = [:]
+                size = next
+                page = received / next + 1
+                continue
+            }
             // The server's last page, full: the page after it is read too (its totals may count fewer entries
             // than it sends), at most `extraPages` past it.
-            let pastEnd = page >= answer.totalPages && (answer.items.count < CheerHistory.maxPerPage || page >= answer.totalPages.plusSaturating(Self.extraPages))
-            if stop || answer.items.isEmpty || pastEnd { break }
+            let pastEnd = page >= answer.totalPages && (answer.items.count < size || page >= answer.totalPages.plusSaturating(Self.extraPages))
+            if answer.items.isEmpty || pastEnd { break }
             page += 1
         }
-        if !json { Terminal.out("\(Wording.grouped(printed)) cheer\(printed == 1 ? "" : "s") · \(Sanitizer.line(user))\n") }
+        let whole = stopped || received >= total
+        if !json {
+            var last = "\(Wording.grouped(printed)) cheer\(printed == 1 ? "" : "s") · \(Sanitizer.line(user))"
+            if !whole { last = "\(Wording.grouped(received)) of \(Wording.grouped(total)) entries read (\(last)): incomplete, see warnings" }
+            Terminal.out(last + "\n")
+        }
+        if !whole {
+            Terminal.err("\(progressShown ? "\r\u{1B}[K" : "")warning: the history is incomplete: \(Wording.grouped(received)) of \(Wording.grouped(total)) entries read"
+                + (short > 0 ? " (pages served short)" : "") + "\n")
+        }
+        return whole
+    }
+
+    /// The greatest common divisor (1 at least): the page size that lands on `offset` exactly.
+    static func gcd(_ a: Int, _ b: Int) -> Int {
+        var (x, y) = (abs(a), abs(b))
+        while y != 0 { (x, y) = (y, x % y) }
+        return max(1, x)
     }
 
     /// Requests kept out ahead of the page being printed.

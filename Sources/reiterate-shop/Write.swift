@@ -116,10 +116,13 @@ struct WriteRun {
                 let context = settings.shopContext
                 let cache = CacheStore(directory: connection.resolvedCacheDir, logger: logger)
                 let store = await AppStore(state: AppState(context: context), service: LiveShopService(client: client), cache: cache)
-                // What the checks compare against: the live balance, the history's total, the packs.
+                // What the checks compare against: the live balance, the history's total, the packs — read
+                // right before the write, and settled (`settledBaseline`).
+                let known = Known(balance: await cache.read(CheerBalance.self, kind: .balance, key: context.userKey)?.value.balance,
+                                  historyTotal: await cache.read(CheerHistoryPage.self, kind: .historyFirstPage, key: context.userKey)?.value.totalCount)
                 await store.send(.start)
                 await store.settle()
-                let before = await store.state
+                let (before, baselineMoved) = await Self.settledBaseline(store, known: known)
                 guard before.balance.source == .live, before.balance.value != nil else {
                     _ = reportFindings(await client.exchanges.all())
                     if let error = before.balance.error { throw error }
@@ -142,10 +145,15 @@ struct WriteRun {
                 // The findings about the write first (they set --strict's status), then the others.
                 let scope = WriteScope(kind: write, packs: after.packs.list.value ?? before.packs.list.value)
                 let (own, others) = scope.split(exchanges)
-                var findings = reportFindings(own)
+                // What the reads after the write showed of their own (a stale read): the server's, told once, first,
+                // since a total that came back across the reads follows from it.
+                let readFindings = after.write.outcome?.readFindings ?? []
+                for record in readFindings { Terminal.err(Self.warning(record)) }
+                var findings = reportFindings(own, lagging: !readFindings.isEmpty || baselineMoved)
+                if strict != .off { findings += readFindings.count }
                 if others.contains(where: { !$0.findings.isEmpty }) {
                     Terminal.err("note: findings about other reads (not the \(verb)'s: \(strict == .all ? "they count under --strict=all" : "--strict leaves them out")):\n")
-                    let more = reportFindings(others)
+                    let more = reportFindings(others, lagging: !readFindings.isEmpty || baselineMoved)
                     if strict == .all { findings += more }
                 }
                 // The write's one outcome: its words, its checks, and whether it was applied.
@@ -161,6 +169,14 @@ struct WriteRun {
                     if check.outcome == .failed, check != lead { Terminal.err(Self.warning(check)) }
                 }
                 if let footer { Terminal.out(footer + "\n") }
+                // What the reads settled on is what the cache keeps, whatever a later read of the screen's said:
+                // the next run's baseline is held against it.
+                if let settled = outcome.settledBalance {
+                    _ = await cache.write(CheerBalance(balance: settled), kind: .balance, key: context.userKey, fetchedAt: Date())
+                }
+                if let page = outcome.settledFirstPage {
+                    _ = await cache.write(page, kind: .historyFirstPage, key: context.userKey, fetchedAt: Date())
+                }
                 return ExitStatus.of(outcome, error: after.write.lastError, strict: strict != .off, findings: findings)
             }
         } catch let exit as ExitCode {
@@ -169,6 +185,51 @@ struct WriteRun {
             throw fail(error, tokenVariable: settings.tokenEnv)
         }
         if status != 0 { throw ExitCode(status) }
+    }
+
+    /// What this machine last settled on (the cache, which the last write's verification wrote): the
+    /// balance and the history's total.
+    struct Known: Equatable {
+        var balance: Int?
+        var historyTotal: Int?
+
+        init(balance: Int?, historyTotal: Int?) {
+            self.balance = balance
+            self.historyTotal = historyTotal
+        }
+
+        init(_ state: AppState) {
+            balance = state.balance.source == .live ? state.balance.value : nil
+            historyTotal = state.history.totalCount
+        }
+
+        /// Every value known on both sides agrees.
+        func agrees(with other: Known) -> Bool {
+            (balance == nil || other.balance == nil || balance == other.balance)
+                && (historyTotal == nil || other.historyTotal == nil || historyTotal == other.historyTotal)
+        }
+    }
+
+    /// The state before the write, settled: the start's reads are read again (at most twice more, over
+    /// 1.5 s) when they disagree with what this machine last settled on — a lagging replica answers the
+    /// state from before the latest write. The reads stop when they show what was last settled; else the
+    /// latest read, the freshest, is the baseline.
+    static func settledBaseline(_ store: AppStore, known: Known) async -> (AppState, moved: Bool) {
+        var state = await store.state
+        var reads = [Known(state)]
+        guard state.balance.source == .live, !reads[0].agrees(with: known) else { return (state, false) }
+        for pause in [0.5, 1.0] {
+            try? await Task.sleep(for: .milliseconds(Int(pause * 1000)))  // the pause between reads (a pace, not a synchronisation)
+            await store.send(.action(.refresh))
+            await store.settle()
+            state = await store.state
+            guard state.balance.source == .live else { break }
+            reads.append(Known(state))
+            // Two reads that agree prove nothing while a replica lags (its stale answers agree too): only a
+            // read that shows what was settled, or the last one, the latest in time, ends the reads.
+            if reads[reads.count - 1].agrees(with: known) { break }
+        }
+        return (state, zip(reads, reads.dropFirst()).contains { $0 != $1 })
     }
 
     /// `warning: POST /api/v1/spend_cheer: [spend-balance] expected …, got … (request id …)`.

@@ -164,3 +164,31 @@ import Testing
         }
     }
 }
+
+/// Issue 35, item 6: a number beyond 64 bits in valid JSON is a finding about that field, never "not valid JSON".
+@Suite struct Beyond64BitsTests {
+    func answer(_ body: String) -> TransportResponse {
+        TransportResponse(status: 200, headers: [.contentType: "application/json", .requestID: "rq-big"], body: Array(body.utf8))
+    }
+
+    @Test func aBalanceBeyond64BitsIsNamedByItsFieldAndDigits() {
+        for body in [#"{"balance": 100000000000000000000}"#, #"{"balance": 1e20}"#] {
+            #expect(throws: ShopAPIError.undecodable(DecodeProblem(path: "balance", reason: .beyond64Bits("100000000000000000000")),
+                                                     requestID: "rq-big", endpoint: Balance.endpoint.key)) {
+                _ = try ShopClient.decoded(Balance.self, answer(body))
+            }
+        }
+        #expect(DecodingFailure.describe(DecodeProblem(path: "balance", reason: .beyond64Bits("100000000000000000000")))
+                == "balance 100000000000000000000 is beyond a 64-bit integer")
+        // Invalid JSON is still told as such, and a number that fits is read.
+        #expect(throws: ShopAPIError.undecodable(DecodeProblem(path: "", reason: .invalidJSON), requestID: "rq-big", endpoint: Balance.endpoint.key)) {
+            _ = try ShopClient.decoded(Balance.self, answer(#"{"balance": 1e20"#.replacingOccurrences(of: "e20", with: "e20,,}")))
+        }
+        #expect((try? ShopClient.decoded(Balance.self, answer(#"{"balance": 9223372036854775807}"#)))?.balance == Int.max)
+    }
+
+    @Test func theWatchdogSaysTheNumberItIs() {
+        #expect(DecodingFailure.beyond64Bits(in: .object(["history": .array([.object(["amount": .double(-1e19)])])]))?.path == "history[0].amount")
+        #expect(DecodingFailure.beyond64Bits(in: .object(["amount": .double(1.5e3)])) == nil)
+    }
+}

@@ -597,10 +597,20 @@ import Testing
         return d
     }
 
-    /// Answers the verification's reads as a server would: the balance, the first history page
-    /// (newest entry and total), the packs (the rain pack's cheer total).
+    /// Answers the verification's reads as a server whose reads agree would: the balance, the first history
+    /// page (newest entry and total), the packs (the rain pack's cheer total) — the same again each time a
+    /// value that disagreed with the write is read again (settled reads: at most three).
     func answerReads(_ d: inout Driver, balance: Int, newest: CheerHistoryEntry? = nil, total: Int = 230, rainCheer: Int = 50) {
-        d.apply(.balanceLoaded(d.balanceToken, .success(CheerBalance(balance: balance)), at: t0))
+        answerReadsOnce(&d, balance: balance, newest: newest, total: total, rainCheer: rainCheer)
+        for _ in 1..<ReadSeries<Int>.maxReads {
+            guard let token = d.state.token(for: .verificationWake) else { return }
+            d.apply(.woke(token, at: t0))
+            answerReadsOnce(&d, balance: balance, newest: newest, total: total, rainCheer: rainCheer)
+        }
+    }
+
+    func answerReadsOnce(_ d: inout Driver, balance: Int, newest: CheerHistoryEntry? = nil, total: Int = 230, rainCheer: Int = 50) {
+        if d.state.token(for: .balance) != nil { d.apply(.balanceLoaded(d.balanceToken, .success(CheerBalance(balance: balance)), at: t0)) }
         if let token = d.state.token(for: .verificationHistory) {
             var items = (0..<49).map { HistoryItem.entry(entry($0)) }
             if let newest { items.insert(.entry(newest), at: 0) }

@@ -41,6 +41,12 @@ public enum ContractCheck: String, Sendable, Codable, CaseIterable {
     /// The app's request got no whole answer from the server: refused, reset, cut short, too slow, or
     /// a TLS check failed (the proxy answered the app 502 or 504 itself).
     case noAnswer = "no-answer"
+    /// Not an answer's alone: reads of one value after a write went back to the state from before it
+    /// (a lagging read replica), while the other reads show the write (docs/checks.md, "Settled reads").
+    case staleRead = "stale-read"
+    /// Not an answer's alone: reads of one value, with no write seen between them, that never agreed
+    /// (three reads over two seconds): what they are about is not judged.
+    case readsDisagree = "reads-disagree"
 }
 
 /// Who is at fault for a finding: the server for what it answered, the app under test for what it asked.

@@ -70,7 +70,13 @@ enum SchemaCheck {
             }
             guard schema.typeMask == 0 || schema.typeMask & bit != 0 else {
                 let here = path.isEmpty ? "the body" : pathText
-                add(.type, "\(here): \(schema.type.joined(separator: " or "))", cursor.value(at: start)?.describe ?? "a value")
+                let value = cursor.value(at: start)
+                if schema.type.contains("integer"), case let .double(d)? = value, let beyond = DecodingFailure.beyond64Bits(in: .double(d)) {
+                    // A whole number too big for 64 bits: said as the number it is, not as "a number".
+                    add(.type, "\(here): integer (64-bit)", "\(beyond.digits), beyond a 64-bit integer")
+                } else {
+                    add(.type, "\(here): \(schema.type.joined(separator: " or "))", value?.describe ?? "a value")
+                }
                 _ = cursor.skipValue()
                 return
             }

@@ -1,0 +1,157 @@
+import Foundation
+import ShopAPI
+import Testing
+@testable import ShopViewModels
+
+/// Settled reads (issue 35): a write is judged on what its reads settle on, never on one read; a read that
+/// went back to the state from before the write is named once, however often it recurs.
+@Suite struct SettledReadsTests {
+    func series(_ values: [Int]) -> ReadSeries<Int> {
+        var s = ReadSeries<Int>()
+        s.sightings = values.enumerated().map { Sighting($1, requestID: "rq-\($0 + 1)") }
+        return s
+    }
+
+    // A spend of 7 from 1,250, answered 1,243: the target is 1,243, the older state 1,250.
+    func settle(_ values: [Int], answerIsNewer: Bool = true) -> Settlement<Int> {
+        series(values).settle(isTarget: { $0 == 1_243 }, isOlder: { $0 == 1_250 }, answerIsNewer: answerIsNewer)
+    }
+
+    @Test func aReadThatAgreesWithTheWriteEndsTheReads() {
+        #expect(!series([1_243]).wantsAnother { $0 == 1_243 })
+        #expect(series([1_250]).wantsAnother { $0 == 1_243 })
+        #expect(series([1_250, 1_250]).wantsAnother { $0 == 1_243 })
+        // Three reads at most, whatever they say.
+        #expect(!series([1_250, 1_250, 1_250]).wantsAnother { $0 == 1_243 })
+        #expect(settle([1_243]) == .settled(1_243, stale: []))
+    }
+
+    @Test func readsOfTheOlderStateAfterTheAnswerAreStaleAndTheWriteIsJudgedOnTheNewerOne() {
+        // Lagging reads, then the write: settled on it, and the reads named as a stale read.
+        guard case let .settled(value, stale) = settle([1_250, 1_250, 1_243]) else { Issue.record("not settled"); return }
+        #expect(value == 1_243 && stale.map(\.requestID) == ["rq-1", "rq-2", "rq-3"])
+        // A wrong debit under lagging reads: settled on the wrong value, which the judging flags.
+        guard case let .settled(wrong, _) = settle([1_250, 1_242, 1_250]) else { Issue.record("not settled"); return }
+        #expect(wrong == 1_242)
+        // Nothing debited at all: every read shows the state from before, and that is what is judged.
+        #expect(settle([1_250, 1_250, 1_250]) == .settled(1_250, stale: []))
+    }
+
+    @Test func readsThatKeepMovingAreNotJudged() {
+        #expect(settle([1_100, 1_242, 1_000]) == .disagree(series([1_100, 1_242, 1_000]).sightings))
+        // It moved, then held: settled on where it held (no stale read: nothing went back).
+        #expect(settle([1_100, 1_242, 1_242]) == .settled(1_242, stale: []))
+        // No answer came (a lost answer): the older state first, then the write's, is no stale read.
+        #expect(settle([1_250, 1_243], answerIsNewer: false) == .settled(1_243, stale: []))
+        // …but back to the older state after the write's state is one.
+        guard case let .settled(_, stale) = settle([1_243, 1_250, 1_243], answerIsNewer: false) else { Issue.record("not settled"); return }
+        #expect(stale.count == 3)
+    }
+
+    // MARK: through the update
+
+    func spent(_ amount: Int) -> Driver {
+        var d = ActionTransitions().ready()
+        d.send(.beginSpend)
+        d.send(.editSpend(amount: String(amount), comment: ""))
+        d.send(.submitAction)
+        d.send(.submitAction)
+        return d
+    }
+
+    /// Answers the reads out: the balance, the history's first page (total and newest), the packs.
+    func answer(_ d: inout Driver, balance: Int, total: Int, newest: CheerHistoryEntry?, rainCheer: Int, id: String) {
+        if let token = d.state.write.verification?.balanceRead {
+            d.apply(.answered(token, ShopReply(.balance(user: "qa-alice"), .success(.balance(CheerBalance(balance: balance))), requestID: "\(id)-b", sentAt: t0)))
+        }
+        if let token = d.state.token(for: .verificationHistory) {
+            var items = (0..<49).map { HistoryItem.entry(entry($0)) }
+            if let newest { items.insert(.entry(newest), at: 0) }
+            let page = CheerHistoryPage(items: items, page: 1, perPage: 50, totalPages: 5, totalCount: total)
+            d.apply(.answered(token, ShopReply(.history(user: "qa-alice", page: 1, perPage: 50), .success(.history(page)), requestID: "\(id)-h", sentAt: t0)))
+        }
+        if let token = d.state.write.verification?.packsRead {
+            var packs = samplePacks
+            packs.packs[0].cheerTotal = rainCheer
+            d.apply(.answered(token, ShopReply(.packs, .success(.packs(packs)), requestID: "\(id)-p", sentAt: t0)))
+        }
+    }
+
+    /// Wakes the verification's pause, if one is out (the reads that disagreed are asked again).
+    func wake(_ d: inout Driver) -> Bool {
+        guard let token = d.state.token(for: .verificationWake) else { return false }
+        d.apply(.woke(token, at: t0))
+        return true
+    }
+
+    func fresh(_ amount: Int) -> CheerHistoryEntry {
+        CheerHistoryEntry(id: "new", creator: "Field & Foley", amount: amount, product: "com.reiterate.pack.rain", date: t0, comments: [])
+    }
+
+    @Test func aCorrectSpendReadThroughALaggingReplicaPassesAndNamesTheLag() {
+        var d = spent(50)
+        d.apply(.actionFinished(d.actionToken, .success(CheerBalance(balance: 1_200)), at: t0))
+        // The first reads answer the state from before the spend (1,250, 230 entries, the pack at 50).
+        answer(&d, balance: 1_250, total: 230, newest: entry(0), rainCheer: 50, id: "rq-1")
+        #expect(d.state.write.verification != nil && d.state.checks.records.isEmpty)
+        // The header keeps the answered balance: a read that flipped back is never shown.
+        #expect(d.state.balance.value == 1_200)
+        #expect(wake(&d))
+        answer(&d, balance: 1_250, total: 230, newest: entry(0), rainCheer: 50, id: "rq-2")
+        #expect(wake(&d))
+        answer(&d, balance: 1_200, total: 231, newest: fresh(50), rainCheer: 100, id: "rq-3")
+        #expect(d.state.write.verification == nil && !wake(&d))
+        let names = d.state.checks.records.map(\.name)
+        #expect(names == ["stale-read", "spend-balance", "spend-history", "spend-pack-total"])
+        #expect(d.state.write.outcome?.succeeded == true && d.state.write.outcome?.failed.isEmpty == true)
+        let stale = d.state.checks.records[0]
+        #expect(stale.isFinding && stale.actual.contains("rq-1-b") && stale.actual.contains("rq-3-b"))
+        #expect(d.state.balance.value == 1_200 && d.state.checks.failures == 1)
+
+        // A second lagging write: still one finding, seen twice.
+        d.loadPage(1, total: 231)
+        d.send(.cancelAction)  // the outcome dismissed
+        d.send(.beginSpend)
+        d.send(.editSpend(amount: "50", comment: ""))
+        d.send(.submitAction)
+        d.send(.submitAction)
+        d.apply(.actionFinished(d.actionToken, .success(CheerBalance(balance: 1_150)), at: t0))
+        answer(&d, balance: 1_200, total: 231, newest: fresh(50), rainCheer: 100, id: "rq-4")
+        #expect(wake(&d))
+        var second = fresh(50)
+        second.id = "newer"
+        answer(&d, balance: 1_150, total: 232, newest: second, rainCheer: 150, id: "rq-5")
+        #expect(d.state.write.verification == nil)
+        #expect(d.state.checks.records.filter { $0.name == "stale-read" }.map(\.count) == [2] && d.state.checks.failures == 1)
+        #expect(d.state.write.outcome?.succeeded == true)
+    }
+
+    @Test func aWrongDebitBehindALaggingReplicaIsStillFlagged() {
+        var d = spent(50)
+        // The server debited 51 and answered what it left.
+        d.apply(.actionFinished(d.actionToken, .success(CheerBalance(balance: 1_199)), at: t0))
+        answer(&d, balance: 1_250, total: 230, newest: entry(0), rainCheer: 50, id: "rq-1")
+        #expect(wake(&d))
+        answer(&d, balance: 1_199, total: 231, newest: fresh(51), rainCheer: 101, id: "rq-2")
+        // The entry and the pack's total still disagree with the spend: read a third time, the last.
+        #expect(wake(&d))
+        answer(&d, balance: 1_199, total: 231, newest: fresh(51), rainCheer: 101, id: "rq-3")
+        #expect(d.state.write.verification == nil && !wake(&d))
+        let failed = d.state.write.outcome?.failed.map(\.name) ?? []
+        #expect(failed == ["spend-balance", "spend-history", "spend-pack-total"])
+        #expect(d.state.write.outcome?.failed.first?.actual == "1,199")
+    }
+
+    @Test func aSpendAnsweredWithAServerErrorThatAppliedIsToldSo() {
+        var d = spent(50)
+        let failed = ShopAPIError.http(status: 500, message: "boom", code: nil, requestID: "rq-500", endpoint: .post("/api/v1/spend_cheer"), retryAfter: nil)
+        d.apply(.actionFinished(d.actionToken, .failure(failed), at: t0))
+        // The first read lags (the state before); the second shows the spend.
+        answer(&d, balance: 1_250, total: 230, newest: entry(0), rainCheer: 50, id: "rq-1")
+        #expect(wake(&d))
+        answer(&d, balance: 1_200, total: 231, newest: fresh(50), rainCheer: 100, id: "rq-2")
+        let outcome = d.state.write.outcome
+        #expect(outcome?.applied == .yes)
+        #expect(outcome?.headline.contains("the server failed the spend but applied it") == true)
+    }
+}

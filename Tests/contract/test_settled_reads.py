@@ -1,0 +1,139 @@
+"""Issue 35: verdicts on settled reads, the lag named once, and a history read whole or marked partial —
+against the real binaries: the stand-in's `stale_read` (a read replica that lags behind the latest write)
+and `short_pages` (pages capped below `per_page`, their paging fields as asked)."""
+import http.server
+import json
+import os
+import re
+import subprocess
+import tempfile
+import threading
+
+from conftest import ROOT
+
+SHOP_BIN = os.environ.get("SHOP_BIN", str(ROOT / ".build" / "debug" / "reiterate-shop"))
+RAIN = "com.reiterate.pack.rain"
+
+
+def shop(*args, cache=None, timeout=90):
+    """The client, as a tester's machine runs it: `cache` is the cache folder kept between runs."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("REITERATE_")}
+    env.update(REITERATE_TOKEN="dev-token", XDG_CACHE_HOME=cache or tempfile.mkdtemp(), TZ="UTC")
+    return subprocess.run([SHOP_BIN, *args], capture_output=True, text=True, env=env, timeout=timeout)
+
+
+def warnings(stderr):
+    return [line for line in stderr.splitlines() if line.startswith("warning: ")]
+
+
+def lag_warning(line):
+    """A warning the lag explains: the lag itself, or a finding that says it follows from it."""
+    return "[stale-read]" in line or "possibly caused by reads that lag" in line
+
+
+def test_twenty_correct_writes_behind_a_lagging_replica_fail_no_check(start_stub):
+    s = start_stub("--fault", "stale_read,rate=0.5,ms=1000")
+    cache = tempfile.mkdtemp()
+    seen_lag = 0
+    for i in range(20):
+        if i % 3 == 2:
+            r = shop("buy", "--base-url", s.url, "--bundle", "com.reiterate.cheer.50", "--yes", cache=cache)
+        else:
+            r = shop("spend", "--base-url", s.url, "--product", RAIN, "--amount", "3", "--yes", cache=cache)
+        assert r.returncode == 0, (i, r.stdout, r.stderr)
+        assert "✗" not in r.stdout and "passed" in r.stdout.splitlines()[0], (i, r.stdout, r.stderr)
+        others = [w for w in warnings(r.stderr) if not lag_warning(w)]
+        assert others == [], (i, r.stderr)
+        # Every warning names the request id of the exchange it is about.
+        assert all(re.search(r"\(request id rq-|first rq-", w) for w in warnings(r.stderr)), r.stderr
+        seen_lag += sum("[stale-read]" in w for w in warnings(r.stderr))
+    # The lag was there (the stand-in answered stale reads) and was named.
+    assert "fault=stale_read" in s.log()
+    assert seen_lag >= 1
+    # What the reads settled on is the truth: 14 spends of 3, 6 purchases of 50.
+    assert s.get("/api/v1/balance?user_id=qa-alice").json()["balance"] == 1250 - 14 * 3 + 6 * 50
+
+
+def test_a_wrong_debit_behind_a_lagging_replica_is_still_flagged(start_stub):
+    s = start_stub("--fault", "stale_read,rate=1,ms=1000", "--fault", "wrong_debit,count=1")
+    r = shop("spend", "--base-url", s.url, "--product", RAIN, "--amount", "3", "--yes")
+    assert "✗ spend-balance: expected 1,247 (1,250 − 3), got 1,246" in r.stdout, r.stdout + r.stderr
+    flagged = [w for w in warnings(r.stderr) if "[spend-balance]" in w]
+    assert len(flagged) == 1 and "(request id rq-" in flagged[0], r.stderr
+    # The lag that the reads went through is named beside it, once.
+    assert sum("[stale-read]" in w for w in warnings(r.stderr)) >= 1, r.stderr
+
+
+def test_negative_behind_a_lagging_replica_finds_only_the_lag(start_stub):
+    s = start_stub("--fault", "stale_read,rate=1,ms=1000")
+    r = shop("negative", "--base-url", s.url, "--yes", timeout=180)
+    lines = [line for line in r.stdout.splitlines() if line and not re.match(r"^\d+ findings?", line)]
+    assert lines and all(" refused 4" in line and "but it changed" not in line for line in lines), r.stdout
+    # The setup purchase lagged behind: the one finding is the lag itself, grouped, with its request ids.
+    found = warnings(r.stderr)
+    assert len(found) == 1 and "[stale-read]" in found[0] and "rq-" in found[0], r.stderr
+    assert r.stdout.rstrip().endswith("1 finding") and r.returncode == 65, r.stdout
+
+
+def test_print_all_reaches_every_entry_through_short_pages(start_stub, stub):
+    s = start_stub("--fault", "short_pages,cap=50")
+    whole = shop("print", "history", "--all", "--json", "--base-url", stub.url)
+    r = shop("print", "history", "--all", "--json", "--base-url", s.url)
+    assert r.returncode == 0, r.stderr
+    ids = [json.loads(line)["id"] for line in r.stdout.splitlines()]
+    assert len(ids) == 230 and ids == [json.loads(line)["id"] for line in whole.stdout.splitlines()]
+    paging = [w for w in warnings(r.stderr) if "[paging]" in w and "served 50" in w]
+    assert len(paging) == 1 and "(request id rq-" in paging[0] and "in pages of 50" in paging[0], r.stderr
+    # The text form ends with the whole count; --find finds what a whole read finds.
+    text = shop("print", "history", "--all", "--base-url", s.url)
+    assert text.returncode == 0 and text.stdout.rstrip().endswith("230 cheers · qa-alice"), text.stdout[-300:]
+    found = shop("print", "history", "--all", "--find", "rain", "--json", "--base-url", s.url)
+    expected = shop("print", "history", "--all", "--find", "rain", "--json", "--base-url", stub.url)
+    assert found.returncode == 0 and len(expected.stdout.splitlines()) > 3
+    assert found.stdout == expected.stdout
+
+
+def test_per_page_is_honoured_with_all(start_stub):
+    s = start_stub()
+    r = shop("print", "history", "--all", "--per-page", "40", "--json", "--base-url", s.url)
+    assert r.returncode == 0 and len(r.stdout.splitlines()) == 230, r.stderr
+    asked = re.findall(r"per_page=(\d+)", s.log())
+    assert asked and set(asked) == {"40"}, asked
+
+
+class _ShortThenEmpty(http.server.BaseHTTPRequestHandler):
+    """A server whose first page is cut short and whose every page after is empty, while its paging
+    fields say 1,234 entries: a history that cannot be read whole."""
+
+    def do_GET(self):
+        page = int(re.search(r"page=(\d+)", self.path).group(1))
+        per_page = int(re.search(r"per_page=(\d+)", self.path).group(1))
+        entries = [] if page > 1 else [
+            {"id": f"h-{i}", "creator": "C", "amount": 1, "product": RAIN, "date": "2026-11-01T00:00:00Z", "comments": []}
+            for i in range(50)
+        ]
+        body = json.dumps({"history": entries, "page": page, "per_page": per_page, "total_count": 1234,
+                           "total_pages": -(-1234 // per_page)}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("X-Request-Id", f"rq-short-{page}-{per_page}")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
+
+
+def test_a_history_that_stays_incomplete_says_so_and_exits_69():
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _ShortThenEmpty)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}"
+        r = shop("print", "history", "--all", "--base-url", url)
+        assert r.returncode == 69, r.stdout + r.stderr
+        assert r.stdout.rstrip().splitlines()[-1].startswith("50 of 1,234 entries read"), r.stdout[-200:]
+        assert "incomplete" in r.stdout.splitlines()[-1]
+        assert any("the history is incomplete: 50 of 1,234" in w for w in warnings(r.stderr)), r.stderr
+    finally:
+        server.shutdown()
