@@ -67,9 +67,13 @@ public struct Exchange: Sendable, Equatable, Identifiable {
     }
 }
 
-/// The last `capacity` exchanges, newest last, observable by the view models.
+/// The last `capacity` reads, and every write of the session (up to `writeCapacity`), newest last,
+/// observable by the view models. A write is evidence a report or a HAR saved later still needs: the
+/// window drops the oldest read first, never a write while fewer than `writeCapacity` are kept.
 public actor ExchangeLog {
     public let capacity: Int
+    /// Writes (anything but GET) kept however many reads come after them.
+    public static let writeCapacity = 1_000
     private var entries: [Exchange] = []
     private var nextID = 1
     private var observers: [UUID: AsyncStream<Exchange>.Continuation] = [:]
@@ -88,9 +92,27 @@ public actor ExchangeLog {
         e.id = nextID
         nextID += 1
         entries.append(e)
-        if entries.count > capacity { entries.removeFirst(entries.count - capacity) }
+        evict()
         for observer in observers.values { observer.yield(e) }
         return e
+    }
+
+    /// Past the window: the oldest read goes first; a write only when more than `writeCapacity` are kept.
+    private func evict() {
+        let writes = entries.lazy.filter { $0.method != "GET" }.count
+        var reads = entries.count - writes
+        var writesOver = max(0, writes - Self.writeCapacity)
+        guard reads > capacity || writesOver > 0 else { return }
+        entries.removeAll { e in
+            if e.method == "GET" {
+                guard reads > capacity else { return false }
+                reads -= 1
+                return true
+            }
+            guard writesOver > 0 else { return false }
+            writesOver -= 1
+            return true
+        }
     }
 
     /// A request on its way: numbered, stored and told as pending before its answer comes.

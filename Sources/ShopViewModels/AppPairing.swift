@@ -98,7 +98,9 @@ extension ShopUpdate {
             finding(.doubleSubmission, "one \(first.request(names: names)) (\(first.requestID ?? "no request id"))", "sent again \(gap) (\(again.requestID ?? "no request id")): a possible double submission", [first, again])
         }
         if let p = write.purchase, write.applied {
-            if let credited = book.credited.last(where: { $0.transaction == p.transactionID && $0.write.id != write.id }) {
+            // The same transaction whether its id came as a number or as text ("42"): credited twice is the
+            // server's fault however the app spelled it (the app's text is its own finding, on its request).
+            if let credited = book.credited.last(where: { AppWrite.sameTransaction($0.transaction, p.transactionID) && $0.write.id != write.id }) {
                 finding(.replayCredited, "409 for transaction \(p.transactionID), credited already (\(credited.write.requestID ?? "no request id"))",
                         "\(write.status ?? 200), credited again (\(write.requestID ?? "no request id"))", [credited.write, write])
                 if write.answerChecks.contains(.creditedOnce) { events[events.count - 1].causedBy = .answer(.creditedOnce, requestID: write.requestID) }

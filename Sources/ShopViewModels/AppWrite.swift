@@ -115,6 +115,16 @@ public struct AppWrite: Equatable, Sendable, Identifiable {
     /// Whether two writes ask the same thing (what a second tap of one button sends).
     func sameAsk(_ other: AppWrite) -> Bool { kind == other.kind && user == other.user }
 
+    /// Two transaction ids as the app sent them name one transaction: `42` and `"42"` do.
+    static func sameTransaction(_ a: String, _ b: String) -> Bool {
+        func digits(_ id: String) -> String {
+            guard id.count >= 2, id.hasPrefix("\""), id.hasSuffix("\"") else { return id }
+            let inner = id.dropFirst().dropLast()
+            return !inner.isEmpty && inner.allSatisfy({ $0.isASCII && $0.isNumber }) ? String(inner) : id
+        }
+        return digits(a) == digits(b)
+    }
+
     var purchase: (identifier: String, transactionID: String)? {
         if case let .purchase(identifier, transaction) = kind { return (identifier, transaction) }
         return nil

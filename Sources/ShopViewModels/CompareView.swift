@@ -68,7 +68,8 @@ extension ShopUpdate {
 
     static func completeCompare(_ state: inout AppState) {
         guard var prompt = state.screen.prompt, prompt.kind == .compare else { return }
-        let targets = state.compareTargets
+        // The user looked at now is no other side: every other user is (a `u` switch changes which).
+        let targets = state.compareTargets.filter { $0 != "user:" + state.context.user }
         guard !targets.isEmpty else { return }
         let typed = prompt.text
         // Cycle through the targets that start with what was typed before the first Tab.

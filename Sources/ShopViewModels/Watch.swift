@@ -61,6 +61,11 @@ public struct WatchState: Equatable, Sendable {
     var skipCheersOfNextRound = true
     /// Writes this tool made since the last round.
     var own: [OwnWrite] = []
+    /// Rounds held back unjudged: compared with the last reads they made a finding, so the round is read
+    /// again (at most twice more, over about 1.5 s) before anything is judged (settled reads).
+    var suspects: [Observation] = []
+    /// A stale read was told on the timeline (once: the Checks tab counts the rest).
+    var staleTold = false
     /// The app's writes seen through the proxy, as they pair with the reads.
     var app = AppWriteBook()
     /// The proxy runs: the app's writes are paired with the reads, and every change names its cause.
@@ -152,7 +157,8 @@ extension ShopUpdate {
         state.watch.phase = .watching
         state.watch.failures = 0
         forget(&state)
-        state.watch.add([WatchEvent(at: state.clock ?? .distantPast,
+        // Stamped with the time its first read is sent (the update's clock is the last answer's, maybe long ago).
+        state.watch.add([WatchEvent(at: .distantPast,
                                     change: .status("watching \(state.context.user) every \(WatchState.seconds(state.watch.interval))"))])
         state.notice = Notice(.info, "Watching \(state.context.user): changes show on the Live tab (w pauses)")
         state.steps.add("started watching \(state.context.user) every \(WatchState.seconds(state.watch.interval)) (w)")
@@ -165,6 +171,7 @@ extension ShopUpdate {
         guard state.watch.isOn else { return [] }
         state.watch.phase = .paused
         state.watch.round = .init()
+        state.watch.suspects = []
         state.watch.marks = WatchMarks()
         state.watch.add([WatchEvent(at: state.clock ?? .distantPast, change: .status("paused"))])
         state.notice = Notice(.info, "Watch paused: w resumes, and reconciles what changed meanwhile.")
@@ -177,7 +184,7 @@ extension ShopUpdate {
         state.watch.phase = .watching
         state.watch.failures = 0
         let since = state.watch.last.map { last in state.clock.map { " (compared with the reads of \(Wording.age(of: last.at, now: $0)))" } ?? "" } ?? ""
-        state.watch.add([WatchEvent(at: state.clock ?? .distantPast, change: .status("resumed\(since)"))])
+        state.watch.add([WatchEvent(at: .distantPast, change: .status("resumed\(since)"))])
         state.notice = Notice(.info, "Watching \(state.context.user) again.")
         state.steps.add("resumed the watch (w)")
         return beginRound(&state)
@@ -187,6 +194,7 @@ extension ShopUpdate {
     static func forget(_ state: inout AppState) {
         state.watch.last = nil
         state.watch.round = .init()
+        state.watch.suspects = []
         state.watch.own = []
         state.watch.app.span = []
         state.watch.app.crossedRounds = 0
@@ -203,7 +211,7 @@ extension ShopUpdate {
     static func moveWatch(_ state: inout AppState) -> [Effect] {
         guard state.watch.phase != .off else { return [] }
         forget(&state)
-        state.watch.add([WatchEvent(at: state.clock ?? .distantPast, change: .status("now watching \(state.context.user)"))])
+        state.watch.add([WatchEvent(at: .distantPast, change: .status("now watching \(state.context.user)"))])
         return state.watch.isOn ? beginRound(&state) : []
     }
 
@@ -249,7 +257,10 @@ extension ShopUpdate {
                 if !state.balance.isLoading { state.balance.succeeded(b.balance, at: at) }
                 let read = (value: b.balance, requestID: reply.requestID)
                 guard let opening = state.watch.round.opening, state.watch.round.history != nil else {
-                    if state.watch.round.opening == nil { state.watch.round.startedAt = reply.sentAt }
+                    if state.watch.round.opening == nil {
+                        state.watch.round.startedAt = reply.sentAt
+                        stampUndated(reply.sentAt, &state)
+                    }
                     state.watch.round.opening = read
                     return watchAsk(.history(perPage: WatchState.perPage), &state)
                 }
@@ -306,13 +317,19 @@ extension ShopUpdate {
         let observation = Observation(at: at, balance: balance.value, balanceRequestID: balance.requestID, items: history.page.items,
                                       total: history.page.totalCount, historyRequestID: history.requestID)
         state.watch.round = .init()
-        state.watch.rounds += 1
-        // A start or a switch before any time was known takes the time of its first round.
-        for (i, event) in state.watch.timeline.rows.enumerated() where event.at == .distantPast {
-            var dated = event
-            dated.at = at
-            state.watch.timeline.update(at: i, dated)
+        // Settled reads: a round that would make a finding is read again before it is judged.
+        if let last = state.watch.last, state.watch.suspects.count < ReadSeries<Int>.maxReads - 1 {
+            var trial = state  // the round's comparison as it would be made, on a copy: nothing of it is kept
+            let preview = pairedCompare(last, observation, span: appSpan, names: [:], &trial)
+            if preview.contains(where: { if case .finding = $0.change { return true } else { return false } }) {
+                state.watch.suspects.append(observation)
+                return scheduleRound(after: ReadSeries<Int>.pauses[state.watch.suspects.count - 1], &state)
+            }
         }
+        let heldBack = state.watch.suspects
+        state.watch.suspects = []
+        state.watch.rounds += 1
+        stampUndated(at, &state)
         if state.watch.failures > 0 {
             state.watch.failures = 0
             state.watch.phase = .watching
@@ -330,6 +347,11 @@ extension ShopUpdate {
                     guard case let .entry(e) = event.change else { continue }
                     state.watch.cheeredSincePacks[e.product, default: 0] = state.watch.cheeredSincePacks[e.product, default: 0].plusSaturating(e.amount)
                 }
+            }
+            let moved = heldBack.contains { $0.balance != observation.balance || $0.total != observation.total || $0.items != observation.items }
+            if moved, !events.contains(where: { if case .finding = $0.change { return true } else { return false } }) {
+                // The reads held back answered a state the reads after them do not keep: a lagging read.
+                effects += noteStaleRead(heldBack, settled: observation, last: last, &state)
             }
             effects += note(events, &state)
             state.watch.marks.seen(events, balance: observation.balance.minusSaturating(last.balance), at: at)
@@ -351,6 +373,15 @@ extension ShopUpdate {
             return effects + watchAsk(.packs, &state)
         }
         return effects + scheduleRound(after: state.watch.interval, &state)
+    }
+
+    /// A start, a resume or a switch takes the time its first read was sent (or, failing that, of its first round).
+    static func stampUndated(_ at: Date, _ state: inout AppState) {
+        for (i, event) in state.watch.timeline.rows.enumerated() where event.at == .distantPast {
+            var dated = event
+            dated.at = at
+            state.watch.timeline.update(at: i, dated)
+        }
     }
 
     /// A read failed: said once per outage, and the next round waits longer (or as `Retry-After` says).

@@ -21,6 +21,26 @@ extension ShopUpdate {
         return [.alert(style, "reiterate-shop: " + first.text())]
     }
 
+    /// Rounds whose reads disagreed with the reads after them, which settled with nothing to flag: one
+    /// `stale-read` finding (grouped on the Checks tab however often), told on the timeline the first time.
+    static func noteStaleRead(_ held: [Observation], settled: Observation, last: Observation, _ state: inout AppState) -> [Effect] {
+        let g = Wording.grouped
+        let reads = (held + [settled]).map { "balance \(g($0.balance)), \(g($0.total)) entries (\($0.balanceRequestID ?? "no request id"), \($0.historyRequestID ?? "no request id"))" }
+        let expected = "reads of one state that agree (no write seen between them)"
+        let actual = "after balance \(g(last.balance)), \(g(last.total)) entries, the reads answered \(reads.joined(separator: "; then "))"
+            + ": the first answered a state the later ones do not keep (a lagging read)"
+        let user = state.context.user
+        let key = FindingKey(Finding(check: .staleRead, expected: "reads after a write show it, never the state from before it", actual: "reads of \(user)"),
+                             method: "GET", target: "reads of \(user)")
+        state.checks.add([CheckRecord(check: .contract(.staleRead), outcome: .failed, expected: expected, actual: actual, request: "watch of \(user)",
+                                      requestID: settled.historyRequestID ?? settled.balanceRequestID, at: settled.at, key: key)])
+        guard !state.watch.staleTold else { return [] }
+        state.watch.staleTold = true
+        state.watch.add([WatchEvent(at: settled.at, change: .status("stale read: \(actual) — not judged; the Checks tab counts it (stale-read)"),
+                                    requestIDs: (held + [settled]).flatMap(\.requestIDs))])
+        return []
+    }
+
     /// A write of this tool: the watch does not count it as the phone's.
     static func noteOwnWrite(_ kind: ActionKind, _ state: inout AppState) {
         // Paused too: the first round after resuming compares across it.

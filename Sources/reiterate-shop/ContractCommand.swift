@@ -53,7 +53,9 @@ func reportFindings(_ exchanges: [Exchange], lagging: Bool = false) -> Int {
 
 /// One finding (or one recurring finding) as a `warning:` line, sanitized.
 func warningLine(_ group: FindingGroup) -> String {
-    var line = "warning: \(group.key.method) \(Sanitizer.line(group.key.target)): \(Sanitizer.line(group.finding.line))"
+    // A finding about one entry is grouped by the user's history; its line names the page it was last seen on.
+    let target = group.finding.entry != nil && !group.lastTarget.isEmpty ? group.lastTarget : group.key.target
+    var line = "warning: \(group.key.method) \(Sanitizer.line(target)): \(Sanitizer.line(group.finding.line))"
     if group.count > 1 {
         line += " (×\(group.count)"
         if group.firstRequestID != nil || group.lastRequestID != nil {

@@ -32,6 +32,11 @@ struct NegativeCommand: AsyncParsableCommand {
     @Flag(help: "Send them (without this flag the cases are listed and nothing is sent).") var yes = false
     @Flag(help: "One JSON object a case.") var json = false
     @Option(help: ArgumentHelp("Only these cases (comma-separated names, as listed).", valueName: "cases")) var only: String?
+    @Option(help: ArgumentHelp("At most this many requests a second (a shared staging sees no burst); 0: no pacing.", valueName: "n")) var pace: Double = 10
+
+    func validate() throws {
+        guard pace >= 0, pace <= 1000 else { throw ValidationError("--pace takes 0 (no pacing) to 1000 requests a second") }
+    }
     @OptionGroup var connection: ConnectionOptions
 
     func run() async throws {
@@ -67,7 +72,8 @@ struct NegativeCommand: AsyncParsableCommand {
         var tally = NegativeRun.Tally()
         do {
             tally = try await connection.withClient(settings, logger: logger) { client in
-                try await NegativeRun(client: client, user: settings.user, second: second, bundles: bundles, json: json).run(cases)
+                try await NegativeRun(client: client, user: settings.user, second: second, bundles: bundles, json: json,
+                                      pacer: Pacer(perSecond: pace)).run(cases)
             }
         } catch let exit as ExitCode {
             throw exit
@@ -86,6 +92,8 @@ struct NegativeRun {
     let second: String
     let bundles: [CheerBundle]
     let json: Bool
+    /// Every request waits its turn: at most `--pace` a second.
+    let pacer: Pacer
 
     struct Line: Encodable {
         var name: String
@@ -128,6 +136,7 @@ struct NegativeRun {
         if cases.contains(where: { $0.name.hasPrefix("transaction-replayed") || $0.name == "transaction-as-text" }) {
             let id = UInt64.random(in: 1_000_000...UInt64(Int64.max))
             do {
+                await pacer.turn()
                 let answered = try await client.send(PurchaseCheer(identifier: bundle, transactionID: id, user: user))
                 credited = id
                 settled.balance = answered.balance  // the server's own word on the state after it
@@ -168,6 +177,7 @@ struct NegativeRun {
             let answer: NegativeAnswer
             do {
                 let sent: (response: CheerBalance, requestID: String?)
+                await pacer.turn()
                 switch c.write {
                 case .spend: sent = try await client.sendAnswered(RawJSONWrite<SpendCheer>(json: body, user: target))
                 case .purchase: sent = try await client.sendAnswered(RawJSONWrite<PurchaseCheer>(json: body, user: target))
@@ -266,7 +276,9 @@ struct NegativeRun {
         var ids: [String] = []
         func note(_ id: String?) { if let id { ids.append(id) } }
         var reads = NegativeReads(balance: nil, history: nil, packs: nil, second: nil, requestIDs: [])
+        await pacer.turn()
         if let b = try? await client.sendAnswered(Balance(user: user)) { reads.balance = b.response.balance; note(b.requestID) }
+        await pacer.turn()
         if let h = try? await client.sendAnswered(CheerHistory(user: user, page: 1, perPage: 1)) {
             var newest: String?
             var newestAmount: Int?
@@ -278,6 +290,7 @@ struct NegativeRun {
             reads.history = NegativeReads.History(total: h.response.totalCount, newest: newest, newestAmount: newestAmount)
             note(h.requestID)
         }
+        await pacer.turn()
         if let p = try? await client.sendAnswered(AudioPacks()) {
             var totals: [String: Int?] = [:]
             for pack in p.response.packs where totals[pack.identifier] == nil { totals[pack.identifier] = .some(pack.cheerTotal) }
@@ -285,6 +298,7 @@ struct NegativeRun {
             reads.packs = totals
             note(p.requestID)
         }
+        await pacer.turn()
         if let s = try? await client.sendAnswered(Balance(user: second)) { reads.second = s.response.balance; note(s.requestID) }
         reads.requestIDs = ids.map(Sanitizer.line)
         return reads
@@ -324,5 +338,24 @@ struct LaggingReads {
         let again = count > 1 ? "; last \(last.joined(separator: ", "))" : ""
         return "warning: GET reads of \(Sanitizer.line(user)): [stale-read] expected reads of one state to agree when no write was taken, "
             + "got reads that answered another state, then this one (a lagging replica?), \(times): first \(first.joined(separator: ", "))\(again)\n"
+    }
+}
+
+/// At most `perSecond` turns a second, one after another: each request of `negative` takes a turn before it
+/// is sent (0: no pacing).
+actor Pacer {
+    let interval: Duration
+    private var next = ContinuousClock.now
+
+    init(perSecond: Double) {
+        interval = perSecond > 0 ? .milliseconds(Int((1000 / perSecond).rounded(.up))) : .zero
+    }
+
+    func turn() async {
+        guard interval > .zero else { return }
+        let now = ContinuousClock.now
+        let at = max(now, next)
+        next = at + interval
+        if at > now { try? await Task.sleep(until: at, clock: .continuous) }  // the pace itself, not a synchronisation
     }
 }

@@ -24,7 +24,7 @@ struct PinsCommand: AsyncParsableCommand {
     )
 
     @Option(help: "Pin the current answer of balance, packs or history (its first page) for the current user.") var add: String?
-    @Option(help: "Take away the pin of this request (as listed), or `all`.") var remove: String?
+    @Option(help: "Take away a pin: its request line or its request id (as listed), or `all`.") var remove: String?
     @Flag(help: "The pins as JSON (the file's form).") var json = false
     @OptionGroup var connection: ConnectionOptions
 
@@ -57,9 +57,12 @@ struct PinsCommand: AsyncParsableCommand {
                 try await pins.add(pin)
                 Terminal.err("note: pinned \(Sanitizer.line(pin.request.description)) (request id \(Sanitizer.line(pin.requestID ?? "—"))) on \(settings.environment.uppercased())\n")
             } else if let remove {
-                let request = remove == "all" ? nil : PinBook.key(remove)
+                // The request line, or the request id the listing shows beside it.
+                let listed = await pins.book.pins.first { $0.requestID == remove }?.request
+                let request = remove == "all" ? nil : PinBook.key(remove) ?? listed
                 guard remove == "all" || request != nil else {
-                    throw CLIError(message: "“\(Sanitizer.line(remove))” is not a request line such as “GET /api/v1/balance?user_id=qa-alice” (reiterate-shop pins lists them)", exitCode: .usage)
+                    throw CLIError(message: "“\(Sanitizer.line(remove))” is neither a request line such as “GET /api/v1/balance?user_id=qa-alice” nor the request id of a pin "
+                                   + "(reiterate-shop pins lists both)", exitCode: .usage)
                 }
                 let gone = try await pins.remove(request)
                 guard gone > 0 else { throw CLIError(message: "no pin of “\(remove)” on \(settings.environment.uppercased()) (reiterate-shop pins lists them)", exitCode: .usage) }

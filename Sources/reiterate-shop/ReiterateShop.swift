@@ -169,7 +169,15 @@ struct ConnectionOptions: ParsableArguments {
     /// is shut down afterwards. `logger` is the one `--log-file` log, shared with the cache.
     func withClient<T: Sendable>(_ settings: ResolvedSettings, logger: Logger, _ body: (ShopClient) async throws -> T) async throws -> T {
         let contract = try contract(settings)
-        let tokens = TokenStore(accessToken: try token(settings.tokenEnv), refreshToken: try token(settings.refreshTokenEnv))
+        let access = try token(settings.tokenEnv)
+        let refresh = try token(settings.refreshTokenEnv)
+        // Named before any request goes out: a request with no token only comes back as a bare 401.
+        guard access != nil || refresh != nil else {
+            let state = environment[settings.tokenEnv] == nil ? "is not set" : "is empty"
+            throw CLIError(message: "no access token: \(settings.tokenEnv) \(state); set it to \(settings.environment.uppercased())'s access token "
+                           + "(or set \(settings.refreshTokenEnv) to sign in with a refresh token); nothing was sent", exitCode: .config)
+        }
+        let tokens = TokenStore(accessToken: access, refreshToken: refresh)
         let configuration = ShopClientConfiguration(baseURL: settings.baseURL, requestTimeout: .milliseconds(Int(settings.timeout * 1000)))
         let transport: AsyncHTTPTransport
         do {

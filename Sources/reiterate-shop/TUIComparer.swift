@@ -67,7 +67,8 @@ struct TUIComparer: Comparer {
     func targets() -> [String] {
         var out: [String] = []
         for name in (config?.environments.keys.sorted() ?? []) where name != settings.environment { out.append("env:" + name) }
-        for user in settings.users where user != settings.user { out.append("user:" + user) }
+        // Every user, the one looked at now too: `D` leaves out whoever is current when Tab is pressed (`u` switches).
+        for user in [settings.user] + settings.users where !out.contains("user:" + user) { out.append("user:" + user) }
         let files = ((try? FileManager.default.contentsOfDirectory(atPath: snapshots)) ?? []).filter { $0.hasSuffix(".json") }.map { snapshots + "/" + $0 }
         func modified(_ path: String) -> Date { ((try? FileManager.default.attributesOfItem(atPath: path))?[.modificationDate] as? Date) ?? .distantPast }
         out += files.map { ($0, modified($0)) }.sorted { $0.1 > $1.1 }.prefix(10).map(\.0)

@@ -163,9 +163,14 @@ struct WriteRun {
                     if let error = after.write.lastError { throw error }
                     throw CLIError(message: "the \(verb) was not sent", exitCode: .software)
                 }
-                Terminal.out(Sanitizer.line(outcome.text) + "\n")
+                // A ✗ line names the request it is about (the write's request id), as every warning does.
+                func about(_ requestID: String?) -> String { requestID.map { " (request id \(Sanitizer.line($0)))" } ?? "" }
+                let verdict = Sanitizer.line(outcome.text)
+                let failedID = outcome.failed.first?.requestID ?? outcome.requestID
+                Terminal.out(verdict + (outcome.failed.isEmpty || verdict.contains("request id") ? "" : about(failedID)) + "\n")
                 for check in outcome.checks {
-                    Terminal.out("  " + Sanitizer.line(check.outcome == .passed ? "✔ \(check.name): \(check.actual)" : check.line) + "\n")
+                    Terminal.out("  " + Sanitizer.line(check.outcome == .passed ? "✔ \(check.name): \(check.actual)" : check.line)
+                                 + (check.outcome == .failed ? about(check.requestID) : "") + "\n")
                     if check.outcome == .failed, check != lead { Terminal.err(Self.warning(check)) }
                 }
                 if let footer { Terminal.out(footer + "\n") }

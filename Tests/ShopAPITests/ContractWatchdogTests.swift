@@ -123,3 +123,46 @@ import Testing
         #expect(w.check(ObservedExchange(operation: .getBalance, pathAndQuery: "/api/v1/balance", status: 200, headers: ok, body: Array(#"{"balance":1}"#.utf8))).isEmpty)
     }
 }
+
+/// Issue 35, item 4: a finding about one history entry is keyed by the entry's identity, never its position:
+/// 20 entries arriving at the top while a malformed entry moves down leave one finding.
+@Suite struct FindingByIdentityTests {
+    let ok = HTTPFields(pairs: [("Content-Type", "application/json; charset=utf-8"), ("X-Request-Id", "rq-1")])
+
+    func page(newOnTop: Int, perPage: Int = 50) -> [UInt8] {
+        var entries: [String] = (0..<newOnTop).map { i in
+            #"{"id":"new-\#(i)","creator":"C","amount":1,"product":"p","date":"2026-11-20T10:00:00Z","comments":[]}"#
+        }
+        for i in 0..<10 {
+            // The malformed one: its amount is text (and it keeps its id).
+            let amount = i == 3 ? #""three""# : "5"
+            entries.append(#"{"id":"h-\#(i)","creator":"C","amount":\#(amount),"product":"p","date":"2026-11-19T10:00:00Z","comments":[]}"#)
+        }
+        let total = entries.count
+        return Array(#"{"history":[\#(entries.joined(separator: ","))],"page":1,"per_page":\#(perPage),"total_pages":1,"total_count":\#(total)}"#.utf8)
+    }
+
+    @Test func aMalformedEntryThatMovesDownIsOneFinding() {
+        var watchdog = ContractWatchdog()
+        var keys = Set<FindingKey>()
+        var places: [String] = []
+        for (n, newOnTop) in [0, 20].enumerated() {
+            let target = "/api/v1/cheer_history?user_id=qa-alice&page=1&per_page=\(50 - n)"
+            let findings = watchdog.check(ObservedExchange(operation: .getCheerHistory, pathAndQuery: target, status: 200, headers: ok, body: page(newOnTop: newOnTop)))
+                .filter { $0.check == .schema }
+            #expect(findings.count == 1 && findings.first?.entry == "id=h-3")
+            for f in findings {
+                keys.insert(FindingKey(f, method: "GET", target: target))
+                if case let .field(path, _)? = f.place { places.append(path) }
+            }
+        }
+        // The words still say where it stood on each answer; the key is the entry's.
+        #expect(places == ["history[3].amount", "history[23].amount"])
+        #expect(keys.count == 1)
+        // Another entry with the same fault is another finding.
+        let other = Finding(check: .schema, expected: "history[4].amount: integer", actual: "x", place: .field(path: "history[4].amount", rule: .type))
+        var named = other
+        named.entry = "id=h-4"
+        #expect(!keys.contains(FindingKey(named, method: "GET", target: "/api/v1/cheer_history?user_id=qa-alice&page=1&per_page=50")))
+    }
+}

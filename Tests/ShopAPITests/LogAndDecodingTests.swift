@@ -79,6 +79,25 @@ import Testing
         #expect(seen == [8, 9, 10, 11, 12])  // the stream keeps the newest `capacity`
     }
 
+    /// Issue 35: a session of 150 exchanges with a failed write early on: the window drops reads, never the
+    /// write, so a HAR saved a minute later (and the report's attachment) still holds it.
+    @Test func aWriteOutlivesTheWindowOfReads() async throws {
+        let log = ExchangeLog(capacity: 100)
+        func exchange(_ method: String, _ path: String, status: Int, requestID: String) -> Exchange {
+            Exchange(id: 0, method: method, path: path, startedAt: Date(), duration: .zero, status: status, failure: nil, requestID: requestID,
+                     attempt: 1, requestBytes: 0, responseBytes: 0, requestHeaders: [:], responseHeaders: [:],
+                     requestBodyPreview: #"{"amount":7}"#, responseBodyPreview: #"{"message":"boom"}"#)
+        }
+        for i in 0..<5 { await log.record(exchange("GET", "/api/v1/balance?user_id=qa-alice", status: 200, requestID: "rq-r\(i)")) }
+        await log.record(exchange("POST", "/api/v1/spend_cheer", status: 500, requestID: "rq-failed-write"))
+        for i in 5..<150 { await log.record(exchange("GET", "/api/v1/balance?user_id=qa-alice", status: 200, requestID: "rq-r\(i)")) }
+        let kept = await log.all()
+        #expect(kept.count == 101 && kept.filter { $0.method == "GET" }.count == 100)
+        #expect(kept.contains { $0.requestID == "rq-failed-write" } && kept.first?.requestID == "rq-failed-write")
+        let har = String(decoding: try HAR.encode(kept, baseURL: "http://127.0.0.1:1", creator: "t", version: "0"), as: UTF8.self)
+        #expect(har.contains("rq-failed-write") && har.contains("/api/v1/spend_cheer"))
+    }
+
     @Test func redactorHandlesCutAndTrickyJSON() {
         let cut = Array(#"{"a":1,"access_token":"abc.def","nested":{"refresh_token" : "x\"y","note":"token"},"id_token":"zz"#.utf8)
         let preview = Redactor.bodyPreview(cut) ?? ""

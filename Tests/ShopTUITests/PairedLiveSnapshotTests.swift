@@ -58,7 +58,10 @@ struct PairedShop {
 
     mutating func reads(at: Date) {
         round += 1
-        for _ in 0..<10 {
+        for _ in 0..<30 {
+            // A round that would make a finding is read again before it is judged (settled reads): the shop's
+            // reads agree here, so each read again answers the same, with the same request ids.
+            if !loop.app.watch.suspects.isEmpty, let wake = loop.app.token(for: .watchWake) { loop.send(.woke(wake, at: at)) }
             guard let (token, purpose) = loop.app.requestsOut.sorted(by: { $0.key < $1.key })
                 .first(where: { $0.value == .watch(.balance) || $0.value == .watch(.history(perPage: WatchState.perPage)) }) else { break }
             let answer: ShopAnswer = purpose == .watch(.balance) ? .balance(CheerBalance(balance: balance))

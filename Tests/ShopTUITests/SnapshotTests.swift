@@ -107,7 +107,9 @@ import TerminalText
     func watchRound(_ l: inout Loop, _ balance: Int, _ entries: [ShopAPI.CheerHistoryEntry], total: Int, id: String, at: Date,
                     packs: [ShopAPI.AudioPack] = fixturePacks) {
         if let t = l.app.token(for: .watchWake) { l.send(.woke(t, at: at)) }
-        for _ in 0..<10 {
+        for _ in 0..<30 {
+            // A round held back (settled reads) is read again: the same answers, the same request ids.
+            if !l.app.watch.suspects.isEmpty, let t = l.app.token(for: .watchWake) { l.send(.woke(t, at: at)) }
             guard let (token, purpose) = l.app.requestsOut.sorted(by: { $0.key < $1.key }).first(where: { $0.value == .watch(.balance) || $0.value == .watch(.history(perPage: 20)) })
             else { break }
             switch purpose {

@@ -61,12 +61,21 @@ struct PairingWalk {
         roundNumber += 1
         return added { walk in
             var when = at
-            while let (token, purpose) = WatchTests.roundRead(walk.d.state.inFlight) {
-                let n = walk.roundNumber
-                let answer: ShopAnswer = purpose == .watch(.balance) ? .balance(CheerBalance(balance: walk.balance))
-                    : .history(WatchTests.page(Array(walk.entries.prefix(WatchState.perPage)), total: walk.total))
-                walk.d.apply(.watchLoaded(token, .success(answer), requestID: purpose == .watch(.balance) ? "rq-b\(n)" : "rq-h\(n)", at: when))
-                when = when.addingTimeInterval(spread)
+            func read() {
+                while let (token, purpose) = WatchTests.roundRead(walk.d.state.inFlight) {
+                    let n = walk.roundNumber
+                    let answer: ShopAnswer = purpose == .watch(.balance) ? .balance(CheerBalance(balance: walk.balance))
+                        : .history(WatchTests.page(Array(walk.entries.prefix(WatchState.perPage)), total: walk.total))
+                    walk.d.apply(.watchLoaded(token, .success(answer), requestID: purpose == .watch(.balance) ? "rq-b\(n)" : "rq-h\(n)", at: when))
+                    when = when.addingTimeInterval(spread)
+                }
+            }
+            read()
+            // A round that would make a finding is read again before it is judged (settled reads): the shop's
+            // reads agree here, so each read again answers the same (with the same request ids).
+            while !walk.d.state.watch.suspects.isEmpty, let token = walk.d.state.token(for: .watchWake) {
+                walk.d.apply(.woke(token, at: when))
+                read()
             }
             if let token = walk.d.state.token(for: .watch(.packs)) {
                 var list = samplePacks
@@ -151,6 +160,18 @@ struct PairingWalk {
         #expect(Self.finding(contradicted, .answerContradicted)?.text(names: Self.names)
             == "[answer-contradicted] expected balance 1,600, as the answer to the app's POST spend_cheer 7 on Rain on a Tin Roof (rq-a3) said, got balance 1,643 in the next read")
         #expect(w.findings == [.creditMismatch, .notCredited, .answerContradicted] && w.findings.allSatisfy { $0.blame == .server })
+    }
+
+    /// Issue 35: the same transaction sent again with its id as text ("42") and credited again is the server's
+    /// fault too: one transaction, credited twice, however the app spelled its id.
+    @Test func aTransactionCreditedAgainUnderItsIdAsTextIsTheServers() {
+        var w = PairingWalk()
+        w.balance += 400
+        _ = w.app(appPurchase(1, bundle: 200, transaction: "42", sent: Self.at(1), balance: 1_450))
+        let told = w.app(appPurchase(2, bundle: 200, transaction: "\"42\"", sent: Self.at(4), balance: 1_650))
+        #expect(w.findings == [.replayCredited] && w.findings.allSatisfy { $0.blame == .server })
+        #expect(Self.texts(told).last?.hasPrefix("[replay-credited] expected 409 for transaction \"42\", credited already (rq-a1)") == true)
+        #expect(AppWrite.sameTransaction("42", "\"42\"") && !AppWrite.sameTransaction("42", "\"042\"") && !AppWrite.sameTransaction("\"x\"", "x"))
     }
 
     @Test func aReplayedTransactionCreditedAgainIsTheServers() {

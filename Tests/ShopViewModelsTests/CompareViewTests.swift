@@ -16,6 +16,28 @@ import Testing
                           b: SideDescription(name: "env:next-build", environment: "next-build", user: "qa-alice", takenAt: nil), differences: differences)
     }
 
+    /// Issue 35: Tab offers every user but the one looked at now, whoever that is after a `u` switch.
+    @Test func dCompletesEveryOtherUser() {
+        var d = Driver.loaded()
+        d.state.compareTargets = ["user:qa-alice", "user:qa-bob", "user:qa-whale"]
+        var offered: [String] = []
+        d.apply(.action(.compare))
+        for _ in 0..<3 {
+            d.apply(.action(.nextField))
+            offered.append(d.state.screen.prompt?.text ?? "")
+        }
+        #expect(offered == ["user:qa-bob", "user:qa-whale", "user:qa-bob"])
+        d.apply(.action(.back))
+        d.state.context.user = "qa-bob"
+        d.apply(.action(.compare))
+        offered = []
+        for _ in 0..<2 {
+            d.apply(.action(.nextField))
+            offered.append(d.state.screen.prompt?.text ?? "")
+        }
+        #expect(offered == ["user:qa-alice", "user:qa-whale"])
+    }
+
     @Test func dAsksWhatToCompareWithAndShowsTheDiff() {
         var d = Driver.loaded()
         d.state.compareTargets = ["env:next-build", "user:qa-bob", "/state/snapshots/staging-qa-alice.json"]

@@ -43,8 +43,9 @@ import Testing
         // The value that changed: the last one shown, the first one kept.
         let date = d.state.checks.records.first { $0.expected.contains("date-time") }
         #expect(date?.actual == "“day 6”" && date?.first?.actual == "“yesterday”" && date?.count == 6)
-        // The key is typed: the check, the request and the field with the rule it broke.
-        #expect(amount?.key?.at == .place(.field(path: "history[1].amount", rule: .required)))
+        // The key is typed: the check, the user's history and the field, by the entry's identity (issue 35: never
+        // its position on the page), with the rule it broke.
+        #expect(amount?.key?.at == .place(.field(path: "history[id=h1].amount", rule: .required)))
     }
 
     /// The same rule on another field, another page or another user is another finding.

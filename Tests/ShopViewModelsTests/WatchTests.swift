@@ -26,6 +26,11 @@ import Testing
         while let (token, purpose) = Self.roundRead(d.state.inFlight), reads < 10 {
             answerOne(&d, token, purpose, balance: balance, entries: entries, total: total, at: at, id: id)
             reads += 1
+            // A round that would make a finding is read again before it is judged (settled reads): this
+            // server's reads agree, so each read again answers the same, with the same request ids.
+            if Self.roundRead(d.state.inFlight) == nil, !d.state.watch.suspects.isEmpty, let wake = d.state.token(for: .watchWake) {
+                d.apply(.woke(wake, at: at))
+            }
         }
         if let token = d.state.token(for: .watch(.packs)) {
             answerOne(&d, token, .watch(.packs), balance: balance, entries: entries, total: total, at: at, id: id)

@@ -107,7 +107,7 @@ def test_refused_dns_config_and_auth_errors(stub):
         (shop("print", "balance", "--base-url", "http://127.0.0.1:1"), 69, "connection refused by 127.0.0.1"),
         (shop("print", "balance", "--base-url", "http://no-such-host.invalid:8080"), 69, "the host name no-such-host.invalid could not be found"),
         (shop("print", "balance", "--base-url", "ftp://x"), 78, "invalid base URL 'ftp://x'"),
-        (shop("print", "balance", "--base-url", stub.url, token=None), 1, "HTTP 401 Unauthorized: missing bearer token"),
+        (shop("print", "balance", "--base-url", stub.url, token="not-a-token"), 1, "HTTP 401 Unauthorized: unknown access token"),
         (shop("print", "balance", "--base-url", stub.url, "--user", "ghost"), 1, "unknown user 'ghost' [unknown_user]"),
         (shop("print", "balance", "--base-url", stub.url, token="stale", env={"REITERATE_REFRESH_TOKEN": "wrong"}), 1,
          "sign-in expired: the refresh token was refused"),
@@ -115,6 +115,17 @@ def test_refused_dns_config_and_auth_errors(stub):
     for r, status, needle in cases:
         assert r.returncode == status and needle in r.stderr and r.stderr.count("\n") == 1, r.stderr
     assert "set REITERATE_TOKEN" in cases[3][0].stderr
+    # No token at all, or an empty one, is named before any request is sent (issue 35).
+    before = stub.log().count("/api/v1/balance")
+    for token in (None, "", "  "):
+        r = shop("print", "balance", "--base-url", stub.url, token=token)
+        state = "is not set" if token is None else "is empty"
+        assert r.returncode == 78 and r.stderr == f"error: no access token: REITERATE_TOKEN {state}; set it to LOCAL's access token " \
+            "(or set REITERATE_REFRESH_TOKEN to sign in with a refresh token); nothing was sent\n", r.stderr
+    assert stub.log().count("/api/v1/balance") == before
+    # A refresh token alone signs in: the refresh is the first request.
+    r = shop("print", "balance", "--base-url", stub.url, token=None, env={"REITERATE_REFRESH_TOKEN": "dev-refresh"})
+    assert r.returncode == 0, r.stderr
 
 
 def test_bad_settings_exit_78_without_echoing_secrets(stub):
@@ -216,7 +227,7 @@ def test_offline_after_one_good_run_prints_the_cached_balance_and_exits_75(start
 def test_a_refusal_is_not_hidden_behind_the_cache(stub, tmp_path):
     cache = tmp_path / "cache"
     assert shop("print", "balance", "--base-url", stub.url, "--cache-dir", str(cache)).returncode == 0
-    r = shop("print", "balance", "--base-url", stub.url, "--cache-dir", str(cache), token=None)
+    r = shop("print", "balance", "--base-url", stub.url, "--cache-dir", str(cache), token="not-a-token")
     assert r.returncode == 1 and "HTTP 401" in r.stderr and "set REITERATE_TOKEN" in r.stderr and r.stdout == ""
 
 
@@ -250,9 +261,9 @@ timeout = 5
 """)
     r = shop("print", "balance", "--env", "staging", token=None, env={**env, "STAGING_TOKEN": "dev-token"})
     assert r.returncode == 0 and r.stdout == "1,000,000 cheer  (qa-whale)\n", r.stderr
-    # REITERATE_TOKEN is not this environment's variable: without STAGING_TOKEN it is a 401 naming it.
+    # REITERATE_TOKEN is not this environment's variable: without STAGING_TOKEN nothing is sent, and it is named.
     r = shop("print", "balance", "--env", "staging", env=env)
-    assert r.returncode == 1 and "set STAGING_TOKEN" in r.stderr
+    assert r.returncode == 78 and "no access token: STAGING_TOKEN is not set" in r.stderr
     # Flags beat the file.
     r = shop("print", "balance", "--env", "staging", "--user", "qa-empty", token=None, env={**env, "STAGING_TOKEN": "dev-token"})
     assert r.stdout.startswith("0 cheer  (qa-empty)")

@@ -174,6 +174,15 @@ def test_a_pin_shows_a_finding_after_the_stand_in_changes_the_pinned_answer(stub
     assert "[pinned]" not in quiet.stderr, quiet.stderr
     assert shop("pins", "--base-url", stub.url, "--remove", "GET /api/v1/balance?user_id=qa-alice", env=env).returncode == 0
     assert "No pins on LOCAL." in shop("pins", "--base-url", stub.url, env=env).stdout
+    # Issue 35: --remove takes the request id `pins` lists beside the request, too.
+    assert shop("pins", "--base-url", stub.url, "--add", "balance", env=env).returncode == 0
+    listed = shop("pins", "--base-url", stub.url, env=env).stdout
+    pinned_id = listed.split("request id ")[1].split()[0]
+    assert pinned_id.startswith("rq-"), listed
+    wrong = shop("pins", "--base-url", stub.url, "--remove", "rq-nothing-pinned", env=env)
+    assert wrong.returncode == 64 and "neither a request line" in wrong.stderr, wrong.stderr
+    assert shop("pins", "--base-url", stub.url, "--remove", pinned_id, env=env).returncode == 0
+    assert "No pins on LOCAL." in shop("pins", "--base-url", stub.url, env=env).stdout
     assert "[pinned]" not in shop("print", "balance", "--base-url", stub.url, env=env).stderr
 
 

@@ -6,6 +6,7 @@ import os
 import re
 import subprocess
 import tempfile
+import time
 
 from conftest import ROOT
 
@@ -14,6 +15,9 @@ RAIN = "com.reiterate.pack.rain"
 
 
 def shop(*args, config=None):
+    # The stand-in is this test's own: no pacing (the pace itself has its test, which says --pace).
+    if args and args[0] == "negative" and "--pace" not in args:
+        args = (*args, "--pace", "0")
     env = {k: v for k, v in os.environ.items() if not k.startswith("REITERATE_")}
     env.update(REITERATE_TOKEN="dev-token", XDG_CACHE_HOME=tempfile.mkdtemp(), TZ="UTC")
     if config is not None:
@@ -219,6 +223,20 @@ def test_negative_without_yes_lists_and_sends_nothing(start_stub, tmp_path):
     r = shop("negative", "--env", "prod", "--yes", config=config)
     assert r.returncode == 78 and "PROD is read-only: negative tests are refused" in r.stderr, r.stderr
     assert "/api/" not in s.log()
+
+
+def test_negative_paces_its_requests(start_stub):
+    """Issue 35: at most --pace requests a second (10 by default), so a shared staging sees no burst."""
+    s = start_stub()
+    started = time.monotonic()
+    r = shop("negative", "--base-url", s.url, "--yes", "--only", "overspend,amount-zero", "--pace", "10")
+    elapsed = time.monotonic() - started
+    sent = len([line for line in s.log().splitlines() if "/api/" in line])
+    assert r.returncode == 0, r.stdout + r.stderr
+    # n requests at 10 a second take at least (n - 1) / 10 s: a lower bound, which no machine's speed breaks.
+    assert sent >= 10 and elapsed >= (sent - 1) / 10, (sent, elapsed)
+    r = shop("negative", "--base-url", s.url, "--yes", "--pace", "2000")
+    assert r.returncode == 64 and "--pace takes 0" in r.stderr
 
 
 def test_negative_against_the_stand_in_finds_nothing(start_stub):

@@ -137,3 +137,19 @@ def test_a_history_that_stays_incomplete_says_so_and_exits_69():
         assert any("the history is incomplete: 50 of 1,234" in w for w in warnings(r.stderr)), r.stderr
     finally:
         server.shutdown()
+
+
+def test_the_watch_over_random_writes_behind_a_lagging_replica_flags_nothing(start_stub):
+    """60 s of the watch while the phone (this test) spends and buys at random, the stand-in's reads lagging
+    behind its writes: no balance, entry or credit finding; the lag is one grouped stale-read, told once."""
+    from test_watch import play_phone, watch
+
+    s = start_stub("--quiet", "--fault", "stale_read,rate=0.5,ms=1000")
+    seconds = float(os.environ.get("WATCH_LAG_SECONDS", "60"))
+    proc = watch(s.url, "--interval", "1", "--for", f"{seconds + 6}s")
+    events, writes, err = play_phone(s, proc, seconds, seed=35, gap=(0.5, 2.5))
+    assert writes >= 20, writes
+    assert "fault=stale_read" in s.log() or "stale_read" in json.dumps(s.http.get(s.url + "/_stub/faults", timeout=5).json())
+    told = [e for e in events if "stale read" in e.get("text", "")]
+    assert len(told) <= 1, told
+    assert proc.returncode == 0 and "0 findings" in err, err

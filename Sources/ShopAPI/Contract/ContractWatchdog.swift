@@ -103,6 +103,7 @@ public struct ContractWatchdog: Sendable {
             findings += history.observe(page, user: query["user_id"] ?? "")
             findings += history.observeTotal(page, user: query["user_id"] ?? "", requestID: e.headers[.requestID], sent: e.sentAt, answered: e.answeredAt)
             findings += implied.history(page, serverClock: e.headers[.date].flatMap(HTTPDate.parse))
+            Self.nameEntries(&findings, body: e.body, tokens: tokens)
         case .spendCheer:
             findings += JSONValue.parse(e.body, tokens: tokens).map(WriteMemory.spendAccepted) ?? []
         case .purchaseCheer:
@@ -116,6 +117,21 @@ public struct ContractWatchdog: Sendable {
             findings += JSONValue.parse(e.body, tokens: tokens).map(ImpliedRules.token) ?? []
         }
         return findings
+    }
+
+    /// Names the entry each finding inside one history entry is about (`Finding.entry`), so that the finding
+    /// keeps its identity when the entry moves down the list. The body is parsed only when there is one.
+    static func nameEntries(_ findings: inout [Finding], body: [UInt8], tokens: [JSONToken]) {
+        func index(_ f: Finding) -> Int? {
+            guard case let .field(path, _)? = f.place, path.hasPrefix("history[") else { return nil }
+            return Int(path.dropFirst("history[".count).prefix { $0.isNumber })
+        }
+        guard findings.contains(where: { index($0) != nil }), case let .object(o)? = JSONValue.parse(body, tokens: tokens),
+              case let .array(items)? = o["history"] else { return }
+        for i in findings.indices {
+            guard let n = index(findings[i]), n < items.count, let key = EntryKey(json: items[n]) else { continue }
+            findings[i].entry = key.description
+        }
     }
 
     /// The findings for one response, by a watchdog that has seen nothing before (the built-in contract).

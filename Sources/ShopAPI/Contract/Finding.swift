@@ -75,6 +75,9 @@ public struct Finding: Sendable, Equatable, Codable {
     public var place: FindingPlace?
     /// The server for a deviation in an answer; the app for one in its request.
     public var blame: Blame
+    /// The history entry it is about, by identity (its id; else its date, product, amount and creator), for a
+    /// finding inside one entry of a page: the same finding when the entry has moved down the list.
+    public var entry: String?
 
     public init(check: ContractCheck, expected: String, actual: String, place: FindingPlace? = nil, blame: Blame = .server) {
         self.check = check
@@ -92,6 +95,7 @@ public struct Finding: Sendable, Equatable, Codable {
         actual = try c.decode(String.self, forKey: .actual)
         place = try c.decodeIfPresent(FindingPlace.self, forKey: .place)
         blame = try c.decodeIfPresent(Blame.self, forKey: .blame) ?? .server
+        entry = try c.decodeIfPresent(String.self, forKey: .entry)
     }
 
     /// `[schema] expected balance: integer, got "12"`.
@@ -158,6 +162,12 @@ public struct FindingKey: Hashable, Sendable {
         default: self.target = target
         }
         at = finding.place.map(Where.place) ?? .stated(expected: finding.expected, actual: finding.actual)
+        // A finding inside one history entry is that entry's, wherever it stands: keyed by the entry's
+        // identity and the user's history, not by its position on one page (new entries push it down).
+        if let entry = finding.entry, case let .field(path, rule)? = finding.place, let close = path.firstIndex(of: "]"), path.hasPrefix("history[") {
+            at = .place(.field(path: "history[\(entry)" + path[close...], rule: rule))
+            self.target = Self.userOnly(target)
+        }
     }
 }
 
@@ -181,6 +191,9 @@ public struct FindingGroup: Sendable, Equatable {
     public var lastRequestID: String?
     /// The first answer's `actual`, when the last one's differs.
     public var firstActual: String?
+    /// The last answer's path and query (a finding about one entry is keyed by the user's history; its
+    /// line names the page it was last seen on).
+    public var lastTarget = ""
 
     /// The findings of `exchanges` (oldest first), one group per key, in the order first seen.
     public static func of(_ exchanges: [Exchange]) -> [FindingGroup] {
@@ -194,9 +207,10 @@ public struct FindingGroup: Sendable, Equatable {
                     groups[i].lastRequestID = e.requestID
                     if groups[i].firstActual == nil, finding.actual != groups[i].finding.actual { groups[i].firstActual = groups[i].finding.actual }
                     groups[i].finding = finding
+                    groups[i].lastTarget = e.path
                 } else {
                     index[key] = groups.count
-                    groups.append(FindingGroup(key: key, finding: finding, count: 1, firstRequestID: e.requestID, lastRequestID: e.requestID))
+                    groups.append(FindingGroup(key: key, finding: finding, count: 1, firstRequestID: e.requestID, lastRequestID: e.requestID, lastTarget: e.path))
                 }
             }
         }
