@@ -24,8 +24,11 @@ public struct FindState: Equatable, Sendable {
     public struct Scan: Equatable, Sendable {
         /// The cursor when the find began: the first match after it is gone to.
         var origin: Int
-        /// The scan page (of `scanPerPage` entries) asked for.
+        /// The scan page (of `perPage` entries) asked for.
         public var page: Int
+        /// Entries a scan page: the contract's largest, or the size the server really serves once a page
+        /// came back shorter than asked while not the last (the scan goes on from the entry it reached).
+        public var perPage = HistoryState.scanPerPage
         public var pagesScanned = 0
         public var totalPages: Int
         /// The cursor has gone to a match.
@@ -107,9 +110,9 @@ extension ShopUpdate {
     }
 
     static func askScanPage(_ state: inout AppState) -> [Effect] {
-        guard let page = state.history.find?.scan?.page else { return [] }
-        let token = state.ask(.findScan(page: page))
-        return [.request(token, .history(user: state.context.user, page: page, perPage: HistoryState.scanPerPage))]
+        guard let scan = state.history.find?.scan else { return [] }
+        let token = state.ask(.findScan(page: scan.page))
+        return [.request(token, .history(user: state.context.user, page: scan.page, perPage: scan.perPage))]
     }
 
     /// A scan page came: its matches are kept, the cursor goes to the first match after where it
@@ -124,14 +127,15 @@ extension ShopUpdate {
             return []
         case let .success(answer):
             // What the scan received counts in the list too: a match is never past the list's end.
-            noteReceived(answer, page: page, perPage: HistoryState.scanPerPage, &state.history)
+            let per = scan.perPage
+            noteReceived(answer, page: page, perPage: per, &state.history)
             // The pages to scan: the server's, or more when the list holds more than its totals count.
-            let listed = (state.history.count ?? 0).dividedRoundingUp(by: HistoryState.scanPerPage)
+            let listed = (state.history.count ?? 0).dividedRoundingUp(by: per)
             // The server's total_pages only as far as its pages hold entries: an empty page ends the scan
             // (a total_pages of 10¹² over 230 entries is not 10¹² requests).
             scan.totalPages = answer.items.isEmpty ? max(1, min(listed, page)) : max(1, answer.totalPages, listed)
             scan.pagesScanned += 1
-            let start = (page - 1) * HistoryState.scanPerPage
+            let start = (page - 1) * per
             var names: [String: String] = [:]
             for pack in state.packs.all where names[pack.identifier] == nil { names[pack.identifier] = pack.name }
             var jumpTo: Int?
@@ -139,17 +143,30 @@ extension ShopUpdate {
                 let index = start + offset
                 find.add(index, key: HistoryState.key(of: item))
                 // The first match after the origin (before it only once the scan has come round).
-                if !scan.arrived, jumpTo == nil, index > scan.origin || page < scan.origin / HistoryState.scanPerPage + 1 { jumpTo = index }
+                if !scan.arrived, jumpTo == nil, index > scan.origin || page < scan.origin / per + 1 { jumpTo = index }
             }
             var next = page + 1
+            // Served short while not the last page (a server capping its pages below `per_page` while its paging
+            // follows the `per_page` asked): the scan goes on from the entry it reached, in pages of the largest
+            // size that lands on it and that the server serves, so that no entry is skipped.
+            if answer.items.count < per, !answer.items.isEmpty, page < answer.totalPages {
+                let reached = start + answer.items.count
+                var (a, b) = (reached, answer.items.count)
+                while b != 0 { (a, b) = (b, a % b) }
+                let size = max(1, a)
+                scan.perPage = size
+                scan.pagesScanned = ((scan.pagesScanned - 1) * per + answer.items.count) / size
+                scan.totalPages = max(1, (state.history.count ?? answer.totalCount).dividedRoundingUp(by: size), answer.totalCount.dividedRoundingUp(by: size))
+                next = reached / size + 1
+            }
             // A full page at the server's last (or past it): the next may still hold entries the totals
             // do not count. It is asked, up to `extraPages` past the server's last page.
-            if next > scan.totalPages, answer.items.count >= HistoryState.scanPerPage, answer.page == page,
+            if next > scan.totalPages, answer.items.count >= scan.perPage, answer.page == page,
                next <= max(1, answer.totalPages).plusSaturating(FindState.extraPages) {
                 scan.totalPages = next
             }
             if next > scan.totalPages { next = 1 }
-            let done = scan.pagesScanned >= scan.totalPages || next == scan.origin / HistoryState.scanPerPage + 1
+            let done = scan.pagesScanned >= scan.totalPages || next == scan.origin / scan.perPage + 1
             var effects: [Effect] = []
             if let jumpTo {
                 scan.arrived = true

@@ -97,12 +97,15 @@ struct CompareCommand: AsyncParsableCommand {
             var page = 1
             while page <= historyPages {
                 let n = page
-                async let x = a.history(page: n, perPage: CheerHistory.maxPerPage)
-                async let y = b.history(page: n, perPage: CheerHistory.maxPerPage)
+                // Each side's page whole, in as many reads as its server needs (pages need not come in step).
+                async let x = a.historyReads(page: n, perPage: CheerHistory.maxPerPage)
+                async let y = b.historyReads(page: n, perPage: CheerHistory.maxPerPage)
                 let (ra, rb) = (try await x, try await y)
                 if ra == nil, rb == nil { break }
-                if page == 1 { _ = try both("history", ra, rb) }
-                comparison.history(a: ra, b: rb)
+                if page == 1 { _ = try both("history", ra?.first, rb?.first) }
+                comparison.history(a: ra?.first, b: rb?.first)
+                for more in (ra ?? []).dropFirst() { comparison.history(a: more, b: nil) }
+                for more in (rb ?? []).dropFirst() { comparison.history(a: nil, b: more) }
                 page += 1
             }
         }
@@ -131,6 +134,9 @@ struct CompareCommand: AsyncParsableCommand {
         func balance() async throws -> RecordedRead? { try await side.tag { try await inner.balance() } }
         func packs() async throws -> RecordedRead? { try await side.tag { try await inner.packs() } }
         func history(page: Int, perPage: Int) async throws -> RecordedRead? { try await side.tag { try await inner.history(page: page, perPage: perPage) } }
+        func historyReads(page: Int, perPage: Int) async throws -> [RecordedRead]? {
+            try await side.tag { try await inner.historyReads(page: page, perPage: perPage) }
+        }
     }
 
     struct SideFailure: Error {

@@ -34,6 +34,23 @@ protocol SideReader: Sendable {
     func packs() async throws -> RecordedRead?
     /// Page `page`, or nil past the last (a file's, or the server's `total_pages`).
     func history(page: Int, perPage: Int) async throws -> RecordedRead?
+    /// The entries of page `page` of `perPage`, in as many reads as that takes (a server that serves shorter
+    /// pages than asked is read in pages of the size it serves); nil past the last.
+    func historyReads(page: Int, perPage: Int) async throws -> [RecordedRead]?
+}
+
+extension SideReader {
+    func historyReads(page: Int, perPage: Int) async throws -> [RecordedRead]? { try await history(page: page, perPage: perPage).map { [$0] } }
+}
+
+extension RecordedRead {
+    /// How many entries the history page holds, and the pages its paging says there are.
+    var historyShape: (count: Int, totalPages: Int?) {
+        guard case let .object(o)? = body else { return (0, nil) }
+        let count: Int = if case let .array(items)? = o["history"] { items.count } else { 0 }
+        let pages: Int? = if case let .int(n)? = o["total_pages"] { n } else { nil }
+        return (count, pages)
+    }
 }
 
 struct FileSide: SideReader {
@@ -62,6 +79,15 @@ struct FileSide: SideReader {
     func balance() async throws -> RecordedRead? { snapshot.balance }
     func packs() async throws -> RecordedRead? { snapshot.packs }
     func history(page: Int, perPage: Int) async throws -> RecordedRead? { snapshot.historyPage(page) }
+
+    /// A snapshot saved in pages smaller than asked (its server served them short): the pages that make page `page`.
+    func historyReads(page: Int, perPage: Int) async throws -> [RecordedRead]? {
+        guard let size = snapshot.historyPage(1).flatMap(Snapshot.perPage), size < perPage, perPage % size == 0 else {
+            return snapshot.historyPage(page).map { [$0] }
+        }
+        let reads = ((page - 1) * perPage / size + 1...page * perPage / size).compactMap { snapshot.historyPage($0) }
+        return reads.isEmpty ? nil : reads
+    }
 }
 
 /// A live side: every read goes through the client (retries, sign-in, the contract watchdog).
@@ -87,6 +113,42 @@ final class LiveSide: SideReader {
 
     func balance() async throws -> RecordedRead? { Self.read(try await client.sendRecorded(Balance(user: user)), .balance) }
     func packs() async throws -> RecordedRead? { Self.read(try await client.sendRecorded(AudioPacks()), .packs) }
+    /// The page size the server really serves, once a page came back shorter than asked while not the last.
+    private let served = Mutex<Int?>(nil)
+
+    /// Page `page` of `perPage` entries, whole: when the server serves fewer a page than asked while its
+    /// paging follows the size asked, the rest is read in pages of the size it serves (the `paging` finding
+    /// on the short answer says so), from page 1 again so that every page read has one size.
+    func historyReads(page: Int, perPage: Int) async throws -> [RecordedRead]? {
+        if let size = served.withLock({ $0 }) { return try await pages(of: page, perPage: perPage, size: size) }
+        guard let first = try await history(page: page, perPage: perPage) else { return nil }
+        let (count, totalPages) = first.historyShape
+        guard count < perPage, count > 0, page < (totalPages ?? 0) else { return [first] }
+        var size = count
+        var offset = perPage
+        while offset % size != 0 { (offset, size) = (size, offset % size) }  // the largest size that lands on every page edge
+        served.withLock { $0 = size }
+        resetPaging()
+        return try await pages(of: page, perPage: perPage, size: size)
+    }
+
+    private func resetPaging() {
+        totalPages.withLock { $0 = nil }
+        fullPages.withLock { $0 = [] }
+    }
+
+    /// The pages of `size` that make page `page` of `perPage` (page 1 of `size` first when none was read at it).
+    private func pages(of page: Int, perPage: Int, size: Int) async throws -> [RecordedRead]? {
+        var reads: [RecordedRead] = []
+        for k in (page - 1) * perPage / size + 1...page * perPage / size {
+            if k > 1, totalPages.withLock({ $0 }) == nil { _ = try await history(page: 1, perPage: size) }
+            guard let read = try await history(page: k, perPage: size) else { break }
+            reads.append(read)
+            if read.historyShape.count < size { break }  // the last page
+        }
+        return reads.isEmpty ? nil : reads
+    }
+
     func history(page: Int, perPage: Int) async throws -> RecordedRead? {
         if let total = totalPages.withLock({ $0 }), page > max(1, total), !fullPages.withLock({ $0.contains(page - 1) }) { return nil }
         let answer = try await client.sendRecorded(CheerHistory(user: user, page: page, perPage: perPage))

@@ -58,8 +58,8 @@ struct SnapshotCommand: AsyncParsableCommand {
         if let b = try await side.balance() { reads.append(b) }
         if let p = try await side.packs() { reads.append(p) }
         var page = 1
-        while page <= historyPages, let h = try await side.history(page: page, perPage: CheerHistory.maxPerPage) {
-            reads.append(h)
+        while page <= historyPages, let h = try await side.historyReads(page: page, perPage: CheerHistory.maxPerPage) {
+            reads += h
             page += 1
         }
         return Snapshot(environment: settings.environment, baseURL: settings.baseURL, user: settings.user, takenAt: Date(), reads: reads)

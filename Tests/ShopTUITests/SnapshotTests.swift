@@ -68,7 +68,13 @@ import TerminalText
         }
         // The first scan page (the fixture's entries as the first of 500 pages of 200) has come.
         let fixture = historyFixture()
-        let scanPage = CheerHistoryPage(items: fixture.items, page: 1, perPage: 200, totalPages: 500, totalCount: fixture.totalCount)
+        // A full page of 200: the fixture's entries, then older ones that do not match (a page served short
+        // would be read on in pages of its size: issue 35).
+        let padding = (fixture.items.count..<200).map { i in
+            HistoryItem.entry(ShopAPI.CheerHistoryEntry(id: "older-\(i)", creator: "Field & Foley", amount: 1, product: "com.reiterate.pack.rain",
+                                                        date: now.addingTimeInterval(-86_400 - Double(i) * 60), comments: nil))
+        }
+        let scanPage = CheerHistoryPage(items: fixture.items + padding, page: 1, perPage: 200, totalPages: 500, totalCount: fixture.totalCount)
         l.send(.replied(token, .success(.history(scanPage)), at: now))
         #expect(l.app.history.find?.scan?.page == 2 && (l.app.history.find?.matchCount ?? 0) > 0)
         both("history-find", l.app)

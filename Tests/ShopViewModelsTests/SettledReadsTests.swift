@@ -216,3 +216,29 @@ import Testing
         #expect(!d.state.checks.records.contains { $0.name == "stale-read" })
     }
 }
+
+/// `/` on a server that caps its pages below `per_page` while its paging fields follow the `per_page` asked
+/// (issue 35): the scan reads on from the entry it reached, in pages of the size served, and finds every match.
+@Suite struct ShortPagesFindTests {
+    /// At most 50 entries a page, whatever `per_page` asks; the paging fields as asked.
+    static func short(_ page: Int, _ perPage: Int) -> CheerHistoryPage {
+        var p = historyPage(page, perPage: perPage, total: 1_234)
+        p.items = Array(p.items.prefix(50))
+        return p
+    }
+
+    @Test func findReachesEveryEntryThroughShortPages() {
+        var d = Driver.loaded()
+        d.loadPage(1, total: 1_234)
+        d.send(.find("C"))  // every entry's creator
+        d.serveHistory(Self.short)
+        let find = d.state.history.find
+        #expect(find?.complete == true && find?.matchCount == 1_234)
+        #expect(find?.matches.count == 1_234 && find?.matches.last == 1_233)
+        // Read in pages of 200 only until the first came short, then in pages of 50.
+        let asked = d.effects.compactMap { e -> Int? in
+            if case let .request(_, .history(_, _, perPage)) = e, perPage != HistoryState.defaultPerPage || perPage == 50 { return perPage } else { return nil }
+        }
+        #expect(asked.contains(200) && asked.filter { $0 == 200 }.count == 1)
+    }
+}

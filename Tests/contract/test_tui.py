@@ -422,6 +422,25 @@ def test_find_reaches_a_comment_only_on_page_3(stub, tui):
     assert re.search(r"\x1b\[[0-9;]*m(?i:ferryman)", styled), styled
 
 
+def test_find_and_G_reach_every_entry_through_short_pages(start_stub, tui):
+    """Issue 35: a server that serves at most 50 entries a page whatever `per_page` asks (its paging fields as
+    asked): `/` reads on from the entry it reached in pages of 50, so the comment on page 3 is still found;
+    `G` reaches the oldest entry."""
+    s = start_stub("--fault", "short_pages,cap=50")
+    t = tui(s.url)
+    t.keys("2")
+    t.wait_for("entry 1 of 230")
+    t.keys("/")
+    t.wait_for("find: ")
+    t.keys("ferryman", "Enter")
+    screen = t.wait_for("1 match · n/N")
+    assert re.search(r"entry 1\d\d of 230 · page 3 of 5", screen), screen
+    asked = re.findall(r"per_page=(\d+)", s.log())
+    assert "200" in asked and asked[-1] == "50", asked
+    t.keys("G")
+    t.wait_for("entry 230 of 230 · page 5 of 5")
+
+
 def test_j_held_across_a_page_boundary_moves_on_without_a_jump(stub, tui):
     t = tui(stub.url)
     t.keys("2")
