@@ -54,6 +54,11 @@ extension ShopUpdate {
         }
         switch result {
         case let .success(balance):
+            // A read that differs from the live balance shown is read again before the header moves.
+            if let effects = settleBalance(Sighting(balance.balance, requestID: requestID), &state) {
+                recovered(Balance.endpoint, &state)
+                return effects
+            }
             state.balance.succeeded(balance.balance, at: at)
             recovered(Balance.endpoint, &state)
             return [.writeBalance(key: state.context.userKey, balance, fetchedAt: at)]
@@ -63,6 +68,40 @@ extension ShopUpdate {
             state.notice = .error(error, state.context)
             return []
         }
+    }
+
+    /// Settled reads of the balance (no write of this tool between them): a read that differs from the live
+    /// balance shown is held back and read again, after 0.5 s, then 1 s (three reads at most). Nil: show the
+    /// read now (nothing to settle, or it settled on it: moved and held, or back to the value shown). Reads
+    /// that came back to the value shown, or three that never agreed, are a `reads-disagree` finding.
+    static func settleBalance(_ read: Sighting<Int>, _ state: inout AppState) -> [Effect]? {
+        guard state.write.verification == nil, !state.isWriting, let shown = state.balance.shown, shown.source == .live else {
+            state.balanceReads = []
+            return nil
+        }
+        let reads = state.balanceReads + [read]
+        if read.value == shown.value {
+            // Back to what was shown: the reads between answered another state, and nothing tells which is
+            // the older (no write of this tool between them): the reads disagree, and the header stays.
+            state.balanceReads = []
+            guard reads.count > 1 else { return nil }
+            state.checks.add(ReadAnomaly.records(.disagree(reads), what: "the balance", request: Balance.endpoint.description,
+                                                 user: state.context.user, at: shown.at, describe: { Wording.grouped($0) }))
+            return nil
+        }
+        if reads.count >= 2, reads[reads.count - 2].value == read.value {
+            state.balanceReads = []
+            return nil  // it moved and held: a change (the phone, another tester), shown now
+        }
+        guard reads.count < ReadSeries<Int>.maxReads else {
+            state.balanceReads = []
+            state.checks.add(ReadAnomaly.records(.disagree(reads), what: "the balance", request: Balance.endpoint.description,
+                                                 user: state.context.user, at: shown.at, describe: { Wording.grouped($0) }))
+            return nil
+        }
+        state.balanceReads = reads
+        state.balance.withdrawn()
+        return [.wake(state.ask(.balanceWake), after: ReadSeries<Int>.pauses[reads.count - 1])]
     }
 
     /// A write answered with the balance: take it, and drop a balance request already out (it was
@@ -91,6 +130,7 @@ extension ShopUpdate {
         case let (_, .answered(token, reply)): return replied(purpose, token, reply, &state) ?? []
         case (.watchWake, .woke): return watchWoke(&state)
         case (.verificationWake, .woke): return verificationWoke(&state)
+        case (.balanceWake, .woke): return loadBalance(&state)
         case let (.compare, .compared(_, result)): return compared(result, &state)
         default:
             return []  // an answer of another kind than was asked: no store sends one
@@ -110,7 +150,7 @@ extension ShopUpdate {
             return reply.value(\.history).map { verificationHistory($0, requestID: reply.requestID, &state) }
         case .write: return reply.value(\.balance).map { actionFinished($0, at: at, requestID: reply.requestID, &state) }
         case let .watch(read): return watchLoaded(read, reply, &state)
-        case .cacheRead, .watchWake, .verificationWake, .compare: return nil
+        case .cacheRead, .watchWake, .verificationWake, .balanceWake, .compare: return nil
         }
     }
 
@@ -155,6 +195,7 @@ extension ShopUpdate {
                 return concludeVerification(&state)
             }
         case .write: actionCancelled(&state)
+        case .balanceWake: state.balanceReads = []
         case .watchWake, .watch: break  // cancelled by a stop, a switch or a quit: they say what comes next
         case .compare: break
         }

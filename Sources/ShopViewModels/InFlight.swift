@@ -26,6 +26,8 @@ public enum Purpose: Hashable, Sendable {
     case verificationHistory
     /// The pause before a verification reads again a value that disagreed with the write.
     case verificationWake
+    /// The pause before the balance is read again: a read differed from the one shown (settled reads).
+    case balanceWake
     /// A spend or a purchase.
     case write
     /// The watch's wait until its next round.
@@ -46,7 +48,7 @@ public enum Purpose: Hashable, Sendable {
     /// write (or its verification) refuses a switch while it is out.
     var isPerUser: Bool {
         switch self {
-        case .cacheRead, .balance, .historyPage, .findScan, .watchWake, .watch: return true
+        case .cacheRead, .balance, .balanceWake, .historyPage, .findScan, .watchWake, .watch: return true
         case .packs, .verificationHistory, .verificationWake, .write, .compare: return false
         }
     }

@@ -102,6 +102,9 @@ public struct AppState: Equatable, Sendable {
     /// Every request in flight and what it is for.
     public internal(set) var inFlight = InFlight()
     public internal(set) var balance = Loadable<Int>.idle
+    /// Reads of the balance that differed from the live one shown, with no write of this tool between: held
+    /// back (the header keeps what it showed) until the reads settle (at most three, over about 1.5 s).
+    var balanceReads: [Sighting<Int>] = []
     public internal(set) var packs = PacksState()
     public internal(set) var history: HistoryState
     /// The exchanges the Requests tab shows (all, or one source's: `requestsShown`).

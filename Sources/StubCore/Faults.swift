@@ -96,7 +96,7 @@ public enum FaultKind: String, CaseIterable, Sendable {
     /// with a default (`reiterate-shop negative`'s case of the same name).
     case lenientBody = "lenient_body"
     /// A write the shop takes (with any lenient fault in force) is applied, then answered `status`
-    /// (default 400) as if it had been refused.
+    /// (default 400) as if it had been refused — or, with a 5xx, as if it had failed.
     case refuseButApply = "refuse_but_apply"
     /// Each write (spend or purchase), taken or refused, also debits another user (`user`, default
     /// qa-whale) 1 cheer.
@@ -223,8 +223,8 @@ public struct FaultSpec: Sendable, Equatable, Encodable {
         if kind == .html, ![500, 502, 503, 504].contains(spec.status) {
             throw FaultSpecError("an html fault answers 500, 502, 503 or 504")
         }
-        if kind == .refuseButApply, !(400...499).contains(spec.status) {
-            throw FaultSpecError("a refuse_but_apply fault answers a 4xx status")
+        if kind == .refuseButApply, !(400...599).contains(spec.status) {
+            throw FaultSpecError("a refuse_but_apply fault answers a 4xx or 5xx status")
         }
         if kind == .lenientBody, spec.bodyCase == nil {
             throw FaultSpecError("a lenient_body fault needs case=…; cases: " + LenientBody.allCases.map(\.rawValue).joined(separator: ", "))

@@ -179,7 +179,9 @@ extension StubService {
     func refuseButApply(_ context: StubContext) throws {
         guard let fault = context.contentFault(.refuseButApply) else { return }
         context.notes.applied(fault)
-        throw ShopError(status: fault.spec.status, code: "invalid_request", message: fault.spec.message ?? "the request was refused")
+        let failed = fault.spec.status >= 500
+        throw ShopError(status: fault.spec.status, code: failed ? "internal_error" : "invalid_request",
+                        message: fault.spec.message ?? (failed ? "the server failed" : "the request was refused"))
     }
 
     /// `second_user_write`: each write, whatever becomes of it, debits the fault's user 1 cheer first.

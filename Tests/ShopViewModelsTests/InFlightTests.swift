@@ -175,7 +175,7 @@ import Testing
         case let .findScan(page): return .historyLoaded(token, page: page, fail ? .failure(error) : .success(historyPage(page, perPage: 200, total: total)), at: t0)
         case .verificationHistory: return .historyLoaded(token, page: 1, .success(historyPage(1, total: total)), at: t0)
         case .write: return .actionFinished(token, .success(CheerBalance(balance: 90)), at: t0)
-        case .watchWake, .verificationWake: return .woke(token, at: t0)
+        case .watchWake, .verificationWake, .balanceWake: return .woke(token, at: t0)
         case .watch(.balance): return .watchLoaded(token, fail ? .failure(error) : .success(.balance(CheerBalance(balance: 100))), at: t0)
         case .watch(.history): return .watchLoaded(token, fail ? .failure(error) : .success(.history(historyPage(1, perPage: 20, total: total))), at: t0)
         case .watch(.packs): return .watchLoaded(token, fail ? .failure(error) : .success(.packs(samplePacks)), at: t0)

@@ -242,3 +242,38 @@ import Testing
         #expect(asked.contains(200) && asked.filter { $0 == 200 }.count == 1)
     }
 }
+
+/// The header's balance (issue 35): a read that differs from the live balance shown is read again before the
+/// header moves; a flip back is no change shown, but a finding of its own.
+@Suite struct HeaderBalanceTests {
+    func refresh(_ d: inout Driver, answer value: Int, id: String) {
+        if d.state.token(for: .balance) == nil { d.send(.refresh) }
+        d.apply(.answered(d.balanceToken, ShopReply(.balance(user: "qa-alice"), .success(.balance(CheerBalance(balance: value))), requestID: id, sentAt: t0)))
+    }
+
+    func wake(_ d: inout Driver) -> Bool {
+        guard let token = d.state.token(for: .balanceWake) else { return false }
+        d.apply(.woke(token, at: t0))
+        return true
+    }
+
+    @Test func aFlipIsNotShownAndIsAFinding() {
+        var d = ActionTransitions().ready()
+        #expect(d.state.balance.value == 1_250)
+        refresh(&d, answer: 1_243, id: "rq-1")
+        #expect(d.state.balance.value == 1_250 && d.state.balance.source == .live)
+        #expect(wake(&d))
+        refresh(&d, answer: 1_250, id: "rq-2")
+        #expect(d.state.balance.value == 1_250 && !wake(&d))
+        let found = d.state.checks.records.filter { $0.name == "reads-disagree" }
+        #expect(found.count == 1 && found.first?.actual.contains("1,243 (rq-1)") == true && found.first?.actual.contains("1,250 (rq-2)") == true)
+    }
+
+    @Test func aChangeThatHoldsIsShown() {
+        var d = ActionTransitions().ready()
+        refresh(&d, answer: 1_243, id: "rq-1")
+        #expect(d.state.balance.value == 1_250 && wake(&d))
+        refresh(&d, answer: 1_243, id: "rq-2")
+        #expect(d.state.balance.value == 1_243 && !wake(&d) && d.state.checks.records.isEmpty)
+    }
+}

@@ -170,3 +170,15 @@ def test_snapshot_and_compare_reach_every_entry_through_short_pages(start_stub, 
     assert r.returncode == 0 and "The same: no difference." in r.stdout, r.stdout + r.stderr
     r = shop("compare", "user:qa-alice", str(whole), "--base-url", s.url, "--history-pages", "2")
     assert r.returncode == 0 and "The same: no difference." in r.stdout, r.stdout + r.stderr
+
+
+def test_a_spend_answered_500_that_applied_is_told_so_and_its_missing_entry_flagged(start_stub):
+    """Issue 35, item 7: a spend the server applied (debited, with no history entry) and answered 500: `spend`
+    says the server failed the spend but applied it, and the missing entry is a failed check of its own."""
+    s = start_stub("--fault", "refuse_but_apply,status=500,count=1", "--fault", "no_entry,count=1")
+    r = shop("spend", "--base-url", s.url, "--product", RAIN, "--amount", "3", "--yes")
+    first = r.stdout.splitlines()[0]
+    assert "the server failed the spend but applied it" in first, r.stdout + r.stderr
+    assert "✗ spend-history" in r.stdout and "(request id rq-" in first, r.stdout
+    # Not sent again: one POST.
+    assert sum(1 for line in s.log().splitlines() if "POST /api/v1/spend_cheer" in line) == 1

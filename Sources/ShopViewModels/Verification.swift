@@ -1,0 +1,326 @@
+import Foundation
+import ShopAPI
+
+// The verification of a write: what is read again after it, until the reads settle (SettledReads.swift),
+// and the one outcome those reads make (WriteOutcome.swift).
+
+/// A write being verified: what it should have changed, what it answered, and the reads (asked after
+/// it, whatever its answer) that settle what happened. Each value is read again while it disagrees
+/// with what the write implies (`ReadSeries`: at most three reads over at most two seconds), and the
+/// judging reads what the reads settled on (`Settlement`), never a single read.
+public struct Verification: Equatable, Sendable {
+    var kind: ActionKind
+    var at: Date
+    /// What was known before the write was sent.
+    var before: Before
+    /// The write's answer: the balance it said, or its error.
+    var answer: Result<Int, ShopAPIError>
+    /// The request id the write's answer came with (its checks name it).
+    var writeRequestID: String?
+    /// The balance and pack reads out (shared with the screen's reload; the history read is `.verificationHistory`).
+    var balanceRead: Token?
+    var packsRead: Token?
+    /// Every read of each value after the write.
+    var balanceReads = ReadSeries<Int>()
+    var historyReads = ReadSeries<HistoryFacts>()
+    var packsReads = ReadSeries<Int?>()
+    /// The first history pages read, beside `historyReads` (the one the reads settle on is cached).
+    var historyPages: [CheerHistoryPage] = []
+    /// What the reads settled on (set when the last read is in), as the judging reads them.
+    var balance: Read<Int> = .waiting
+    var history: Read<HistoryFacts> = .waiting
+    var packs: Read<Int?> = .waiting
+
+    struct Before: Equatable, Sendable {
+        var balance: Int?
+        var historyTotal: Int?
+        var packCheer: Int?
+        /// The refusals the shop owes this write (`WriteExpectation`); empty: it should be taken.
+        var refusals: [ExpectedRefusal] = []
+        /// A purchase's credit, from the environment's bundles (nil: not a bundle).
+        var credit: Int?
+    }
+
+    struct HistoryFacts: Equatable, Sendable {
+        var newest: CheerHistoryEntry?
+        var total: Int
+    }
+
+    enum Read<Value: Equatable & Sendable>: Equatable, Sendable {
+        case waiting
+        case read(Value)
+        /// The read failed, or the reads did not agree: this check cannot tell.
+        case unread(String)
+
+        var isDone: Bool { self != .waiting }
+        var value: Value? { if case let .read(v) = self { return v } else { return nil } }
+    }
+
+    /// The write's endpoint (its path written once, by the endpoint type).
+    var endpoint: EndpointDescription {
+        switch kind {
+        case .spend: return SpendCheer.endpoint
+        case .purchase: return PurchaseCheer.endpoint
+        }
+    }
+
+    /// `POST /api/v1/spend_cheer`.
+    var request: String { endpoint.description }
+
+    var isSpend: Bool { if case .spend = kind { return true } else { return false } }
+
+    /// Every read this write needs is in: a spend changes the balance, the history and the pack's total;
+    /// a purchase the balance only.
+    var readsAreIn: Bool {
+        isSpend ? balanceReads.isDone && historyReads.isDone && packsReads.isDone : balanceReads.isDone
+    }
+
+    /// Whether the write may have changed anything: answered 2xx, or no whole answer came. A refusal
+    /// (a 4xx, a replay's 409) implies nothing changed.
+    var mayHaveApplied: Bool {
+        switch answer {
+        case .success: return true
+        case let .failure(error): return error.category.mayHaveBeenApplied
+        }
+    }
+
+    /// What the write implies for each value (a read showing it ends that value's reads), and the state
+    /// from before it (a read showing that after a write that changed it may be a lagging one).
+    func balanceIsTarget(_ value: Int) -> Bool {
+        if case let .success(answered) = answer { return value == answered }
+        guard let before = before.balance else { return true }
+        guard mayHaveApplied, let delta = WriteRules.of(kind, credit: self.before.credit).delta else { return value == before }
+        return value == before.plusSaturating(delta)
+    }
+
+    func balanceIsOlder(_ value: Int) -> Bool {
+        guard let before = before.balance, mayHaveApplied else { return false }
+        if case let .success(answered) = answer, answered == before { return false }
+        return value == before
+    }
+
+    func historyIsTarget(_ facts: HistoryFacts) -> Bool {
+        guard let total = before.historyTotal else { return true }
+        guard mayHaveApplied, before.refusals.isEmpty, case let .spend(product, _, amount, comment) = kind else { return facts.total == total }
+        let entry = facts.newest
+        let sameComment = (comment ?? "").isEmpty || (entry?.comments ?? []).contains { $0.body == comment }
+        return facts.total == total.plusSaturating(1) && entry?.product == product && entry?.amount == amount && sameComment
+    }
+
+    func historyIsOlder(_ facts: HistoryFacts) -> Bool {
+        guard let total = before.historyTotal, mayHaveApplied, before.refusals.isEmpty else { return false }
+        return facts.total == total
+    }
+
+    func packsIsTarget(_ cheer: Int?) -> Bool {
+        guard let cheer0 = before.packCheer else { return true }
+        guard mayHaveApplied, before.refusals.isEmpty, case let .spend(_, _, amount, _) = kind else { return cheer == cheer0 }
+        return cheer == cheer0.plusSaturating(amount)
+    }
+
+    func packsIsOlder(_ cheer: Int?) -> Bool {
+        guard let cheer0 = before.packCheer, mayHaveApplied, before.refusals.isEmpty else { return false }
+        return cheer == cheer0
+    }
+
+    /// The values whose latest read disagrees with the write and may be read again.
+    var wanted: (balance: Bool, history: Bool, packs: Bool) {
+        (balanceReads.wantsAnother(balanceIsTarget),
+         isSpend && historyReads.wantsAnother(historyIsTarget),
+         isSpend && packsReads.wantsAnother(packsIsTarget))
+    }
+
+    /// What every value's reads settled on (`balance`, `history`, `packs` set), and the findings the
+    /// reads make of their own (a stale read, reads that never agreed).
+    mutating func settle(user: String) -> [CheckRecord] {
+        let answerIsNewer = answer.isSuccess
+        let b = balanceReads.settle(isTarget: balanceIsTarget, isOlder: balanceIsOlder, answerIsNewer: answerIsNewer)
+        balance = b.read
+        let g = Wording.grouped
+        var findings = ReadAnomaly.records(b, what: "the balance", request: Balance.endpoint.description, user: user, at: at) { g($0) }
+        if isSpend {
+            let h = historyReads.settle(isTarget: historyIsTarget, isOlder: historyIsOlder, answerIsNewer: answerIsNewer)
+            let p = packsReads.settle(isTarget: packsIsTarget, isOlder: packsIsOlder, answerIsNewer: answerIsNewer)
+            history = h.read
+            packs = p.read
+            // One finding of each kind for the whole write (the key groups them anyway).
+            for more in ReadAnomaly.records(h, what: "the history's total", request: CheerHistory.endpoint.description, user: user, at: at, describe: { g($0.total) })
+                + ReadAnomaly.records(p, what: "the pack's cheer total", request: AudioPacks.endpoint.description, user: user, at: at, describe: { $0.map(g) ?? "absent" })
+            where !findings.contains(where: { $0.key == more.key }) {
+                findings.append(more)
+            }
+        }
+        return findings
+    }
+}
+
+extension ShopUpdate {
+    /// After a write's answer (or its loss): read again what it should have changed.
+    static func beginVerification(_ kind: ActionKind, answer: Result<Int, ShopAPIError>, before: Verification.Before, at: Date,
+                                  requestID: String? = nil, _ state: inout AppState) -> [Effect] {
+        // A verification still out (the write before) cannot finish now: its reads are replaced.
+        state.write.verification = nil
+        var verification = Verification(kind: kind, at: at, before: before, answer: answer)
+        verification.writeRequestID = requestID
+        let effects = verificationReads(&verification, balance: true, history: verification.isSpend, packs: verification.isSpend, &state)
+        state.write.verification = verification
+        return effects
+    }
+
+    /// Asks the reads of `v` that are due: the balance and the packs through the screen's own reload (the
+    /// answer to *that* request counts), the history page 1 as its own request.
+    static func verificationReads(_ v: inout Verification, balance: Bool, history: Bool, packs: Bool, _ state: inout AppState) -> [Effect] {
+        var effects: [Effect] = []
+        if balance {
+            effects += reloadBalance(&state)
+            v.balanceRead = state.balance.token
+            v.balanceReads.out = true
+        }
+        if history {
+            effects += cancel(.verificationHistory, &state)
+            effects.append(.request(state.ask(.verificationHistory), .history(user: state.context.user, page: 1, perPage: HistoryState.defaultPerPage)))
+            v.historyReads.out = true
+        }
+        if packs {
+            effects += reloadPacks(&state)
+            v.packsRead = state.packs.list.token
+            v.packsReads.out = true
+        }
+        return effects
+    }
+
+    /// A balance answer: it counts for the verification when it is the read asked after the write.
+    static func verificationBalance(_ token: Token, _ result: Result<CheerBalance, ShopAPIError>, requestID: String?, _ state: inout AppState) -> [Effect] {
+        guard var v = state.write.verification, v.balanceRead == token, v.balanceReads.out else { return [] }
+        v.balanceRead = nil
+        v.balanceReads.out = false
+        switch result {
+        case let .success(b): v.balanceReads.sightings.append(Sighting(b.balance, requestID: requestID))
+        case let .failure(error): v.balanceReads.failure = ErrorText.line(error)
+        }
+        state.write.verification = v
+        return continueVerification(&state)
+    }
+
+    /// A verification read that will not answer (cancelled): that value's reads stop.
+    static func verificationUnread(_ which: PartialKeyPath<Verification>, _ words: String, _ state: inout AppState) -> [Effect] {
+        guard var v = state.write.verification else { return [] }
+        switch which {
+        case \Verification.balanceReads:
+            v.balanceRead = nil
+            v.balanceReads.out = false
+            v.balanceReads.failure = words
+        case \Verification.packsReads:
+            v.packsRead = nil
+            v.packsReads.out = false
+            v.packsReads.failure = words
+        default:
+            guard v.historyReads.out else { return [] }
+            v.historyReads.out = false
+            v.historyReads.failure = words
+        }
+        state.write.verification = v
+        return continueVerification(&state)
+    }
+
+    static func verificationPacks(_ token: Token, _ result: Result<AudioPackList, ShopAPIError>, requestID: String?, _ state: inout AppState) -> [Effect] {
+        guard var v = state.write.verification, v.packsRead == token, v.packsReads.out, case let .spend(product, _, _, _) = v.kind else { return [] }
+        v.packsRead = nil
+        v.packsReads.out = false
+        switch result {
+        case let .success(list): v.packsReads.sightings.append(Sighting(list.packs.first { $0.identifier == product }?.cheerTotal, requestID: requestID))
+        case let .failure(error): v.packsReads.failure = ErrorText.line(error)
+        }
+        state.write.verification = v
+        return continueVerification(&state)
+    }
+
+    /// The first history page read for the verification (its own request: the cursor may be anywhere).
+    static func verificationHistory(_ result: Result<CheerHistoryPage, ShopAPIError>, requestID: String?, _ state: inout AppState) -> [Effect] {
+        guard var v = state.write.verification, v.historyReads.out else { return [] }
+        v.historyReads.out = false
+        switch result {
+        case let .success(page):
+            let newest = page.items.first.flatMap { if case let .entry(e) = $0 { return e } else { return nil } }
+            v.historyReads.sightings.append(Sighting(.init(newest: newest, total: page.totalCount), requestID: requestID))
+            v.historyPages.append(page)
+        case let .failure(error):
+            v.historyReads.failure = ErrorText.line(error)
+        }
+        state.write.verification = v
+        return continueVerification(&state)
+    }
+
+    /// Once every read out is back: another read of each value that disagrees with the write (after a
+    /// pause), or, when none does or the bound is reached, the conclusion.
+    static func continueVerification(_ state: inout AppState) -> [Effect] {
+        guard let v = state.write.verification, v.readsAreIn, !state.inFlight.contains(.verificationWake) else { return [] }
+        let wanted = v.wanted
+        guard wanted.balance || wanted.history || wanted.packs else { return concludeVerification(&state) }
+        let reads = max(v.balanceReads.sightings.count, v.historyReads.sightings.count, v.packsReads.sightings.count)
+        let pause = ReadSeries<Int>.pauses[min(max(reads - 1, 0), ReadSeries<Int>.pauses.count - 1)]
+        return [.wake(state.ask(.verificationWake), after: pause)]
+    }
+
+    /// The pause before the next reads is over: read again what still disagrees.
+    static func verificationWoke(_ state: inout AppState) -> [Effect] {
+        guard var v = state.write.verification else { return [] }
+        let wanted = v.wanted
+        let effects = verificationReads(&v, balance: wanted.balance, history: wanted.history, packs: wanted.packs, &state)
+        state.write.verification = v
+        return effects + continueVerification(&state)
+    }
+
+    /// Once every read is settled: the write's one outcome, and from it the checks, the notice and the
+    /// dialog. The header shows the balance the reads settled on (never a read that flipped).
+    static func concludeVerification(_ state: inout AppState) -> [Effect] {
+        guard var v = state.write.verification else { return [] }
+        state.write.verification = nil
+        let anomalies = v.settle(user: state.context.user)
+        let requestID = v.answer.failureRequestID ?? v.writeRequestID ?? state.lastWriteExchange?.requestID
+        var outcome = WriteOutcome.judge(v, requestID: requestID)
+        outcome.readFindings = anomalies
+        if case let .read(settled) = v.balance { outcome.settledBalance = settled }
+        if outcome.settlesLostPurchase, case .purchase = v.kind { state.write.lostPurchase = nil }
+        var effects: [Effect] = []
+        // What the reads settled on is what this machine knows now: the cache holds it (the next run's
+        // baseline is checked against it), and the history list reads its pages again, after the lag.
+        if case let .read(facts) = v.history, let i = v.historyReads.sightings.lastIndex(where: { $0.value == facts }), i < v.historyPages.count {
+            outcome.settledFirstPage = v.historyPages[i]
+            effects.append(.writeFirstPage(key: state.context.userKey, v.historyPages[i], fetchedAt: v.at))
+        }
+        if v.isSpend { effects += reloadHistory(settled: outcome.settledFirstPage, at: v.at, &state) }
+        state.write.outcome = outcome
+        if case let .read(settled) = v.balance, !state.balance.isLoading {
+            state.balance.succeeded(settled, at: state.balance.at ?? v.at)
+            effects.append(.writeBalance(key: state.context.userKey, CheerBalance(balance: settled), fetchedAt: state.balance.at ?? v.at))
+        }
+        state.checks.add(anomalies + outcome.checks)
+        let text = outcome.text
+        state.notice = outcome.notice
+        // The dialog, if it is still open on this write's outcome, says the same.
+        if state.dialogShown, let action = state.write.action {
+            switch action.phase {
+            case .succeeded, .failed:
+                state.write.action = ActionState(phase: outcome.succeeded ? .succeeded(text) : .failed(text, requestID: outcome.requestID))
+            default:
+                break
+            }
+        }
+        return effects
+    }
+}
+
+extension ShopUpdate {
+    /// After a spend: the history list drops its pages and takes page 1 as the reads settled on it, with no
+    /// read of its own (a read now could answer the lag's older page again and show a flip); another page
+    /// under the cursor is read again.
+    static func reloadHistory(settled: CheerHistoryPage?, at: Date, _ state: inout AppState) -> [Effect] {
+        var effects = invalidateHistory(&state, merge: false)
+        guard let settled, state.history.page == 1, settled.perPage == state.history.perPage, let token = state.history.pages[1]?.token else {
+            return effects
+        }
+        effects.removeAll { if case let .request(t, _) = $0 { return t == token } else { return false } }
+        return effects + pageLoaded(1, token, .success(settled), at: at, &state)
+    }
+}
