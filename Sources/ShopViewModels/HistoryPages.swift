@@ -28,6 +28,14 @@ extension ShopUpdate {
             let countBefore = state.history.count
             let stepBefore = state.history.stepText
             var reset = false
+            // A page answered long after the reading began tells of another moment: a fresh reading (the
+            // history grows meanwhile; pages 85 s apart that differ by the new entries do not "disagree").
+            if let started = state.history.reading.startedAt, at.timeIntervalSince(started) > PageReading.span {
+                if let told = state.history.reading.disagreement, state.notice?.text == told.line { state.notice = nil }
+                state.history.reading.beginAgain(at: at)
+            } else if state.history.reading.startedAt == nil {
+                state.history.reading.startedAt = at
+            }
             // Not a staleness rule: of two answers, the later-asked one's totals are the newer.
             if state.history.totalsToken.map({ token >= $0 }) ?? true {
                 state.history.totalsToken = token
@@ -175,6 +183,7 @@ extension ShopUpdate {
         let currentSlot = state.history.pages[page]
         rememberAnchor(&state.history)
         if merge, currentSlot?.isLoading == true {
+            if let told = state.history.reading.disagreement, state.notice?.text == told.line { state.notice = nil }
             state.history.reading = PageReading()
             var cancels: [Effect] = []
             for other in state.history.pages.residentPages where other != page {
@@ -184,6 +193,8 @@ extension ShopUpdate {
             return cancels
         }
         let stale = currentSlot?.shown
+        // A fresh reading: the line about pages that disagreed in the last one goes with it.
+        if let told = state.history.reading.disagreement, state.notice?.text == told.line { state.notice = nil }
         let cancels = cancelRequests(&state) { if case .historyPage = $0 { return true } else { return false } }
         state.history.pages.removeAll()
         state.history.totalsToken = nil

@@ -30,8 +30,22 @@ public struct PageReading: Equatable, Sendable {
     /// Entries the cursor moved by, and counted as new, when the total first changed: undone when the
     /// pages turn out to disagree (they were no new entries).
     var shifted = 0
+    /// When the first answer of this reading came. Pages read further apart than `span` tell of different
+    /// moments of a history that grows: their totals are not held against each other (issue 35).
+    var startedAt: Date?
+    static let span: TimeInterval = 10
 
     public init() {}
+
+    /// Begins a new reading for what the pages say of each other (what was received stays).
+    mutating func beginAgain(at: Date) {
+        reloaded = false
+        rereadOverlap = false
+        said = [:]
+        disagreement = nil
+        shifted = 0
+        startedAt = at
+    }
 }
 
 /// What one page's answer said of the whole history.

@@ -223,3 +223,46 @@ import Testing
         _ = d.state.history.positionText
     }
 }
+
+/// Issue 35: pages read far apart tell of different moments of a history that grows; `r` starts afresh.
+@Suite struct ReadingSpanTests {
+    /// Answers every history request out, at `at`, from a history of `total` entries (the newest at the top).
+    func serve(_ d: inout Driver, total: Int, at: Date) {
+        for _ in 0..<20 {
+            let cancelled = Set(d.effects.compactMap { if case let .cancel(t) = $0 { return t } else { return nil } })
+            guard let next = d.effects.first(where: {
+                if case let .request(t, .history(_, _, _)) = $0 { return !d.answeredHistory.contains(t) && !cancelled.contains(t) }
+                return false
+            }), case let .request(token, .history(_, page, perPage)) = next else { return }
+            d.answeredHistory.insert(token)
+            d.apply(.historyLoaded(token, page: page, .success(historyPage(page, perPage: perPage, total: total)), at: at))
+        }
+    }
+
+    @Test func pagesReadFarApartWhileTheHistoryGrowsDoNotDisagree() {
+        var d = Driver()
+        d.send(.start)
+        serve(&d, total: 1_254, at: t0)
+        // 85 s later a page further down says one more (an entry came in at the top meanwhile)…
+        d.send(.historyNextPage)
+        serve(&d, total: 1_255, at: t0.addingTimeInterval(85))
+        // …and 85 s after that, one more again: each a new moment, never "pages disagree".
+        d.send(.historyNextPage)
+        serve(&d, total: 1_256, at: t0.addingTimeInterval(170))
+        #expect(d.state.history.reading.disagreement == nil && d.state.notice?.text.hasPrefix("History pages disagree") != true)
+        #expect(d.state.history.totalCount == 1_256)
+    }
+
+    @Test func pagesThatDisagreeWithinTheSpanAreStillTold_AndRClearsTheLine() {
+        var d = Driver()
+        d.send(.start)
+        serve(&d, total: 1_254, at: t0)
+        d.send(.historyNextPage)
+        serve(&d, total: 1_255, at: t0.addingTimeInterval(1))
+        d.send(.historyNextPage)
+        serve(&d, total: 1_254, at: t0.addingTimeInterval(2))
+        #expect(d.state.history.reading.disagreement != nil && d.state.notice?.text.hasPrefix("History pages disagree") == true)
+        d.send(.refresh)
+        #expect(d.state.history.reading.disagreement == nil && d.state.notice?.text.hasPrefix("History pages disagree") != true)
+    }
+}

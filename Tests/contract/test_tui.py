@@ -574,6 +574,36 @@ def test_a_whole_session_without_faults_has_no_finding(start_stub, tui):
     assert "⚠" not in screen  # no finding anywhere: not in the list, not in the status bar
 
 
+def test_writes_behind_a_lagging_replica_pass_and_the_lag_is_one_finding(start_stub, tui):
+    """Issue 35: every read within 1 s of a write answers the state from before it. A spend and a purchase in
+    the TUI are judged on the reads that settle (about 1.5 s later): both pass, the header never shows the
+    older balance after the answer, and the lag is one grouped finding on the Checks tab."""
+    s = start_stub("--quiet", "--fault", "stale_read,rate=1,ms=1000")
+    t = tui(s.url, width=140, height=40)
+    t.wait_for("Balance 1,250 cheer")
+    spend_in_tui(t, 5)
+    t.wait_for("✔ 3 checks passed", timeout=15)
+    assert "Balance 1,245 cheer" in t.screen()
+    t.keys("Enter", "b")
+    t.wait_for("Transaction")
+    deadline = time.monotonic() + 5
+    while not re.search(r"Transaction:\s*\[(\d+)", t.screen()) and time.monotonic() < deadline:
+        time.sleep(0.05)  # the random transaction id fills in
+    t.keys("Enter")
+    t.wait_for("Buy 200 cheer")
+    t.keys("y")
+    t.wait_for("✔ 1 check passed", timeout=15)
+    assert "Balance 1,445 cheer" in t.screen()
+    t.keys("Enter", "4")
+    screen = t.wait_for("stale-read")
+    assert "spend-balance" in screen and "purchase-balance" in screen
+    # One record in the list (left of the detail pane), counted ×2: the spend's lag and the purchase's.
+    rows = [line.split("│")[0] for line in screen.splitlines() if "stale-read" in line.split("│")[0]]
+    assert len(rows) == 1 and "stale-read ×2" in rows[0], screen
+    assert "⚠ 1" in screen.splitlines()[-1], screen.splitlines()[-1]
+    assert s.http.get(s.url + "/_stub/faults", timeout=5).json()["faults"][0]["hits"] >= 2  # the reads did lag
+
+
 def test_contract_findings_show_in_the_checks_tab_and_mark_their_request(start_stub, tui):
     # Every fault the stand-in can make a response deviate with, each on the first answer it fits.
     s = start_stub("--quiet", "--fault", "bad_paging,path=/api/v1/cheer_history,count=1",
