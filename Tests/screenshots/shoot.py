@@ -316,6 +316,22 @@ def main():
             c.close()
         finally:
             shop2.terminate()
+        # Settled reads (issue 35): every read within 1 s of a write answers the state from before it. The
+        # spend is judged on the reads that settle (✔), and the lag itself is one finding.
+        lag, lag_url = start_stub("--fault", "stale_read,rate=1,ms=1000")
+        try:
+            g = Scene(lag_url, work / "cache-lag", "lag")
+            g.wait("Balance 1,250 cheer")
+            g.wait("46 of 46 packs")
+            g.spend("7", "behind a lagging replica")
+            g.wait("3 checks passed")
+            g.keys("Enter", "4", "g", settle=0.5)
+            g.wait("stale-read")
+            g.shoot(out, "checks-stale-read.png", "reiterate-shop — Checks: a spend judged on settled reads; the lagging replica is one finding")
+            g.keys("q")
+            g.close()
+        finally:
+            lag.terminate()
         # The app's own traffic through the proxy (issue 29): the Requests tab marks each exchange FROM app
         # or tool; the app sends a spend with a bad body (a finding blamed on the app), and the stand-in
         # answers the app's history read with a malformed entry (a finding blamed on the server).
@@ -361,6 +377,7 @@ def main():
             b.keys("1", "j")
             b.spend("25", "for the bug report")
             b.wait("HTTP 500")
+            b.wait("1 check passed")  # the reads after the write have settled: the report holds its check
             b.keys("R", settle=0.6)
             b.wait("bug report written")
             b.shoot(out, "bug-report.png", "reiterate-shop — R: a bug report written for a failed spend")
@@ -504,7 +521,7 @@ def main():
             env = f"REITERATE_TOKEN=dev-token TZ=UTC TERM=xterm-256color LANG=C.UTF-8 COLUMNS={WIDTH}"
             n = Scene(lenient_url, work / "cache-negative", "negative", height=44,
                       command=f"env {env} {shlex.quote(SHOP)} negative --base-url {lenient_url} --yes; echo \"exit status $?\"; sleep 600")
-            n.wait("exit status")
+            n.wait("exit status", timeout=90)  # paced: at most 10 requests a second (about 20 s for the catalogue)
             n.shoot(out, "negative.png", "reiterate-shop negative --yes: writes the server must refuse (a server that takes an overspend)")
             n.close()
         # The whole history of a 1,000,000-entry whale: the go-to prompt, then a find in progress.
