@@ -194,6 +194,12 @@ extension ConnectionOptions {
         }
     }
 
+    /// The balance this machine last settled on for `settings`' environment and user (the cache), if any.
+    func settledBalance(_ settings: ResolvedSettings, logger: Logger) async -> Int? {
+        await CacheStore(directory: resolvedCacheDir, logger: logger)
+            .read(CheerBalance.self, kind: .balance, key: CacheKey(baseURL: settings.baseURL, user: settings.user))?.value.balance
+    }
+
     /// `body` with a reader for `side`: a file's, or a client's for an environment and user.
     func withSide<T: Sendable>(_ side: CompareSide, name: String, config: ConfigFile?, logger: Logger, _ body: (any SideReader) async throws -> T) async throws -> T {
         switch side {
@@ -202,7 +208,7 @@ extension ConnectionOptions {
         case let .live(env, user):
             let settings = try settings(config: config, env: env, user: user)
             return try await withClient(settings, logger: logger) { client in
-                let result = try await body(LiveSide(client: client, settings: settings, name: name))
+                let result = try await body(LiveSide(client: client, settings: settings, name: name, settledBalance: await settledBalance(settings, logger: logger)))
                 // The side's answers were held to the contract as they came (pages that disagree too):
                 // each deviation is a `warning:` line; the comparison's status is its own.
                 _ = reportFindings(await client.exchanges.all())

@@ -101,8 +101,12 @@ final class LiveSide: SideReader {
     /// (a server whose totals count fewer entries than it sends still shows them all).
     private let fullPages = Mutex<Set<Int>>([])
 
-    init(client: ShopClient, settings: ResolvedSettings, name: String) {
+    /// The balance this machine last settled on for this side (the cache): a read that differs is read again.
+    let settledBalance: Int?
+
+    init(client: ShopClient, settings: ResolvedSettings, name: String, settledBalance: Int? = nil) {
         self.client = client
+        self.settledBalance = settledBalance
         user = settings.user
         description = SideDescription(name: name, environment: settings.environment, user: settings.user, takenAt: Date())
     }
@@ -111,7 +115,19 @@ final class LiveSide: SideReader {
         RecordedRead(what: what, method: r.method, target: r.target, requestID: r.requestID, status: r.status, at: r.at, body: r.document)
     }
 
-    func balance() async throws -> RecordedRead? { Self.read(try await client.sendRecorded(Balance(user: user)), .balance) }
+    /// The balance, on settled reads: a read that differs from the one this machine last settled on is read
+    /// again (after 0.5 s, then 1 s: three reads at most), and the latest is kept — a lagging replica's
+    /// answer from before the latest write is not what a snapshot or a comparison keeps.
+    func balance() async throws -> RecordedRead? {
+        var read = Self.read(try await client.sendRecorded(Balance(user: user)), .balance)
+        guard let known = settledBalance else { return read }
+        for pause in [0.5, 1.0] {
+            guard case let .object(o)? = read.body, case let .int(value)? = o["balance"], value != known else { break }
+            try? await Task.sleep(for: .milliseconds(Int(pause * 1000)))  // the pause between reads (a pace, not a synchronisation)
+            read = Self.read(try await client.sendRecorded(Balance(user: user)), .balance)
+        }
+        return read
+    }
     func packs() async throws -> RecordedRead? { Self.read(try await client.sendRecorded(AudioPacks()), .packs) }
     /// The page size the server really serves, once a page came back shorter than asked while not the last.
     private let served = Mutex<Int?>(nil)

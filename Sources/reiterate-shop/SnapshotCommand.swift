@@ -32,7 +32,8 @@ struct SnapshotCommand: AsyncParsableCommand {
         let pages = historyPages
         do {
             let snapshot: Snapshot = try await connection.withClient(settings, logger: logger) { client in
-                let taken = try await Self.take(client: client, settings: settings, historyPages: pages)
+                let taken = try await Self.take(client: client, settings: settings, historyPages: pages,
+                                                settledBalance: await connection.settledBalance(settings, logger: logger))
                 // Each deviation of the answers saved (pages that disagree too) is a `warning:` line.
                 _ = reportFindings(await client.exchanges.all())
                 return taken
@@ -52,8 +53,8 @@ struct SnapshotCommand: AsyncParsableCommand {
     }
 
     /// The balance, the packs and the first history pages of `settings.user`, read now.
-    static func take(client: ShopClient, settings: ResolvedSettings, historyPages: Int) async throws -> Snapshot {
-        let side = LiveSide(client: client, settings: settings, name: "")
+    static func take(client: ShopClient, settings: ResolvedSettings, historyPages: Int, settledBalance: Int? = nil) async throws -> Snapshot {
+        let side = LiveSide(client: client, settings: settings, name: "", settledBalance: settledBalance)
         var reads: [RecordedRead] = []
         if let b = try await side.balance() { reads.append(b) }
         if let p = try await side.packs() { reads.append(p) }
