@@ -59,6 +59,13 @@ public struct WatchState: Equatable, Sendable {
     /// the round right after a packs read may have been made before it, so that round's do not count.
     var cheeredSincePacks: [String: Int] = [:]
     var skipCheersOfNextRound = true
+    /// The packs read before the last, and every cheer seen since it (the round right after the last packs
+    /// read included): an entry first seen in that round was made after the reads before it, so surely after
+    /// the packs read before the last. Over the two reads, no cheer is left out (issue 35: a cheer credited
+    /// to another pack in that round was missed).
+    var packsBeforeLast: [AudioPack]?
+    var packsBeforeLastRequestID: String?
+    var cheeredSinceBeforeLast: [String: Int] = [:]
     /// Writes this tool made since the last round.
     var own: [OwnWrite] = []
     /// Rounds held back unjudged: compared with the last reads they made a finding, so the round is read
@@ -201,6 +208,8 @@ extension ShopUpdate {
         state.watch.app.userConfirmed = false
         state.watch.app.unconfirmedTold = false
         state.watch.lastPacks = nil
+        state.watch.packsBeforeLast = nil
+        state.watch.cheeredSinceBeforeLast = [:]
         state.watch.cheeredSincePacks = [:]
         state.watch.skipCheersOfNextRound = true
         state.watch.marks = WatchMarks()
@@ -282,7 +291,28 @@ extension ShopUpdate {
                 var effects: [Effect] = []
                 if let before = state.watch.lastPacks {
                     let ids = [state.watch.lastPacksRequestID, reply.requestID].compactMap { $0 }
-                    effects = note(Reconciler.comparePacks(before, list.packs, cheered: state.watch.cheeredSincePacks, at: at, requestIDs: ids), &state)
+                    let events = Reconciler.comparePacks(before, list.packs, cheered: state.watch.cheeredSincePacks, at: at, requestIDs: ids)
+                    effects = note(events, &state)
+                    // Over the two reads of the packs: the cheers of the round the last window left out count too.
+                    if let older = state.watch.packsBeforeLast {
+                        let flagged = Set(events.compactMap { e -> String? in
+                            if case let .finding(.packTotal, expected, _) = e.change { return expected } else { return nil }
+                        })
+                        let wider = Reconciler.comparePacks(older, list.packs, cheered: state.watch.cheeredSinceBeforeLast, at: at,
+                                                            requestIDs: [state.watch.packsBeforeLastRequestID, reply.requestID].compactMap { $0 })
+                        let names = Set(list.packs.filter { p in flagged.contains { $0.hasPrefix(p.name + " ") } }.map(\.name))
+                        effects += note(wider.filter { e in
+                            guard case let .finding(.packTotal, expected, _) = e.change else { return false }
+                            return !names.contains { expected.hasPrefix($0 + " ") }  // not told twice for one pack
+                        }, &state)
+                    }
+                }
+                if let before = state.watch.lastPacks {
+                    // The next window over two reads starts at this one's start: its sure cheers (the round right
+                    // after that read left out: it may be older), and every cheer from now on.
+                    state.watch.packsBeforeLast = before
+                    state.watch.packsBeforeLastRequestID = state.watch.lastPacksRequestID
+                    state.watch.cheeredSinceBeforeLast = state.watch.cheeredSincePacks
                 }
                 if let before = state.watch.lastPacks { state.watch.marks.seen(packs: before, list.packs, at: at) }
                 state.watch.lastPacks = list.packs
@@ -341,12 +371,14 @@ extension ShopUpdate {
             var names: [String: String] = [:]
             for pack in state.packs.all where names[pack.identifier] == nil { names[pack.identifier] = pack.name }
             let events = expired + pairedCompare(last, observation, span: appSpan, names: names, &state)
-            if !state.watch.skipCheersOfNextRound {
-                // An entry recorded twice for one request counts once (the app cheered once).
-                for event in events where event.causedBy != .finding(.entryTwice) {
-                    guard case let .entry(e) = event.change else { continue }
+            // An entry recorded twice for one request counts once (the app cheered once).
+            for event in events where event.causedBy != .finding(.entryTwice) {
+                guard case let .entry(e) = event.change else { continue }
+                if !state.watch.skipCheersOfNextRound {
                     state.watch.cheeredSincePacks[e.product, default: 0] = state.watch.cheeredSincePacks[e.product, default: 0].plusSaturating(e.amount)
                 }
+                // Every cheer, the left-out round's too: surely after the packs read before the last.
+                state.watch.cheeredSinceBeforeLast[e.product, default: 0] = state.watch.cheeredSinceBeforeLast[e.product, default: 0].plusSaturating(e.amount)
             }
             let moved = heldBack.contains { $0.balance != observation.balance || $0.total != observation.total || $0.items != observation.items }
             if moved, !events.contains(where: { if case .finding = $0.change { return true } else { return false } }) {
