@@ -303,3 +303,17 @@ import Testing
         #expect(d.state.balance.value == 1_243 && !wake(&d) && d.state.checks.records.isEmpty)
     }
 }
+
+/// Issue 35, item 7: the Live tab's first event is stamped when the watch's first read is sent, never with the
+/// time of an answer from before the watch started.
+@Suite struct LiveTimesTests {
+    @Test func theStartIsStampedWithItsFirstRead() {
+        var d = Driver.loaded()  // the last answer came at t0
+        let started = t0.addingTimeInterval(600)  // `w`, ten minutes later
+        d.apply(.action(.watch))
+        guard let (token, _) = WatchTests.roundRead(d.state.inFlight) else { Issue.record("no read"); return }
+        d.apply(.answered(token, ShopReply(.balance(user: "qa-alice"), .success(.balance(CheerBalance(balance: 1_250))), sentAt: started)))
+        let start = d.state.watch.timeline.rows.last
+        #expect(start?.text() == "watching qa-alice every 2 s" && start?.at == started)
+    }
+}

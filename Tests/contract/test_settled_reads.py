@@ -205,3 +205,35 @@ def test_a_snapshot_right_after_a_write_keeps_the_settled_balance(start_stub, tm
     # The snapshot's first read did lag (else this test proves nothing), and it was read again past the lag.
     hits = s.http.get(s.url + "/_stub/faults", timeout=5).json()["faults"][0]["hits"]
     assert hits >= 1, "the snapshot's first read came after the lag: the machine was too slow for this test"
+
+
+class _BigBalance(http.server.BaseHTTPRequestHandler):
+    """A balance beyond a 64-bit integer (after a huge credit), in valid JSON."""
+
+    def do_GET(self):
+        body = b'{"balance": 100000000000000000000}'
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("X-Request-Id", "rq-big")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
+
+
+def test_a_balance_beyond_64_bits_is_named_not_called_invalid_json(tmp_path):
+    """Issue 35, item 6: the number is a finding about its field; not "not valid JSON", not offline (75)."""
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _BigBalance)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}"
+        r = shop("print", "balance", "--base-url", url)
+        assert r.returncode == 65, r.stdout + r.stderr
+        assert "error: GET /api/v1/balance: balance 100000000000000000000 is beyond a 64-bit integer (request id rq-big)" in r.stderr, r.stderr
+        assert "not valid JSON" not in r.stderr and "offline" not in r.stdout + r.stderr
+        assert any("[schema] expected balance: integer (64-bit), got 100000000000000000000, beyond a 64-bit integer" in w
+                   for w in warnings(r.stderr)), r.stderr
+    finally:
+        server.shutdown()

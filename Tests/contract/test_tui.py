@@ -753,6 +753,42 @@ def test_bug_report_for_an_injected_500_has_its_request_id_curl_and_steps(start_
     assert "dev-token" not in har.read_text()
 
 
+def test_a_failed_write_early_in_a_long_session_is_in_the_har(start_stub, tui, tmp_path):
+    """Issue 35: the request log keeps the last 100 reads and every write: after a spend answered 500 and 150
+    reads more, the session's HAR (read back by mitmproxy) still holds the failed write."""
+    from test_checks import har_requests
+    s = start_stub()
+    s.fault(kind="status", status=500, path="/api/v1/spend_cheer", count=1)
+    t = tui(s.url, width=140, height=40, args=("--user", "qa-whale"))
+    t.wait_for("Balance 1,000,000 cheer")
+    spend_in_tui(t, 5)
+    t.wait_for("HTTP 500")
+    t.wait_for("check", timeout=15)  # its reads have settled
+    t.keys("Enter")
+
+    def reads_since_write():
+        log = s.log().splitlines()
+        at = max(i for i, line in enumerate(log) if "POST /api/v1/spend_cheer" in line)
+        return sum(1 for line in log[at:] if line.startswith("GET /api/"))
+
+    # 150 reads more: the whale's history, page after page (each a read).
+    t.keys("2")
+    deadline = time.monotonic() + 60
+    while reads_since_write() < 150 and time.monotonic() < deadline:
+        before = reads_since_write()
+        t.keys(*["]"] * 20)
+        step = time.monotonic() + 3
+        while reads_since_write() <= before and time.monotonic() < step:
+            time.sleep(0.02)  # polling the stand-in's log until the pages' reads come (a wait on a condition)
+    assert reads_since_write() >= 150
+    t.keys("e")
+    t.wait_for("written (path copied): /")
+    [har] = list((tmp_path / "state" / "reiterate-shop" / "har").iterdir())
+    flows = har_requests(har)
+    assert any(f.endswith("/api/v1/spend_cheer?user_id=qa-whale 500") for f in flows), flows[:5]
+    assert sum(1 for f in flows if f.startswith("GET ")) == 100, len(flows)
+
+
 def test_a_hanging_write_shows_as_pending_with_its_time(start_stub, tui):
     s = start_stub("--quiet")
     t = tui(s.url, width=140, args=["--timeout", "8"])
