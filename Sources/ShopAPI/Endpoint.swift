@@ -102,6 +102,16 @@ public struct CheerHistory: Endpoint {
     public typealias Response = CheerHistoryPage
     public static let endpoint = EndpointDescription(.getCheerHistory, .get, "cheer_history")
     public static let maxPerPage = 200
+
+    /// The page size to read on in when a page came back with `served` entries, shorter than asked while
+    /// not the last (a server capping its pages below `per_page`): the largest size no larger than what it
+    /// serves that lands exactly on `offset` (the entries reached, or a page edge), so no entry is skipped.
+    public static func pageSize(landingOn offset: Int, served: Int) -> Int {
+        var (x, y) = (abs(offset), abs(served))
+        while y != 0 { (x, y) = (y, x % y) }
+        return max(1, x)
+    }
+
     public var user: String
     public var page: Int
     public var perPage: Int

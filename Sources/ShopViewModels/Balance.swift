@@ -80,13 +80,15 @@ extension ShopUpdate {
             return nil
         }
         let reads = state.balanceReads + [read]
+        func disagree(_ reads: [Sighting<Int>]) {
+            state.checks.add(ReadAnomaly.records(.disagree(reads), what: "the balance", request: Balance.endpoint.description,
+                                                 user: state.context.user, at: shown.at, describe: { Wording.grouped($0) }))
+        }
         if read.value == shown.value {
             // Back to what was shown: the reads between answered another state, and nothing tells which is
             // the older (no write of this tool between them): the reads disagree, and the header stays.
             state.balanceReads = []
-            guard reads.count > 1 else { return nil }
-            state.checks.add(ReadAnomaly.records(.disagree(reads), what: "the balance", request: Balance.endpoint.description,
-                                                 user: state.context.user, at: shown.at, describe: { Wording.grouped($0) }))
+            if reads.count > 1 { disagree(reads) }
             return nil
         }
         if reads.count >= 2, reads[reads.count - 2].value == read.value {
@@ -95,8 +97,7 @@ extension ShopUpdate {
         }
         guard reads.count < ReadSeries<Int>.maxReads else {
             state.balanceReads = []
-            state.checks.add(ReadAnomaly.records(.disagree(reads), what: "the balance", request: Balance.endpoint.description,
-                                                 user: state.context.user, at: shown.at, describe: { Wording.grouped($0) }))
+            disagree(reads)
             return nil
         }
         state.balanceReads = reads
@@ -177,23 +178,19 @@ extension ShopUpdate {
         case .cacheRead: break
         case .balance:
             state.balance.withdrawn()
-            if state.write.verification?.balanceRead == token { return verificationUnread(\Verification.balanceReads, unread, &state) }
+            if state.write.verification?.balanceRead == token { return verificationUnread(.balance, unread, &state) }
         case .packs:
             state.packs.list.withdrawn()
-            if state.write.verification?.packsRead == token { return verificationUnread(\Verification.packsReads, unread, &state) }
+            if state.write.verification?.packsRead == token { return verificationUnread(.packs, unread, &state) }
         case let .historyPage(page): pageWithdrawn(page, &state)
         case .findScan:
             guard state.history.find?.scan != nil else { break }
             state.history.find?.scan = nil
             state.notice = Notice(.info, "Find stopped")
-        case .verificationHistory: return verificationUnread(\Verification.historyReads, unread, &state)
+        case .verificationHistory: return verificationUnread(.history, unread, &state)
         case .verificationWake:
             // The pause was cancelled: judge on the reads so far.
-            if var v = state.write.verification, v.readsAreIn {
-                v.balanceReads.out = false
-                state.write.verification = v
-                return concludeVerification(&state)
-            }
+            if state.write.verification?.readsAreIn == true { return concludeVerification(&state) }
         case .write: actionCancelled(&state)
         case .balanceWake: state.balanceReads = []
         case .watchWake, .watch: break  // cancelled by a stop, a switch or a quit: they say what comes next

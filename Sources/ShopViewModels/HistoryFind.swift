@@ -151,9 +151,7 @@ extension ShopUpdate {
             // size that lands on it and that the server serves, so that no entry is skipped.
             if answer.items.count < per, !answer.items.isEmpty, page < answer.totalPages {
                 let reached = start + answer.items.count
-                var (a, b) = (reached, answer.items.count)
-                while b != 0 { (a, b) = (b, a % b) }
-                let size = max(1, a)
+                let size = CheerHistory.pageSize(landingOn: reached, served: answer.items.count)
                 scan.perPage = size
                 scan.pagesScanned = ((scan.pagesScanned - 1) * per + answer.items.count) / size
                 scan.totalPages = max(1, (state.history.count ?? answer.totalCount).dividedRoundingUp(by: size), answer.totalCount.dividedRoundingUp(by: size))

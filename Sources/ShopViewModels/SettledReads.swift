@@ -34,6 +34,16 @@ public struct ReadSeries<Value: Equatable & Sendable>: Equatable, Sendable {
 
     var isDone: Bool { !out && (failure != nil || !sightings.isEmpty) }
 
+    /// The read out answered: a value with its request id, or the words of its failure (a failure ends
+    /// the reads; what was read before still counts).
+    mutating func answered(_ result: Result<Sighting<Value>, ReadFailure>) {
+        out = false
+        switch result {
+        case let .success(sighting): sightings.append(sighting)
+        case let .failure(failure): self.failure = failure.words
+        }
+    }
+
     /// Whether one more read is due: the latest one disagrees with what the write implies, and the
     /// bound is not reached.
     func wantsAnother(_ isTarget: (Value) -> Bool) -> Bool {
@@ -80,6 +90,11 @@ public struct ReadSeries<Value: Equatable & Sendable>: Equatable, Sendable {
         }
         return .settled(settled, stale: wentBack ? sightings : [])
     }
+}
+
+/// Why a read of a series did not answer, in words.
+public struct ReadFailure: Error, Equatable, Sendable {
+    public var words: String
 }
 
 /// What a value's reads settled on.

@@ -193,31 +193,27 @@ extension ShopUpdate {
     static func verificationBalance(_ token: Token, _ result: Result<CheerBalance, ShopAPIError>, requestID: String?, _ state: inout AppState) -> [Effect] {
         guard var v = state.write.verification, v.balanceRead == token, v.balanceReads.out else { return [] }
         v.balanceRead = nil
-        v.balanceReads.out = false
-        switch result {
-        case let .success(b): v.balanceReads.sightings.append(Sighting(b.balance, requestID: requestID))
-        case let .failure(error): v.balanceReads.failure = ErrorText.line(error)
-        }
+        v.balanceReads.answered(result.map { Sighting($0.balance, requestID: requestID) }.mapError(ReadFailure.init))
         state.write.verification = v
         return continueVerification(&state)
     }
 
+    /// Which of a verification's reads.
+    enum VerificationRead { case balance, history, packs }
+
     /// A verification read that will not answer (cancelled): that value's reads stop.
-    static func verificationUnread(_ which: PartialKeyPath<Verification>, _ words: String, _ state: inout AppState) -> [Effect] {
+    static func verificationUnread(_ which: VerificationRead, _ words: String, _ state: inout AppState) -> [Effect] {
         guard var v = state.write.verification else { return [] }
         switch which {
-        case \Verification.balanceReads:
+        case .balance:
             v.balanceRead = nil
-            v.balanceReads.out = false
-            v.balanceReads.failure = words
-        case \Verification.packsReads:
+            v.balanceReads.answered(.failure(ReadFailure(words: words)))
+        case .packs:
             v.packsRead = nil
-            v.packsReads.out = false
-            v.packsReads.failure = words
-        default:
+            v.packsReads.answered(.failure(ReadFailure(words: words)))
+        case .history:
             guard v.historyReads.out else { return [] }
-            v.historyReads.out = false
-            v.historyReads.failure = words
+            v.historyReads.answered(.failure(ReadFailure(words: words)))
         }
         state.write.verification = v
         return continueVerification(&state)
@@ -226,11 +222,8 @@ extension ShopUpdate {
     static func verificationPacks(_ token: Token, _ result: Result<AudioPackList, ShopAPIError>, requestID: String?, _ state: inout AppState) -> [Effect] {
         guard var v = state.write.verification, v.packsRead == token, v.packsReads.out, case let .spend(product, _, _, _) = v.kind else { return [] }
         v.packsRead = nil
-        v.packsReads.out = false
-        switch result {
-        case let .success(list): v.packsReads.sightings.append(Sighting(list.packs.first { $0.identifier == product }?.cheerTotal, requestID: requestID))
-        case let .failure(error): v.packsReads.failure = ErrorText.line(error)
-        }
+        v.packsReads.answered(result.map { list in Sighting(list.packs.first { $0.identifier == product }?.cheerTotal, requestID: requestID) }
+            .mapError(ReadFailure.init))
         state.write.verification = v
         return continueVerification(&state)
     }
@@ -238,15 +231,11 @@ extension ShopUpdate {
     /// The first history page read for the verification (its own request: the cursor may be anywhere).
     static func verificationHistory(_ result: Result<CheerHistoryPage, ShopAPIError>, requestID: String?, _ state: inout AppState) -> [Effect] {
         guard var v = state.write.verification, v.historyReads.out else { return [] }
-        v.historyReads.out = false
-        switch result {
-        case let .success(page):
+        v.historyReads.answered(result.map { page in
             let newest = page.items.first.flatMap { if case let .entry(e) = $0 { return e } else { return nil } }
-            v.historyReads.sightings.append(Sighting(.init(newest: newest, total: page.totalCount), requestID: requestID))
-            v.historyPages.append(page)
-        case let .failure(error):
-            v.historyReads.failure = ErrorText.line(error)
-        }
+            return Sighting(.init(newest: newest, total: page.totalCount), requestID: requestID)
+        }.mapError(ReadFailure.init))
+        if case let .success(page) = result { v.historyPages.append(page) }
         state.write.verification = v
         return continueVerification(&state)
     }
@@ -323,4 +312,9 @@ extension ShopUpdate {
         effects.removeAll { if case let .request(t, _) = $0 { return t == token } else { return false } }
         return effects + pageLoaded(1, token, .success(settled), at: at, &state)
     }
+}
+
+extension ReadFailure {
+    /// A failed read in our words (`ErrorText`).
+    init(_ error: ShopAPIError) { words = ErrorText.line(error) }
 }

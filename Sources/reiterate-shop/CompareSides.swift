@@ -140,9 +140,7 @@ final class LiveSide: SideReader {
         guard let first = try await history(page: page, perPage: perPage) else { return nil }
         let (count, totalPages) = first.historyShape
         guard count < perPage, count > 0, page < (totalPages ?? 0) else { return [first] }
-        var size = count
-        var offset = perPage
-        while offset % size != 0 { (offset, size) = (size, offset % size) }  // the largest size that lands on every page edge
+        let size = CheerHistory.pageSize(landingOn: perPage, served: count)  // lands on every page edge
         served.withLock { $0 = size }
         resetPaging()
         return try await pages(of: page, perPage: perPage, size: size)

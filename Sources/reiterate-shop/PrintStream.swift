@@ -132,7 +132,7 @@ struct HistoryStream {
             if servedShort {
                 short += 1
                 let served = answer.items.count
-                let next = Self.gcd(received, served)
+                let next = CheerHistory.pageSize(landingOn: received, served: served)
                 Terminal.err("\(progressShown ? "\r\u{1B}[K" : "")warning: GET \(CheerHistory.endpoint.path): [paging] page \(Wording.grouped(page)) asked \(size) entries and "
                     + "served \(served), but it is not the last page (of \(Wording.grouped(answer.totalPages))): reading on from entry "
                     + "\(Wording.grouped(received + 1)) in pages of \(next) (request id \(id(answer.requestID)))\n")
@@ -159,13 +159,6 @@ struct HistoryStream {
                 + (short > 0 ? " (pages served short)" : "") + "\n")
         }
         return whole
-    }
-
-    /// The greatest common divisor (1 at least): the page size that lands on `offset` exactly.
-    static func gcd(_ a: Int, _ b: Int) -> Int {
-        var (x, y) = (abs(a), abs(b))
-        while y != 0 { (x, y) = (y, x % y) }
-        return max(1, x)
     }
 
     /// Requests kept out ahead of the page being printed.
