@@ -347,13 +347,22 @@ extension ShopUpdate {
         let observation = Observation(at: at, balance: balance.value, balanceRequestID: balance.requestID, items: history.page.items,
                                       total: history.page.totalCount, historyRequestID: history.requestID)
         state.watch.round = .init()
-        // Settled reads: a round that would make a finding is read again before it is judged.
-        if let last = state.watch.last, state.watch.suspects.count < ReadSeries<Int>.maxReads - 1 {
+        // Settled reads: a round that would make a finding is read again before it is judged, and judged only
+        // on reads that held still: the last two reads of it agree.
+        if let last = state.watch.last {
             var trial = state  // the round's comparison as it would be made, on a copy: nothing of it is kept
             let preview = pairedCompare(last, observation, span: appSpan, names: [:], &trial)
             if preview.contains(where: { if case .finding = $0.change { return true } else { return false } }) {
-                state.watch.suspects.append(observation)
-                return scheduleRound(after: ReadSeries<Int>.pauses[state.watch.suspects.count - 1], &state)
+                if state.watch.suspects.count < ReadSeries<Int>.maxReads - 1 {
+                    state.watch.suspects.append(observation)
+                    return scheduleRound(after: ReadSeries<Int>.pauses[state.watch.suspects.count - 1], &state)
+                }
+                if let previous = state.watch.suspects.last, !previous.sameState(as: observation) {
+                    // Still moving after three reads (writes keep landing, a replica keeps lagging): not judged
+                    // now; the next round compares from the same last reads.
+                    state.watch.suspects = []
+                    return scheduleRound(after: state.watch.interval, &state)
+                }
             }
         }
         let heldBack = state.watch.suspects
@@ -380,7 +389,7 @@ extension ShopUpdate {
                 // Every cheer, the left-out round's too: surely after the packs read before the last.
                 state.watch.cheeredSinceBeforeLast[e.product, default: 0] = state.watch.cheeredSinceBeforeLast[e.product, default: 0].plusSaturating(e.amount)
             }
-            let moved = heldBack.contains { $0.balance != observation.balance || $0.total != observation.total || $0.items != observation.items }
+            let moved = heldBack.contains { !$0.sameState(as: observation) }
             if moved, !events.contains(where: { if case .finding = $0.change { return true } else { return false } }) {
                 // The reads held back answered a state the reads after them do not keep: a lagging read.
                 effects += noteStaleRead(heldBack, settled: observation, last: last, &state)

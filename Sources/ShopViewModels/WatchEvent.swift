@@ -30,6 +30,9 @@ public struct Observation: Equatable, Sendable {
     }
 
     var requestIDs: [String] { [balanceRequestID, historyRequestID].compactMap { $0 } }
+
+    /// The same state read twice: the balance, the total and the rows alike (whatever the times and ids).
+    func sameState(as other: Observation) -> Bool { balance == other.balance && total == other.total && items == other.items }
 }
 
 /// What the watch flags: a rule of the shop that two reads break.

@@ -226,6 +226,27 @@ import Testing
         #expect(d.state.watch.findingCount == 1)
     }
 
+    /// Reads that keep moving over the three (writes keep landing while a replica lags) are not judged: the
+    /// next round compares from the same last reads.
+    @Test func aRoundStillMovingAfterThreeReadsIsNotJudged() {
+        var d = w.ready()
+        d.apply(.action(.watch))
+        let older = Array(WatchTests.older.prefix(20))
+        round(&d, balance: 1_250, entries: older, total: 230, id: "1")
+        for (n, balance) in [1_240, 1_230, 1_220].enumerated() {
+            wake(&d)
+            round(&d, balance: balance, entries: older, total: 230, id: "m\(n)")
+        }
+        #expect(d.state.watch.findingCount == 0 && d.state.watch.suspects.isEmpty && d.state.token(for: .watchWake) != nil)
+        #expect(d.state.watch.last?.balance == 1_250)
+        // Once the reads hold still, what they show is judged against the same last reads.
+        for n in 0..<3 {
+            wake(&d)
+            round(&d, balance: 1_220, entries: older, total: 230, id: "h\(n)")
+        }
+        #expect(d.state.watch.findingCount == 1 && d.state.checks.records.first?.name == "debit-without-entry")
+    }
+
     @Test func aFindingThatHoldsOverThreeReadsIsJudged() {
         var d = w.ready()
         d.apply(.action(.watch))
