@@ -69,21 +69,38 @@ public struct Exchange: Sendable, Equatable, Identifiable {
 
 /// The last `capacity` reads, and every write of the session (up to `writeCapacity`), newest last,
 /// observable by the view models. A write is evidence a report or a HAR saved later still needs: the
-/// window drops the oldest read first, never a write while fewer than `writeCapacity` are kept.
+/// window drops the oldest read first, never a write while fewer than `writeCapacity` are kept. With
+/// a spill file, what the window drops goes there (`ExchangeSpill`), and `session()` gives it back.
 public actor ExchangeLog {
     public let capacity: Int
     /// Writes (anything but GET) kept however many reads come after them.
     public static let writeCapacity = 1_000
+    /// The spill file's bound: 64 MiB (about 4,000 history pages at the 16 KiB preview).
+    public static let spillLimit = 64 * 1024 * 1024
     private var entries: [Exchange] = []
     private var nextID = 1
     private var observers: [UUID: AsyncStream<Exchange>.Continuation] = [:]
+    private let spill: ExchangeSpill?
 
-    /// The last 100 exchanges (with 16 KiB previews: about 2 MB at most, within the TUI's 40 MB).
-    public init(capacity: Int = 100) {
+    /// The last 100 exchanges (with 16 KiB previews: about 2 MB at most, within the TUI's 40 MB);
+    /// those dropped go to `spillFile` (0600, created new) when one is given, up to `spillLimit` bytes.
+    public init(capacity: Int = 100, spillFile: String? = nil, spillLimit: Int = ExchangeLog.spillLimit) {
         self.capacity = max(1, capacity)
+        spill = spillFile.map { ExchangeSpill(path: $0, limit: spillLimit) }
     }
 
     public func all() -> [Exchange] { entries }
+
+    /// Every exchange of the session still held, in memory or spilled, for its HAR.
+    public func session() -> SessionExchanges {
+        guard let spill else { return SessionExchanges(kept: entries) }
+        let kept = Set(entries.map(\.id))
+        return SessionExchanges(kept: entries, spilled: spill.lines().filter { !kept.contains($0.id) }, droppedReads: spill.droppedReads,
+                                spillFailed: spill.failed)
+    }
+
+    /// The spill file removed (the session ended, its HAR written).
+    public func close() { spill?.remove() }
 
     /// Numbers and stores an exchange, dropping the oldest beyond `capacity`, and tells every observer.
     @discardableResult
@@ -97,22 +114,27 @@ public actor ExchangeLog {
         return e
     }
 
-    /// Past the window: the oldest read goes first; a write only when more than `writeCapacity` are kept.
+    /// Past the window: the oldest read goes first; a write only when more than `writeCapacity` are
+    /// kept. What goes is spilled, when there is a spill file.
     private func evict() {
         let writes = entries.lazy.filter { $0.method != "GET" }.count
         var reads = entries.count - writes
         var writesOver = max(0, writes - Self.writeCapacity)
         guard reads > capacity || writesOver > 0 else { return }
-        entries.removeAll { e in
+        var kept: [Exchange] = []
+        kept.reserveCapacity(entries.count)
+        for e in entries {
+            let goes: Bool
             if e.method == "GET" {
-                guard reads > capacity else { return false }
-                reads -= 1
-                return true
+                goes = reads > capacity
+                if goes { reads -= 1 }
+            } else {
+                goes = writesOver > 0
+                if goes { writesOver -= 1 }
             }
-            guard writesOver > 0 else { return false }
-            writesOver -= 1
-            return true
+            if goes { spill?.append(e) } else { kept.append(e) }
         }
+        entries = kept
     }
 
     /// A request on its way: numbered, stored and told as pending before its answer comes.
@@ -127,8 +149,11 @@ public actor ExchangeLog {
     public func finish(_ exchange: Exchange) {
         var e = exchange
         e.isPending = false
-        guard let index = entries.lastIndex(where: { $0.id == e.id }) else { return }  // dropped by capacity meanwhile
-        entries[index] = e
+        if let index = entries.lastIndex(where: { $0.id == e.id }) {
+            entries[index] = e
+        } else {
+            spill?.append(e)  // dropped by the window meanwhile: its answer follows it to the spill
+        }
         for observer in observers.values { observer.yield(e) }
     }
 

@@ -6,27 +6,27 @@ import HTTPTypes
 /// way (no token, no cookie). Each entry keeps its `X-Request-Id` and, as `_findings`, what the
 /// contract watchdog found.
 public enum HAR {
-    struct Document: Encodable {
+    struct Document: Codable, Sendable {
         var log: Log
     }
 
-    struct Log: Encodable {
+    struct Log: Codable, Sendable {
         var version = "1.2"
         var creator: Creator
         var entries: [Entry]
     }
 
-    struct Creator: Encodable {
+    struct Creator: Codable, Sendable {
         var name: String
         var version: String
     }
 
-    struct NameValue: Encodable {
+    struct NameValue: Codable, Sendable {
         var name: String
         var value: String
     }
 
-    struct Entry: Encodable {
+    struct Entry: Codable, Sendable {
         var startedDateTime: String
         var time: Double
         var request: Request
@@ -42,7 +42,7 @@ public enum HAR {
         var _fault: String?
     }
 
-    struct Request: Encodable {
+    struct Request: Codable, Sendable {
         var method: String
         var url: String
         var httpVersion = "HTTP/1.1"
@@ -54,12 +54,12 @@ public enum HAR {
         var bodySize: Int
     }
 
-    struct PostData: Encodable {
+    struct PostData: Codable, Sendable {
         var mimeType: String
         var text: String
     }
 
-    struct Response: Encodable {
+    struct Response: Codable, Sendable {
         var status: Int
         var statusText: String
         var httpVersion = "HTTP/1.1"
@@ -71,15 +71,15 @@ public enum HAR {
         var bodySize: Int
     }
 
-    struct Content: Encodable {
+    struct Content: Codable, Sendable {
         var size: Int
         var mimeType: String
         var text: String?
     }
 
-    struct Cache: Encodable {}
+    struct Cache: Codable, Sendable {}
 
-    struct Timings: Encodable {
+    struct Timings: Codable, Sendable {
         var send: Double = 0
         var wait: Double
         var receive: Double = 0
@@ -87,29 +87,43 @@ public enum HAR {
 
     /// The HAR document for `exchanges` (oldest first in the file), requests sent to `baseURL`.
     public static func encode(_ exchanges: [Exchange], baseURL: String, creator: String, version: String) throws -> Data {
+        try encode(SessionExchanges(kept: exchanges), baseURL: baseURL, creator: creator, version: version)
+    }
+
+    /// The HAR document for a session: the exchanges kept in memory and those spilled, oldest first.
+    public static func encode(_ session: SessionExchanges, baseURL: String, creator: String, version: String) throws -> Data {
         let base = baseURL.hasSuffix("/") ? String(baseURL.dropLast()) : baseURL
-        let entries = exchanges.sorted { $0.id < $1.id }.map { e -> Entry in
-            let ms = Double(e.duration.components.seconds) * 1000 + Double(e.duration.components.attoseconds) / 1e15
-            let (_, query) = ContractWatchdog.split(e.path)
-            let requestType = e.requestHeaders[.contentType] ?? "application/json"
-            let responseType = e.responseHeaders[.contentType] ?? ""
-            let status = e.status ?? 0
-            return Entry(
-                startedDateTime: ISO8601.format(e.startedAt), time: ms,
-                request: Request(method: e.method, url: base + e.path, headers: pairs(e.requestHeaders),
-                                 queryString: query.sorted { $0.key < $1.key }.map { NameValue(name: $0.key, value: $0.value) },
-                                 postData: e.requestBodyPreview.map { PostData(mimeType: requestType, text: $0) }, bodySize: e.requestBytes),
-                response: Response(status: status, statusText: e.status.map { HTTPResponse.Status(code: $0).reasonPhrase } ?? "",
-                                   headers: pairs(e.responseHeaders),
-                                   content: Content(size: e.responseBytes, mimeType: responseType, text: e.responseBodyPreview), bodySize: e.responseBytes),
-                timings: Timings(wait: ms),
-                _requestId: e.requestID, _findings: e.findings.isEmpty ? nil : e.findings,
-                _error: e.isPending ? "no answer yet when the session ended" : e.failure.map { _ in "no complete answer: see the request in the app" },
-                _source: e.source.rawValue, _fault: e.fault?.rawValue)
+        var numbered = session.spilled.map { (id: $0.id, entry: $0.entry) } + session.kept.map { (id: $0.id, entry: entry($0, base: "")) }
+        numbered.sort { $0.id < $1.id }
+        let entries = numbered.map { item -> Entry in
+            var entry = item.entry
+            entry.request.url = base + entry.request.url
+            return entry
         }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         return try encoder.encode(Document(log: Log(creator: Creator(name: creator, version: version), entries: entries)))
+    }
+
+    /// One exchange as a HAR entry, its URL `base` + its path.
+    static func entry(_ e: Exchange, base: String) -> Entry {
+        let ms = Double(e.duration.components.seconds) * 1000 + Double(e.duration.components.attoseconds) / 1e15
+        let (_, query) = ContractWatchdog.split(e.path)
+        let requestType = e.requestHeaders[.contentType] ?? "application/json"
+        let responseType = e.responseHeaders[.contentType] ?? ""
+        let status = e.status ?? 0
+        return Entry(
+            startedDateTime: ISO8601.format(e.startedAt), time: ms,
+            request: Request(method: e.method, url: base + e.path, headers: pairs(e.requestHeaders),
+                             queryString: query.sorted { $0.key < $1.key }.map { NameValue(name: $0.key, value: $0.value) },
+                             postData: e.requestBodyPreview.map { PostData(mimeType: requestType, text: $0) }, bodySize: e.requestBytes),
+            response: Response(status: status, statusText: e.status.map { HTTPResponse.Status(code: $0).reasonPhrase } ?? "",
+                               headers: pairs(e.responseHeaders),
+                               content: Content(size: e.responseBytes, mimeType: responseType, text: e.responseBodyPreview), bodySize: e.responseBytes),
+            timings: Timings(wait: ms),
+            _requestId: e.requestID, _findings: e.findings.isEmpty ? nil : e.findings,
+            _error: e.isPending ? "no answer yet when the session ended" : e.failure.map { _ in "no complete answer: see the request in the app" },
+            _source: e.source.rawValue, _fault: e.fault?.rawValue)
     }
 
     static func pairs(_ fields: HTTPFields) -> [NameValue] { fields.map { NameValue(name: $0.name.rawName, value: $0.value) } }

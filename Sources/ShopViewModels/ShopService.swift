@@ -65,8 +65,8 @@ public protocol ShopService: Sendable {
     func send(_ request: ShopRequest) async throws -> (answer: ShopAnswer, requestID: String?)
     /// Exchanges recorded from now on (the request inspector).
     func exchangeUpdates() async -> AsyncStream<Exchange>
-    /// Every exchange the session's log still holds, oldest first (a HAR file of them).
-    func recordedExchanges() async -> [Exchange]
+    /// Every exchange the session's log still holds, in memory or spilled (a HAR file of them).
+    func recordedExchanges() async -> SessionExchanges
 }
 
 /// The real REST core behind `ShopService`.
@@ -103,5 +103,5 @@ public struct LiveShopService: ShopService {
     }
 
     public func exchangeUpdates() async -> AsyncStream<Exchange> { await client.exchanges.updates() }
-    public func recordedExchanges() async -> [Exchange] { await client.exchanges.all() }
+    public func recordedExchanges() async -> SessionExchanges { await client.exchanges.session() }
 }

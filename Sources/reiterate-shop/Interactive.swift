@@ -85,7 +85,7 @@ struct Interactive: AsyncParsableCommand {
         do {
             let context = settings.shopContext
             let cache = CacheStore(directory: connection.resolvedCacheDir, logger: logger)
-            status = try await connection.withClient(settings, logger: logger) { client in
+            status = try await connection.withClient(settings, logger: logger, keepsSession: true) { client in
                 StartupTrace.mark("client")
                 // R and e: reports under $XDG_STATE_HOME/reiterate-shop/reports, HAR files at --har or beside them.
                 let state = EvidenceFiles.stateDirectory(environment: ProcessInfo.processInfo.environment)

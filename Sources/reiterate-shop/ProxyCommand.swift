@@ -70,7 +70,8 @@ struct ProxyRun: AsyncParsableCommand {
         } catch {
             throw fail(error)
         }
-        let log = ExchangeLog(capacity: connection.harFile == nil ? 100 : 10_000)
+        // The last 100 in memory; with --har, older ones spill to the state folder until the file is written.
+        let log = ExchangeLog(capacity: 100, spillFile: connection.harFile.flatMap { _ in SessionSpill.path(environment: connection.environment) })
         let pipeline = ExchangePipeline.standard(exchanges: log, contract: try connection.contract(settings), pins: connection.pins(settings), logger: logger)
         // Bounded: a flood of refusals from a peer, or a stalled stdout, holds at most this many lines.
         let (events, sink) = AsyncStream<ProxyEvent>.makeStream(bufferingPolicy: .bufferingNewest(10_000))
@@ -91,6 +92,7 @@ struct ProxyRun: AsyncParsableCommand {
         sink.finish()
         try? await setup.transport.shutdown()
         if let harFile = connection.harFile { await ProxyHAR.write(log, to: harFile, baseURL: settings.baseURL) }
+        await log.close()
         let c = server.stats.current
         let plural = { (n: Int, word: String) in "\(Wording.grouped(n)) \(word)\(n == 1 ? "" : "s")" }
         Terminal.err("note: proxy on \(server.address) for \(Wording.duration(Date().timeIntervalSince(started))): \(plural(c.exchanges, "app exchange")), "

@@ -167,7 +167,10 @@ struct ConnectionOptions: ParsableArguments {
 
     /// The client for `settings` (resolved once by the command); `body` runs with it and the transport
     /// is shut down afterwards. `logger` is the one `--log-file` log, shared with the cache.
-    func withClient<T: Sendable>(_ settings: ResolvedSettings, logger: Logger, _ body: (ShopClient) async throws -> T) async throws -> T {
+    /// `keepsSession`: the exchanges past the in-memory window spill to the state folder (the TUI, whose
+    /// `R` and `e` save a HAR at any time; any command given --har).
+    func withClient<T: Sendable>(_ settings: ResolvedSettings, logger: Logger, keepsSession: Bool = false,
+                                 _ body: (ShopClient) async throws -> T) async throws -> T {
         let contract = try contract(settings)
         let access = try token(settings.tokenEnv)
         let refresh = try token(settings.refreshTokenEnv)
@@ -187,18 +190,20 @@ struct ConnectionOptions: ParsableArguments {
         } catch let error as TransportError {
             throw CLIError(message: ErrorText.sentence(error), exitCode: .config)
         }
-        // With --har the log keeps the whole session (up to 10,000 requests), not only the last 100.
-        let log = ExchangeLog(capacity: harFile == nil ? 100 : 10_000)
+        // The last 100 in memory; older ones spill to the state folder, for a HAR saved later.
+        let log = ExchangeLog(capacity: 100, spillFile: keepsSession || harFile != nil ? SessionSpill.path(environment: environment) : nil)
         let client = ShopClient(configuration: configuration, transport: transport, tokens: tokens, exchanges: log, logger: logger, contract: contract,
                                 pins: pins(settings))
         do {
             let result = try await body(client)
             try? await transport.shutdown()
             await writeHAR(client, baseURL: settings.baseURL)
+            await log.close()
             return result
         } catch {
             try? await transport.shutdown()
             await writeHAR(client, baseURL: settings.baseURL)
+            await log.close()
             throw error
         }
     }
@@ -214,13 +219,13 @@ struct ConnectionOptions: ParsableArguments {
     /// `--har FILE`: the session's requests, whatever the ending (q, an error, SIGTERM, SIGHUP).
     func writeHAR(_ client: ShopClient, baseURL: String) async {
         guard let harFile else { return }
-        let exchanges = await client.exchanges.all()
+        let exchanges = await client.exchanges.session()
         do {
             let data = try HAR.encode(exchanges, baseURL: baseURL, creator: "reiterate-shop", version: ShopClientConfiguration.appVersion)
             // The cache's crash-safe writer: a 0600 temporary file beside it, renamed over it.
             let folder = URL(fileURLWithPath: harFile).deletingLastPathComponent().path
             try AtomicFile.write(data, to: harFile, directory: folder)
-            Terminal.err("note: wrote \(exchanges.count) request\(exchanges.count == 1 ? "" : "s") to \(Sanitizer.line(harFile)) (HAR 1.2)\n")
+            Terminal.err("note: wrote \(exchanges.count) request\(exchanges.count == 1 ? "" : "s") to \(Sanitizer.line(harFile)) (HAR 1.2)\(SessionSpill.gap(exchanges))\n")
         } catch {
             Terminal.err("warning: could not write the HAR file \(Sanitizer.line(harFile)): check that its folder exists and is writable\n")
         }

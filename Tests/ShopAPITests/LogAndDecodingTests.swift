@@ -98,6 +98,68 @@ import Testing
         #expect(har.contains("rq-failed-write") && har.contains("/api/v1/spend_cheer"))
     }
 
+    /// Issue 35: past the window, exchanges spill to a 0600 file; past the spill's bound the oldest reads
+    /// go, never a write (more writes than the in-memory 1,000 included); the HAR holds both, in order.
+    @Test func exchangesPastTheWindowSpillToAFileBoundedBySize() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("spill-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let file = folder + "/session.jsonl"
+        let limit = 256 * 1024
+        let log = ExchangeLog(capacity: 10, spillFile: file, spillLimit: limit)
+        let page = String(repeating: "x", count: 2_000)
+        func exchange(_ method: String, _ requestID: String, body: String?) -> Exchange {
+            Exchange(id: 0, method: method, path: method == "GET" ? "/api/v1/balance?user_id=qa-alice" : "/api/v1/spend_cheer", startedAt: Date(),
+                     duration: .milliseconds(3), status: method == "GET" ? 200 : 500, failure: nil, requestID: requestID, attempt: 1, requestBytes: 0,
+                     responseBytes: 0, requestHeaders: [:], responseHeaders: [:], requestBodyPreview: body, responseBodyPreview: body.map { #"{"p":"\#($0)"}"# })
+        }
+        await log.record(exchange("POST", "rq-first-write", body: #"{"amount":7}"#))
+        // A read still pending when the window drops it: its answer follows it to the spill.
+        let pending = await log.begin(exchange("GET", "rq-pending", body: nil))
+        for i in 0..<1_100 { await log.record(exchange("POST", "rq-w\(i)", body: nil)) }
+        for i in 0..<400 { await log.record(exchange("GET", "rq-r\(i)", body: page)) }
+        var answered = pending
+        answered.status = 200
+        await log.finish(answered)
+        #expect(await log.all().count == 1_000 + 10)
+        let session = await log.session()
+        #expect(!session.spillFailed && session.droppedReads > 0)
+        // Every write is there: the first, and those beyond the 1,000 kept in memory.
+        #expect(session.writeIDs.count == 1_101)
+        let attributes = try FileManager.default.attributesOfItem(atPath: file)
+        #expect((attributes[.posixPermissions] as? Int) == 0o600)
+        #expect(((attributes[.size] as? Int) ?? .max) <= limit)
+        let har = try HAR.encode(session, baseURL: "http://127.0.0.1:1/", creator: "t", version: "0")
+        let entries = try #require(((try JSONSerialization.jsonObject(with: har) as? [String: Any])?["log"] as? [String: Any])?["entries"] as? [[String: Any]])
+        let ids = entries.compactMap { $0["_requestId"] as? String }
+        #expect(entries.count == session.count && ids.first == "rq-first-write" && ids.last == "rq-r399")
+        #expect(ids.filter { $0.hasPrefix("rq-w") || $0 == "rq-first-write" }.count == 1_101)
+        // The newest reads are kept whole, the oldest dropped first.
+        #expect(ids.contains("rq-r398") && !ids.contains("rq-r0"))
+        #expect(!ids.contains("rq-pending") || entries.contains { $0["_requestId"] as? String == "rq-pending" && (($0["response"] as? [String: Any])?["status"] as? Int) == 200 })
+        let urls = entries.compactMap { ($0["request"] as? [String: Any])?["url"] as? String }
+        #expect(urls.allSatisfy { $0.hasPrefix("http://127.0.0.1:1/api/v1/") })
+        await log.close()
+        #expect(!FileManager.default.fileExists(atPath: file))
+    }
+
+    /// A pending read's answer that comes after the window dropped it is the one the HAR shows.
+    @Test func anAnswerAfterTheSpillReplacesThePendingLine() async throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("spill-\(UUID().uuidString).jsonl").path
+        let log = ExchangeLog(capacity: 2, spillFile: file)
+        let read = Exchange(id: 0, method: "GET", path: "/api/v1/audio_packs", startedAt: Date(), duration: .zero, status: nil, failure: nil, requestID: "rq-slow",
+                            attempt: 1, requestBytes: 0, responseBytes: 0, requestHeaders: [:], responseHeaders: [:], requestBodyPreview: nil, responseBodyPreview: nil)
+        let pending = await log.begin(read)
+        for _ in 0..<3 { await log.record(read) }
+        var answered = pending
+        answered.status = 200
+        await log.finish(answered)
+        let har = String(decoding: try HAR.encode(await log.session(), baseURL: "http://h", creator: "t", version: "0"), as: UTF8.self)
+        #expect(!har.contains("no answer yet"))
+        #expect(await log.session().count == 4)
+        await log.close()
+    }
+
     @Test func redactorHandlesCutAndTrickyJSON() {
         let cut = Array(#"{"a":1,"access_token":"abc.def","nested":{"refresh_token" : "x\"y","note":"token"},"id_token":"zz"#.utf8)
         let preview = Redactor.bodyPreview(cut) ?? ""

@@ -21,7 +21,7 @@ actor FixtureShop: ShopService {
         }
     }
     func exchangeUpdates() async -> AsyncStream<Exchange> { AsyncStream { $0.finish() } }
-    func recordedExchanges() async -> [Exchange] { [] }
+    func recordedExchanges() async -> SessionExchanges { SessionExchanges(kept: []) }
 }
 
 /// The whole front end with no terminal: keys into the backend, the real event loop, the real store

@@ -285,7 +285,7 @@ actor FakeShop: ShopService {
     /// What a HAR file of the session holds (set by a test).
     var recorded: [Exchange] = []
     func set(recorded: [Exchange]) { self.recorded = recorded }
-    func recordedExchanges() async -> [Exchange] { recorded }
+    func recordedExchanges() async -> SessionExchanges { SessionExchanges(kept: recorded) }
 }
 
 func exchange(_ id: Int, status: Int = 200) -> Exchange {

@@ -237,3 +237,20 @@ def test_a_balance_beyond_64_bits_is_named_not_called_invalid_json(tmp_path):
                    for w in warnings(r.stderr)), r.stderr
     finally:
         server.shutdown()
+
+
+def test_a_har_of_more_requests_than_the_window_holds_every_one_and_leaves_no_spill(stub, tmp_path):
+    """Past the last 100 in memory, exchanges spill to the state folder; the HAR written at the end holds
+    them all, in order, and the spill file is gone once it is written."""
+    har, state = tmp_path / "all.har", tmp_path / "state"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("REITERATE_")}
+    env.update(REITERATE_TOKEN="dev-token", XDG_CACHE_HOME=str(tmp_path / "cache"), XDG_STATE_HOME=str(state), TZ="UTC")
+    r = subprocess.run([SHOP_BIN, "print", "history", "--all", "--per-page", "2", "--json", "--base-url", stub.url, "--har", str(har)],
+                       capture_output=True, text=True, env=env, timeout=120)
+    assert r.returncode == 0 and len(r.stdout.splitlines()) == 230, r.stderr
+    entries = json.loads(har.read_text())["log"]["entries"]
+    pages = [int(re.search(r"[?&]page=(\d+)", e["request"]["url"]).group(1)) for e in entries if "cheer_history" in e["request"]["url"]]
+    assert len(pages) >= 115 and pages == list(range(1, len(pages) + 1)), str(pages)  # every page, in order
+    assert all(e["request"]["url"].startswith(stub.url + "/api/v1/") and e["_requestId"].startswith("rq-") for e in entries)
+    assert f"note: wrote {len(entries)} requests to" in r.stderr, r.stderr
+    assert os.listdir(state / "reiterate-shop" / "sessions") == []
