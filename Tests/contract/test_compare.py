@@ -138,7 +138,7 @@ def test_replay_of_a_snapshot_before_a_spend_shows_the_balance_the_entry_and_the
     assert got == sorted([("changed", "balance.balance"), ("changed", "packs[].cheer_total"), ("changed", "history_total"), ("added", "history[]")]), r.stdout
     assert all(x["request_id"] and x["recorded_request_id"] for x in doc["reads"])
     text = shop("replay", str(before), "--base-url", stub.url)
-    assert text.returncode == 1 and "changed  GET /api/v1/balance?user_id=qa-alice" in text.stdout and "3 reads: 0 matched, 3 changed, 0 failed" in text.stdout, text.stdout
+    assert text.returncode == 1 and "changed   GET /api/v1/balance?user_id=qa-alice" in text.stdout and "3 reads: 0 matched, 3 changed, 0 failed" in text.stdout, text.stdout
 
 
 def test_replay_lists_the_writes_of_a_har_and_never_sends_them(stub, tmp_path):
@@ -148,7 +148,7 @@ def test_replay_lists_the_writes_of_a_har_and_never_sends_them(stub, tmp_path):
     posts = len(re.findall(r"POST /api/v1/spend_cheer", stub.log()))
     r = shop("replay", str(har), "--base-url", stub.url)
     assert r.returncode in (0, 1), r.stdout + r.stderr
-    assert "not sent POST /api/v1/spend_cheer" in r.stdout and "1 write not sent" in r.stdout, r.stdout
+    assert "not sent  POST /api/v1/spend_cheer" in r.stdout and "1 write not sent" in r.stdout, r.stdout
     assert len(re.findall(r"POST /api/v1/spend_cheer", stub.log())) == posts  # no write sent again
 
 

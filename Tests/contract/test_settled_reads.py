@@ -254,3 +254,61 @@ def test_a_har_of_more_requests_than_the_window_holds_every_one_and_leaves_no_sp
     assert all(e["request"]["url"].startswith(stub.url + "/api/v1/") and e["_requestId"].startswith("rq-") for e in entries)
     assert f"note: wrote {len(entries)} requests to" in r.stderr, r.stderr
     assert os.listdir(state / "reiterate-shop" / "sessions") == []
+
+
+def _scripted_balances(answers):
+    """A server whose balance answers follow `answers` (then repeat the last), each with its own request id."""
+    served = []
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            value = answers[min(len(served), len(answers) - 1)]
+            served.append(value)
+            body = json.dumps({"balance": value}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("X-Request-Id", f"rq-b{len(served)}")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server, served
+
+
+def test_replay_judges_on_two_reads_that_agree_and_leaves_disagreeing_reads_unsettled(tmp_path):
+    """Issue 35: `replay`'s verdicts rest on settled reads — a read that flips back is not a change, a
+    change seen once and held is one, and reads that keep moving are not judged (exit 2), each with the
+    reads' request ids."""
+    cases = [
+        # (what the server answers after the recording, outcome, exit, warned)
+        ([1243, 1243], "changed", 1, False),
+        ([1243, 1250, 1250], "matched", 0, True),   # a lagging flip, then the recording again
+        ([1250, 1243, 1243], "changed", 1, True),   # a stale first read that matched, then the change held
+        ([1243, 1250, 1243], "unsettled", 2, True),
+        ([1250, 1250], "matched", 0, False),
+    ]
+    for i, (answers, outcome, code, warned) in enumerate(cases):
+        server, served = _scripted_balances([1250] + answers)
+        try:
+            url = f"http://127.0.0.1:{server.server_address[1]}"
+            har = tmp_path / f"b{i}.har"
+            assert shop("print", "balance", "--base-url", url, "--har", str(har)).returncode == 0
+            r = shop("replay", str(har), "--json", "--base-url", url)
+            assert r.returncode == code, (answers, r.stdout, r.stderr)
+            read = json.loads(r.stdout)["reads"][0]
+            assert read["outcome"] == outcome, (answers, r.stdout)
+            assert len(served) == 1 + len(answers), (answers, served)  # exactly the reads needed
+            lines = [w for w in warnings(r.stderr) if "[reads-disagree]" in w]
+            if warned:
+                ids = ", ".join(f"rq-b{n}" for n in range(2, 2 + len(answers)))
+                assert len(lines) == 1 and f"(request ids {ids})" in lines[0], (answers, r.stderr)
+                assert read["request_ids"] == ids.split(", ")
+            else:
+                assert lines == [] and "request_ids" not in read, (answers, r.stderr)
+        finally:
+            server.shutdown()
