@@ -113,7 +113,7 @@ public struct PinsObserver: ExchangeObserver {
 
     public func finished(_ e: HTTPExchange) async -> [Finding] {
         guard let response = e.response else { return [] }
-        return await pins.check(e.request.key, status: response.status, body: response.body, tokens: response.tokens)
+        return await pins.check(e.request.key, status: response.status, body: response.body, tokens: response.tokens, requestID: e.requestID)
     }
 }
 

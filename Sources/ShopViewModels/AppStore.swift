@@ -20,6 +20,7 @@ public final class AppStore {
     public var evidence = EvidenceFiles()
     /// The environment's pins (`P`): the client checks every answer against them too.
     public var pins: PinStore?
+    private var pinConfirmation: Task<Void, Never>?
     /// `D` and `S`: comparisons and snapshots, done by the program.
     public var comparer: (any Comparer)?
     /// `F`: faults put into the app's proxy, by the program.
@@ -91,7 +92,23 @@ public final class AppStore {
         exchangeObserver = Task {
             for await exchange in await service.exchangeUpdates() {
                 self.send(.exchangeRecorded(exchange))
+                if !exchange.isPending, let key = exchange.key, self.state.pinned.contains(key) { self.settlePins() }
             }
+        }
+    }
+
+    /// An answer to a pinned request came: the pins whose last answer differed are read again until
+    /// they settle (`PinStore.confirm`), so a `pinned` finding rests on two answers that agree. One run
+    /// at a time; its reads show on the Requests tab like any other.
+    private func settlePins() {
+        guard let pins, pinConfirmation == nil else { return }
+        let service = self.service
+        pinConfirmation = Task {
+            await pins.confirm { key in
+                guard let request = ShopRequest(reading: key) else { return }
+                _ = try? await service.send(request)
+            }
+            self.pinConfirmation = nil
         }
     }
 
@@ -107,6 +124,8 @@ public final class AppStore {
         running.values.forEach { $0.cancel() }
         exchangeObserver?.cancel()
         exchangeObserver = nil
+        pinConfirmation?.cancel()
+        pinConfirmation = nil
     }
 
     // MARK: Running effects

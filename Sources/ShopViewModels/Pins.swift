@@ -41,8 +41,22 @@ public actor PinStore: AnswerPins {
     /// The last answer reported per pinned request: the same difference again (a watch reads the
     /// balance twice a round) is not a new finding.
     private var reported: [RequestKey: JSONValue] = [:]
+    /// The answers in a row that differed from the pin, per request, since it last matched (at most 3):
+    /// a difference is a finding only once two answers in a row agree on it (a settled read).
+    private var differing: [RequestKey: [(answer: JSONValue?, requestID: String?)]] = [:]
 
-    public func check(_ key: RequestKey, status: Int, body: [UInt8], tokens: [JSONToken]) -> [Finding] {
+    /// Pinned requests whose last answer differed and is not yet settled: read them again
+    /// (`confirm(reading:)`) before the difference is judged. Three answers in a row that each differ
+    /// from the one before are as far as reading goes (`readsDisagree`): not read again by `confirm`.
+    public var unsettled: [RequestKey] {
+        differing.compactMap { key, answers in
+            guard let last = answers.last, answers.count < 3 else { return nil }
+            let settled = answers.count >= 2 && answers[answers.count - 2].answer == last.answer
+            return settled || (last.answer.map { reported[key] == $0 } ?? false) ? nil : key
+        }.sorted { $0.description < $1.description }
+    }
+
+    public func check(_ key: RequestKey, status: Int, body: [UInt8], tokens: [JSONToken], requestID: String?) -> [Finding] {
         let request = key
         guard status / 100 == 2, let pin = book[request] else { return [] }
         // Compared as it was pinned: token-like keys redacted.
@@ -50,12 +64,37 @@ public actor PinStore: AnswerPins {
         let differences = pin.differences(from: answer, ignore: ignore, dates: { ISO8601.parse($0) })
         guard !differences.isEmpty else {
             reported[request] = nil
+            differing[request] = nil
             return []
         }
+        var answers = (differing[request] ?? []) + [(answer, requestID)]
+        if answers.count > 3 { answers.removeFirst(answers.count - 3) }
+        differing[request] = answers
         if let answer, reported[request] == answer { return [] }
+        let agrees = answers.count >= 2 && answers[answers.count - 2].answer == answer
+        guard agrees else {
+            // Three answers in a row, each unlike the one before: not judged, and told once.
+            guard answers.count == 3 else { return [] }
+            let ids = answers.map { $0.requestID ?? "—" }.joined(separator: ", ")
+            return [Finding(check: .readsDisagree, expected: "two answers in a row that agree, to judge the pin of \(request)",
+                            actual: "\(answers.count) answers, each unlike the one before (request ids \(ids)): the pin is not judged")]
+        }
         reported[request] = answer
+        let ids = answers.suffix(2).map { $0.requestID ?? "—" }.joined(separator: ", ")
         return [Finding(check: .pinned, expected: "the answer pinned \(DiffReport.stamp(pin.pinnedAt))\(pin.requestID.map { " (request id \($0))" } ?? "")",
-                        actual: DiffReport.summary(differences) + " — " + DiffReport.brief(differences))]
+                        actual: DiffReport.summary(differences) + " — " + DiffReport.brief(differences) + " (the same in two answers in a row: \(ids))")]
+    }
+
+    /// Reads each pinned request whose difference is not settled again, 0.5 s later and then 1 s
+    /// later while it is still unsettled: the answers go through the pipeline, where `check` judges them.
+    /// `read` sends one read (the pin's request); bounded at two more reads a request.
+    public func confirm(reading read: @Sendable (RequestKey) async -> Void) async {
+        for pause in [Duration.milliseconds(500), .milliseconds(1000)] {
+            let keys = unsettled
+            guard !keys.isEmpty else { return }
+            do { try await Task.sleep(for: pause) } catch { return }
+            for key in keys { await read(key) }
+        }
     }
 
     public func add(_ pin: Pin) throws {

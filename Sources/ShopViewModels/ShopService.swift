@@ -12,6 +12,26 @@ public enum ShopRequest: Hashable, Sendable {
     case purchase(identifier: String, transactionID: TransactionID, user: String)
 }
 
+extension ShopRequest {
+    /// The read a request key names (a pin's request, read again): the balance, the packs or a history
+    /// page, with its query; nil for a write or any other request.
+    public init?(reading key: RequestKey) {
+        guard key.method == .get else { return nil }
+        switch key.path {
+        case Balance.endpoint.path:
+            guard let user = key.value("user_id") else { return nil }
+            self = .balance(user: user)
+        case AudioPacks.endpoint.path:
+            self = .packs
+        case CheerHistory.endpoint.path:
+            guard let user = key.value("user_id") else { return nil }
+            self = .history(user: user, page: key.value("page").flatMap { Int($0) } ?? 1, perPage: key.value("per_page").flatMap { Int($0) } ?? 50)
+        default:
+            return nil
+        }
+    }
+}
+
 /// What the shop answered, by the shape of its body (a write answers with the balance).
 public enum ShopAnswer: Equatable, Sendable {
     case balance(CheerBalance)

@@ -211,7 +211,7 @@ extension ConnectionOptions {
                 let result = try await body(LiveSide(client: client, settings: settings, name: name, settledBalance: await settledBalance(settings, logger: logger)))
                 // The side's answers were held to the contract as they came (pages that disagree too):
                 // each deviation is a `warning:` line; the comparison's status is its own.
-                _ = reportFindings(await client.exchanges.all())
+                _ = reportFindings(await client.exchangesWithPinsSettled())
                 return result
             }
         }

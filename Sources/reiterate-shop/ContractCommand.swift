@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import ShopAPI
+import ShopViewModels
 import TerminalText
 
 /// `reiterate-shop contract`: the contract as the watchdog reads it from its document (the built-in
@@ -69,4 +70,20 @@ func warningLine(_ group: FindingGroup) -> String {
         line += " (request id \(Sanitizer.line(id)))"
     }
     return line
+}
+
+extension ShopClient {
+    /// The session's exchanges, once each pinned read whose answer differed from its pin has been read
+    /// again until it settles (`PinStore.confirm`: two more reads at most), so a `pinned` warning rests
+    /// on two answers that agree, never on one.
+    func exchangesWithPinsSettled() async -> [Exchange] {
+        if let pins = pipeline.pins as? PinStore {
+            let service = LiveShopService(client: self)
+            await pins.confirm { key in
+                guard let request = ShopRequest(reading: key) else { return }
+                _ = try? await service.send(request)
+            }
+        }
+        return await exchanges.all()
+    }
 }

@@ -244,7 +244,7 @@ struct NegativeRun {
         }
         // The contract watchdog's findings on the run's own answers (an error body that is not the Error
         // schema …), grouped, as `spend` and `buy` report theirs: warning lines that change no verdict.
-        _ = reportFindings(await client.exchanges.all())
+        _ = reportFindings(await client.exchangesWithPinsSettled())
         if let line = lag.warning(user: user) {
             // The server's reads went back to an older state: one finding however often, named once.
             tally.findings += 1

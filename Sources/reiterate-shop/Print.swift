@@ -55,10 +55,10 @@ struct Print: AsyncParsableCommand {
             output = try await connection.withClient(settings, logger: logger) { client in
                 do {
                     let text = try await produce(client, settings: settings, logger: logger)
-                    findings = reportFindings(await client.exchanges.all())
+                    findings = reportFindings(await client.exchangesWithPinsSettled())
                     return text
                 } catch {
-                    findings = reportFindings(await client.exchanges.all())  // the deviations still show
+                    findings = reportFindings(await client.exchangesWithPinsSettled())  // the deviations still show
                     throw error
                 }
             }

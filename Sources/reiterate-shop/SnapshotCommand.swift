@@ -35,7 +35,7 @@ struct SnapshotCommand: AsyncParsableCommand {
                 let taken = try await Self.take(client: client, settings: settings, historyPages: pages,
                                                 settledBalance: await connection.settledBalance(settings, logger: logger))
                 // Each deviation of the answers saved (pages that disagree too) is a `warning:` line.
-                _ = reportFindings(await client.exchanges.all())
+                _ = reportFindings(await client.exchangesWithPinsSettled())
                 return taken
             }
             try Self.write(snapshot.encoded(), to: out)

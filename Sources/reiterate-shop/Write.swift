@@ -124,7 +124,7 @@ struct WriteRun {
                 await store.settle()
                 let (before, baselineMoved) = await Self.settledBaseline(store, known: known)
                 guard before.balance.source == .live, before.balance.value != nil else {
-                    _ = reportFindings(await client.exchanges.all())
+                    _ = reportFindings(await client.exchangesWithPinsSettled())
                     if let error = before.balance.error { throw error }
                     throw CLIError(message: "the balance could not be read before the \(verb)", exitCode: .unavailable)
                 }
@@ -138,7 +138,7 @@ struct WriteRun {
                 await store.send(.write(write))
                 await store.settle()
                 let after = await store.state
-                let exchanges = await client.exchanges.all()
+                let exchanges = await client.exchangesWithPinsSettled()
                 // A write the shop must refuse, taken: that finding leads stderr as it leads stdout.
                 let lead = after.write.outcome?.acceptedRefusable
                 if let lead { Terminal.err(Self.warning(lead)) }

@@ -93,7 +93,7 @@ import Testing
 
     @Test func theStandardOrderIsWatchdogPinsLogThenLogLine() {
         struct NoPins: AnswerPins {
-            func check(_: RequestKey, status: Int, body: [UInt8], tokens: [JSONToken]) -> [Finding] { [] }
+            func check(_: RequestKey, status: Int, body: [UInt8], tokens: [JSONToken], requestID: String?) -> [Finding] { [] }
         }
         let pipeline = ExchangePipeline.standard(pins: NoPins())
         let kinds = pipeline.observers.map { String(describing: type(of: $0)) }

@@ -16,24 +16,74 @@ import Testing
                  requestBodyPreview: nil, responseBodyPreview: body)
     }
 
-    static func check(_ store: PinStore, _ body: String, status: Int = 200, path: String = "/api/v1/balance?user_id=qa-alice") async -> [Finding] {
+    static func check(_ store: PinStore, _ body: String, status: Int = 200, path: String = "/api/v1/balance?user_id=qa-alice", requestID: String? = nil) async -> [Finding] {
         let bytes = Array(body.utf8)
-        return await store.check(RequestKey(method: "GET", target: path)!, status: status, body: bytes, tokens: JSONTokenizer.tokens(bytes))
+        return await store.check(RequestKey(method: "GET", target: path)!, status: status, body: bytes, tokens: JSONTokenizer.tokens(bytes), requestID: requestID)
     }
 
     @Test func aLaterAnswerThatDiffersIsAFindingUnderTheIgnoreRules() async throws {
         let store = PinStore(path: nil)
         try await store.add(Pin(request: Self.request, body: .object(["balance": .int(1250)]), requestID: "rq-1", pinnedAt: t0))
         #expect(await Self.check(store, #"{"balance":1250}"#).isEmpty)
-        let found = await Self.check(store, #"{"balance":1243}"#)
+        // One answer that differs is not a verdict: it waits for the next read.
+        #expect(await Self.check(store, #"{"balance":1243}"#, requestID: "rq-7").isEmpty)
+        #expect(await store.unsettled == [Self.request])
+        let found = await Self.check(store, #"{"balance":1243}"#, requestID: "rq-8")
         #expect(found.count == 1 && found[0].check == .pinned)
-        #expect(found.first?.actual == "1 difference: 1 changed — changed balance.balance 1250 → 1243" && found.first?.expected.contains("(request id rq-1)") == true)
+        #expect(found.first?.actual == "1 difference: 1 changed — changed balance.balance 1250 → 1243 (the same in two answers in a row: rq-7, rq-8)"
+                && found.first?.expected.contains("(request id rq-1)") == true)
+        #expect(await store.unsettled.isEmpty)
         // Another request, an error answer: not held to this pin.
         #expect(await Self.check(store, #"{"balance":1243}"#, path: "/api/v1/balance?user_id=qa-bob").isEmpty)
         #expect(await Self.check(store, #"{"message":"down"}"#, status: 503).isEmpty)
         let lenient = PinStore(path: nil, ignore: try IgnoreRules(["balance.balance"]))
         try await lenient.add(Pin(request: Self.request, body: .object(["balance": .int(1250)]), requestID: nil, pinnedAt: t0))
         #expect(await Self.check(lenient, #"{"balance":1243}"#).isEmpty)
+    }
+
+    /// Issue 35: a pin is judged on settled reads. A difference seen once and then gone (a replica that
+    /// lags) is no finding; three answers each unlike the one before are "not judged", told once.
+    @Test func aPinIsJudgedOnTwoAnswersInARowThatAgree() async throws {
+        let store = PinStore(path: nil)
+        try await store.add(Pin(request: Self.request, body: .object(["balance": .int(1250)]), requestID: "rq-1", pinnedAt: t0))
+        #expect(await Self.check(store, #"{"balance":1243}"#).isEmpty)
+        #expect(await Self.check(store, #"{"balance":1250}"#).isEmpty)   // back to the pin: the flip was a stale read
+        #expect(await store.unsettled.isEmpty)
+        #expect(await Self.check(store, #"{"balance":1243}"#).isEmpty)
+        #expect(await Self.check(store, #"{"balance":1250}"#).isEmpty)
+        // Moving every read: not judged, one finding naming each read.
+        #expect(await Self.check(store, #"{"balance":1}"#, requestID: "rq-a").isEmpty)
+        #expect(await Self.check(store, #"{"balance":2}"#, requestID: "rq-b").isEmpty)
+        let moving = await Self.check(store, #"{"balance":3}"#, requestID: "rq-c")
+        #expect(moving.map(\.check) == [.readsDisagree] && moving.first?.actual.contains("request ids rq-a, rq-b, rq-c") == true)
+        #expect(await store.unsettled.isEmpty)  // as far as reading goes: `confirm` does not read it again
+        // The same difference twice more: judged, and reported once however often it is read.
+        #expect(await Self.check(store, #"{"balance":3}"#).map(\.check) == [.pinned])
+        #expect(await Self.check(store, #"{"balance":3}"#).isEmpty)
+        #expect(await store.unsettled.isEmpty)
+    }
+
+    /// `confirm` reads an unsettled pin again, at most twice, and stops as soon as it settles.
+    @Test func confirmReadsAnUnsettledPinAgainAtMostTwice() async throws {
+        let store = PinStore(path: nil)
+        try await store.add(Pin(request: Self.request, body: .object(["balance": .int(1250)]), requestID: "rq-1", pinnedAt: t0))
+        #expect(await Self.check(store, #"{"balance":1243}"#).isEmpty)
+        let reads = Counter()
+        await store.confirm { key in
+            let n = await reads.next()
+            _ = await Self.check(store, #"{"balance":1}"#, path: key.description.replacingOccurrences(of: "GET ", with: ""), requestID: "rq-c\(n)")
+        }
+        #expect(await reads.value == 2)  // 1243, then 1 (unsettled), then 1 again (settled)
+        #expect(await store.unsettled.isEmpty)
+        let calm = PinStore(path: nil)
+        try await calm.add(Pin(request: Self.request, body: .object(["balance": .int(1250)]), requestID: "rq-1", pinnedAt: t0))
+        await calm.confirm { _ in _ = await reads.next() }
+        #expect(await reads.value == 2)  // nothing unsettled: nothing read
+    }
+
+    actor Counter {
+        var value = 0
+        func next() -> Int { value += 1; return value }
     }
 
     @Test func pinsAreKeptInTheirFile() async throws {

@@ -312,3 +312,31 @@ def test_replay_judges_on_two_reads_that_agree_and_leaves_disagreeing_reads_unse
                 assert lines == [] and "request_ids" not in read, (answers, r.stderr)
         finally:
             server.shutdown()
+
+
+def test_a_pin_is_judged_on_two_answers_that_agree(tmp_path):
+    """Issue 35: a pinned answer's difference is a finding only once a read again agrees with it: a stale
+    flip back to the pin is none; a difference that holds names both reads."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("REITERATE_")}
+    env.update(REITERATE_TOKEN="dev-token", XDG_CACHE_HOME=str(tmp_path / "cache"), XDG_STATE_HOME=str(tmp_path / "state"), TZ="UTC")
+
+    def run(*args):
+        return subprocess.run([SHOP_BIN, *args], capture_output=True, text=True, env=env, timeout=60)
+
+    for answers, pinned in (([1243, 1250], None), ([1243, 1243], ("rq-b2", "rq-b3")), ([1250], None)):
+        server, served = _scripted_balances([1250] + answers)
+        try:
+            url = f"http://127.0.0.1:{server.server_address[1]}"
+            assert run("pins", "--base-url", url, "--add", "balance").returncode == 0
+            r = run("print", "balance", "--base-url", url)
+            assert r.returncode == 0, r.stderr
+            lines = [w for w in warnings(r.stderr) if "[pinned]" in w]
+            assert len(served) == 1 + len(answers), (answers, served)  # read again only while it differed
+            if pinned:
+                assert len(lines) == 1 and f"(the same in two answers in a row: {', '.join(pinned)})" in lines[0], r.stderr
+                assert "changed balance.balance 1250 → 1243" in lines[0]
+            else:
+                assert lines == [], r.stderr
+            assert run("pins", "--base-url", url, "--remove", "all").returncode == 0
+        finally:
+            server.shutdown()

@@ -60,7 +60,8 @@ public enum Blame: String, Sendable, Codable {
 /// Compares an answer with the one pinned for its request, if any (the app sets it; the REST core
 /// knows no pin). Its findings join the exchange's, beside the contract's.
 public protocol AnswerPins: Sendable {
-    func check(_ request: RequestKey, status: Int, body: [UInt8], tokens: [JSONToken]) async -> [Finding]
+    /// The findings of one answer to `request` (its `requestID` named in them).
+    func check(_ request: RequestKey, status: Int, body: [UInt8], tokens: [JSONToken], requestID: String?) async -> [Finding]
 }
 
 /// A way a response (or an app's request) deviates from the contract (`../shared/api/reiterate-api.yaml`):
