@@ -194,10 +194,13 @@ extension ConnectionOptions {
         }
     }
 
-    /// The balance this machine last settled on for `settings`' environment and user (the cache), if any.
-    func settledBalance(_ settings: ResolvedSettings, logger: Logger) async -> Int? {
-        await CacheStore(directory: resolvedCacheDir, logger: logger)
-            .read(CheerBalance.self, kind: .balance, key: CacheKey(baseURL: settings.baseURL, user: settings.user))?.value.balance
+    /// The balance and history total this machine last settled on for `settings`' environment and user
+    /// (the cache), where it has them.
+    func settledState(_ settings: ResolvedSettings, logger: Logger) async -> SettledState {
+        let cache = CacheStore(directory: resolvedCacheDir, logger: logger)
+        let key = CacheKey(baseURL: settings.baseURL, user: settings.user)
+        return SettledState(balance: await cache.read(CheerBalance.self, kind: .balance, key: key)?.value.balance,
+                            historyTotal: await cache.read(CheerHistoryPage.self, kind: .historyFirstPage, key: key)?.value.totalCount)
     }
 
     /// `body` with a reader for `side`: a file's, or a client's for an environment and user.
@@ -208,7 +211,7 @@ extension ConnectionOptions {
         case let .live(env, user):
             let settings = try settings(config: config, env: env, user: user)
             return try await withClient(settings, logger: logger) { client in
-                let result = try await body(LiveSide(client: client, settings: settings, name: name, settledBalance: await settledBalance(settings, logger: logger)))
+                let result = try await body(LiveSide(client: client, settings: settings, name: name, settled: await settledState(settings, logger: logger)))
                 // The side's answers were held to the contract as they came (pages that disagree too):
                 // each deviation is a `warning:` line; the comparison's status is its own.
                 _ = reportFindings(await client.exchangesWithPinsSettled())

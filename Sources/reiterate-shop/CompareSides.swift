@@ -90,6 +90,13 @@ struct FileSide: SideReader {
     }
 }
 
+/// What this machine last settled on for a user (the cache the last write's verification left): the
+/// values a live side's first reads are held against.
+struct SettledState: Sendable {
+    var balance: Int?
+    var historyTotal: Int?
+}
+
 /// A live side: every read goes through the client (retries, sign-in, the contract watchdog).
 final class LiveSide: SideReader {
     let client: ShopClient
@@ -101,12 +108,12 @@ final class LiveSide: SideReader {
     /// (a server whose totals count fewer entries than it sends still shows them all).
     private let fullPages = Mutex<Set<Int>>([])
 
-    /// The balance this machine last settled on for this side (the cache): a read that differs is read again.
-    let settledBalance: Int?
+    /// What this machine last settled on for this side (the cache): a read that differs is read again.
+    let settled: SettledState
 
-    init(client: ShopClient, settings: ResolvedSettings, name: String, settledBalance: Int? = nil) {
+    init(client: ShopClient, settings: ResolvedSettings, name: String, settled: SettledState = SettledState()) {
         self.client = client
-        self.settledBalance = settledBalance
+        self.settled = settled
         user = settings.user
         description = SideDescription(name: name, environment: settings.environment, user: settings.user, takenAt: Date())
     }
@@ -120,7 +127,7 @@ final class LiveSide: SideReader {
     /// answer from before the latest write is not what a snapshot or a comparison keeps.
     func balance() async throws -> RecordedRead? {
         var read = Self.read(try await client.sendRecorded(Balance(user: user)), .balance)
-        guard let known = settledBalance else { return read }
+        guard let known = settled.balance else { return read }
         for pause in [0.5, 1.0] {
             guard case let .object(o)? = read.body, case let .int(value)? = o["balance"], value != known else { break }
             try? await Task.sleep(for: .milliseconds(Int(pause * 1000)))  // the pause between reads (a pace, not a synchronisation)
@@ -163,9 +170,18 @@ final class LiveSide: SideReader {
         return reads.isEmpty ? nil : reads
     }
 
+    /// A history page. Page 1 on settled reads, as the balance: when its total differs from the one this
+    /// machine last settled on, it is read again (after 0.5 s, then 1 s) and the latest is kept — a page
+    /// from before the latest write would make every later page look shifted.
     func history(page: Int, perPage: Int) async throws -> RecordedRead? {
         if let total = totalPages.withLock({ $0 }), page > max(1, total), !fullPages.withLock({ $0.contains(page - 1) }) { return nil }
-        let answer = try await client.sendRecorded(CheerHistory(user: user, page: page, perPage: perPage))
+        var answer = try await client.sendRecorded(CheerHistory(user: user, page: page, perPage: perPage))
+        if page == 1, let known = settled.historyTotal {
+            for pause in [500, 1000] where answer.value.totalCount != known {
+                try? await Task.sleep(for: .milliseconds(pause))  // the pause between reads (a pace, not a synchronisation)
+                answer = try await client.sendRecorded(CheerHistory(user: user, page: page, perPage: perPage))
+            }
+        }
         if page == 1 { totalPages.withLock { $0 = answer.value.totalPages } }
         if answer.value.items.count >= perPage { fullPages.withLock { _ = $0.insert(page) } }
         // A page past the server's last with nothing on it is the end, as the contract's paging has it.

@@ -33,7 +33,7 @@ struct SnapshotCommand: AsyncParsableCommand {
         do {
             let snapshot: Snapshot = try await connection.withClient(settings, logger: logger) { client in
                 let taken = try await Self.take(client: client, settings: settings, historyPages: pages,
-                                                settledBalance: await connection.settledBalance(settings, logger: logger))
+                                                settled: await connection.settledState(settings, logger: logger))
                 // Each deviation of the answers saved (pages that disagree too) is a `warning:` line.
                 _ = reportFindings(await client.exchangesWithPinsSettled())
                 return taken
@@ -53,8 +53,8 @@ struct SnapshotCommand: AsyncParsableCommand {
     }
 
     /// The balance, the packs and the first history pages of `settings.user`, read now.
-    static func take(client: ShopClient, settings: ResolvedSettings, historyPages: Int, settledBalance: Int? = nil) async throws -> Snapshot {
-        let side = LiveSide(client: client, settings: settings, name: "", settledBalance: settledBalance)
+    static func take(client: ShopClient, settings: ResolvedSettings, historyPages: Int, settled: SettledState = SettledState()) async throws -> Snapshot {
+        let side = LiveSide(client: client, settings: settings, name: "", settled: settled)
         var reads: [RecordedRead] = []
         if let b = try await side.balance() { reads.append(b) }
         if let p = try await side.packs() { reads.append(p) }

@@ -340,3 +340,24 @@ def test_a_pin_is_judged_on_two_answers_that_agree(tmp_path):
             assert run("pins", "--base-url", url, "--remove", "all").returncode == 0
         finally:
             server.shutdown()
+
+
+
+def test_a_comparison_keeps_the_settled_history_not_a_lagging_first_page(start_stub, tmp_path):
+    """Issue 35: a comparison's (and a snapshot's) first history page whose total differs from the one this
+    machine last settled on is read again, and the latest kept: a page from before the latest write would
+    hide the write's entry from the comparison."""
+    s = start_stub()
+    cache = tempfile.mkdtemp()
+    before = tmp_path / "before.json"
+    assert shop("snapshot", "--base-url", s.url, "--history-pages", "1", "--out", str(before), cache=cache).returncode == 0
+    r = shop("spend", "--base-url", s.url, "--product", RAIN, "--amount", "3", "--yes", cache=cache)
+    assert r.returncode == 0, r.stdout + r.stderr
+    # From now on, reads within 1.4 s of that spend answer the history from before it.
+    s.fault(kind="stale_read", rate=1, ms=1400)
+    r = shop("compare", str(before), "user:qa-alice", "--what", "history", "--history-pages", "1", "--base-url", s.url, "--json", cache=cache)
+    assert r.returncode == 1, r.stdout + r.stderr
+    got = sorted((d["kind"], d["rule"]) for d in json.loads(r.stdout)["differences"])
+    assert got == [("added", "history[]"), ("changed", "history_total")], r.stdout
+    hits = s.http.get(s.url + "/_stub/faults", timeout=5).json()["faults"][0]["hits"]
+    assert hits >= 1, "the comparison's first read came after the lag: the machine was too slow for this test"
