@@ -102,6 +102,15 @@ public struct CheckRecord: Equatable, Sendable {
         outcome == .passed ? "✔ \(name)" : "✗ \(name): expected \(expected), got \(actual)"
     }
 
+    /// What this finding may follow from, among the other checks: a total that came back across the
+    /// history's pages while reads lag behind the writes (a `stale-read` finding is there) is possibly
+    /// that lag, not a paging bug of its own. Nil when nothing explains it.
+    public func follows(among records: [CheckRecord]) -> String? {
+        guard key?.check == .paging, case .place(.pages(.oneTotal))? = key?.at,
+              records.contains(where: { $0.check == .contract(.staleRead) }) else { return nil }
+        return "possibly caused by reads that lag behind the writes (stale-read)"
+    }
+
     /// `×5, first rq-1, last rq-9` for a finding seen more than once (nil otherwise).
     public var recurrence: String? {
         guard count > 1, let first else { return nil }

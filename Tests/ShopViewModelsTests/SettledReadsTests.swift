@@ -126,6 +126,23 @@ import Testing
         #expect(d.state.write.outcome?.succeeded == true)
     }
 
+    /// Issue 35, item 2: the paging finding a lag causes (a total that comes back across pages) says on the
+    /// Checks tab that it may follow from the `stale-read` finding; without one it stands alone.
+    @Test func aTotalThatComesBackIsPossiblyCausedByTheLag() {
+        let target = "/api/v1/cheer_history?user_id=qa-alice&page=2&per_page=50"
+        let paging = Finding(check: .paging, expected: "one total_count across the pages", actual: "page 1 says 231, page 2 says 230", place: .pages(.oneTotal))
+        var record = CheckRecord(check: .contract(.paging), outcome: .failed, expected: paging.expected, actual: paging.actual, request: "GET " + target,
+                                 requestID: "rq-p", at: t0, key: FindingKey(paging, method: "GET", target: target))
+        let stale = CheckRecord(check: .contract(.staleRead), outcome: .failed, expected: "reads after a write show it", actual: "reads of qa-alice",
+                                request: "reads of qa-alice", requestID: "rq-s", at: t0)
+        #expect(record.follows(among: [record]) == nil)
+        #expect(record.follows(among: [stale, record]) == "possibly caused by reads that lag behind the writes (stale-read)")
+        // Another paging finding (entries past the last page) is not one the lag explains.
+        let twice = Finding(check: .paging, expected: "nothing past the last page", actual: "3 entries on page 9 of 8", place: .pages(.nothingPastTheLastPage))
+        record.key = FindingKey(twice, method: "GET", target: target)
+        #expect(record.follows(among: [stale, record]) == nil)
+    }
+
     @Test func aWrongDebitBehindALaggingReplicaIsStillFlagged() {
         var d = spent(50)
         // The server debited 51 and answered what it left.
