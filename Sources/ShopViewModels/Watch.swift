@@ -48,6 +48,8 @@ public struct WatchState: Equatable, Sendable {
     public internal(set) var findingCount = 0
     /// Rounds completed.
     public internal(set) var rounds = 0
+    /// Why the last read of the watch failed, until a round completes again.
+    public internal(set) var lastFailure: ShopAPIError?
 
     var last: Observation?
     var round = Round()
@@ -368,6 +370,7 @@ extension ShopUpdate {
         let heldBack = state.watch.suspects
         state.watch.suspects = []
         state.watch.rounds += 1
+        state.watch.lastFailure = nil
         stampUndated(at, &state)
         if state.watch.failures > 0 {
             state.watch.failures = 0
@@ -429,6 +432,7 @@ extension ShopUpdate {
     static func watchFailed(_ error: ShopAPIError, at: Date, _ state: inout AppState) -> [Effect] {
         state.watch.round = .init()
         state.watch.failures += 1
+        state.watch.lastFailure = error
         let doubled = state.watch.interval * pow(2, Double(min(state.watch.failures, 10)))
         var wait = min(WatchState.maxBackoff, doubled)
         var why = ""

@@ -146,6 +146,8 @@ struct CompareCommand: AsyncParsableCommand {
 
     /// Exit status 2, with the reason on one line.
     static func couldNotCompare(_ error: any Error) -> ExitCode {
+        // A setting that is wrong is that, whatever the command: 78, as every command says it.
+        if let error = error as? CLIError, error.exitCode == .config { return fail(error) }
         Terminal.err("error: could not compare: \(reason(error))\n")
         return ExitCode(2)
     }

@@ -124,7 +124,8 @@ struct NegativeRun {
         // The state the last reads settled on: what the next case's reads before are expected to show.
         var settled = first
         guard let balance = first.balance else {
-            throw CLIError(message: "the balance of \(user) could not be read: no case was sent", exitCode: .unavailable)
+            let why = first.failure.map { ErrorText.line($0) } ?? "the balance of \(user) could not be read"
+            throw CLIError(message: "\(why); no case was sent", exitCode: first.failure.map { .of($0) } ?? .unavailable)
         }
         guard let pack = first.packs?.filter({ $0.value != nil }).keys.sorted().first else {
             throw CLIError(message: "the pack list could not be read: no case was sent", exitCode: .unavailable)
@@ -277,7 +278,13 @@ struct NegativeRun {
         func note(_ id: String?) { if let id { ids.append(id) } }
         var reads = NegativeReads(balance: nil, history: nil, packs: nil, second: nil, requestIDs: [])
         await pacer.turn()
-        if let b = try? await client.sendAnswered(Balance(user: user)) { reads.balance = b.response.balance; note(b.requestID) }
+        do {
+            let b = try await client.sendAnswered(Balance(user: user))
+            reads.balance = b.response.balance
+            note(b.requestID)
+        } catch let error as ShopAPIError {
+            reads.failure = error
+        } catch {}
         await pacer.turn()
         if let h = try? await client.sendAnswered(CheerHistory(user: user, page: 1, perPage: 1)) {
             var newest: String?

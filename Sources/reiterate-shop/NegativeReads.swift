@@ -22,6 +22,8 @@ struct NegativeReads {
     var packs: [String: Int?]?
     var second: Int?
     var requestIDs: [String]
+    /// Why the balance could not be read, when it could not.
+    var failure: ShopAPIError? = nil
 
     /// What differs, in words (`balance 1,250 → 1,249`), what cannot be told because a read failed on
     /// either side, and what moved by another amount than the write's. Of the packs only `pack` is compared:

@@ -64,6 +64,7 @@ extension ProxyRun {
         Terminal.err("note: proxy on \(address) watching \(Sanitizer.line(settings.user)) for \(Wording.duration(Date().timeIntervalSince(started))): "
                      + "\(plural(c.exchanges, "app exchange")), \(plural(c.findings, "finding")) on them; \(plural(outcome.events, "watch event")), "
                      + "\(plural(outcome.findings, "watch finding")), \(plural(outcome.rounds, "round"))\(outcome.why.map { " (\($0))" } ?? "")\n")
+        try outcome.requireARound()
         if strict, c.findings + outcome.findings > 0 { throw ExitCode(ExitStatus.dataError.rawValue) }
     }
 }

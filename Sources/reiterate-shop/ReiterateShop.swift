@@ -34,14 +34,36 @@ struct ReiterateShop: AsyncParsableCommand {
         StartupTrace.mark("main")
         let arguments = Self.bareProxy(Array(CommandLine.arguments.dropFirst()))
         if Self.isInteractive(arguments), let command = try? Interactive.parse(arguments) {
-            do {
-                try await command.run()
-            } catch {
-                Interactive.exit(withError: error)
-            }
+            await finish(command)
             return
         }
-        await main(StrictScope.spelled(arguments))
+        let command: any ParsableCommand
+        do {
+            command = try parseAsRoot(StrictScope.spelled(arguments))
+        } catch {
+            exit(withError: error)  // help, --version, and what the parser refuses: its own words and status
+        }
+        await finish(command)
+    }
+
+    /// Runs a parsed command; every failure of every command ends here, in one way: `error: …` on one
+    /// line and the documented status (`fail`). A status a command set itself (`ExitCode`, after its own
+    /// lines) and the parser's clean exits pass through.
+    static func finish(_ command: any ParsableCommand) async {
+        var command = command
+        do {
+            if var asynchronous = command as? any AsyncParsableCommand {
+                try await asynchronous.run()
+            } else {
+                try command.run()
+            }
+        } catch let exit as ExitCode {
+            Self.exit(withError: exit)
+        } catch let clean as CleanExit {
+            Self.exit(withError: clean)
+        } catch {
+            Self.exit(withError: fail(error))
+        }
     }
 
     /// `--proxy` with no address after it (at the end, or before another option) becomes

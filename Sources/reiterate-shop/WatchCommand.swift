@@ -61,6 +61,7 @@ struct WatchCommand: AsyncParsableCommand {
         Terminal.err("note: watched \(Sanitizer.line(settings.user)) on \(settings.environment.uppercased()) for \(elapsed): "
                      + "\(Wording.grouped(outcome.events)) event\(outcome.events == 1 ? "" : "s"), \(Wording.grouped(outcome.findings)) finding\(outcome.findings == 1 ? "" : "s"), "
                      + "\(Wording.grouped(outcome.rounds)) round\(outcome.rounds == 1 ? "" : "s")\(outcome.why.map { " (\($0))" } ?? "")\n")
+        try outcome.requireARound()
         if strict, outcome.findings > 0 { throw ExitCode(ExitStatus.dataError.rawValue) }
     }
 }
@@ -70,6 +71,14 @@ struct WatchOutcome: Sendable {
     var findings = 0
     var rounds = 0
     var why: String?
+    /// Why the last read failed, when no round completed since.
+    var failure: ShopAPIError?
+
+    /// A watch that never completed a round watched nothing: the reason, as every command says one.
+    func requireARound() throws {
+        guard rounds == 0, let failure else { return }
+        throw CLIError(message: "no round of the watch completed: \(ErrorText.line(failure))", exitCode: .of(failure))
+    }
 }
 
 /// Runs the watch in a store with no screen: prints each new event, and ends at the count, the
@@ -122,6 +131,7 @@ final class Watcher {
         store.send(.action(.quit))  // every request still out is cancelled
         store.stop()
         outcome.rounds = store.state.watch.rounds
+        outcome.failure = store.state.watch.lastFailure
         return outcome
     }
 
