@@ -151,7 +151,8 @@ let package = Package(
         ),
         .target(
             name: "ShopSettings",
-            dependencies: [.product(name: "TOMLKit", package: "TOMLKit")],
+            // ShopAPI for the environment's `Tier`, which the view models share without reading a config.
+            dependencies: ["ShopAPI", .product(name: "TOMLKit", package: "TOMLKit")],
             swiftSettings: strict
         ),
         .target(
@@ -166,10 +167,6 @@ let package = Package(
             name: "ShopViewModels",
             dependencies: [
                 "ShopAPI", "ShopCache", "TerminalText", "JSONTokens", "ShopCompare",
-                // The environment's `Tier` (what the header's badge says).
-                "ShopSettings",
-                // Standard HTTP reason phrases for error lines.
-                .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
             swiftSettings: strict
         ),
@@ -227,7 +224,7 @@ let package = Package(
             dependencies: ["ShopProxy", "ProxyWire", "ProxyCA", "ShopAPI", "StubServer", "StubCore", "JSONTokens", .product(name: "NIOCore", package: "swift-nio")],
             swiftSettings: strict
         ),
-        .testTarget(name: "ShopSettingsTests", dependencies: ["ShopSettings"], swiftSettings: strict),
+        .testTarget(name: "ShopSettingsTests", dependencies: ["ShopSettings", "ShopAPI"], swiftSettings: strict),
         // The executable's own choices (`fail`'s exit statuses), through `@testable import reiterate_shop`.
         .testTarget(
             name: "ReiterateShopTests", dependencies: ["reiterate-shop", .product(name: "ArgumentParser", package: "swift-argument-parser")],

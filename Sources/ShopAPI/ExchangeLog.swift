@@ -38,7 +38,7 @@ public struct Exchange: Sendable, Equatable, Identifiable {
     public var source: ExchangeSource = .tool
     /// A fault the app's proxy put into it on purpose (the app never got the server's whole answer
     /// unless it is `latency`).
-    public var fault: InjectedFault?
+    public var fault: FaultNote?
 
     /// The request's key, as logged (token-like query values redacted: its `target` shows the placeholder
     /// percent-encoded, so show `path`); nil for a method the API does not use.

@@ -64,7 +64,7 @@ public struct HTTPExchange: Sendable {
     /// What the observers before this one found (the checks run first).
     public var findings: [Finding] = []
     /// A fault the app's proxy put into this exchange (the server's answer, if any, is its own).
-    public var fault: InjectedFault?
+    public var fault: FaultNote?
 
     public init(serial: Int, source: ExchangeSource, request: ExchangeRequest, startedAt: Date = Date(),
                 sentAt: ContinuousClock.Instant = .now, attempt: Int) {

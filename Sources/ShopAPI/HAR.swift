@@ -117,13 +117,13 @@ public enum HAR {
             request: Request(method: e.method, url: base + e.path, headers: pairs(e.requestHeaders),
                              queryString: query.sorted { $0.key < $1.key }.map { NameValue(name: $0.key, value: $0.value) },
                              postData: e.requestBodyPreview.map { PostData(mimeType: requestType, text: $0) }, bodySize: e.requestBytes),
-            response: Response(status: status, statusText: e.status.map { HTTPResponse.Status(code: $0).reasonPhrase } ?? "",
+            response: Response(status: status, statusText: e.status.flatMap(HTTPStatusWords.known) ?? "",
                                headers: pairs(e.responseHeaders),
                                content: Content(size: e.responseBytes, mimeType: responseType, text: e.responseBodyPreview), bodySize: e.responseBytes),
             timings: Timings(wait: ms),
             _requestId: e.requestID, _findings: e.findings.isEmpty ? nil : e.findings,
             _error: e.isPending ? "no answer yet when the session ended" : e.failure.map { _ in "no complete answer: see the request in the app" },
-            _source: e.source.rawValue, _fault: e.fault?.rawValue)
+            _source: e.source.rawValue, _fault: e.fault?.name)
     }
 
     static func pairs(_ fields: HTTPFields) -> [NameValue] { fields.map { NameValue(name: $0.name.rawName, value: $0.value) } }

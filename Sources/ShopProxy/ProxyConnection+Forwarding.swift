@@ -78,7 +78,7 @@ extension ProxyConnection {
     /// the pipeline (the answer is not the server's); the front end hears of it as `.injected`.
     private func inject(_ context: ChannelHandlerContext, _ fault: ProxyFault, _ upstream: UpstreamExchange, keepAlive: Bool) {
         var exchange = upstream.appExchange()
-        exchange.fault = fault.kind
+        exchange.fault = fault.kind.note
         let core = core
         switch fault.kind {
         case .status, .html, .rateLimit:

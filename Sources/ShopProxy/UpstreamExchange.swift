@@ -35,7 +35,7 @@ struct UpstreamExchange: Sendable {
             serial: core.pipeline.nextSerial(), source: .app,
             request: ExchangeRequest(key: route.key, operation: nil, headers: HTTPFields(pairs: head.headers.map { ($0.name, $0.value) }), body: sentBody),
             attempt: 1)
-        exchange.fault = fault
+        exchange.fault = fault?.note
         return exchange
     }
 

@@ -1,3 +1,4 @@
+import ShopAPI
 import Foundation
 internal import TOMLKit
 

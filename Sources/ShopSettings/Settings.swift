@@ -1,3 +1,4 @@
+import ShopAPI
 import Foundation
 
 /// One named environment from the config file (or the built-in `local`).

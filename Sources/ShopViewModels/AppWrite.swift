@@ -25,12 +25,12 @@ public struct AppWrite: Equatable, Sendable, Identifiable {
     public var balance: Int?
     public var requestID: String?
     /// The fault the proxy put into it.
-    public var fault: InjectedFault?
+    public var fault: FaultNote?
     /// The contract watchdog's findings on the exchange (a verdict of the same fault says so).
     public var answerChecks: [ContractCheck] = []
 
     public init(id: Int, kind: Kind, user: String?, sentAt: Date, answeredAt: Date? = nil, status: Int? = nil, balance: Int? = nil,
-                requestID: String? = nil, fault: InjectedFault? = nil) {
+                requestID: String? = nil, fault: FaultNote? = nil) {
         self.id = id
         self.kind = kind
         self.user = user
@@ -45,9 +45,9 @@ public struct AppWrite: Equatable, Sendable, Identifiable {
     /// The server took it (a 2xx): it changed the shop.
     public var applied: Bool { status.map { (200..<300).contains($0) } ?? false }
     /// The request reached the server (no fault kept it from it).
-    public var reachedServer: Bool { fault?.forwards ?? true }
+    public var reachedServer: Bool { fault?.reachedServer ?? true }
     /// The app got the server's whole answer.
-    public var delivered: Bool { fault.map(\.delivers) ?? true }
+    public var delivered: Bool { fault?.appGotAnswer ?? true }
     /// The server applied it and the app never heard: the case where what the app does next matters.
     public var answerLost: Bool { reachedServer && !delivered && status != nil }
 
@@ -100,16 +100,14 @@ public struct AppWrite: Equatable, Sendable, Identifiable {
         }
     }
 
-    /// `→ 200 (balance 1,243)`, `→ 200, answer lost (lose_answer)`, `→ refused by the proxy (offline)`.
+    /// `→ 200 (balance 1,243)`, `→ 200 (balance 1,243), not delivered (lose_answer)`, `→ never reached the server (fault offline)`.
     public var outcome: String {
         let said = balance.map { " (balance \(Wording.grouped($0)))" } ?? ""
-        if let fault, !fault.forwards { return "→ never reached the server (fault \(fault.rawValue))" }
+        if let fault, !fault.reachedServer { return "→ never reached the server (fault \(fault.name))" }
         guard let status else { return answeredAt == nil ? "→ waiting" : "→ no answer from the server" }
-        switch fault {
-        case .loseAnswer?: return "→ \(status)\(said), not delivered (lose_answer)"
-        case .truncate?: return "→ \(status)\(said), cut short on its way to the app (truncate)"
-        default: return "→ \(status)\(said)"
-        }
+        // Forwarded, and the app never got the whole answer (lose_answer, truncate).
+        if let fault, !fault.appGotAnswer { return "→ \(status)\(said), not delivered (\(fault.name))" }
+        return "→ \(status)\(said)"
     }
 
     /// Whether two writes ask the same thing (what a second tap of one button sends).

@@ -80,13 +80,7 @@ public struct BugReport: Equatable, Sendable {
             out += "- **Answer:** none: \(ErrorText.sentence(failure))\n"
         }
         if let fault = e.fault {
-            let what = switch fault {
-            case .loseAnswer: "the server's answer below was read and recorded, and the app's connection closed without it"
-            case .truncate: "the server's answer below was cut short on its way to the app"
-            case .latency: "the request was held before it was forwarded"
-            default: "the proxy answered in the server's stead; the request never reached the server"
-            }
-            out += "- **Fault put in by the proxy:** \(Self.code(fault.rawValue)): \(what)\n"
+            out += "- **Fault put in by the proxy:** \(Self.code(fault.name)): \(fault.effect)\n"
         }
         if e.source == .app { out += "- **Sent by:** the app under test, seen through the proxy\n" }
         out += "- **Request id:** \(e.requestID.map(Self.code) ?? "none (no X-Request-Id)")\n"

@@ -1,4 +1,3 @@
-import NIOHTTP1
 import ShopAPI
 import TerminalText
 
@@ -194,12 +193,8 @@ public enum ErrorText {
         return Sanitizer.line(message)
     }
 
-    /// The standard reason phrase (from SwiftNIO's table), or a generic one for a code it does not name.
-    public static func reasonPhrase(_ status: Int) -> String {
-        let phrase = HTTPResponseStatus(statusCode: status).reasonPhrase
-        if !phrase.isEmpty { return phrase }
-        return status >= 500 ? "Server Error" : "Client Error"
-    }
+    /// The standard reason phrase, or a generic one for a code it does not name (`HTTPStatusWords`).
+    public static func reasonPhrase(_ status: Int) -> String { HTTPStatusWords.reasonPhrase(status) }
 }
 
 /// A failure in its parts: `GET /api/v1/balance` (`request`), `HTTP 503` (`status`), `Service Unavailable`

@@ -1,7 +1,6 @@
 import Foundation
 import ShopAPI
 import ShopCache
-import ShopSettings
 
 /// Which shop and which user the app is looking at.
 public struct ShopContext: Equatable, Sendable {

@@ -38,7 +38,7 @@ final class ProxyPrinter: Sendable {
             break  // its line comes when it ends
         case .injected(let e):
             let method = e.request.key.method.rawValue, path = Redactor.path(e.request.key.target)
-            let fault = e.fault?.rawValue ?? "a fault"
+            let fault = e.fault?.name ?? "a fault"
             let answer = e.response.map { "answered \($0.status) by the proxy" } ?? "no answer"
             if json {
                 var line = ProxyLine(time: e.startedAt, kind: "fault", text: "\(method) \(path): fault \(fault), never reached the server, \(answer)")
@@ -70,7 +70,7 @@ final class ProxyPrinter: Sendable {
             var line = ProxyLine(time: e.startedAt, kind: "exchange", text: "")
             (line.source, line.method, line.path, line.status, line.requestId, line.ms) = (e.source.rawValue, method, path, status, e.requestID, Self.ms(e.duration))
             line.error = failure
-            line.fault = e.fault?.rawValue
+            line.fault = e.fault?.name
             out(line)
             for finding in e.findings {
                 var f = ProxyLine(time: e.startedAt, kind: "finding", text: finding.line)
@@ -80,7 +80,7 @@ final class ProxyPrinter: Sendable {
             }
         } else {
             let answer = status.map(String.init) ?? "no answer (\(failure ?? "cancelled"))"
-            let fault = e.fault.map { " (fault \($0.rawValue)\($0 == .loseAnswer ? ": the app never got it" : ""))" } ?? ""
+            let fault = e.fault.map { " (fault \($0.name)\($0.name == InjectedFault.loseAnswer.rawValue ? ": the app never got it" : ""))" } ?? ""
             Terminal.out("\(Self.clock(e.startedAt)) \(e.source.rawValue) \(method) \(Sanitizer.line(path)) \(answer) \(Self.msText(e.duration)) \(e.requestID.map(Sanitizer.line) ?? "-")\(fault)\n")
         }
         for finding in e.findings {

@@ -241,7 +241,7 @@ struct WatchLine: Encodable {
             case let .spend(product, amount, comment): (op, self.product, self.amount, self.comment) = ("spend", product, amount, comment)
             case let .purchase(identifier, transaction): (op, self.identifier, transactionId) = ("purchase", identifier, transaction)
             }
-            (user, status, balance, requestId, fault) = (w.user, w.status, w.balance, w.requestID, w.fault?.rawValue)
+            (user, status, balance, requestId, fault) = (w.user, w.status, w.balance, w.requestID, w.fault?.name)
             (reachedServer, delivered) = (w.reachedServer, w.delivered)
         }
     }

@@ -137,6 +137,9 @@ import Testing
         // The newest reads are kept whole, the oldest dropped first.
         #expect(ids.contains("rq-r398") && !ids.contains("rq-r0"))
         #expect(!ids.contains("rq-pending") || entries.contains { $0["_requestId"] as? String == "rq-pending" && (($0["response"] as? [String: Any])?["status"] as? Int) == 200 })
+        // The status's reason phrase, from the one table every layer uses (a HAR viewer shows it).
+        #expect(entries.first.flatMap { ($0["response"] as? [String: Any])?["statusText"] as? String } == "Internal Server Error")
+        #expect(HTTPStatusWords.reasonPhrase(418) == "Client Error" && HTTPStatusWords.reasonPhrase(599) == "Server Error" && HTTPStatusWords.known(999) == nil)
         let urls = entries.compactMap { ($0["request"] as? [String: Any])?["url"] as? String }
         #expect(urls.allSatisfy { $0.hasPrefix("http://127.0.0.1:1/api/v1/") })
         await log.close()

@@ -108,7 +108,7 @@ extension ProxyServerTests {
             let answer = try RawClient(port: proxy.address.port).exchange(get(stub, "/api/v1/balance?user_id=qa-alice"))
             #expect(answer.status == 200 && ContinuousClock.now - clock >= .milliseconds(300))
             try await waitFor { await seen.exchanges.count == 1 }
-            #expect(await seen.exchanges.first?.fault == .latency)
+            #expect(await seen.exchanges.first?.fault == InjectedFault.latency.note)
             #expect(proxy.stats.current.faults == 1)
             await stop(stub, proxy, transport)
         }
@@ -131,7 +131,7 @@ extension ProxyServerTests {
             #expect(try app.exchange(get(stub, "/api/v1/audio_packs")).status == 200)
             #expect(await stub.recorder.requests(to: "/api/v1/audio_packs").count == 1)
             let injected = events.injected
-            #expect(injected.map(\.fault) == [.status, .html, .rateLimit])
+            #expect(injected.map(\.fault) == [InjectedFault.status.note, InjectedFault.html.note, InjectedFault.rateLimit.note])
             #expect(injected.map { $0.response?.status } == [503, 502, 429] && injected.allSatisfy { $0.answeredAt != nil && $0.source == .app })
             try await waitFor { await seen.exchanges.count == 1 }
             #expect(await seen.exchanges.map(\.fault) == [nil])
@@ -155,7 +155,7 @@ extension ProxyServerTests {
             #expect(events.injected.count == 1)
             giver.hangUp()
             try await waitFor { events.injected.count == 2 }
-            #expect(events.injected.allSatisfy { $0.fault == .hang && $0.response == nil })
+            #expect(events.injected.allSatisfy { $0.fault == InjectedFault.hang.note && $0.response == nil })
             #expect(await stub.recorder.requests(to: "/api/v1/balance").isEmpty)
             await stop(stub, proxy, transport)
         }
@@ -187,7 +187,7 @@ extension ProxyServerTests {
             #expect(try control.exchange("DELETE /_proxy/faults HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n").body == "{\"cleared\":1}\n")
             #expect(try RawClient(port: proxy.address.port).exchange(get(stub, "/api/v1/balance?user_id=qa-alice")).status == 200)
             #expect(await stub.recorder.requests(to: "/api/v1/balance").count == 1)
-            #expect(events.injected.map(\.fault) == [.offline] && proxy.stats.current.faults == 2)
+            #expect(events.injected.map(\.fault) == [InjectedFault.offline.note] && proxy.stats.current.faults == 2)
             try await waitFor { await seen.exchanges.count == 1 }
             await stop(stub, proxy, transport)
         }
@@ -202,7 +202,7 @@ extension ProxyServerTests {
             #expect(head.status == 200 && length > 10 && rest.bytes.count == 10 && rest.ending == .closed)
             try await waitFor { await seen.exchanges.count == 1 }
             let recorded = try #require(await seen.exchanges.first)
-            #expect(recorded.fault == .truncate && recorded.response?.body.count == length)
+            #expect(recorded.fault == InjectedFault.truncate.note && recorded.response?.body.count == length)
             await stop(stub, proxy, transport)
         }
 
@@ -219,7 +219,7 @@ extension ProxyServerTests {
             #expect(end.bytes.isEmpty && end.ending == .closed)
             try await waitFor { await seen.exchanges.count == 2 }
             let lost = try #require(await seen.exchanges.last)
-            #expect(lost.request.key.path == "/api/v2/purchase_cheer" && lost.response?.status == 200 && lost.fault == .loseAnswer)
+            #expect(lost.request.key.path == "/api/v2/purchase_cheer" && lost.response?.status == 200 && lost.fault == InjectedFault.loseAnswer.note)
             #expect(await stub.recorder.requests(to: "/api/v2/purchase_cheer").count == 1)
             // The server credited the purchase the app never heard about.
             let after = try RawClient(port: proxy.address.port).exchange(get(stub, "/api/v1/balance?user_id=qa-alice"))

@@ -1,4 +1,5 @@
 import Testing
+import ShopAPI
 @testable import ShopSettings
 
 /// `tier = "…"`: what kind of environment it is, whatever it is named.

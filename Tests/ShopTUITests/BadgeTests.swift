@@ -1,5 +1,5 @@
 import Foundation
-import ShopSettings
+import ShopAPI
 import Testing
 @testable import ShopTUI
 @testable import ShopViewModels

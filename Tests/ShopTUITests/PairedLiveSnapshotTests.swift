@@ -35,7 +35,7 @@ struct PairedShop {
 
     /// An app write (request id `rq-a<id>`), told as sent and, unless `finish` is false, as finished.
     mutating func app(_ id: Int, _ kind: AppWrite.Kind, sent: Double, answered: Double, status: Int = 200, balance said: Int?,
-                      fault: InjectedFault? = nil, finish: Bool = true) -> AppWrite {
+                      fault: FaultNote? = nil, finish: Bool = true) -> AppWrite {
         let write = AppWrite(id: id, kind: kind, user: "qa-alice", sentAt: Self.at(sent), answeredAt: Self.at(answered), status: status,
                              balance: said, requestID: "rq-a\(id)", fault: fault)
         var out = write

@@ -139,3 +139,9 @@ extension Message {
         .answered(token, ShopReply(.balance(user: "qa-alice"), result, requestID: requestID, sentAt: at))
     }
 }
+
+/// The note the proxy's `lose_answer` fault leaves on an exchange (the view models know no proxy).
+extension FaultNote {
+    static let loseAnswer = FaultNote(name: "lose_answer", reachedServer: true, appGotAnswer: false,
+                                      effect: "the server's answer was read and recorded, and the app's connection closed without it")
+}

@@ -361,3 +361,12 @@ extension Message {
         .answered(token, ShopReply(.balance(user: "qa-alice"), result, requestID: requestID, sentAt: at))
     }
 }
+
+/// The notes the proxy's faults leave on an exchange (as `InjectedFault.note` makes them; the view
+/// models know no proxy).
+extension FaultNote {
+    static let loseAnswer = FaultNote(name: "lose_answer", reachedServer: true, appGotAnswer: false,
+                                      effect: "the server's answer was read and recorded, and the app's connection closed without it")
+    static let status = FaultNote(name: "status", reachedServer: false, appGotAnswer: false,
+                                  effect: "the proxy answered in the server's stead; the request never reached the server")
+}

@@ -11,7 +11,7 @@ import Testing
 
     /// An exchange as the log keeps it.
     static func recorded(_ id: Int, method: String, path: String, requestID: String, at: Date, source: ExchangeSource, status: Int = 200,
-                         request: String? = nil, response: String, fault: InjectedFault? = nil) -> Exchange {
+                         request: String? = nil, response: String, fault: FaultNote? = nil) -> Exchange {
         var e = Exchange(id: id, method: method, path: path, startedAt: at, duration: .milliseconds(5), status: status, failure: nil, requestID: requestID,
                          attempt: 1, requestBytes: request?.utf8.count ?? 0, responseBytes: response.utf8.count,
                          requestHeaders: [.authorization: "<redacted>"], responseHeaders: [.contentType: "application/json"],

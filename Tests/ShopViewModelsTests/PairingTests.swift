@@ -9,14 +9,14 @@ let rainPack = "com.reiterate.pack.rain"
 
 /// An app spend seen through the proxy (request id `rq-a<id>`), answered `status` with `balance`.
 func appSpend(_ id: Int, _ amount: Int, on product: String = rainPack, comment: String? = nil, user: String? = "qa-alice",
-              sent: Date, answered: Date? = nil, status: Int? = 200, balance: Int? = nil, fault: InjectedFault? = nil) -> AppWrite {
+              sent: Date, answered: Date? = nil, status: Int? = 200, balance: Int? = nil, fault: FaultNote? = nil) -> AppWrite {
     AppWrite(id: id, kind: .spend(product: product, amount: amount, comment: comment), user: user, sentAt: sent,
              answeredAt: answered ?? sent.addingTimeInterval(0.2), status: status, balance: balance, requestID: "rq-a\(id)", fault: fault)
 }
 
 /// An app purchase of the stand-in's bundle of `bundle` cheer (request id `rq-a<id>`).
 func appPurchase(_ id: Int, bundle: Int, transaction: String, user: String? = "qa-alice", sent: Date, answered: Date? = nil,
-                 status: Int? = 200, balance: Int? = nil, fault: InjectedFault? = nil) -> AppWrite {
+                 status: Int? = 200, balance: Int? = nil, fault: FaultNote? = nil) -> AppWrite {
     AppWrite(id: id, kind: .purchase(identifier: "com.reiterate.cheer.\(bundle)", transactionID: transaction), user: user, sentAt: sent,
              answeredAt: answered ?? sent.addingTimeInterval(0.2), status: status, balance: balance, requestID: "rq-a\(id)", fault: fault)
 }
@@ -224,7 +224,7 @@ struct SeededGenerator: RandomNumberGenerator {
 /// An app write as the proxy saw it.
 @Suite struct AppWriteFromExchangeTests {
     static func exchange(_ path: String, method: RequestMethod = .post, query: [RequestKey.QueryItem] = [], body: String?, source: ExchangeSource = .app,
-                         answer: (status: Int, body: String)? = nil, requestID: String? = "rq-9", fault: InjectedFault? = nil) -> HTTPExchange {
+                         answer: (status: Int, body: String)? = nil, requestID: String? = "rq-9", fault: FaultNote? = nil) -> HTTPExchange {
         let request = ExchangeRequest(key: RequestKey(method, path, query: query), operation: nil, headers: [:], body: body.map { Array($0.utf8) })
         let sent = ContinuousClock.now
         var e = HTTPExchange(serial: 9, source: source, request: request, startedAt: t0, sentAt: sent, attempt: 1)

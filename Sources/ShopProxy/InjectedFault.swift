@@ -1,3 +1,5 @@
+import ShopAPI
+
 /// A fault the app's proxy put into an app exchange on purpose (`proxy --fault`, `POST /_proxy/faults`,
 /// the TUI's fault menu). The kinds and their words are the stand-in's where they are the same.
 public enum InjectedFault: String, Sendable, Codable, CaseIterable {
@@ -30,4 +32,16 @@ public enum InjectedFault: String, Sendable, Codable, CaseIterable {
 
     /// Whether the app gets the server's whole answer under this fault (latency only delays it).
     public var delivers: Bool { self == .latency }
+
+    /// What the fault did, as the exchange carries it through the REST core and the view models (which
+    /// know no proxy): its name, whether the request reached the server and the app got the answer, in words.
+    public var note: FaultNote {
+        let effect = switch self {
+        case .loseAnswer: "the server's answer was read and recorded, and the app's connection closed without it"
+        case .truncate: "the server's answer was cut short on its way to the app"
+        case .latency: "the request was held before it was forwarded"
+        default: "the proxy answered in the server's stead; the request never reached the server"
+        }
+        return FaultNote(name: rawValue, reachedServer: forwards, appGotAnswer: delivers, effect: effect)
+    }
 }
