@@ -11,9 +11,10 @@ public enum ExchangeFailure: Sendable, Equatable {
 /// One request/response as the inspector shows it. Secrets are already redacted when it is built.
 public struct Exchange: Sendable, Equatable, Identifiable {
     public var id: Int
-    public var method: String
+    /// The request line's words, as logged; what it is, is `key` (set with them, never apart).
+    public let method: String
     /// Path and query, token-like query values redacted.
-    public var path: String
+    public let path: String
     public var startedAt: Date
     public var duration: Duration
     /// nil when no HTTP answer came (see `failure`).
@@ -41,8 +42,9 @@ public struct Exchange: Sendable, Equatable, Identifiable {
     public var fault: FaultNote?
 
     /// The request's key, as logged (token-like query values redacted: its `target` shows the placeholder
-    /// percent-encoded, so show `path`); nil for a method the API does not use.
-    public var key: RequestKey? { RequestKey(method: method, target: path) }
+    /// percent-encoded, so show `path`); nil for a method the API does not use. Read once, when the
+    /// exchange is made: what every consumer asks of the request (`method` and `path` are its words).
+    public let key: RequestKey?
 
     public init(
         id: Int, method: String, path: String, startedAt: Date, duration: Duration, status: Int?, failure: ExchangeFailure?,
@@ -52,6 +54,7 @@ public struct Exchange: Sendable, Equatable, Identifiable {
         self.id = id
         self.method = method
         self.path = path
+        key = RequestKey(method: method, target: path)
         self.startedAt = startedAt
         self.duration = duration
         self.status = status

@@ -50,6 +50,10 @@ public actor WatchdogObserver: ExchangeObserver {
         _ = contractReading()  // read while the request is out
     }
 
+    /// The contract the watchdog holds answers to, read once (the proxy reads it before it listens, to
+    /// decide each app request's operation when it is made).
+    public func contract() async -> Contract { await contractReading().value }
+
     public func finished(_ e: HTTPExchange) async -> [Finding] {
         let isApp = e.source == .app
         guard isApp || (e.response != nil && e.request.operation != nil) else { return [] }
@@ -59,15 +63,10 @@ public actor WatchdogObserver: ExchangeObserver {
         }
         guard let contract = watchdog?.contract else { return [] }
         var findings: [Finding] = []
-        var operation = e.request.operation
-        if isApp {
-            findings = RequestConformance(contract: contract).check(e.request)
-            // The app's request names no endpoint type: its method and path do (an answer on a path the
-            // contract does not have, or with a method it does not take, is not held to another's).
-            if operation == nil, case let .operation(id) = contract.match(method: e.request.key.method.rawValue, path: e.request.key.path) {
-                operation = id
-            }
-        }
+        // Decided when the exchange was made (the app's by its method and path): an answer on a path the
+        // contract does not have, or with a method it does not take, is not held to another's.
+        let operation = e.request.operation
+        if isApp { findings = RequestConformance(contract: contract).check(e.request) }
         if isApp, case let .transport(error)? = e.failure {
             findings.append(Finding(check: .noAnswer, expected: "a whole answer from the server", actual: Self.words(error), blame: .server))
         }

@@ -15,16 +15,26 @@ public enum ExchangeSource: String, Sendable, Codable {
 /// keeps or shows them redacts them: `Redactor`).
 public struct ExchangeRequest: Sendable {
     public var key: RequestKey
-    /// The contract's operation it was for (nil when it is none of them).
-    public var operation: OperationID?
+    /// Which of the contract's operations its method and path are, decided once when the exchange is
+    /// made: from the endpoint type for the tool's own, from the contract for the app's (`Contract.match`).
+    public var match: RequestMatch
     public var headers: HTTPFields
     public var body: [UInt8]?
 
-    public init(key: RequestKey, operation: OperationID?, headers: HTTPFields, body: [UInt8]?) {
+    /// The contract's operation it was for: its method and path are that operation's (nil when it is
+    /// none of them, or only another version's path or another method).
+    public var operation: OperationID? { match.operation }
+
+    public init(key: RequestKey, match: RequestMatch, headers: HTTPFields, body: [UInt8]?) {
         self.key = key
-        self.operation = operation
+        self.match = match
         self.headers = headers
         self.body = body
+    }
+
+    /// A request of a known operation (the tool's own: its endpoint type names it), or of none.
+    public init(key: RequestKey, operation: OperationID?, headers: HTTPFields, body: [UInt8]?) {
+        self.init(key: key, match: operation.map(RequestMatch.operation) ?? .unknown, headers: headers, body: body)
     }
 }
 

@@ -21,8 +21,8 @@ public struct Pin: Sendable, Equatable {
     /// What a later answer to the same request differs by (nothing when it is not a read this tool
     /// compares: only GETs of the balance, the packs and the history are pinned).
     public func differences(from answer: JSONValue?, ignore: IgnoreRules, dates: @escaping @Sendable (String) -> Date? = Stamp.date) -> [Difference] {
+        guard let what = RecordedRead.What(key: request) else { return [] }
         let method = request.method.rawValue, target = request.target
-        guard let what = RecordedRead.what(method: method, target: target) else { return [] }
         let pinned = RecordedRead(what: what, method: method, target: target, requestID: requestID, status: 200, at: pinnedAt, body: body)
         let now = RecordedRead(what: what, method: method, target: target, requestID: nil, status: 200, at: nil, body: answer)
         var comparison = Comparison(ignore: ignore, dates: dates)

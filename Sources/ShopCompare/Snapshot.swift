@@ -9,6 +9,12 @@ public struct RecordedRead: Sendable, Equatable {
         case balance
         case packs
         case history(page: Int)
+
+        /// What a request reads (nil: not a read this tool compares).
+        public init?(key: RequestKey) {
+            guard let what = RecordedRead.what(key) else { return nil }
+            self = what
+        }
     }
 
     public var what: What
@@ -30,18 +36,18 @@ public struct RecordedRead: Sendable, Equatable {
         self.body = body
     }
 
-    /// What a GET of `target` reads, from its path (nil: not a read this tool compares).
+    /// What a GET of `target` (as a file spells it) reads (nil: not a read this tool compares).
     public static func what(method: String, target: String) -> What? {
-        guard method.uppercased() == "GET" else { return nil }
-        let parts = target.split(separator: "?", maxSplits: 1)
-        let path = parts.first.map(String.init) ?? ""
-        // The paths as the endpoint types write them (once).
-        switch path {
+        RequestKey(method: method.uppercased(), target: target).flatMap(What.init(key:))
+    }
+
+    /// A request key as the read it is: the paths as the endpoint types write them (once).
+    static func what(_ key: RequestKey) -> What? {
+        guard key.method == .get else { return nil }
+        switch key.path {
         case Balance.endpoint.path: return .balance
         case AudioPacks.endpoint.path: return .packs
-        case CheerHistory.endpoint.path:
-            let page = Self.query(parts.count > 1 ? String(parts[1]) : "", "page").flatMap(Int.init) ?? 1
-            return .history(page: page)
+        case CheerHistory.endpoint.path: return .history(page: key.value("page").flatMap { Int($0) } ?? 1)
         default: return nil
         }
     }

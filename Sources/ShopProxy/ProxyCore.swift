@@ -14,6 +14,8 @@ final class ProxyCore: Sendable {
     /// Forwards the app's requests on the connection's own event loop (`send(_:on:)`).
     let transport: AsyncHTTPTransport
     let pipeline: ExchangePipeline
+    /// What each app request's operation is decided from (none without a watchdog in the pipeline).
+    let contract: Contract?
     let stats: ProxyStats
     let events: @Sendable (ProxyEvent) -> Void
     let password: ProxyPassword?
@@ -36,9 +38,10 @@ final class ProxyCore: Sendable {
         case answered(UpstreamExchange, UpstreamAnswer)
     }
 
-    init(configuration: ProxyConfiguration, ca: ProxyCA, transport: AsyncHTTPTransport, pipeline: ExchangePipeline,
+    init(configuration: ProxyConfiguration, ca: ProxyCA, transport: AsyncHTTPTransport, pipeline: ExchangePipeline, contract: Contract?,
          stats: ProxyStats, events: @escaping @Sendable (ProxyEvent) -> Void) {
         self.configuration = configuration
+        self.contract = contract
         intercepted = Set(configuration.interceptedHosts)
         self.ca = ca
         self.transport = transport
@@ -106,9 +109,10 @@ final class ProxyCore: Sendable {
         }
     }
 
-    /// Where an app request for `host` at `target` goes, and its key as the contract reads it (the base
-    /// URL's path prefix removed for the base URL's host); nil for a host the proxy does not intercept.
-    func route(_ method: RequestMethod, scheme: String, host: HostPort, target: String) -> (url: String, key: RequestKey)? {
+    /// Where an app request for `host` at `target` goes, its key as the contract reads it (the base URL's
+    /// path prefix removed for the base URL's host) and the operation it is; nil for a host the proxy
+    /// does not intercept.
+    func route(_ method: RequestMethod, scheme: String, host: HostPort, target: String) -> ProxyRoute? {
         guard intercepted.contains(host) else { return nil }
         var path = target
         let prefix = configuration.pathPrefix
@@ -117,8 +121,15 @@ final class ProxyCore: Sendable {
             if !path.hasPrefix("/") { path = "/" + path }
         }
         guard let key = RequestKey(method: method.rawValue, target: path) else { return nil }
-        return ("\(scheme)://\(host)\(target)", key)
+        return ProxyRoute(url: "\(scheme)://\(host)\(target)", key: key, match: contract?.match(method: method.rawValue, path: key.path) ?? .unknown)
     }
+}
+
+/// Where an app request goes upstream, and what it is: its key and the contract's operation.
+struct ProxyRoute: Sendable {
+    var url: String
+    var key: RequestKey
+    var match: RequestMatch
 }
 
 /// The password the phone must send (`Proxy-Authorization: Basic`; any user name). Compared in time

@@ -34,7 +34,10 @@ public final class ProxyServer: Sendable {
                              group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) async throws -> ProxyServer {
         if let refusal = configuration.refusal { throw ProxyStartError(description: refusal) }
         let stats = ProxyStats()
-        let core = ProxyCore(configuration: configuration, ca: ca, transport: transport, pipeline: pipeline, stats: stats, events: events)
+        // The watchdog's contract, read once before listening: each app request's operation is decided
+        // from it when the exchange is made.
+        let contract = await pipeline.first(WatchdogObserver.self)?.contract()
+        let core = ProxyCore(configuration: configuration, ca: ca, transport: transport, pipeline: pipeline, contract: contract, stats: stats, events: events)
         let bootstrap = ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 256)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)

@@ -20,7 +20,7 @@ struct UpstreamAnswer: Sendable {
 struct UpstreamExchange: Sendable {
     let core: ProxyCore
     let method: RequestMethod
-    let route: (url: String, key: RequestKey)
+    let route: ProxyRoute
     let head: RequestHead
     let body: [UInt8]
     /// A fault that forwards (latency, truncate, lose_answer), kept on the exchange.
@@ -33,7 +33,7 @@ struct UpstreamExchange: Sendable {
     func appExchange() -> HTTPExchange {
         var exchange = HTTPExchange(
             serial: core.pipeline.nextSerial(), source: .app,
-            request: ExchangeRequest(key: route.key, operation: nil, headers: HTTPFields(pairs: head.headers.map { ($0.name, $0.value) }), body: sentBody),
+            request: ExchangeRequest(key: route.key, match: route.match, headers: HTTPFields(pairs: head.headers.map { ($0.name, $0.value) }), body: sentBody),
             attempt: 1)
         exchange.fault = fault?.note
         return exchange

@@ -25,7 +25,7 @@ public enum TransactionID: Hashable, Sendable, ExpressibleByIntegerLiteral, Cust
         let digits = t.hasPrefix("-") ? t.dropFirst() : Substring(t)
         if let n = UInt64(t) {
             self = .number(n)
-        } else if t.count >= 2, t.hasPrefix("\""), t.hasSuffix("\"") {
+        } else if t.count >= 2, t.first == "\"", t.last == "\"" {
             self = .text(String(t.dropFirst().dropLast()))
         } else if !digits.isEmpty, digits.allSatisfy({ $0.isASCII && $0.isNumber }) {
             self = .outOfRange(t)

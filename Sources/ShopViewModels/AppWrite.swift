@@ -54,16 +54,17 @@ public struct AppWrite: Equatable, Sendable, Identifiable {
     /// The app's write in an exchange the proxy saw, or nil when it is not a spend or a purchase (or its
     /// body cannot be read as one: the contract's request checks say why).
     public static func from(_ e: HTTPExchange, answeredAt: Date? = nil) -> AppWrite? {
-        let path = e.request.key.path
-        // Only a write's body is read (every other POST of the app, a token refresh, is none of the watch's).
-        guard e.source == .app, e.request.key.method == .post, path.hasSuffix(SpendCheer.endpoint.path) || path.hasSuffix(PurchaseCheer.endpoint.path),
+        // Only a write's body is read (every other POST of the app, a token refresh, is none of the watch's);
+        // which operation it is was decided when the exchange was made.
+        let operation = e.request.operation
+        guard e.source == .app, operation == .spendCheer || operation == .purchaseCheer,
               let body = e.request.body, case let .object(json)? = JSONValue.parse(body) else { return nil }
         let kind: Kind
-        if path.hasSuffix(SpendCheer.endpoint.path) {
+        if operation == .spendCheer {
             guard case let .string(product)? = json["product"], case let .int(amount)? = json["amount"] else { return nil }
             let comment: String? = if case let .string(c)? = json["comment"] { c } else { nil }
             kind = .spend(product: product, amount: amount, comment: comment)
-        } else if path.hasSuffix(PurchaseCheer.endpoint.path) {
+        } else if operation == .purchaseCheer {
             guard case let .string(identifier)? = json["identifier"], let transaction = json["transaction_id"] else { return nil }
             let id: String = switch transaction {
             case let .int(n): String(n)
@@ -116,7 +117,7 @@ public struct AppWrite: Equatable, Sendable, Identifiable {
     /// Two transaction ids as the app sent them name one transaction: `42` and `"42"` do.
     static func sameTransaction(_ a: String, _ b: String) -> Bool {
         func digits(_ id: String) -> String {
-            guard id.count >= 2, id.hasPrefix("\""), id.hasSuffix("\"") else { return id }
+            guard id.count >= 2, id.first == "\"", id.last == "\"" else { return id }
             let inner = id.dropFirst().dropLast()
             return !inner.isEmpty && inner.allSatisfy({ $0.isASCII && $0.isNumber }) ? String(inner) : id
         }

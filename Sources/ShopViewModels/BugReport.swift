@@ -133,7 +133,7 @@ public struct BugReport: Equatable, Sendable {
     static func fence(_ text: String, info: String) -> String {
         let clean = Sanitizer.sanitize(text, keepNewlines: true)
         let fence = String(repeating: "`", count: max(3, longestBacktickRun(clean) + 1))
-        let body = clean.hasSuffix("\n") ? clean : clean + "\n"
+        let body = clean.last == "\n" ? clean : clean + "\n"
         return "\(fence)\(info)\n\(body)\(fence)\n"
     }
 
@@ -141,7 +141,7 @@ public struct BugReport: Equatable, Sendable {
     static func code(_ text: String) -> String {
         let clean = Sanitizer.line(text)
         let ticks = String(repeating: "`", count: longestBacktickRun(clean) + 1)
-        let pad = clean.hasPrefix("`") || clean.hasSuffix("`") ? " " : ""
+        let pad = clean.first == "`" || clean.last == "`" ? " " : ""
         return "\(ticks)\(pad)\(clean)\(pad)\(ticks)"
     }
 

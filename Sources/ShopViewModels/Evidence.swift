@@ -6,9 +6,9 @@ import TerminalText
 /// token as `$REITERATE_TOKEN` — the environment's variable, never its value) and body.
 public enum CurlCommand {
     public static func make(_ e: Exchange, baseURL: String, tokenVariable: String) -> String {
-        let base = baseURL.hasSuffix("/") ? String(baseURL.dropLast()) : baseURL
+        let base = baseURL.last == "/" ? String(baseURL.dropLast()) : baseURL
         var parts = ["curl", "-sS"]
-        if e.method != "GET" { parts += ["-X", e.method] }
+        if e.key?.method != .get { parts += ["-X", e.method] }
         parts.append(quote(base + e.path))
         var sawAuthorization = false
         for field in e.requestHeaders {

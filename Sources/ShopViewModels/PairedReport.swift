@@ -20,7 +20,7 @@ extension ShopUpdate {
         let ids = Set(event.requestIDs + event.causes.compactMap { if case let .app(id) = $0 { return id } else { return nil } })
         let rows = state.exchanges
         // The app's write: the first of the event's request ids that is an app POST.
-        let write = rows.first { e in e.source == .app && e.method == "POST" && e.requestID.map(ids.contains) == true }
+        let write = rows.first { e in e.source == .app && e.operation.map(AppState.writeOperations.contains) == true && e.requestID.map(ids.contains) == true }
         var verdict: String?
         var checks: [CheckRecord] = []
         if case let .finding(check, _, _) = event.change {
@@ -40,7 +40,7 @@ extension ShopUpdate {
         report.exchangeHeading = "The app's request and the server's answer"
         report.missingExchange = "No app request is behind this event, or it is no longer among the last \(RequestsState.capacity) requests."
         // The watch's reads around it: the event's own reads, before and after the app's write.
-        let reads = rows.filter { $0.source == .tool && $0.method == "GET" && $0.requestID.map(ids.contains) == true }
+        let reads = rows.filter { $0.source == .tool && $0.key?.method == .get && $0.requestID.map(ids.contains) == true }
         let pivot = write?.startedAt ?? event.at
         report.reads = reads.sorted { $0.startedAt < $1.startedAt }.map { e in
             ReportRead(when: e.startedAt < pivot ? .before : .after, what: "\(e.method) \(e.path)", exchange: e, fact: readFact(e))
@@ -52,7 +52,7 @@ extension ShopUpdate {
     static func readFact(_ e: Exchange) -> String? {
         guard let body = e.responseBodyPreview else { return nil }
         if case let .object(o)? = JSONValue.parse(Array(body.utf8)), case let .int(n)? = o["balance"] { return "balance \(Wording.grouped(n))" }
-        if e.path.contains("cheer_history") { return "the newest entries (see the response)" }
+        if e.operation == .getCheerHistory { return "the newest entries (see the response)" }
         return nil
     }
 }

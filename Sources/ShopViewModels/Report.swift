@@ -192,10 +192,8 @@ extension ShopUpdate {
         func relevant(_ e: Exchange, _ operation: OperationID) -> Bool {
             guard e.operation == operation, !e.isPending else { return false }
             if operation == AudioPacks.endpoint.operation { return true }
-            let query = URLComponents(string: "http://report" + e.path)?.queryItems ?? []
-            func value(_ name: String) -> String? { query.first { $0.name == name }?.value }
-            if value("user_id").map({ $0 == user }) == false { return false }
-            return operation != CheerHistory.endpoint.operation || (value("page") ?? "1") == "1"
+            if e.key?.value("user_id").map({ $0 == user }) == false { return false }
+            return operation != CheerHistory.endpoint.operation || (e.key?.value("page") ?? "1") == "1"
         }
         var out: [ReportRead] = []
         for (operation, what) in kinds {

@@ -111,7 +111,7 @@ extension ShopUpdate {
     /// that answered 2xx, kept whole in the log (16 KiB).
     static func pinSelected(_ state: inout AppState) -> [Effect] {
         guard let exchange = state.requests.selected else { return [] }
-        guard let request = exchange.key, RecordedRead.what(method: exchange.method, target: exchange.path) != nil else {
+        guard let request = exchange.key, RecordedRead.What(key: request) != nil else {
             state.notice = Notice(.info, "Only the answers of the balance, the packs and the history can be pinned.")
             return []
         }

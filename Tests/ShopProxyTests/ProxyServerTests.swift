@@ -24,6 +24,9 @@ import Testing
         let first = try #require(await seen.exchanges.first)
         #expect(first.source == .app)
         #expect(first.request.key.description == "GET /api/v1/balance?user_id=qa-alice")
+        // Its operation decided once, from the contract, when the proxy made the exchange (issue 36).
+        #expect(first.request.operation == .getBalance && first.request.match == .operation(.getBalance))
+        #expect(await seen.exchanges.last?.request.operation == .listAudioPacks)
         #expect(first.response?.status == 200 && first.requestID != nil)
         #expect(proxy.stats.current.exchanges == 2)
         await stop(stub, proxy, transport)

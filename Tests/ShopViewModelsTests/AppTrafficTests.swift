@@ -12,9 +12,9 @@ import Testing
 
     func appExchange(_ id: Int, path: String = "/api/v1/spend_cheer", status: Int? = 200, failure: ExchangeFailure? = nil, body: String? = nil,
                      findings: [Finding] = [], pending: Bool = false) -> Exchange {
-        var e = exchange(id, status: status ?? 0)
-        e.method = "POST"
-        e.path = path
+        var e = exchange(id, status: status ?? 0, method: "POST", path: path)
+        // Its operation, as the proxy decided it when it made the exchange.
+        e.operation = path.hasSuffix("/spend_cheer") ? .spendCheer : path.hasSuffix("/purchase_cheer") ? .purchaseCheer : nil
         e.status = status
         e.failure = failure
         e.responseBodyPreview = body

@@ -251,8 +251,8 @@ import Testing
     /// An exchange as the REST core records it.
     static func recorded(_ id: Int, _ method: String, _ path: String, _ operation: OperationID, status: Int? = 200, request: String? = nil,
                          response: String? = nil) -> Exchange {
-        var e = exchange(id, status: status ?? 200)
-        (e.method, e.path, e.operation, e.status) = (method, path, operation, status)
+        var e = exchange(id, status: status ?? 200, method: method, path: path)
+        (e.operation, e.status) = (operation, status)
         e.requestBodyPreview = request
         e.requestBytes = request?.utf8.count ?? 0
         e.responseBodyPreview = response

@@ -288,9 +288,9 @@ actor FakeShop: ShopService {
     func recordedExchanges() async -> SessionExchanges { SessionExchanges(kept: recorded) }
 }
 
-func exchange(_ id: Int, status: Int = 200) -> Exchange {
+func exchange(_ id: Int, status: Int = 200, method: String = "GET", path: String = "/api/v1/balance?user_id=qa-alice") -> Exchange {
     Exchange(
-        id: id, method: "GET", path: "/api/v1/balance?user_id=qa-alice", startedAt: t0, duration: .milliseconds(12), status: status,
+        id: id, method: method, path: path, startedAt: t0, duration: .milliseconds(12), status: status,
         failure: nil, requestID: "rq-\(id)", attempt: 1, requestBytes: 0, responseBytes: 16,
         requestHeaders: [.authorization: "<redacted>"], responseHeaders: [.contentType: "application/json"],
         requestBodyPreview: nil, responseBodyPreview: #"{"balance":1250,"nested":{"a":[1,2]}}"#

@@ -18,6 +18,8 @@ import Testing
                          requestBodyPreview: request, responseBodyPreview: response)
         e.source = source
         e.fault = fault
+        // Its operation, as the proxy (the app's) or the endpoint type (the tool's) decided it.
+        e.operation = Contract.builtIn().match(method: method, path: String(path.prefix { $0 != "?" })).operation
         return e
     }
 

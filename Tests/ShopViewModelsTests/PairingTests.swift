@@ -223,9 +223,12 @@ struct SeededGenerator: RandomNumberGenerator {
 
 /// An app write as the proxy saw it.
 @Suite struct AppWriteFromExchangeTests {
+    static let contract = Contract.builtIn()
     static func exchange(_ path: String, method: RequestMethod = .post, query: [RequestKey.QueryItem] = [], body: String?, source: ExchangeSource = .app,
                          answer: (status: Int, body: String)? = nil, requestID: String? = "rq-9", fault: FaultNote? = nil) -> HTTPExchange {
-        let request = ExchangeRequest(key: RequestKey(method, path, query: query), operation: nil, headers: [:], body: body.map { Array($0.utf8) })
+        // The operation decided as the proxy decides it when it makes the exchange: from the contract.
+        let request = ExchangeRequest(key: RequestKey(method, path, query: query), match: Self.contract.match(method: method.rawValue, path: path), headers: [:],
+                                      body: body.map { Array($0.utf8) })
         let sent = ContinuousClock.now
         var e = HTTPExchange(serial: 9, source: source, request: request, startedAt: t0, sentAt: sent, attempt: 1)
         if let answer {

@@ -635,8 +635,8 @@ import Testing
         #expect(after.contains(.request(d.balanceToken, .balance(user: "qa-alice"))) && after.contains(.request(d.packsToken, .packs)))
         #expect(d.state.token(for: .verificationHistory) != nil && d.state.isBusy)
         // The write's request id comes from its own exchange (found by its operation, not its path).
-        var write = exchange(7)
-        (write.method, write.path, write.requestID, write.operation) = ("POST", "/api/v1/spend_cheer", "rq-spend", .spendCheer)
+        var write = exchange(7, method: "POST", path: "/api/v1/spend_cheer")
+        (write.requestID, write.operation) = ("rq-spend", .spendCheer)
         var read = exchange(8)
         read.operation = .getBalance
         d.apply(.exchangeRecorded(write))

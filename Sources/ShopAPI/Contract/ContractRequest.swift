@@ -45,6 +45,9 @@ public struct ContractRequestBody: Sendable, Encodable {
 
 /// Which operation a request's method and path are for.
 public enum RequestMatch: Equatable, Sendable {
+    /// The operation, when the method and path are exactly its (not another version's, not another method).
+    public var operation: OperationID? { if case let .operation(id) = self { id } else { nil } }
+
     /// The operation at this path with this method.
     case operation(OperationID)
     /// A known operation's path with another version segment (`/api/v1/purchase_cheer` where the

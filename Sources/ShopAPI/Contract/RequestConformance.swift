@@ -13,19 +13,21 @@ public struct RequestConformance: Sendable {
     /// The findings on a request as it went out (its key's path from the base URL's prefix on).
     public func check(_ request: ExchangeRequest) -> [Finding] {
         check(method: request.key.method.rawValue, path: request.key.path, query: request.key.query, headers: request.headers,
-              body: request.body)
+              body: request.body, match: request.match)
     }
 
     /// The findings on one request: `path` from the base URL's prefix on, without its query; `query`
-    /// decoded, in the order sent.
-    public func check(method: String, path: String, query: [RequestKey.QueryItem], headers: HTTPFields, body: [UInt8]?) -> [Finding] {
+    /// decoded, in the order sent; `match` the operation it was found to be when it was made (else
+    /// found here, from the method and path).
+    public func check(method: String, path: String, query: [RequestKey.QueryItem], headers: HTTPFields, body: [UInt8]?,
+                      match known: RequestMatch? = nil) -> [Finding] {
         var findings: [Finding] = []
         func add(_ check: ContractCheck, _ expected: String, _ actual: String, at place: FindingPlace? = nil) {
             findings.append(Finding(check: check, expected: expected, actual: actual, place: place, blame: .app))
         }
         let method = method.uppercased()
         let id: OperationID
-        switch contract.match(method: method, path: path) {
+        switch known ?? contract.match(method: method, path: path) {
         case .unknown:
             // Under the API's prefix, a path the contract does not have; elsewhere, not the shop's request.
             if contract.isUnderAPI(path) { add(.requestPath, "a path of the contract", "\(method) \(path)") }
