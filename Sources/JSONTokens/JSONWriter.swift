@@ -15,6 +15,8 @@ public struct JSONWriter {
     }
 
     public mutating func int(_ n: Int) { bytes.append(contentsOf: String(n).utf8) }
+    /// JSON text made elsewhere, as it is (a value sent as typed).
+    public mutating func verbatim(_ json: String) { bytes.append(contentsOf: json.utf8) }
 
     public mutating func null() { raw("null") }
 

@@ -137,43 +137,45 @@ public struct CheerHistory: Endpoint {
 }
 
 /// `POST /api/v2/purchase_cheer` — credit cheer bought in the App Store. Never retried by the client.
-public struct PurchaseCheer: JSONBodyEndpoint {
+public struct PurchaseCheer: Endpoint {
     public typealias Response = CheerBalance
     public static let endpoint = EndpointDescription(.purchaseCheer, .post, "purchase_cheer", version: 2)
-    public var identifier: String
-    public var transactionID: UInt64
+    public var purchase: ShopWrite.Purchase
     /// Not in the contract (the token names the user in production); sent as `user_id` in the query
     /// for the local stand-in, which serves several users with one token.
     public var user: String?
 
-    public init(identifier: String, transactionID: UInt64, user: String? = nil) {
-        self.identifier = identifier
-        self.transactionID = transactionID
+    public init(_ purchase: ShopWrite.Purchase, user: String? = nil) {
+        self.purchase = purchase
         self.user = user
     }
 
-    enum CodingKeys: String, CodingKey { case identifier, transactionID = "transaction_id" }
+    public init(identifier: String, transactionID: UInt64, user: String? = nil) {
+        self.init(ShopWrite.Purchase(identifier: identifier, transactionID: .number(transactionID)), user: user)
+    }
+
+    public func body() throws -> [UInt8]? { ShopWrite.purchase(purchase).body }
     public var query: [(name: String, value: String)] { user.map { [("user_id", $0)] } ?? [] }
 }
 
 /// `POST /api/v1/spend_cheer` — cheer for a pack, optionally with a comment. Never retried by the client.
-public struct SpendCheer: JSONBodyEndpoint {
+public struct SpendCheer: Endpoint {
     public typealias Response = CheerBalance
     public static let endpoint = EndpointDescription(.spendCheer, .post, "spend_cheer")
-    public var amount: Int
-    public var product: String
-    public var comment: String?
+    public var spend: ShopWrite.Spend
     /// As in `PurchaseCheer`: `user_id` in the query, for the stand-in.
     public var user: String?
 
-    public init(amount: Int, product: String, comment: String? = nil, user: String? = nil) {
-        self.amount = amount
-        self.product = product
-        self.comment = comment
+    public init(_ spend: ShopWrite.Spend, user: String? = nil) {
+        self.spend = spend
         self.user = user
     }
 
-    enum CodingKeys: String, CodingKey { case amount, product, comment }
+    public init(amount: Int, product: String, comment: String? = nil, user: String? = nil) {
+        self.init(ShopWrite.Spend(product: product, amount: amount, comment: comment), user: user)
+    }
+
+    public func body() throws -> [UInt8]? { ShopWrite.spend(spend).body }
     public var query: [(name: String, value: String)] { user.map { [("user_id", $0)] } ?? [] }
 }
 

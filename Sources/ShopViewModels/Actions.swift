@@ -2,71 +2,6 @@ import Foundation
 import ShopAPI
 import TerminalText
 
-public enum ActionKind: Equatable, Sendable {
-    case spend(product: String, productName: String, amount: Int, comment: String?)
-    case purchase(identifier: String, transactionID: TransactionID)
-}
-
-/// A purchase's transaction id as sent. The contract's is a whole number from 0 to 2⁶⁴ − 1; only a
-/// purchase sent as typed carries anything else: a whole number out of that range (sent as a JSON
-/// number, `-5`), or text (sent as a JSON string: typed `"42"` or `abc`).
-public enum TransactionID: Hashable, Sendable, ExpressibleByIntegerLiteral, CustomStringConvertible {
-    case number(UInt64)
-    case outOfRange(String)
-    case text(String)
-
-    public init(integerLiteral value: UInt64) { self = .number(value) }
-
-    /// A form's field read as typed: digits (with a leading `-`) are a number, text in double quotes
-    /// the text inside them, anything else the text itself. Nil when nothing was typed.
-    public init?(typed: String) {
-        let t = typed.trimmingCharacters(in: .whitespaces)
-        guard !t.isEmpty else { return nil }
-        let digits = t.hasPrefix("-") ? t.dropFirst() : Substring(t)
-        if let n = UInt64(t) {
-            self = .number(n)
-        } else if t.count >= 2, t.first == "\"", t.last == "\"" {
-            self = .text(String(t.dropFirst().dropLast()))
-        } else if !digits.isEmpty, digits.allSatisfy({ $0.isASCII && $0.isNumber }) {
-            self = .outOfRange(t)
-        } else {
-            self = .text(t)
-        }
-    }
-
-    /// As the form shows it and the words say it: `42`, `-5`, `"42"` (text in double quotes).
-    public var description: String {
-        switch self {
-        case let .number(n): return String(n)
-        case let .outOfRange(digits): return digits
-        case let .text(text): return "\"" + text + "\""
-        }
-    }
-
-    /// The JSON value sent as `transaction_id`.
-    public var json: String {
-        switch self {
-        case let .number(n): return String(n)
-        case let .outOfRange(digits): return digits
-        case let .text(text): return Self.jsonString(text)
-        }
-    }
-
-    /// `text` as a JSON string, quoted and escaped.
-    public static func jsonString(_ text: String) -> String {
-        var out = "\""
-        for u in text.unicodeScalars {
-            switch u {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case _ where u.value < 0x20: out += String(format: "\\u%04x", u.value)
-            default: out.unicodeScalars.append(u)
-            }
-        }
-        return out + "\""
-    }
-}
-
 extension ShopUpdate {
     /// `s` and `b`: open the form (refused in a read-only environment and while a write is out).
     static func beginAction(_ action: Action, _ state: inout AppState) -> [Effect] {
@@ -171,10 +106,10 @@ extension ShopUpdate {
         guard case let .pending(kind, _) = state.write.action?.phase else { return [] }
         let backgrounded = !state.dialogShown
         defer { if backgrounded { state.write.action = nil } }  // put away: the notice carries the outcome
-        if case let .purchase(identifier, transactionID) = kind {
+        if let purchase = kind.purchase {
             // Settled (credited, or refused) unless the answer was lost again.
             let lost = (try? result.get()) == nil && result.failureCategory?.mayHaveBeenApplied == true
-            state.write.lostPurchase = lost ? LostPurchase(identifier: identifier, transactionID: transactionID) : nil
+            state.write.lostPurchase = lost ? purchase : nil
         }
         let before = state.write.before ?? Verification.Before()
         state.write.before = nil
@@ -182,7 +117,7 @@ extension ShopUpdate {
         case let .success(balance):
             noteOwnWrite(kind, &state)
             // The outcome's own words (`WriteRules`), until the reads after say more.
-            let text = WriteRules.of(kind).success(balance.balance) + " Checking…"
+            let text = WriteRules.of(kind, name: before.packName).success(balance.balance) + " Checking…"
             state.write.action = ActionState(phase: .succeeded(text))
             state.notice = Notice(.info, text)
             // Whatever the answer, what the write should have changed is read again and checked.
@@ -201,7 +136,7 @@ extension ShopUpdate {
 
     static func actionCancelled(_ state: inout AppState) {
         guard case let .pending(kind, _) = state.write.action?.phase else { return }
-        if case let .purchase(identifier, transactionID) = kind { state.write.lostPurchase = LostPurchase(identifier: identifier, transactionID: transactionID) }
+        if let purchase = kind.purchase { state.write.lostPurchase = purchase }
         let text = "The request was cancelled before an answer came; it may have been applied — refresh to check."
         if state.dialogShown {
             state.write.action = ActionState(phase: .failed(text, requestID: nil))
@@ -233,7 +168,7 @@ extension ShopUpdate {
         }
         switch action.phase {
         case let .editing(form, _):
-            let kind: ActionKind
+            let kind: ShopWrite
             var summary: String
             switch form {
             case let .spend(product, name, amountText, comment):
@@ -248,7 +183,7 @@ extension ShopUpdate {
                 let typedProduct = action.asTyped ? product.trimmingCharacters(in: .whitespaces) : product
                 let packName = action.asTyped ? state.packs.all.first { $0.identifier == typedProduct }?.name ?? typedProduct : name
                 let trimmed = comment.trimmingCharacters(in: .whitespacesAndNewlines)
-                kind = .spend(product: typedProduct, productName: packName, amount: amount, comment: trimmed.isEmpty ? nil : trimmed)
+                kind = .spend(product: typedProduct, amount: amount, comment: trimmed.isEmpty ? nil : trimmed)
                 summary = "Spend \(Wording.grouped(amount)) cheer on \(packName) \(where_)?"
             case let .purchase(identifier, transactionText):
                 let id = identifier.trimmingCharacters(in: .whitespaces)
@@ -289,11 +224,11 @@ extension ShopUpdate {
     }
 
     /// Sends the write, noting what its verification will compare against.
-    static func send(_ kind: ActionKind, summary: String, backgrounded: Bool = false, _ state: inout AppState) -> [Effect] {
+    static func send(_ kind: ShopWrite, summary: String, backgrounded: Bool = false, _ state: inout AppState) -> [Effect] {
         let token = state.ask(.write)
         // Sent as typed: the steps say so (the next write starts with the client's checks on again).
         let asTyped = state.write.action?.asTyped == true
-        state.steps.add(describe(kind) + (asTyped ? " — sent as typed (the client's input checks off)" : ""))
+        state.steps.add(describe(kind, name: state.packName(kind.spend?.product)) + (asTyped ? " — sent as typed (the client's input checks off)" : ""))
         state.write.action = ActionState(phase: .pending(kind, summary: summary))
         if backgrounded {
             if state.screen.focus == .dialog { state.screen.focus = .browse }
@@ -303,39 +238,34 @@ extension ShopUpdate {
         state.write.lastError = nil
         state.write.outcome = nil
         state.write.sentAfter = state.exchanges.map(\.id).max() ?? 0
-        var packCheer: Int?
-        if case let .spend(product, _, _, _) = kind { packCheer = state.packs.all.first { $0.identifier == product }?.cheerTotal }
-        var credit: Int?
-        if case let .purchase(identifier, _) = kind { credit = WriteExpectation.credit(identifier, bundles: state.context.bundles) }
+        let product = kind.spend?.product
+        let packCheer = product.flatMap { p in state.packs.all.first { $0.identifier == p }?.cheerTotal }
+        let credit = kind.purchase.flatMap { WriteExpectation.credit($0.identifier, bundles: state.context.bundles) }
         state.write.before = Verification.Before(balance: state.balance.value, historyTotal: state.history.totalCount, packCheer: packCheer,
-                                                refusals: expectedRefusals(kind, state), credit: credit)
-        switch kind {
-        case let .spend(product, _, amount, comment):
-            return [.request(token, .spend(amount: amount, product: product, comment: comment, user: state.context.user))]
-        case let .purchase(identifier, transactionID):
-            return [.request(token, .purchase(identifier: identifier, transactionID: transactionID, user: state.context.user))]
-        }
+                                                refusals: expectedRefusals(kind, state), packName: state.packName(product), credit: credit)
+        return [.request(token, .write(kind, user: state.context.user))]
     }
 
     /// A write a script asked for: refused in a read-only environment and while another is out.
-    static func writeNow(_ kind: ActionKind, _ state: inout AppState) -> [Effect] {
+    static func writeNow(_ kind: ShopWrite, _ state: inout AppState) -> [Effect] {
         guard refuseIfReadOnly(&state, what: "writing"), refuseIfBusy(&state) else { return [] }
         return send(kind, summary: "", backgrounded: true, &state)
     }
 
     /// 402 and 409 in plain words; a write without a whole answer says it may have been applied.
-    static func explain(_ error: ShopAPIError, kind: ActionKind) -> Notice {
+    static func explain(_ error: ShopAPIError, kind: ShopWrite) -> Notice {
         if error.category.mayHaveBeenApplied {
             return Notice(.error, "", failure: ErrorText.words(error), verdict: " — it may have been applied; reading the balance again to find out…")
         }
         switch (error.status, kind) {
-        case (402, let .spend(_, _, amount, _)):
+        case (402, let .spend(spend)):
+            let amount = spend.amount
             // Our words once, the server's quoted (whether anything was spent, the reads say next).
             let said = error.serverMessage.map { ": “\(Sanitizer.line($0))”" } ?? ""
             return Notice(.error, "\(error.endpoint ?? SpendCheer.endpoint.key): not enough cheer to spend \(Wording.grouped(amount)) — HTTP 402\(said).",
                           requestID: error.requestID)
-        case (409, let .purchase(_, transactionID)):
-            return Notice(.error, "Transaction \(transactionID) was already credited; nothing changed.", requestID: error.requestID)
+        case (409, let .purchase(purchase)):
+            return Notice(.error, "Transaction \(purchase.transactionID) was already credited; nothing changed.", requestID: error.requestID)
         default:
             return Notice(.error, "", failure: ErrorText.words(error))
         }

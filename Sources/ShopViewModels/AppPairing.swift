@@ -34,7 +34,7 @@ struct AppWriteBook: Equatable, Sendable {
     var span: [AppWrite] = []
     var recent: [AppWrite] = []
     /// Transaction ids the server answered 2xx for, oldest first, with the write.
-    var credited: [(transaction: String, write: AppWrite)] = []
+    var credited: [(transaction: TransactionID, write: AppWrite)] = []
     /// Purchases whose answer the app never got, waiting for what it does next.
     var lost: [LostAnswer] = []
 
@@ -100,7 +100,7 @@ extension ShopUpdate {
         if let p = write.purchase, write.applied {
             // The same transaction whether its id came as a number or as text ("42"): credited twice is the
             // server's fault however the app spelled it (the app's text is its own finding, on its request).
-            if let credited = book.credited.last(where: { AppWrite.sameTransaction($0.transaction, p.transactionID) && $0.write.id != write.id }) {
+            if let credited = book.credited.last(where: { $0.transaction.sameTransaction(as: p.transactionID) && $0.write.id != write.id }) {
                 finding(.replayCredited, "409 for transaction \(p.transactionID), credited already (\(credited.write.requestID ?? "no request id"))",
                         "\(write.status ?? 200), credited again (\(write.requestID ?? "no request id"))", [credited.write, write])
                 if write.answerChecks.contains(.creditedOnce) { events[events.count - 1].causedBy = .answer(.creditedOnce, requestID: write.requestID) }
@@ -120,7 +120,7 @@ extension ShopUpdate {
                                          requestIDs: ids([lost.write, write])))
             } else {
                 book.lost.remove(at: i)
-                finding(.retryNewTransaction, "a retry with the same transaction id \(lost.write.purchase?.transactionID ?? "") (the server answers 409 and credits nothing)",
+                finding(.retryNewTransaction, "a retry with the same transaction id \(lost.write.purchase.map { "\($0.transactionID)" } ?? "") (the server answers 409 and credits nothing)",
                         "a new purchase, transaction \(p.transactionID) (\(write.requestID ?? "no request id")), after the answer to \(lost.write.requestID ?? "no request id") was lost: retried blindly, the user is charged twice",
                         [lost.write, write])
             }

@@ -5,15 +5,10 @@ import ShopAPI
 /// One write the app sent through the proxy (a spend or a purchase), as the watch pairs it with what it
 /// reads: what it asked, what the server answered (and whether the app got that answer), and when.
 public struct AppWrite: Equatable, Sendable, Identifiable {
-    public enum Kind: Equatable, Sendable {
-        case spend(product: String, amount: Int, comment: String?)
-        /// `transactionID` as the app sent it (digits, or the JSON it was).
-        case purchase(identifier: String, transactionID: String)
-    }
-
     /// The proxy's number for the exchange (unique within a session).
     public var id: Int
-    public var kind: Kind
+    /// What it asked, read from its body (a transaction id as the app sent it: a number, or text).
+    public var kind: ShopWrite
     /// `user_id` from the query or the body; nil when the app named none (the token names the user).
     public var user: String?
     public var sentAt: Date
@@ -29,7 +24,7 @@ public struct AppWrite: Equatable, Sendable, Identifiable {
     /// The contract watchdog's findings on the exchange (a verdict of the same fault says so).
     public var answerChecks: [ContractCheck] = []
 
-    public init(id: Int, kind: Kind, user: String?, sentAt: Date, answeredAt: Date? = nil, status: Int? = nil, balance: Int? = nil,
+    public init(id: Int, kind: ShopWrite, user: String?, sentAt: Date, answeredAt: Date? = nil, status: Int? = nil, balance: Int? = nil,
                 requestID: String? = nil, fault: FaultNote? = nil) {
         self.id = id
         self.kind = kind
@@ -57,24 +52,8 @@ public struct AppWrite: Equatable, Sendable, Identifiable {
         // Only a write's body is read (every other POST of the app, a token refresh, is none of the watch's);
         // which operation it is was decided when the exchange was made.
         let operation = e.request.operation
-        guard e.source == .app, operation == .spendCheer || operation == .purchaseCheer,
-              let body = e.request.body, case let .object(json)? = JSONValue.parse(body) else { return nil }
-        let kind: Kind
-        if operation == .spendCheer {
-            guard case let .string(product)? = json["product"], case let .int(amount)? = json["amount"] else { return nil }
-            let comment: String? = if case let .string(c)? = json["comment"] { c } else { nil }
-            kind = .spend(product: product, amount: amount, comment: comment)
-        } else if operation == .purchaseCheer {
-            guard case let .string(identifier)? = json["identifier"], let transaction = json["transaction_id"] else { return nil }
-            let id: String = switch transaction {
-            case let .int(n): String(n)
-            case let .string(s): "\"" + s + "\""
-            default: transaction.describe
-            }
-            kind = .purchase(identifier: identifier, transactionID: id)
-        } else {
-            return nil
-        }
+        guard e.source == .app, let body = e.request.body, let kind = ShopWrite(operation: operation, body: body),
+              case let .object(json)? = JSONValue.parse(body) else { return nil }
         let bodyUser: String? = if case let .string(u)? = json["user_id"] { u } else { nil }
         var write = AppWrite(id: e.serial, kind: kind, user: e.request.key.value("user_id") ?? bodyUser, sentAt: e.startedAt,
                              requestID: e.requestID, fault: e.fault)
@@ -94,10 +73,10 @@ public struct AppWrite: Equatable, Sendable, Identifiable {
     /// `POST spend_cheer 7 on Rain “great pack”`, `POST purchase_cheer com.reiterate.cheer.200 tx 42`.
     public func request(names: [String: String] = [:]) -> String {
         switch kind {
-        case let .spend(product, amount, comment):
-            return "POST spend_cheer \(Wording.grouped(amount)) on \(names[product] ?? product)\(comment.map { " “\($0)”" } ?? "")"
-        case let .purchase(identifier, transaction):
-            return "POST purchase_cheer \(identifier) tx \(transaction)"
+        case let .spend(s):
+            return "POST spend_cheer \(Wording.grouped(s.amount)) on \(names[s.product] ?? s.product)\(s.comment.map { " “\($0)”" } ?? "")"
+        case let .purchase(p):
+            return "POST purchase_cheer \(p.identifier) tx \(p.transactionID)"
         }
     }
 
@@ -114,18 +93,5 @@ public struct AppWrite: Equatable, Sendable, Identifiable {
     /// Whether two writes ask the same thing (what a second tap of one button sends).
     func sameAsk(_ other: AppWrite) -> Bool { kind == other.kind && user == other.user }
 
-    /// Two transaction ids as the app sent them name one transaction: `42` and `"42"` do.
-    static func sameTransaction(_ a: String, _ b: String) -> Bool {
-        func digits(_ id: String) -> String {
-            guard id.count >= 2, id.first == "\"", id.last == "\"" else { return id }
-            let inner = id.dropFirst().dropLast()
-            return !inner.isEmpty && inner.allSatisfy({ $0.isASCII && $0.isNumber }) ? String(inner) : id
-        }
-        return digits(a) == digits(b)
-    }
-
-    var purchase: (identifier: String, transactionID: String)? {
-        if case let .purchase(identifier, transaction) = kind { return (identifier, transaction) }
-        return nil
-    }
+    var purchase: ShopWrite.Purchase? { kind.purchase }
 }

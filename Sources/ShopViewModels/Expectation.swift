@@ -53,15 +53,17 @@ public enum WriteExpectation {
     /// The refusals the shop owes this write (empty: it should be taken). `balance` is the live
     /// balance read before (nil: not known, no overspend is expected); `packs` the identifiers of the
     /// live pack list (nil: not read, or a pack in it could not be read — no pack is called unknown).
-    public static func refusals(_ kind: ActionKind, balance: Int?, packs: [String]?, bundles: [CheerBundle]) -> [ExpectedRefusal] {
+    public static func refusals(_ kind: ShopWrite, balance: Int?, packs: [String]?, bundles: [CheerBundle]) -> [ExpectedRefusal] {
         switch kind {
-        case let .spend(product, _, amount, _):
+        case let .spend(spend):
+            let (product, amount) = (spend.product, spend.amount)
             var out: [ExpectedRefusal] = []
             if amount < 1 { out.append(.notPositive(amount: amount)) }
             if let packs, !packs.contains(product) { out.append(.unknownPack(product: product)) }
             if let balance, amount >= 1, amount > balance { out.append(.overspend(amount: amount, balance: balance)) }
             return out
-        case let .purchase(identifier, transactionID):
+        case let .purchase(purchase):
+            let (identifier, transactionID) = (purchase.identifier, purchase.transactionID)
             var out: [ExpectedRefusal] = credit(identifier, bundles: bundles) == nil ? [.notABundle(identifier: identifier)] : []
             if case .number = transactionID {} else { out.append(.transactionNotWhole(transactionID)) }
             return out
@@ -77,13 +79,18 @@ public enum WriteExpectation {
 extension AppState {
     /// The refusals the shop owes `kind` by what this state holds live (what `spend`/`buy` check
     /// before sending, unless `--unchecked`).
-    public func expectedRefusals(_ kind: ActionKind) -> [ExpectedRefusal] { ShopUpdate.expectedRefusals(kind, self) }
+    public func expectedRefusals(_ kind: ShopWrite) -> [ExpectedRefusal] { ShopUpdate.expectedRefusals(kind, self) }
+
+    /// A pack's name as the shop lists it (nil: not listed, or no product).
+    public func packName(_ product: String?) -> String? {
+        product.flatMap { p in packs.all.first { $0.identifier == p }?.name }
+    }
 }
 
 extension ShopUpdate {
     /// The refusals the shop owes `kind`, from what the state holds live (a cached balance or pack
     /// list, or a pack list with unreadable packs, expects nothing: no finding is invented).
-    static func expectedRefusals(_ kind: ActionKind, _ state: AppState) -> [ExpectedRefusal] {
+    static func expectedRefusals(_ kind: ShopWrite, _ state: AppState) -> [ExpectedRefusal] {
         let balance = state.balance.source == .live ? state.balance.value : nil
         let packs = state.packs.source == .live && state.packs.unreadable.isEmpty ? state.packs.all.map(\.identifier) : nil
         return WriteExpectation.refusals(kind, balance: balance, packs: packs, bundles: state.context.bundles)

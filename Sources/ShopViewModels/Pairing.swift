@@ -82,10 +82,7 @@ struct SpanPairing {
         return (by, twice)
     }
 
-    static func isEntry(_ entry: CheerHistoryEntry, of write: AppWrite) -> Bool {
-        guard case let .spend(product, amount, comment) = write.kind else { return false }
-        return product == entry.product && amount == entry.amount && ((comment ?? "").isEmpty || (entry.comments ?? []).contains { $0.body == comment })
-    }
+    static func isEntry(_ entry: CheerHistoryEntry, of write: AppWrite) -> Bool { write.kind.spend?.explains(entry) == true }
 
     /// The balance the reads must show when the app's writes are all that changed it, one after another:
     /// what the last answered one said. Nil when that cannot be told.

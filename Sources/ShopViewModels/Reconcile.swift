@@ -16,7 +16,7 @@ public enum Reconciler {
     /// change is then paired with the writes that explain it (`WatchEvent.causes`), and the verdicts only
     /// that pairing gives are made. `catalog` is the environment's bundles by identifier (what an app
     /// purchase is owed).
-    public static func compare(_ before: Observation, _ after: Observation, bundles: [Int], own: [OwnWrite] = [],
+    public static func compare(_ before: Observation, _ after: Observation, bundles: [Int], own: [ShopWrite] = [],
                                names: [String: String] = [:], app: [AppWrite]? = nil, catalog: [CheerBundle] = []) -> [WatchEvent] {
         var events: [WatchEvent] = []
         let ids = before.requestIDs + after.requestIDs
@@ -95,20 +95,14 @@ public enum Reconciler {
         var ownLeft = own
         var ownFlags: [Bool] = []
         for entry in fresh {
-            let mine = ownLeft.firstIndex { write in
-                if case let .spend(product, amount, comment) = write {
-                    return product == entry.product && amount == entry.amount && ((comment ?? "").isEmpty || (entry.comments ?? []).contains { $0.body == comment })
-                }
-                return false
-            }
+            let mine = ownLeft.firstIndex { $0.spend?.explains(entry) == true }
             if let mine { ownLeft.remove(at: mine) }
             ownFlags.append(mine != nil)
         }
-        let ownCredit = own.reduce(0) { sum, write in
-            if case let .purchase(amount?) = write { return sum.plusSaturating(amount) }
-            return sum
-        }
-        let ownUnknownPurchase = own.contains { if case .purchase(nil) = $0 { return true } else { return false } }
+        // The credit the environment's bundle of each id gives (never read from the identifier typed).
+        let ownCredits = own.compactMap(\.purchase).map { WriteExpectation.credit($0.identifier, bundles: catalog) }
+        let ownCredit = ownCredits.compactMap { $0 }.reduce(0) { $0.plusSaturating($1) }
+        let ownUnknownPurchase = ownCredits.contains(nil)
         // The app's writes: which new entries are its spends, and what its purchases are owed.
         let span = SpanPairing(writes: app ?? [], bundles: catalog)
         let (appBy, twice) = span.match(fresh, taken: ownFlags)

@@ -7,9 +7,8 @@ public enum ShopRequest: Hashable, Sendable {
     case balance(user: String)
     case packs
     case history(user: String, page: Int, perPage: Int)
-    case spend(amount: Int, product: String, comment: String?, user: String)
-    /// A transaction id that is not a whole number (sent as typed) goes as it was typed (`RawJSONWrite`).
-    case purchase(identifier: String, transactionID: TransactionID, user: String)
+    /// A spend or a purchase, for `user` (a transaction id sent as typed goes as it was typed).
+    case write(ShopWrite, user: String)
 }
 
 extension ShopRequest {
@@ -107,17 +106,11 @@ public struct LiveShopService: ShopService {
             var (value, id) = try await client.sendAnswered(CheerHistory(user: user, page: page, perPage: perPage))
             value.requestID = id
             return (.history(value), id)
-        case let .spend(amount, product, comment, user):
-            let (value, id) = try await client.sendAnswered(SpendCheer(amount: amount, product: product, comment: comment, user: user))
+        case let .write(.spend(spend), user):
+            let (value, id) = try await client.sendAnswered(SpendCheer(spend, user: user))
             return (.balance(value), id)
-        case let .purchase(identifier, .number(transactionID), user):
-            let (value, id) = try await client.sendAnswered(PurchaseCheer(identifier: identifier, transactionID: transactionID, user: user))
-            return (.balance(value), id)
-        case let .purchase(identifier, transactionID, user):
-            // Sent as typed: a transaction id the typed endpoint cannot carry (text, a negative number),
-            // as typed, through the same client (logged and checked like any other write).
-            let body = #"{"identifier":\#(TransactionID.jsonString(identifier)),"transaction_id":\#(transactionID.json)}"#
-            let (value, id) = try await client.sendAnswered(RawJSONWrite<PurchaseCheer>(json: body, user: user))
+        case let .write(.purchase(purchase), user):
+            let (value, id) = try await client.sendAnswered(PurchaseCheer(purchase, user: user))
             return (.balance(value), id)
         }
     }

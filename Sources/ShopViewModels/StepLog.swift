@@ -55,13 +55,14 @@ extension ShopUpdate {
         state.lastError = notice
     }
 
-    static func describe(_ kind: ActionKind) -> String {
+    /// `name`: the pack's name as the shop lists it (a spend's), else its identifier is said.
+    static func describe(_ kind: ShopWrite, name: String?) -> String {
         switch kind {
-        case let .spend(_, name, amount, comment):
-            let with = comment.map { " with the comment “\(Sanitizer.line($0))”" } ?? " with no comment"
-            return "spent \(Wording.grouped(amount)) cheer on “\(Sanitizer.line(name))”\(with)"
-        case let .purchase(identifier, transactionID):
-            return "bought \(Sanitizer.line(identifier)) with transaction id \(transactionID)"
+        case let .spend(s):
+            let with = s.comment.map { " with the comment “\(Sanitizer.line($0))”" } ?? " with no comment"
+            return "spent \(Wording.grouped(s.amount)) cheer on “\(Sanitizer.line(name ?? s.product))”\(with)"
+        case let .purchase(p):
+            return "bought \(Sanitizer.line(p.identifier)) with transaction id \(p.transactionID)"
         }
     }
 }

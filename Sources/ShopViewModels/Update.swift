@@ -18,7 +18,7 @@ public enum Message: Sendable {
     // The front end
     case action(Action)
     /// A spend or purchase with no dialog (`reiterate-shop spend … --yes`): sent at once, then verified.
-    case write(ActionKind)
+    case write(ShopWrite)
     /// A row of the current tab's list picked by a front end (a mouse click).
     case select(Int)
     /// A character typed into the focused text field (the filter or a dialog field).

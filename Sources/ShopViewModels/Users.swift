@@ -8,7 +8,7 @@ public struct UserPlace: Equatable, Sendable {
     public var expanded: Set<EntryKey>
     public var totalCount: Int?
     public var totalPages: Int?
-    var lostPurchase: LostPurchase?
+    var lostPurchase: ShopWrite.Purchase?
 }
 
 extension ShopUpdate {

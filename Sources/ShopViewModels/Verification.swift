@@ -9,7 +9,7 @@ import ShopAPI
 /// with what the write implies (`ReadSeries`: at most three reads over at most two seconds), and the
 /// judging reads what the reads settled on (`Settlement`), never a single read.
 public struct Verification: Equatable, Sendable {
-    var kind: ActionKind
+    var kind: ShopWrite
     var at: Date
     /// What was known before the write was sent.
     var before: Before
@@ -37,6 +37,8 @@ public struct Verification: Equatable, Sendable {
         var packCheer: Int?
         /// The refusals the shop owes this write (`WriteExpectation`); empty: it should be taken.
         var refusals: [ExpectedRefusal] = []
+        /// A spend's pack as the shop listed it when the write was sent (nil: not listed, or a purchase).
+        var packName: String?
         /// A purchase's credit, from the environment's bundles (nil: not a bundle).
         var credit: Int?
     }
@@ -101,10 +103,8 @@ public struct Verification: Equatable, Sendable {
 
     func historyIsTarget(_ facts: HistoryFacts) -> Bool {
         guard let total = before.historyTotal else { return true }
-        guard mayHaveApplied, before.refusals.isEmpty, case let .spend(product, _, amount, comment) = kind else { return facts.total == total }
-        let entry = facts.newest
-        let sameComment = (comment ?? "").isEmpty || (entry?.comments ?? []).contains { $0.body == comment }
-        return facts.total == total.plusSaturating(1) && entry?.product == product && entry?.amount == amount && sameComment
+        guard mayHaveApplied, before.refusals.isEmpty, let spend = kind.spend else { return facts.total == total }
+        return facts.total == total.plusSaturating(1) && facts.newest.map(spend.explains) == true
     }
 
     func historyIsOlder(_ facts: HistoryFacts) -> Bool {
@@ -114,7 +114,7 @@ public struct Verification: Equatable, Sendable {
 
     func packsIsTarget(_ cheer: Int?) -> Bool {
         guard let cheer0 = before.packCheer else { return true }
-        guard mayHaveApplied, before.refusals.isEmpty, case let .spend(_, _, amount, _) = kind else { return cheer == cheer0 }
+        guard mayHaveApplied, before.refusals.isEmpty, let amount = kind.spend?.amount else { return cheer == cheer0 }
         return cheer == cheer0.plusSaturating(amount)
     }
 
@@ -156,7 +156,7 @@ public struct Verification: Equatable, Sendable {
 
 extension ShopUpdate {
     /// After a write's answer (or its loss): read again what it should have changed.
-    static func beginVerification(_ kind: ActionKind, answer: Result<Int, ShopAPIError>, before: Verification.Before, at: Date,
+    static func beginVerification(_ kind: ShopWrite, answer: Result<Int, ShopAPIError>, before: Verification.Before, at: Date,
                                   requestID: String? = nil, _ state: inout AppState) -> [Effect] {
         // A verification still out (the write before) cannot finish now: its reads are replaced.
         state.write.verification = nil
@@ -220,7 +220,7 @@ extension ShopUpdate {
     }
 
     static func verificationPacks(_ token: Token, _ result: Result<AudioPackList, ShopAPIError>, requestID: String?, _ state: inout AppState) -> [Effect] {
-        guard var v = state.write.verification, v.packsRead == token, v.packsReads.out, case let .spend(product, _, _, _) = v.kind else { return [] }
+        guard var v = state.write.verification, v.packsRead == token, v.packsReads.out, let product = v.kind.spend?.product else { return [] }
         v.packsRead = nil
         v.packsReads.answered(result.map { list in Sighting(list.packs.first { $0.identifier == product }?.cheerTotal, requestID: requestID) }
             .mapError(ReadFailure.init))

@@ -69,7 +69,7 @@ public struct WatchState: Equatable, Sendable {
     var packsBeforeLastRequestID: String?
     var cheeredSinceBeforeLast: [String: Int] = [:]
     /// Writes this tool made since the last round.
-    var own: [OwnWrite] = []
+    var own: [ShopWrite] = []
     /// Rounds held back unjudged: compared with the last reads they made a finding, so the round is read
     /// again (at most twice more, over about 1.5 s) before anything is judged (settled reads).
     var suspects: [Observation] = []

@@ -151,12 +151,6 @@ public enum WatchCause: Equatable, Sendable {
     }
 }
 
-/// A write this tool made since the last read (the watch does not count it as the phone's).
-public enum OwnWrite: Equatable, Sendable {
-    case spend(product: String, amount: Int, comment: String?)
-    case purchase(amount: Int?)
-}
-
 extension WatchEvent {
     /// The event in one line, as the Live tab and `watch` print it (server text not yet made safe:
     /// each front end sanitizes). `names` are the packs' names by identifier.

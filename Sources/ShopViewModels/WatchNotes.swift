@@ -42,14 +42,10 @@ extension ShopUpdate {
     }
 
     /// A write of this tool: the watch does not count it as the phone's.
-    static func noteOwnWrite(_ kind: ActionKind, _ state: inout AppState) {
+    static func noteOwnWrite(_ kind: ShopWrite, _ state: inout AppState) {
         // Paused too: the first round after resuming compares across it.
         guard state.watch.phase != .off else { return }
         state.watch.round.ownWriteCrossed = true
-        switch kind {
-        case let .spend(product, _, amount, comment): state.watch.own.append(.spend(product: product, amount: amount, comment: comment))
-        // The credit the environment's bundle of that id gives (never read from the identifier typed).
-        case let .purchase(identifier, _): state.watch.own.append(.purchase(amount: WriteExpectation.credit(identifier, bundles: state.context.bundles)))
-        }
+        state.watch.own.append(kind)
     }
 }

@@ -22,16 +22,9 @@ public struct WriteFlow: Equatable, Sendable {
     /// status from it).
     public internal(set) var outcome: WriteOutcome?
     /// A purchase whose answer was lost (its transaction id is offered again).
-    public internal(set) var lostPurchase: LostPurchase?
+    public internal(set) var lostPurchase: ShopWrite.Purchase?
 
     public init() {}
-}
-
-/// A purchase whose answer was lost: the next buy form offers its transaction id again, so that if
-/// the first one was credited the server refuses the second (409) instead of crediting twice.
-public struct LostPurchase: Equatable, Sendable {
-    public var identifier: String
-    public var transactionID: TransactionID
 }
 
 /// A spend or purchase's dialog, from its form through confirmation to its outcome.
@@ -50,9 +43,9 @@ public struct ActionState: Equatable, Sendable {
     public enum Phase: Equatable, Sendable {
         case editing(Form, note: FormNote?)
         /// "Spend 50 cheer on Rain on a Tin Roof as qa-alice on STAGING?"
-        case confirming(ActionKind, summary: String)
+        case confirming(ShopWrite, summary: String)
         /// Sent (its request is the table's `.write`).
-        case pending(ActionKind, summary: String)
+        case pending(ShopWrite, summary: String)
         case succeeded(String)
         case failed(String, requestID: String?)
 

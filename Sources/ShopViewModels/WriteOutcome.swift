@@ -103,11 +103,13 @@ struct WriteRules {
     /// Said after a refusal when the balance read again is unchanged (nil: nothing to add).
     var refusedUnchanged: ((_ fresh: Int) -> String)?
 
-    /// `credit`: a purchase's cheer, from the environment's bundles (nil: not a bundle).
-    static func of(_ kind: ActionKind, credit: Int? = nil) -> WriteRules {
+    /// `name`: a spend's pack as the shop lists it (else its identifier); `credit`: a purchase's cheer,
+    /// from the environment's bundles (nil: not a bundle).
+    static func of(_ kind: ShopWrite, name: String? = nil, credit: Int? = nil) -> WriteRules {
         let g = Wording.grouped
         switch kind {
-        case let .spend(_, name, amount, _):
+        case let .spend(spend):
+            let amount = spend.amount, name = name ?? spend.product
             return WriteRules(
                 delta: -amount, deltaText: "− \(g(amount))", balanceCheck: .spendBalance, replay: nil, checksEitherOutcome: true,
                 success: { "Spent \(g(amount)) cheer on \(name). Balance \(g($0)) cheer." },
@@ -118,8 +120,8 @@ struct WriteRules {
                 },
                 unknown: "whether the spend was applied is not known: the balance could not be read again.",
                 refusedUnchanged: { " Nothing was spent (balance \(g($0)), unchanged)." })
-        case let .purchase(identifier, transactionID):
-            let bundle = credit
+        case let .purchase(purchase):
+            let (identifier, transactionID, bundle) = (purchase.identifier, purchase.transactionID, credit)
             return WriteRules(
                 delta: bundle, deltaText: "+ \(bundle.map(g) ?? "?")", balanceCheck: .purchaseBalance, replay: (409, .replayUnchanged),
                 checksEitherOutcome: false,
@@ -138,7 +140,7 @@ struct WriteRules {
 extension WriteOutcome {
     /// The outcome of the write `v` verified; `requestID` names the request its checks are about.
     static func judge(_ v: Verification, requestID: String?) -> WriteOutcome {
-        let rules = WriteRules.of(v.kind, credit: v.before.credit)
+        let rules = WriteRules.of(v.kind, name: v.before.packName, credit: v.before.credit)
         let g = Wording.grouped
         var checks: [CheckRecord] = []
         func check(_ name: WriteCheck, _ passed: Bool, expected: String, actual: String) {
@@ -239,12 +241,12 @@ extension WriteOutcome {
                 }
             }
         }
-        if outcome.applied == .yes, case let .spend(product, _, amount, comment) = v.kind {
+        if outcome.applied == .yes, case let .spend(spend) = v.kind {
+            let (product, amount, comment) = (spend.product, spend.amount, spend.comment)
             // What a spend changes besides the balance: the history's newest entry and the pack's total.
             if let facts = v.history.value {
                 let entry = facts.newest
-                let sameComment = (comment ?? "").isEmpty || (entry?.comments ?? []).contains { $0.body == comment }
-                let isThis = entry.map { $0.product == product && $0.amount == amount } == true && sameComment
+                let isThis = entry.map(spend.explains) == true
                 let describe = entry.map { "\(g($0.amount)) on \($0.product)\(($0.comments ?? []).last?.body.map { " “\($0)”" } ?? "")" } ?? "no entry"
                 let wanted = "\(g(amount)) on \(product)\(comment.map { " “\($0)”" } ?? "")"
                 if mustRefuse {

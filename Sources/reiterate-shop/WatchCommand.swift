@@ -238,8 +238,8 @@ struct WatchLine: Encodable {
 
         init(_ w: AppWrite) {
             switch w.kind {
-            case let .spend(product, amount, comment): (op, self.product, self.amount, self.comment) = ("spend", product, amount, comment)
-            case let .purchase(identifier, transaction): (op, self.identifier, transactionId) = ("purchase", identifier, transaction)
+            case let .spend(s): (op, product, amount, comment) = ("spend", s.product, s.amount, s.comment)
+            case let .purchase(p): (op, identifier, transactionId) = ("purchase", p.identifier, p.transactionID.description)
             }
             (user, status, balance, requestId, fault) = (w.user, w.status, w.balance, w.requestID, w.fault?.name)
             (reachedServer, delivered) = (w.reachedServer, w.delivered)

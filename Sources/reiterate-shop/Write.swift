@@ -38,10 +38,9 @@ struct Spend: AsyncParsableCommand {
     }
 
     func run() async throws {
-        try await WriteRun(connection: connection, yes: yes, strict: .of(strict, all: strictAll), unchecked: unchecked, verb: "spend") { state in
-            let name = state.packs.all.first { $0.identifier == product }?.name ?? product
+        try await WriteRun(connection: connection, yes: yes, strict: .of(strict, all: strictAll), unchecked: unchecked, verb: "spend") { _ in
             let trimmed = comment?.trimmingCharacters(in: .whitespacesAndNewlines)
-            return .spend(product: product, productName: name, amount: amount, comment: trimmed?.isEmpty == false ? trimmed : nil)
+            return .spend(product: product, amount: amount, comment: trimmed?.isEmpty == false ? trimmed : nil)
         }.run()
     }
 }
@@ -83,7 +82,7 @@ struct Buy: AsyncParsableCommand {
         // The id it made, after the verdict (which is stdout's first line).
         let footer = transactionID == nil ? "transaction id \(made) (replay it with --transaction-id \(made))" : nil
         try await WriteRun(connection: connection, yes: yes, strict: .of(strict, all: strictAll), unchecked: unchecked, verb: "buy", footer: footer) { _ in
-            .purchase(identifier: bundle, transactionID: transaction)
+            ShopWrite.purchase(identifier: bundle, transactionID: transaction)
         }.run()
     }
 }
@@ -99,7 +98,7 @@ struct WriteRun {
     let verb: String
     /// A line after the verdict and its checks (`buy`: the transaction id it made).
     var footer: String? = nil
-    let kind: @Sendable (AppState) -> ActionKind
+    let kind: @Sendable (AppState) -> ShopWrite
 
     func run() async throws {
         let (settings, logger) = try connection.settingsAndLogger()
@@ -263,7 +262,7 @@ enum StrictScope: Equatable {
 /// entry for the pack spent on (and the list as a whole). The rest (another entry of the page, another
 /// pack; for a purchase the packs and the history) are about other reads.
 struct WriteScope {
-    let kind: ActionKind
+    let kind: ShopWrite
     /// The pack list as read (to find the pack's position among the packs sent).
     let packs: AudioPackList?
 
@@ -286,7 +285,7 @@ struct WriteScope {
         case (.spendCheer, _), (.purchaseCheer, _), (.getBalance, _), (.refreshToken, _): return true
         case (.listAudioPacks, .purchase), (.getCheerHistory, .purchase): return false
         case (.getCheerHistory, .spend): return Self.item(of: finding, in: "history").map { $0 == 0 } ?? true
-        case let (.listAudioPacks, .spend(product, _, _, _)): return Self.item(of: finding, in: "packs").map { $0 == position(of: product) } ?? true
+        case let (.listAudioPacks, .spend(spend)): return Self.item(of: finding, in: "packs").map { $0 == position(of: spend.product) } ?? true
         }
     }
 

@@ -163,9 +163,9 @@ struct Loop {
         guard case .confirming = l.app.write.action?.phase else { Issue.record("not confirming"); return }
         l.press(.enter)
         guard case .pending? = l.app.write.action?.phase, let token = l.app.token(for: .write) else { Issue.record("not sent"); return }
-        #expect(l.effects.last == .request(token, .spend(amount: 50, product: "com.reiterate.pack.rain", comment: "great q", user: "qa-alice")))
+        #expect(l.effects.last == .request(token, .write(.spend(product: "com.reiterate.pack.rain", amount: 50, comment: "great q"), user: "qa-alice")))
         l.press(.enter, .char("y"))
-        #expect(l.effects.filter { if case .request(_, .spend) = $0 { return true } else { return false } }.count == 1)
+        #expect(l.effects.filter { if case .request(_, .write(.spend, _)) = $0 { return true } else { return false } }.count == 1)
         #expect(l.commands.isEmpty)
     }
 

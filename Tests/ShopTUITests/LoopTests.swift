@@ -16,8 +16,8 @@ actor FixtureShop: ShopService {
             var p = historyFixture()
             p.page = page
             return (.history(p), nil)
-        case let .spend(amount, _, _, _): return (.balance(CheerBalance(balance: 1250 - amount)), nil)
-        case .purchase: return (.balance(CheerBalance(balance: 1450)), nil)
+        case let .write(.spend(spend), _): return (.balance(CheerBalance(balance: 1250 - spend.amount)), nil)
+        case .write(.purchase, _): return (.balance(CheerBalance(balance: 1450)), nil)
         }
     }
     func exchangeUpdates() async -> AsyncStream<Exchange> { AsyncStream { $0.finish() } }

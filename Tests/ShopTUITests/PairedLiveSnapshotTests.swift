@@ -34,7 +34,7 @@ struct PairedShop {
     }
 
     /// An app write (request id `rq-a<id>`), told as sent and, unless `finish` is false, as finished.
-    mutating func app(_ id: Int, _ kind: AppWrite.Kind, sent: Double, answered: Double, status: Int = 200, balance said: Int?,
+    mutating func app(_ id: Int, _ kind: ShopWrite, sent: Double, answered: Double, status: Int = 200, balance said: Int?,
                       fault: FaultNote? = nil, finish: Bool = true) -> AppWrite {
         let write = AppWrite(id: id, kind: kind, user: "qa-alice", sentAt: Self.at(sent), answeredAt: Self.at(answered), status: status,
                              balance: said, requestID: "rq-a\(id)", fault: fault)
@@ -97,8 +97,8 @@ struct PairedShop {
         s.next(at: 4)
         // A purchase whose answer the proxy lost, retried with the same transaction id: 409, credited once.
         s.balance += 200
-        _ = s.app(2, .purchase(identifier: "com.reiterate.cheer.200", transactionID: "42"), sent: 5, answered: 5.2, balance: 1_438, fault: .loseAnswer)
-        _ = s.app(3, .purchase(identifier: "com.reiterate.cheer.200", transactionID: "42"), sent: 6, answered: 6.2, status: 409, balance: nil)
+        _ = s.app(2, .purchase(identifier: "com.reiterate.cheer.200", transactionID: 42), sent: 5, answered: 5.2, balance: 1_438, fault: .loseAnswer)
+        _ = s.app(3, .purchase(identifier: "com.reiterate.cheer.200", transactionID: 42), sent: 6, answered: 6.2, status: 409, balance: nil)
         s.next(at: 8)
         // A double tap: the second sent before the first's answer (the app's fault).
         s.record(3, on: tokyo, comment: "again", at: 9, id: "h4")
@@ -109,7 +109,7 @@ struct PairedShop {
         s.next(at: 11)
         // A purchase of 100 credited 200 (the server's fault).
         s.balance += 200
-        _ = s.app(6, .purchase(identifier: "com.reiterate.cheer.100", transactionID: "43"), sent: 12, answered: 12.2, balance: 1_632)
+        _ = s.app(6, .purchase(identifier: "com.reiterate.cheer.100", transactionID: 43), sent: 12, answered: 12.2, balance: 1_632)
         s.next(at: 14)
         s.loop.press(.char("5"))
         return s

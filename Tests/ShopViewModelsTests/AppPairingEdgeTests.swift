@@ -29,9 +29,9 @@ extension PairingWalk {
     /// The app signed in as someone else: its purchase never shows in qa-alice's reads. No finding, and the status once.
     @Test func anUnnamedPurchaseTheReadsDoNotShowIsHeldBackAndToldOnce() {
         var w = PairingWalk()
-        _ = w.app(appPurchase(1, bundle: 200, transaction: "42", user: nil, sent: Self.at(1), balance: 207))
+        _ = w.app(appPurchase(1, bundle: 200, transaction: 42, user: nil, sent: Self.at(1), balance: 207))
         #expect(T.texts(w.round(at: Self.at(2))) == [Self.unconfirmed("qa-alice")])
-        _ = w.app(appPurchase(2, bundle: 100, transaction: "43", user: nil, sent: Self.at(3), balance: 307))
+        _ = w.app(appPurchase(2, bundle: 100, transaction: 43, user: nil, sent: Self.at(3), balance: 307))
         #expect(w.round(at: Self.at(4)).isEmpty)
         #expect(w.findings.isEmpty && !w.d.state.watch.app.userConfirmed && w.d.state.watch.app.span.isEmpty)
         #expect(w.statuses.filter { $0 == Self.unconfirmed("qa-alice") }.count == 1)
@@ -42,7 +42,7 @@ extension PairingWalk {
     @Test func anUnnamedPurchaseTheReadsContradictIsMadeElsewhere() {
         var w = PairingWalk()
         w.balance += 400
-        _ = w.app(appPurchase(1, bundle: 200, transaction: "42", user: nil, sent: Self.at(1), balance: 1_650))
+        _ = w.app(appPurchase(1, bundle: 200, transaction: 42, user: nil, sent: Self.at(1), balance: 1_650))
         let round = w.round(at: Self.at(2))
         #expect(T.texts(round) == ["balance 1,250 → 1,650 (+400) (made elsewhere)", "a purchase of 400 cheer (2 × bundle 200) (made elsewhere)",
                                    Self.unconfirmed("qa-alice")])
@@ -56,7 +56,7 @@ extension PairingWalk {
         _ = w.app(appSpend(1, 7, user: nil, sent: Self.at(1), balance: 1_243))
         #expect(T.texts(w.round(at: Self.at(2))) == ["balance 1,250 → 1,243 (−7) (app, rq-a1)", "new entry: 7 cheer on Rain on a Tin Roof (app, rq-a1)"])
         #expect(w.d.state.watch.app.userConfirmed && w.findings.isEmpty)
-        _ = w.app(appPurchase(2, bundle: 100, transaction: "43", user: nil, sent: Self.at(3), balance: 1_343))  // +0 in the reads
+        _ = w.app(appPurchase(2, bundle: 100, transaction: 43, user: nil, sent: Self.at(3), balance: 1_343))  // +0 in the reads
         let round = w.round(at: Self.at(4))
         #expect(T.finding(round, .notCredited)?.requestIDs == ["rq-a2", "rq-b2", "rq-h2", "rq-b3", "rq-h3"])
         #expect(w.findings == [.notCredited] && !w.statuses.contains(Self.unconfirmed("qa-alice")))
@@ -72,7 +72,7 @@ extension PairingWalk {
         _ = w.d.run([.action(.switchUser)] + "qa-bob".map { .text($0) } + [.action(.runPrompt)])
         #expect(!w.d.state.watch.app.userConfirmed && !w.d.state.watch.app.unconfirmedTold && w.statuses.last == "now watching qa-bob")
         _ = w.answerReads(at: Self.at(3))
-        _ = w.app(appPurchase(2, bundle: 100, transaction: "43", user: nil, sent: Self.at(4), balance: 1_343))
+        _ = w.app(appPurchase(2, bundle: 100, transaction: 43, user: nil, sent: Self.at(4), balance: 1_343))
         #expect(T.texts(w.round(at: Self.at(5))) == [Self.unconfirmed("qa-bob")])
         #expect(w.findings.isEmpty)
     }
@@ -100,15 +100,15 @@ extension PairingWalk {
     @Test func aSameTransactionRetryAnswered409IsNoDoubleSubmission() {
         var w = PairingWalk()
         w.balance += 200
-        _ = w.app(appPurchase(1, bundle: 200, transaction: "42", sent: Self.at(1), answered: Self.at(1.2), balance: 1_450))
-        let retried = w.app(appPurchase(2, bundle: 200, transaction: "42", sent: Self.at(1.5), answered: Self.at(1.6), status: 409))
+        _ = w.app(appPurchase(1, bundle: 200, transaction: 42, sent: Self.at(1), answered: Self.at(1.2), balance: 1_450))
+        let retried = w.app(appPurchase(2, bundle: 200, transaction: 42, sent: Self.at(1.5), answered: Self.at(1.6), status: 409))
         #expect(retried.count == 1 && w.findings.isEmpty)
         _ = w.round(at: Self.at(3))
         #expect(w.findings.isEmpty && w.d.state.watch.findingCount == 0)
         // The same purchase answered 200 within the second is one.
         var twice = PairingWalk()
-        _ = twice.app(appPurchase(1, bundle: 200, transaction: "42", sent: Self.at(1), answered: Self.at(1.2), balance: 1_450))
-        _ = twice.app(appPurchase(2, bundle: 200, transaction: "42", sent: Self.at(1.5), answered: Self.at(1.6), balance: 1_450))
+        _ = twice.app(appPurchase(1, bundle: 200, transaction: 42, sent: Self.at(1), answered: Self.at(1.2), balance: 1_450))
+        _ = twice.app(appPurchase(2, bundle: 200, transaction: 42, sent: Self.at(1.5), answered: Self.at(1.6), balance: 1_450))
         #expect(twice.findings.first == .doubleSubmission)
     }
 
@@ -123,9 +123,9 @@ extension PairingWalk {
         w.d.apply(.write(.purchase(identifier: "com.reiterate.cheer.300", transactionID: 7)))
         w.balance += 300
         w.d.apply(.actionFinished(w.d.actionToken, .success(CheerBalance(balance: 1_550)), at: Self.at(1)))
-        #expect(w.d.state.watch.own == [.purchase(amount: nil)])
+        #expect(w.d.state.watch.own == [.purchase(identifier: "com.reiterate.cheer.300", transactionID: 7)])
         w.balance += 200
-        _ = w.app(appPurchase(1, bundle: 200, transaction: "42", sent: Self.at(2), balance: 1_750))
+        _ = w.app(appPurchase(1, bundle: 200, transaction: 42, sent: Self.at(2), balance: 1_750))
         w.d.apply(.action(.watch))
         let round = w.answerReads(at: Self.at(4))
         #expect(T.texts(round) == ["balance 1,250 → 1,750 (+500) (app, rq-a1; this tool)"])
@@ -137,7 +137,7 @@ extension PairingWalk {
     /// A write out when `w` is pressed crosses the first reads: they are not kept, and no backstop is needed.
     @Test func aWriteOutWhenTheWatchStartsCrossesTheFirstReads() {
         var w = PairingWalk(watchOff: ())
-        let buy = appPurchase(1, bundle: 200, transaction: "42", sent: t0, answered: Self.at(0.3), balance: 1_450)
+        let buy = appPurchase(1, bundle: 200, transaction: 42, sent: t0, answered: Self.at(0.3), balance: 1_450)
         w.sending(buy)
         #expect(w.d.state.watch.app.out.count == 1)
         w.d.apply(.action(.watch))
@@ -169,7 +169,7 @@ extension PairingWalk {
         var w = PairingWalk()
         w.balance += 200
         #expect(T.texts(w.round(at: Self.at(2))) == ["balance 1,250 → 1,450 (+200) (made elsewhere)", "a purchase of 200 cheer (bundle 200) (made elsewhere)"])
-        let told = w.finished(appPurchase(1, bundle: 200, transaction: "42", sent: Self.at(1.5), answered: Self.at(2.5), balance: 1_450))
+        let told = w.finished(appPurchase(1, bundle: 200, transaction: 42, sent: Self.at(1.5), answered: Self.at(2.5), balance: 1_450))
         #expect(T.texts(told).last == "an app write went out unseen by the watch: compared afresh from the next reads")
         #expect(w.d.state.watch.last == nil && w.d.state.watch.app.span.isEmpty)
         _ = w.round(at: Self.at(4))

@@ -124,7 +124,7 @@ struct PairingWalk {
         var w = PairingWalk()
         w.recordSpend(5, at: Self.at(1), id: "phone")
         #expect(Self.texts(w.round(at: Self.at(2))) == ["balance 1,250 → 1,245 (−5) (made elsewhere)", "new entry: 5 cheer on Rain on a Tin Roof (made elsewhere)"])
-        w.d.apply(.write(.spend(product: rainPack, productName: "Rain on a Tin Roof", amount: 7, comment: "mine")))
+        w.d.apply(.write(.spend(product: rainPack, amount: 7, comment: "mine")))
         w.d.apply(.actionFinished(w.d.actionToken, .success(CheerBalance(balance: 1_238)), at: Self.at(3)))
         w.recordSpend(7, comment: "mine", at: Self.at(3), id: "tool")
         let round = w.round(at: Self.at(4))
@@ -148,10 +148,10 @@ struct PairingWalk {
     @Test func purchasesCreditedWronglyAndAnswersContradictedAreTheServers() {
         var w = PairingWalk()
         w.balance += 400  // bundle 200 credited +400
-        _ = w.app(appPurchase(1, bundle: 200, transaction: "42", sent: Self.at(1), balance: 1_450))
+        _ = w.app(appPurchase(1, bundle: 200, transaction: 42, sent: Self.at(1), balance: 1_450))
         let mismatch = w.round(at: Self.at(2))
         #expect(Self.finding(mismatch, .creditMismatch)?.text() == "[credit-mismatch] expected +200 for the app's purchase of com.reiterate.cheer.200 (rq-a1), got +400 credited")
-        _ = w.app(appPurchase(2, bundle: 100, transaction: "43", sent: Self.at(3), balance: 1_750))  // +0
+        _ = w.app(appPurchase(2, bundle: 100, transaction: 43, sent: Self.at(3), balance: 1_750))  // +0
         let none = w.round(at: Self.at(4))
         #expect(Self.finding(none, .notCredited)?.requestIDs == ["rq-a2", "rq-b2", "rq-h2", "rq-b3", "rq-h3"])
         w.recordSpend(7, at: Self.at(5), id: "n1")
@@ -167,18 +167,19 @@ struct PairingWalk {
     @Test func aTransactionCreditedAgainUnderItsIdAsTextIsTheServers() {
         var w = PairingWalk()
         w.balance += 400
-        _ = w.app(appPurchase(1, bundle: 200, transaction: "42", sent: Self.at(1), balance: 1_450))
-        let told = w.app(appPurchase(2, bundle: 200, transaction: "\"42\"", sent: Self.at(4), balance: 1_650))
+        _ = w.app(appPurchase(1, bundle: 200, transaction: 42, sent: Self.at(1), balance: 1_450))
+        let told = w.app(appPurchase(2, bundle: 200, transaction: .text("42"), sent: Self.at(4), balance: 1_650))
         #expect(w.findings == [.replayCredited] && w.findings.allSatisfy { $0.blame == .server })
         #expect(Self.texts(told).last?.hasPrefix("[replay-credited] expected 409 for transaction \"42\", credited already (rq-a1)") == true)
-        #expect(AppWrite.sameTransaction("42", "\"42\"") && !AppWrite.sameTransaction("42", "\"042\"") && !AppWrite.sameTransaction("\"x\"", "x"))
+        #expect(TransactionID(42).sameTransaction(as: .text("42")) && !TransactionID(42).sameTransaction(as: .text("042"))
+                && !TransactionID.text("x").sameTransaction(as: .outOfRange("x")))
     }
 
     @Test func aReplayedTransactionCreditedAgainIsTheServers() {
         var w = PairingWalk()
         w.balance += 400
-        _ = w.app(appPurchase(1, bundle: 200, transaction: "42", sent: Self.at(1), balance: 1_450))
-        let told = w.app(appPurchase(2, bundle: 200, transaction: "42", sent: Self.at(4), balance: 1_650))
+        _ = w.app(appPurchase(1, bundle: 200, transaction: 42, sent: Self.at(1), balance: 1_450))
+        let told = w.app(appPurchase(2, bundle: 200, transaction: 42, sent: Self.at(4), balance: 1_650))
         #expect(Self.texts(told).last == "[replay-credited] expected 409 for transaction 42, credited already (rq-a1), got 200, credited again (rq-a2)")
         #expect(told.last?.requestIDs == ["rq-a1", "rq-a2"] && w.findings == [.replayCredited])
         // The reads agree with what the server did: nothing more to say.
@@ -225,7 +226,7 @@ struct PairingWalk {
     /// A purchase whose answer the proxy lost (the server credited it): what the app does next.
     static func losing(_ w: inout PairingWalk) -> [WatchEvent] {
         w.balance += 200
-        return w.app(appPurchase(1, bundle: 200, transaction: "42", sent: at(1), balance: 1_450, fault: .loseAnswer))
+        return w.app(appPurchase(1, bundle: 200, transaction: 42, sent: at(1), balance: 1_450, fault: .loseAnswer))
     }
 
     @Test(arguments: [false, true])
@@ -236,7 +237,7 @@ struct PairingWalk {
             "the server credited rq-a1 but the app never got the answer: a retry must reuse its transaction id",
         ])
         if roundBetween { #expect(Self.texts(w.round(at: Self.at(2))) == ["balance 1,250 → 1,450 (+200) (app, rq-a1)"]) }
-        let retried = w.app(appPurchase(2, bundle: 200, transaction: "42", sent: Self.at(5), status: 409))
+        let retried = w.app(appPurchase(2, bundle: 200, transaction: 42, sent: Self.at(5), status: 409))
         #expect(Self.texts(retried).last == "the app retried rq-a1 with the same transaction id: answered 409")
         let round = w.round(at: Self.at(7))
         let handled = "handled well: retried with the same transaction id 42, answered 409, credited once"
@@ -250,7 +251,7 @@ struct PairingWalk {
         var w = PairingWalk()
         _ = Self.losing(&w)
         w.balance += 200
-        let told = w.app(appPurchase(2, bundle: 200, transaction: "43", sent: Self.at(5), balance: 1_650))
+        let told = w.app(appPurchase(2, bundle: 200, transaction: 43, sent: Self.at(5), balance: 1_650))
         let finding = Self.finding(told, .retryNewTransaction)
         #expect(finding?.text() == "[retry-new-transaction] expected a retry with the same transaction id 42 (the server answers 409 and credits nothing), got a new purchase, transaction 43 (rq-a2), after the answer to rq-a1 was lost: retried blindly, the user is charged twice")
         #expect(finding?.requestIDs == ["rq-a1", "rq-a2"] && WatchCheck.retryNewTransaction.blame == .app)
@@ -262,7 +263,7 @@ struct PairingWalk {
         var w = PairingWalk()
         _ = Self.losing(&w)
         w.balance += 200
-        _ = w.app(appPurchase(2, bundle: 200, transaction: "42", sent: Self.at(5), balance: 1_650))
+        _ = w.app(appPurchase(2, bundle: 200, transaction: 42, sent: Self.at(5), balance: 1_650))
         _ = w.round(at: Self.at(7))
         #expect(w.findings == [.replayCredited] && !Self.texts(w.round(at: Self.at(9))).contains { $0.hasPrefix("handled well") })
     }
@@ -310,7 +311,7 @@ extension AppPairingTests {
     /// Another user's write is shown, never paired with this user's reads: no finding, and it keeps no round from being compared.
     @Test func anotherUsersWriteIsNotPaired() {
         var w = PairingWalk()
-        let bob = appPurchase(1, bundle: 200, transaction: "42", user: "qa-bob", sent: Self.at(1), balance: 207)
+        let bob = appPurchase(1, bundle: 200, transaction: 42, user: "qa-bob", sent: Self.at(1), balance: 207)
         w.sending(bob)
         #expect(w.d.state.watch.app.out.isEmpty)
         #expect(Self.texts(w.finished(bob)) == ["app POST purchase_cheer com.reiterate.cheer.200 tx 42 → 200 (balance 207) rq-a1"])
@@ -323,7 +324,7 @@ extension AppPairingTests {
     /// round keeps as the first; it must not be counted again after them.
     @Test func aWriteCrossingTheFirstRoundIsNotCountedTwice() {
         var w = PairingWalk(firstRound: false)
-        let buy = appPurchase(1, bundle: 200, transaction: "42", sent: t0, answered: Self.at(0.3), balance: 1_450)
+        let buy = appPurchase(1, bundle: 200, transaction: 42, sent: t0, answered: Self.at(0.3), balance: 1_450)
         w.sending(buy)
         w.balance += 200
         _ = w.answerReads(at: Self.at(0.1))
@@ -352,7 +353,7 @@ extension AppPairingTests {
             let bundle = CheerBundle.standIn.randomElement(using: &rng)?.cheer ?? 50
             w.balance += bundle
             transaction += 1
-            return appPurchase(serial, bundle: bundle, transaction: String(transaction), sent: Self.at(sent), answered: Self.at(answered), balance: w.balance)
+            return appPurchase(serial, bundle: bundle, transaction: TransactionID(integerLiteral: UInt64(transaction)), sent: Self.at(sent), answered: Self.at(answered), balance: w.balance)
         }
         while now < 90 {
             switch Int.random(in: 0..<10, using: &rng) {

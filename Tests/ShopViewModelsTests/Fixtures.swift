@@ -238,8 +238,8 @@ actor FakeShop: ShopService {
         case let .balance(user): return (.balance(try await balance(user: user)), nil)
         case .packs: return (.packs(try await audioPacks()), nil)
         case let .history(user, page, perPage): return (.history(try await history(user: user, page: page, perPage: perPage)), nil)
-        case let .spend(amount, product, comment, user): return (.balance(try await spend(amount: amount, product: product, comment: comment, user: user)), nil)
-        case let .purchase(identifier, transactionID, user): return (.balance(try await purchase(identifier: identifier, transactionID: transactionID, user: user)), nil)
+        case let .write(.spend(s), user): return (.balance(try await spend(amount: s.amount, product: s.product, comment: s.comment, user: user)), nil)
+        case let .write(.purchase(p), user): return (.balance(try await purchase(identifier: p.identifier, transactionID: p.transactionID, user: user)), nil)
         }
     }
 
@@ -354,7 +354,7 @@ extension Message {
     }
     /// A spend's or a purchase's answer (both answer with the balance).
     static func actionFinished(_ token: Token, _ result: Result<CheerBalance, ShopAPIError>, at: Date) -> Message {
-        .answered(token, ShopReply(.spend(amount: 1, product: "p", comment: nil, user: "qa-alice"), result.map(ShopAnswer.balance), sentAt: at))
+        .answered(token, ShopReply(.write(.spend(product: "p", amount: 1, comment: nil), user: "qa-alice"), result.map(ShopAnswer.balance), sentAt: at))
     }
     /// A watch read's answer, with the request id it came with.
     static func watchLoaded(_ token: Token, _ result: Result<ShopAnswer, ShopAPIError>, requestID: String? = nil, at: Date) -> Message {

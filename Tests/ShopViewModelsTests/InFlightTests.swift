@@ -19,7 +19,7 @@ import Testing
             case let .request(t, .balance): out[t] = .balance
             case let .request(t, .packs): out[t] = .packs
             case let .request(t, .history(_, _, _)): out[t] = .some(nil)  // a page, a scan page or a verification read
-            case let .request(t, .spend), let .request(t, .purchase): out[t] = .write
+            case let .request(t, .write): out[t] = .write
             default: break
             }
         }

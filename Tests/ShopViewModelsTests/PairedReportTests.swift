@@ -29,7 +29,7 @@ import Testing
         w.d.apply(.exchangeRecorded(Self.recorded(1, method: "GET", path: "/api/v1/balance?user_id=qa-alice", requestID: "rq-b1", at: t0, source: .tool,
                                                   response: #"{"balance":1250}"#)))
         // The app buys bundle 200; its answer is lost on the way (lose_answer); the server credits 400.
-        let buy = appPurchase(1, bundle: 200, transaction: "42", sent: Self.at(1), balance: 1_650, fault: .loseAnswer)
+        let buy = appPurchase(1, bundle: 200, transaction: 42, sent: Self.at(1), balance: 1_650, fault: .loseAnswer)
         w.d.apply(.exchangeRecorded(Self.recorded(2, method: "POST", path: "/api/v2/purchase_cheer?user_id=qa-alice", requestID: "rq-a1", at: Self.at(1),
                                                   source: .app, request: #"{"identifier":"com.reiterate.cheer.200","transaction_id":42}"#,
                                                   response: #"{"balance":1650}"#, fault: .loseAnswer)))

@@ -15,7 +15,7 @@ func appSpend(_ id: Int, _ amount: Int, on product: String = rainPack, comment: 
 }
 
 /// An app purchase of the stand-in's bundle of `bundle` cheer (request id `rq-a<id>`).
-func appPurchase(_ id: Int, bundle: Int, transaction: String, user: String? = "qa-alice", sent: Date, answered: Date? = nil,
+func appPurchase(_ id: Int, bundle: Int, transaction: TransactionID, user: String? = "qa-alice", sent: Date, answered: Date? = nil,
                  status: Int? = 200, balance: Int? = nil, fault: FaultNote? = nil) -> AppWrite {
     AppWrite(id: id, kind: .purchase(identifier: "com.reiterate.cheer.\(bundle)", transactionID: transaction), user: user, sentAt: sent,
              answeredAt: answered ?? sent.addingTimeInterval(0.2), status: status, balance: balance, requestID: "rq-a\(id)", fault: fault)
@@ -33,7 +33,7 @@ func appPurchase(_ id: Int, bundle: Int, transaction: String, user: String? = "q
         R.read(balance, new + R.older, total: 100 + new.count, at: t1, ids: ("rq-b2", "rq-h2"))
     }
 
-    static func compare(_ after: Observation, app: [AppWrite]?, own: [OwnWrite] = []) -> [WatchEvent] {
+    static func compare(_ after: Observation, app: [AppWrite]?, own: [ShopWrite] = []) -> [WatchEvent] {
         Reconciler.compare(before, after, bundles: R.bundles, own: own, names: R.names, app: app, catalog: CheerBundle.standIn)
     }
 
@@ -54,7 +54,7 @@ func appPurchase(_ id: Int, bundle: Int, transaction: String, user: String? = "q
     }
 
     @Test func anAppPurchaseExplainsItsCredit() {
-        let buy = appPurchase(2, bundle: 200, transaction: "42", sent: t0, balance: 1_450)
+        let buy = appPurchase(2, bundle: 200, transaction: 42, sent: t0, balance: 1_450)
         let events = Self.compare(Self.after(1_450), app: [buy])
         #expect(Self.texts(events) == ["balance 1,250 → 1,450 (+200) (app, rq-a2)"])
         #expect(events.map(\.outcome) == [.reconciled] && events.first?.causes == [.app(requestID: "rq-a2")])
@@ -82,7 +82,7 @@ func appPurchase(_ id: Int, bundle: Int, transaction: String, user: String? = "q
                                   own: [.spend(product: rainPack, amount: 7, comment: "mine")])
         #expect(Self.texts(events) == ["balance 1,250 → 1,243 (−7) (this tool)", "new entry: 7 cheer on Rain on a Tin Roof “mine” (this tool)"])
         #expect(events.allSatisfy { $0.outcome == .own && $0.causes == [.tool] })
-        #expect(Self.compare(Self.after(1_450), app: [], own: [.purchase(amount: 200)]).map(\.causes) == [[.tool]])
+        #expect(Self.compare(Self.after(1_450), app: [], own: [.purchase(identifier: "com.reiterate.cheer.200", transactionID: 7)]).map(\.causes) == [[.tool]])
     }
 
     /// One app request, two entries: the server recorded it twice. The debit that follows (one, for
@@ -109,7 +109,7 @@ func appPurchase(_ id: Int, bundle: Int, transaction: String, user: String? = "q
     }
 
     @Test func aPurchaseCreditedOtherThanItsBundleIsTheServers() {
-        let buy = appPurchase(2, bundle: 200, transaction: "42", sent: t0, balance: 1_450)
+        let buy = appPurchase(2, bundle: 200, transaction: 42, sent: t0, balance: 1_450)
         let events = Self.compare(Self.after(1_650), app: [buy])
         #expect(R.findings(events) == [.creditMismatch])
         let finding = Self.finding(events, .creditMismatch)
@@ -120,21 +120,21 @@ func appPurchase(_ id: Int, bundle: Int, transaction: String, user: String? = "q
     }
 
     @Test func aPurchaseAnswered200AndNotCreditedIsTheServers() {
-        let buy = appPurchase(2, bundle: 200, transaction: "42", sent: t0, balance: 1_450)
+        let buy = appPurchase(2, bundle: 200, transaction: 42, sent: t0, balance: 1_450)
         let events = Self.compare(Self.after(1_250), app: [buy])
         #expect(R.findings(events) == [.notCredited])
         #expect(Self.texts(events) == ["[not-credited] expected +200 for the app's purchase of com.reiterate.cheer.200 (rq-a2), answered 200, got no credit (1,250 → 1,250)"])
         #expect(events.first?.requestIDs == ["rq-a2"] + Self.ids)
         // Answered 409 (a replay refused): owed nothing, nothing to say.
-        #expect(Self.compare(Self.after(1_250), app: [appPurchase(3, bundle: 200, transaction: "42", sent: t0, status: 409)]).isEmpty)
+        #expect(Self.compare(Self.after(1_250), app: [appPurchase(3, bundle: 200, transaction: 42, sent: t0, status: 409)]).isEmpty)
         // A bundle of unknown size, or no answer: the credit is not judged (nothing invented); an answer
         // of a balance is still held to the read.
-        let unknown = AppWrite(id: 4, kind: .purchase(identifier: "com.other.gems", transactionID: "9"), user: "qa-alice", sentAt: t0,
+        let unknown = AppWrite(id: 4, kind: .purchase(identifier: "com.other.gems", transactionID: 9), user: "qa-alice", sentAt: t0,
                                answeredAt: t0, status: 200, balance: 1_450, requestID: "rq-a4")
         #expect(R.findings(Self.compare(Self.after(1_450), app: [unknown])).isEmpty)
         #expect(R.findings(Self.compare(Self.after(1_250), app: [unknown])) == [.answerContradicted])
         for read in [1_250, 1_450] {
-            #expect(R.findings(Self.compare(Self.after(read), app: [appPurchase(5, bundle: 200, transaction: "43", sent: t0, status: nil)])).isEmpty)
+            #expect(R.findings(Self.compare(Self.after(read), app: [appPurchase(5, bundle: 200, transaction: 43, sent: t0, status: nil)])).isEmpty)
         }
     }
 
@@ -146,13 +146,13 @@ func appPurchase(_ id: Int, bundle: Int, transaction: String, user: String? = "q
         #expect(finding?.text(names: R.names) == "[answer-contradicted] expected balance 1,240, as the answer to the app's POST spend_cheer 7 on Rain on a Tin Roof “x” (rq-a1) said, got balance 1,243 in the next read")
         #expect(finding?.requestIDs == ["rq-a1"] + Self.ids)
         // The last answered of several, one after another, is what the read must show.
-        let first = appSpend(1, 7, sent: t0, balance: 1_243), then = appPurchase(2, bundle: 100, transaction: "7", sent: t0.addingTimeInterval(1), balance: 1_343)
+        let first = appSpend(1, 7, sent: t0, balance: 1_243), then = appPurchase(2, bundle: 100, transaction: 7, sent: t0.addingTimeInterval(1), balance: 1_343)
         #expect(R.findings(Self.compare(Self.after(1_343, [R.e("n1", 7, at: Self.t1)]), app: [first, then])).isEmpty)
         var wrong = then
         wrong.balance = 1_350
         #expect(R.findings(Self.compare(Self.after(1_343, [R.e("n1", 7, at: Self.t1)]), app: [first, wrong])) == [.answerContradicted])
         // Overlapping writes: which answer was last on the server cannot be told, so none is held to the read.
-        let overlapping = appPurchase(2, bundle: 100, transaction: "7", sent: t0.addingTimeInterval(0.1), answered: t0.addingTimeInterval(0.15), balance: 1_350)
+        let overlapping = appPurchase(2, bundle: 100, transaction: 7, sent: t0.addingTimeInterval(0.1), answered: t0.addingTimeInterval(0.15), balance: 1_350)
         #expect(R.findings(Self.compare(Self.after(1_343, [R.e("n1", 7, at: Self.t1)]), app: [first, overlapping])).isEmpty)
     }
 
@@ -195,7 +195,7 @@ extension PairingTests {
                     let bundle = CheerBundle.standIn.randomElement(using: &rng)?.cheer ?? 50
                     balance += bundle
                     transaction += 1
-                    writes.append(appPurchase(serial, bundle: bundle, transaction: String(transaction), sent: clock, balance: balance))
+                    writes.append(appPurchase(serial, bundle: bundle, transaction: TransactionID(integerLiteral: UInt64(transaction)), sent: clock, balance: balance))
                 }
             }
             clock = clock.addingTimeInterval(1)
@@ -257,13 +257,13 @@ struct SeededGenerator: RandomNumberGenerator {
         let e = Self.exchange("/api/v2/purchase_cheer", body: #"{"identifier":"com.reiterate.cheer.200","transaction_id":42,"user_id":"qa-bob"}"#,
                               answer: (200, #"{"balance":1450}"#), fault: .loseAnswer)
         let write = AppWrite.from(e, answeredAt: t0.addingTimeInterval(3))
-        #expect(write?.kind == .purchase(identifier: "com.reiterate.cheer.200", transactionID: "42") && write?.user == "qa-bob")
+        #expect(write?.kind == .purchase(identifier: "com.reiterate.cheer.200", transactionID: 42) && write?.user == "qa-bob")
         #expect(write?.answeredAt == t0.addingTimeInterval(3) && write?.fault == .loseAnswer && write?.answerLost == true)
         #expect(write?.outcome == "→ 200 (balance 1,450), not delivered (lose_answer)")
         #expect(write?.request() == "POST purchase_cheer com.reiterate.cheer.200 tx 42")
         // A transaction id sent as text keeps its quotes (it is not the contract's number).
         let text = Self.exchange("/api/v2/purchase_cheer", body: #"{"identifier":"com.reiterate.cheer.200","transaction_id":"abc"}"#)
-        #expect(AppWrite.from(text)?.purchase?.transactionID == "\"abc\"")
+        #expect(AppWrite.from(text)?.purchase?.transactionID == .text("abc") && AppWrite.from(text)?.request().hasSuffix("tx \"abc\"") == true)
         // Sent, no answer yet: out.
         #expect(AppWrite.from(text).map { $0.answeredAt == nil && $0.status == nil && $0.outcome == "→ waiting" } == true)
         #expect(AppWrite.from(text)?.user == nil)

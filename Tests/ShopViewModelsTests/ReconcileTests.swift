@@ -25,8 +25,8 @@ import Testing
         events.compactMap { if case let .finding(check, _, _) = $0.change { return check } else { return nil } }
     }
 
-    static func compare(_ a: Observation, _ b: Observation, own: [OwnWrite] = []) -> [WatchEvent] {
-        Reconciler.compare(a, b, bundles: bundles, own: own, names: names)
+    static func compare(_ a: Observation, _ b: Observation, own: [ShopWrite] = []) -> [WatchEvent] {
+        Reconciler.compare(a, b, bundles: bundles, own: own, names: names, catalog: CheerBundle.standIn)
     }
 
     @Test func aCheerWithACommentReconciles() {
@@ -99,7 +99,7 @@ import Testing
         let after = Self.read(1_243, [Self.e("n1", 7, comment: "mine")] + Self.older, total: 101)
         let events = Self.compare(before, after, own: [.spend(product: "com.reiterate.pack.rain", amount: 7, comment: "mine")])
         #expect(Self.findings(events).isEmpty && events.count == 2 && events.allSatisfy { $0.outcome == .own })
-        let bought = Self.compare(before, Self.read(1_450, Self.older, total: 100), own: [.purchase(amount: 200)])
+        let bought = Self.compare(before, Self.read(1_450, Self.older, total: 100), own: [.purchase(identifier: "com.reiterate.cheer.200", transactionID: 7)])
         #expect(bought.map(\.outcome) == [.own])
     }
 

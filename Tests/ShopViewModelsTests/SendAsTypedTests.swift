@@ -20,7 +20,7 @@ import ShopAPI
         return nil
     }
 
-    func confirming(_ d: Driver) -> (ActionKind, String)? {
+    func confirming(_ d: Driver) -> (ShopWrite, String)? {
         if case let .confirming(kind, summary) = d.state.write.action?.phase { return (kind, summary) }
         return nil
     }
@@ -60,12 +60,12 @@ import ShopAPI
         pressSendAsTyped(&d)
         d.send(.submitAction)
         guard let (kind, summary) = confirming(d) else { Issue.record("not confirming: \(String(describing: d.state.write.action))"); return }
-        #expect(kind == .spend(product: "com.reiterate.pack.rain", productName: "Rain on a Tin Roof", amount: 1255, comment: nil))
+        #expect(kind == .spend(product: "com.reiterate.pack.rain", amount: 1255, comment: nil))
         // What the shop must refuse is said before it is sent.
         #expect(summary == "Spend 1,255 cheer on Rain on a Tin Roof as qa-alice on STAGING? The shop must refuse it: 1,255 cheer is more than the balance (1,250 cheer).")
         #expect(d.state.write.action?.asTyped == true)
         let sent = d.send(.submitAction)
-        #expect(sent.contains(.request(d.actionToken, .spend(amount: 1255, product: "com.reiterate.pack.rain", comment: nil, user: "qa-alice"))))
+        #expect(sent.contains(.request(d.actionToken, .write(.spend(product: "com.reiterate.pack.rain", amount: 1255, comment: nil), user: "qa-alice"))))
         #expect(d.state.steps.steps.last == "spent 1,255 cheer on “Rain on a Tin Roof” with no comment — sent as typed (the client's input checks off)")
         // Reset once sent: the next write has the client's checks on again.
         #expect(d.state.write.action?.asTyped == false)
@@ -82,7 +82,7 @@ import ShopAPI
             pressSendAsTyped(&d)
             d.send(.submitAction)
             guard let (kind, summary) = confirming(d) else { Issue.record("\(amount) not confirming"); continue }
-            #expect(kind == .spend(product: "com.reiterate.pack.rain", productName: "Rain on a Tin Roof", amount: amount, comment: nil))
+            #expect(kind == .spend(product: "com.reiterate.pack.rain", amount: amount, comment: nil))
             #expect(summary.hasSuffix("The shop must refuse it: an amount of \(amount) is below the contract's minimum of 1."))
             // Still a whole number: text is not an amount.
             d.send(.cancelAction)
@@ -102,10 +102,10 @@ import ShopAPI
         typeProduct("com.reiterate.pack.nope", &d)
         d.send(.submitAction)
         guard let (kind, summary) = confirming(d) else { Issue.record("not confirming"); return }
-        #expect(kind == .spend(product: "com.reiterate.pack.nope", productName: "com.reiterate.pack.nope", amount: 5, comment: nil))
+        #expect(kind == .spend(product: "com.reiterate.pack.nope", amount: 5, comment: nil))
         #expect(summary.hasSuffix("The shop must refuse it: “com.reiterate.pack.nope” is not in the pack list."))
         let sent = d.send(.submitAction)
-        #expect(sent.contains(.request(d.actionToken, .spend(amount: 5, product: "com.reiterate.pack.nope", comment: nil, user: "qa-alice"))))
+        #expect(sent.contains(.request(d.actionToken, .write(.spend(product: "com.reiterate.pack.nope", amount: 5, comment: nil), user: "qa-alice"))))
     }
 
     @Test func turnedOffTheTypedProductGoesBackToTheSelectedPack() {
@@ -132,7 +132,7 @@ import ShopAPI
         #expect(kind == .purchase(identifier: "com.reiterate.cheer.7", transactionID: 42))
         #expect(summary == "Buy com.reiterate.cheer.7, transaction 42, as qa-alice on STAGING? The shop must refuse it: “com.reiterate.cheer.7” is not a bundle this environment sells.")
         let sent = d.send(.submitAction)
-        #expect(sent.contains(.request(d.actionToken, .purchase(identifier: "com.reiterate.cheer.7", transactionID: 42, user: "qa-alice"))))
+        #expect(sent.contains(.request(d.actionToken, .write(.purchase(identifier: "com.reiterate.cheer.7", transactionID: 42), user: "qa-alice"))))
         #expect(d.state.steps.steps.last == "bought com.reiterate.cheer.7 with transaction id 42 — sent as typed (the client's input checks off)")
     }
 
@@ -149,7 +149,7 @@ import ShopAPI
             #expect(kind == .purchase(identifier: "com.reiterate.cheer.200", transactionID: id))
             #expect(summary.hasSuffix("The shop must refuse it: the transaction id \(id) is not a whole number from 0 to 18446744073709551615."))
             let sent = d.send(.submitAction)
-            #expect(sent.contains(.request(d.actionToken, .purchase(identifier: "com.reiterate.cheer.200", transactionID: id, user: "qa-alice"))))
+            #expect(sent.contains(.request(d.actionToken, .write(.purchase(identifier: "com.reiterate.cheer.200", transactionID: id), user: "qa-alice"))))
             #expect(d.state.write.before?.refusals == [.transactionNotWhole(id)] && d.state.write.before?.credit == 200)
         }
     }
@@ -218,6 +218,6 @@ import ShopAPI
         d.send(.editSpend(amount: "1255", comment: ""))
         d.send(.submitAction)
         #expect(note(d) == .problem("That is more than the balance (1,250 cheer)."))
-        #expect(!d.effects.contains { if case .request(_, .spend) = $0 { return true } else { return false } })
+        #expect(!d.effects.contains { if case .request(_, .write(.spend, _)) = $0 { return true } else { return false } })
     }
 }

@@ -572,8 +572,8 @@ import Testing
         #expect(d.send(.submitAction).isEmpty)
         guard case let .confirming(kind, summary) = d.state.write.action?.phase else { Issue.record("not confirming"); return }
         #expect(summary == "Spend 50 cheer on Rain on a Tin Roof as qa-alice on STAGING?")
-        #expect(kind == .spend(product: "com.reiterate.pack.rain", productName: "Rain on a Tin Roof", amount: 50, comment: "Lovely"))
-        #expect(d.send(.submitAction) == [.request(d.actionToken, .spend(amount: 50, product: "com.reiterate.pack.rain", comment: "Lovely", user: "qa-alice"))])
+        #expect(kind == .spend(product: "com.reiterate.pack.rain", amount: 50, comment: "Lovely"))
+        #expect(d.send(.submitAction) == [.request(d.actionToken, .write(.spend(product: "com.reiterate.pack.rain", amount: 50, comment: "Lovely"), user: "qa-alice"))])
         #expect(d.send(.submitAction).isEmpty)  // pending: a second submit is refused
         d.send(.cancelAction)
         guard case .pending = d.state.write.action?.phase else { Issue.record("cancel dropped a pending action"); return }
@@ -718,9 +718,9 @@ import Testing
 
     @Test func aScriptsWriteGoesWithoutADialogAndIsRefusedWhenReadOnlyOrBusy() {
         var d = ready()
-        let kind = ActionKind.spend(product: "com.reiterate.pack.rain", productName: "Rain on a Tin Roof", amount: 5, comment: nil)
+        let kind = ShopWrite.spend(product: "com.reiterate.pack.rain", amount: 5, comment: nil)
         let sent = d.apply(.write(kind))
-        #expect(sent == [.request(d.actionToken, .spend(amount: 5, product: "com.reiterate.pack.rain", comment: nil, user: "qa-alice"))])
+        #expect(sent == [.request(d.actionToken, .write(.spend(product: "com.reiterate.pack.rain", amount: 5, comment: nil), user: "qa-alice"))])
         #expect(d.state.write.action != nil && !d.state.dialogShown && d.state.mode == .browse)  // no dialog takes the keys
         #expect(d.apply(.write(kind)).isEmpty && d.state.notice?.text == "A spend or purchase is still on its way; wait for its answer.")
         var readOnly = ready(readOnly: true)
@@ -733,18 +733,18 @@ import Testing
         d.send(.editSpend(amount: "10", comment: ""))
         d.send(.submitAction)
         d.send(.submitAction)
-        guard case .pending(.spend(_, _, 10, nil), _) = d.state.write.action?.phase else { Issue.record("not sent"); return }
+        guard case let .pending(.spend(spend), _) = d.state.write.action?.phase, spend.amount == 10, spend.comment == nil else { Issue.record("not sent"); return }
         let refused = d.apply(.actionFinished(d.actionToken, .failure(http(402, "insufficient_balance", "balance 5 is less than 10")), at: t0))
         #expect(d.state.write.action?.phase == .failed("POST /x: not enough cheer to spend 10 — HTTP 402: “balance 5 is less than 10”.", requestID: "rq-1"))
         #expect(refused.contains(.request(d.balanceToken, .balance(user: "qa-alice"))))  // our balance was out of date
-        #expect(!refused.contains { if case .request(_, .spend) = $0 { return true } else { return false } })
+        #expect(!refused.contains { if case .request(_, .write(.spend, _)) = $0 { return true } else { return false } })
         d.send(.submitAction)  // closes the outcome
         #expect(d.state.write.action == nil)
         d.send(.beginPurchase(transactionID: 42))
         d.send(.submitAction)
-        guard case let .confirming(.purchase(_, 42), summary) = d.state.write.action?.phase else { Issue.record("not confirming"); return }
+        guard case let .confirming(.purchase(purchase), summary) = d.state.write.action?.phase, purchase.transactionID == 42 else { Issue.record("not confirming"); return }
         #expect(summary == "Buy 200 cheer (com.reiterate.cheer.200), transaction 42, as qa-alice on STAGING?")
-        #expect(d.send(.submitAction) == [.request(d.actionToken, .purchase(identifier: "com.reiterate.cheer.200", transactionID: 42, user: "qa-alice"))])
+        #expect(d.send(.submitAction) == [.request(d.actionToken, .write(.purchase(identifier: "com.reiterate.cheer.200", transactionID: 42), user: "qa-alice"))])
         d.apply(.actionFinished(d.actionToken, .failure(http(409, "duplicate_transaction")), at: t0))
         #expect(d.state.write.action?.phase == .failed("Transaction 42 was already credited; nothing changed.", requestID: "rq-1"))
     }
@@ -771,7 +771,7 @@ import Testing
         let after = d.apply(.actionFinished(d.actionToken, .failure(gateway), at: t0))
         // A purchase changes the balance only: that is what is read again.
         #expect(after.contains(.request(d.balanceToken, .balance(user: "qa-alice"))))
-        #expect(!after.contains { if case .request(_, .purchase) = $0 { return true } else { return false } })
+        #expect(!after.contains { if case .request(_, .write(.purchase, _)) = $0 { return true } else { return false } })
         // The next buy offers the same transaction id, so the server can refuse a double credit.
         d.send(.cancelAction)
         let again = d.send(.beginPurchase(transactionID: 77))
@@ -811,7 +811,7 @@ import Testing
         #expect(d.state.write.action == nil && d.state.notice?.text == "STAGING is read-only: spending is disabled.")
         d.send(.beginPurchase(transactionID: 1))
         #expect(d.state.write.action == nil && d.state.notice?.text == "STAGING is read-only: buying is disabled.")
-        #expect(!d.effects.contains { if case .request(_, .spend) = $0 { return true }; if case .request(_, .purchase) = $0 { return true }; return false })
+        #expect(!d.effects.contains { if case .request(_, .write) = $0 { return true }; return false })
     }
 
     @Test func spendNeedsASelectedPack() {

@@ -209,7 +209,7 @@ import Testing
         var d = ready()
         d.apply(.action(.watch))
         answer(&d, balance: 1250)
-        d.apply(.write(.spend(product: Self.rain, productName: "Rain on a Tin Roof", amount: 7, comment: "mine")))
+        d.apply(.write(.spend(product: Self.rain, amount: 7, comment: "mine")))
         d.apply(.actionFinished(d.actionToken, .success(CheerBalance(balance: 1243)), at: t0))
         _ = wake(&d)
         let mine = CheerHistoryEntry(id: "mine", creator: "Field & Foley", amount: 7, product: Self.rain, date: t0, comments: [CheerComment(signature: nil, body: "mine")])

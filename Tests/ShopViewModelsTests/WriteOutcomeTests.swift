@@ -7,18 +7,20 @@ import Testing
 /// reads after, the same rules for every kind of write (only their numbers and words differ).
 @Suite struct WriteOutcomeTests {
     let at = Date(timeIntervalSince1970: 1_795_305_600)
-    let spend = ActionKind.spend(product: "com.reiterate.pack.rain", productName: "Rain", amount: 7, comment: nil)
-    let buy = ActionKind.purchase(identifier: "com.reiterate.cheer.200", transactionID: 42)
+    let spend = ShopWrite.spend(product: "com.reiterate.pack.rain", amount: 7, comment: nil)
+    let buy = ShopWrite.purchase(identifier: "com.reiterate.cheer.200", transactionID: 42)
     let cut = ShopAPIError.transport(.cutShort(status: 200, requestID: "rq-cut"), endpoint: .post("/api/v1/spend_cheer"))
 
-    func verification(_ kind: ActionKind, _ answer: Result<Int, ShopAPIError>, fresh: Int?, newest: CheerHistoryEntry? = nil, packAfter: Int? = nil,
+    func verification(_ kind: ShopWrite, _ answer: Result<Int, ShopAPIError>, fresh: Int?, newest: CheerHistoryEntry? = nil, packAfter: Int? = nil,
                       balanceBefore: Int = 1_250, packs: [String]? = ["com.reiterate.pack.rain"]) -> Verification {
         // What the shop owes the write comes from its data: the balance, the packs and the bundles.
         var credit: Int?
-        if case let .purchase(identifier, _) = kind { credit = WriteExpectation.credit(identifier, bundles: CheerBundle.standIn) }
+        if let purchase = kind.purchase { credit = WriteExpectation.credit(purchase.identifier, bundles: CheerBundle.standIn) }
         let refusals = WriteExpectation.refusals(kind, balance: balanceBefore, packs: packs, bundles: CheerBundle.standIn)
-        var v = Verification(kind: kind, at: at, before: .init(balance: balanceBefore, historyTotal: 230, packCheer: 100, refusals: refusals, credit: credit),
-                             answer: answer)
+        // The pack's name as the shop listed it when the write was sent.
+        let name = kind.spend.map { _ in "Rain" }
+        var v = Verification(kind: kind, at: at, before: .init(balance: balanceBefore, historyTotal: 230, packCheer: 100, refusals: refusals, packName: name,
+                                                               credit: credit), answer: answer)
         v.balance = fresh.map { .read($0) } ?? .unread("the read failed")
         v.history = .read(.init(newest: newest, total: 231))
         v.packs = .read(packAfter)
@@ -70,7 +72,7 @@ import Testing
                 == [.unknownPack(product: "com.reiterate.pack.rain")])
         // Not known (no live balance, no readable pack list): nothing is expected, no finding invented.
         #expect(WriteExpectation.refusals(spend, balance: nil, packs: nil, bundles: CheerBundle.standIn).isEmpty)
-        let zero = ActionKind.spend(product: "com.reiterate.pack.rain", productName: "Rain", amount: 0, comment: nil)
+        let zero = ShopWrite.spend(product: "com.reiterate.pack.rain", amount: 0, comment: nil)
         #expect(WriteExpectation.refusals(zero, balance: 1_250, packs: rain, bundles: CheerBundle.standIn) == [.notPositive(amount: 0)])
         // A bundle's credit is the environment's list's, whatever its name says.
         #expect(WriteExpectation.credit("com.reiterate.cheer.200", bundles: CheerBundle.standIn) == 200)
@@ -106,7 +108,7 @@ import Testing
 
     @Test func aPurchaseOfWhatIsNotABundleIsExpectedRefused() {
         // com.reiterate.cheer.7 credited 7: the name says 7, the environment sells no such bundle.
-        let seven = ActionKind.purchase(identifier: "com.reiterate.cheer.7", transactionID: 43)
+        let seven = ShopWrite.purchase(identifier: "com.reiterate.cheer.7", transactionID: 43)
         let o = WriteOutcome.judge(verification(seven, .success(1_257), fresh: 1_257), requestID: "rq-7")
         #expect(o.acceptedRefusable != nil && !o.checks.contains { $0.outcome == .passed })
         #expect(o.failed.map(\.name) == ["refusal-expected", "purchase-balance"])

@@ -23,16 +23,20 @@ struct WriteMemory: Sendable {
 
     /// The request's `transaction_id`, read from its digits: ids go up to 2⁶⁴ − 1, past what a JSON
     /// reader's `Int` holds.
-    static func transactionID(_ body: [UInt8]) -> UInt64? {
+    static func transactionID(_ body: [UInt8]) -> UInt64? { transactionDigits(body).flatMap { UInt64($0) } }
+
+    /// The request's `transaction_id` as its number's text (the last, when it is given twice), however
+    /// large; nil when it is not a number.
+    static func transactionDigits(_ body: [UInt8]) -> String? {
         let tokens = JSONTokenizer.tokens(body)
-        return body.withUnsafeBufferPointer { b -> UInt64? in
+        return body.withUnsafeBufferPointer { b -> String? in
             let c = JSONCursor(bytes: b, tokens: tokens)
             let key = Array("transaction_id".utf8)
             var k = tokens.count - 1  // the last one, as a reader keeps the last of a key given twice
             while k >= 2 {
                 defer { k -= 1 }
                 guard tokens[k].kind == .number, tokens[k - 1].kind == .colon, c.string(tokens[k - 2], equals: key) else { continue }
-                return UInt64(String(decoding: UnsafeBufferPointer(rebasing: b[tokens[k].range]), as: UTF8.self))
+                return String(decoding: UnsafeBufferPointer(rebasing: b[tokens[k].range]), as: UTF8.self)
             }
             return nil
         }
