@@ -77,7 +77,7 @@ extension ShopClient {
     /// again until it settles (`PinStore.confirm`: two more reads at most), so a `pinned` warning rests
     /// on two answers that agree, never on one.
     func exchangesWithPinsSettled() async -> [Exchange] {
-        if let pins = pipeline.pins as? PinStore {
+        if let pins = pipeline.pins {
             let service = LiveShopService(client: self)
             await pins.confirm { key in
                 guard let request = ShopRequest(reading: key) else { return }

@@ -85,7 +85,9 @@ struct Interactive: AsyncParsableCommand {
         do {
             let context = settings.shopContext
             let cache = CacheStore(directory: connection.resolvedCacheDir, logger: logger)
-            status = try await connection.withClient(settings, logger: logger, keepsSession: true) { client in
+            // P: the pins, one store: the client checks every answer against them, the store changes them.
+            let pins = connection.pins(settings)
+            status = try await connection.withClient(settings, logger: logger, keepsSession: true, pins: pins) { client in
                 StartupTrace.mark("client")
                 // R and e: reports under $XDG_STATE_HOME/reiterate-shop/reports, HAR files at --har or beside them.
                 let state = EvidenceFiles.stateDirectory(environment: ProcessInfo.processInfo.environment)
@@ -93,8 +95,6 @@ struct Interactive: AsyncParsableCommand {
                 let comparer = TUIComparer(connection: connection, config: config, logger: logger, settings: settings, stateDirectory: state)
                 let initial = AppState(context: context, watch: settings.watchState, compareTargets: comparer.targets())
                 let store = await AppStore(state: initial, service: LiveShopService(client: client), cache: cache)
-                // P: the same pins the client checks every answer against.
-                let pins = client.pipeline.pins as? PinStore
                 let pinned = await pins?.requests ?? []
                 let unreadable = pins?.unreadable
                 await MainActor.run {

@@ -51,6 +51,11 @@ struct ReiterateShop: AsyncParsableCommand {
     /// lines) and the parser's clean exits pass through.
     static func finish(_ command: any ParsableCommand) async {
         var command = command
+        // The parser's own commands (`help`): its own words and status.
+        guard String(reflecting: type(of: command)).hasPrefix("reiterate_shop.") else {
+            do { try command.run() } catch { exit(withError: error) }
+            return
+        }
         do {
             if var asynchronous = command as? any AsyncParsableCommand {
                 try await asynchronous.run()
@@ -191,7 +196,9 @@ struct ConnectionOptions: ParsableArguments {
     /// is shut down afterwards. `logger` is the one `--log-file` log, shared with the cache.
     /// `keepsSession`: the exchanges past the in-memory window spill to the state folder (the TUI, whose
     /// `R` and `e` save a HAR at any time; any command given --har).
-    func withClient<T: Sendable>(_ settings: ResolvedSettings, logger: Logger, keepsSession: Bool = false,
+    /// `pins`: the environment's pins every answer is checked against (read from the state folder when
+    /// not given); a front end that also changes them (`P`) makes them and hands the same store here.
+    func withClient<T: Sendable>(_ settings: ResolvedSettings, logger: Logger, keepsSession: Bool = false, pins given: PinStore? = nil,
                                  _ body: (ShopClient) async throws -> T) async throws -> T {
         let contract = try contract(settings)
         let access = try token(settings.tokenEnv)
@@ -215,7 +222,7 @@ struct ConnectionOptions: ParsableArguments {
         // The last 100 in memory; older ones spill to the state folder, for a HAR saved later.
         let log = ExchangeLog(capacity: 100, spillFile: keepsSession || harFile != nil ? SessionSpill.path(environment: environment) : nil)
         let client = ShopClient(configuration: configuration, transport: transport, tokens: tokens, exchanges: log, logger: logger, contract: contract,
-                                pins: pins(settings))
+                                pins: given ?? pins(settings))
         do {
             let result = try await body(client)
             try? await transport.shutdown()

@@ -94,6 +94,7 @@ import Testing
     @Test func theStandardOrderIsWatchdogPinsLogThenLogLine() {
         struct NoPins: AnswerPins {
             func check(_: RequestKey, status: Int, body: [UInt8], tokens: [JSONToken], requestID: String?) -> [Finding] { [] }
+            func confirm(reading read: @Sendable (RequestKey) async -> Void) async {}
         }
         let pipeline = ExchangePipeline.standard(pins: NoPins())
         let kinds = pipeline.observers.map { String(describing: type(of: $0)) }

@@ -62,6 +62,9 @@ public enum Blame: String, Sendable, Codable {
 public protocol AnswerPins: Sendable {
     /// The findings of one answer to `request` (its `requestID` named in them).
     func check(_ request: RequestKey, status: Int, body: [UInt8], tokens: [JSONToken], requestID: String?) async -> [Finding]
+    /// Reads again each pinned request whose last answer differed and is not settled (`read` sends it),
+    /// so that a difference is judged on answers that agree.
+    func confirm(reading read: @Sendable (RequestKey) async -> Void) async
 }
 
 /// A way a response (or an app's request) deviates from the contract (`../shared/api/reiterate-api.yaml`):

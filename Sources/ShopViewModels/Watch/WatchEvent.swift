@@ -131,6 +131,37 @@ public struct WatchEvent: Equatable, Sendable {
     }
 }
 
+/// What explains a change the watch saw: a write of the app (seen through the proxy), one of this
+/// tool, or none seen ("made elsewhere": another device, a server job).
+public enum ChangeCause: Equatable, Sendable {
+    case app(requestID: String?)
+    case tool
+    case elsewhere
+
+    /// `app, rq-1`, `this tool`, `made elsewhere`.
+    static func words(_ causes: [ChangeCause]) -> String? {
+        guard !causes.isEmpty else { return nil }
+        let ids = causes.compactMap { if case let .app(id) = $0 { return id ?? "no request id" } else { return nil } }
+        var parts: [String] = []
+        if !ids.isEmpty || causes.contains(.app(requestID: nil)) { parts.append((["app"] + ids).joined(separator: ", ")) }
+        if causes.contains(.tool) { parts.append("this tool") }
+        if causes.contains(.elsewhere) { parts.append("made elsewhere") }
+        return parts.joined(separator: "; ")
+    }
+
+    /// One line per cause, for the Live tab's detail: `the app's request rq-1`, `this tool's write`, `made elsewhere`.
+    public static func list(_ causes: [ChangeCause]) -> [String]? {
+        guard !causes.isEmpty else { return nil }
+        return causes.map {
+            switch $0 {
+            case let .app(id): "the app's request " + (id ?? "(no request id)")
+            case .tool: "this tool's write"
+            case .elsewhere: "made elsewhere (no request seen explains it)"
+            }
+        }
+    }
+}
+
 /// What a finding may follow from: another finding of the same round, or an entry the server sent
 /// that could not be read (the contract watchdog's finding on that answer).
 public enum WatchCause: Equatable, Sendable {
