@@ -52,25 +52,22 @@ extension Renderer {
         let where_ = "\(f.app.context.environment.uppercased()) · \(clean(f.app.context.user))"
         switch action.phase {
         case let .editing(form, note):
-            switch form {
-            case let .spend(product, name, amount, comment):
+            if form.isSpend {
                 title = "Spend cheer"
                 // Sent as typed, the pack is the product typed: named if it is in the list.
-                let on = action.asTyped ? f.app.packs.all.first { $0.identifier == product }.map { clean($0.name) } ?? "a product not in the pack list" : clean(name)
+                let product = form[2]
+                let on = action.asTyped ? f.app.packs.all.first { $0.identifier == product }.map { clean($0.name) } ?? "a product not in the pack list"
+                                        : clean(form.packName ?? product)
                 lines.append(("On: " + on, .bold))
                 lines.append((where_, .muted))
-                lines.append(("", .plain))
-                lines.append(field("Amount", amount, active: action.field == 0))
-                lines.append(field("Comment", comment, active: action.field == 1))
-                // Sent as typed, the product is a field too: any id, in the pack list or not.
-                if action.asTyped { lines.append(field("Product", product, active: action.field == 2)) }
-            case let .purchase(identifier, transaction):
+            } else {
                 title = "Buy cheer"
                 lines.append((where_, .muted))
-                lines.append(("", .plain))
-                lines.append(field("Bundle", identifier, active: action.field == 0))
-                lines.append(field("Transaction", transaction, active: action.field == 1))
             }
+            lines.append(("", .plain))
+            // Sent as typed, a spend's product is a field too: any id, in the pack list or not.
+            let shown = form.isSpend && !action.asTyped ? 2 : form.text.count
+            for (i, label) in form.labels.prefix(shown).enumerated() { lines.append(field(label, form[i], active: action.field == i)) }
             lines.append(("", .plain))
             // Each with its glyph: the colour alone would not tell a refusal from the form's own lines.
             switch note {

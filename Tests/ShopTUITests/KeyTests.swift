@@ -158,7 +158,7 @@ struct Loop {
         l.type("0")
         l.press(.tab)
         l.type("great q")
-        guard case .editing(.spend(_, _, "50", "great q"), _) = l.app.write.action?.phase else { Issue.record("\(String(describing: l.app.write.action))"); return }
+        guard case let .editing(form, _) = l.app.write.action?.phase, form.isSpend, form[0] == "50", form[1] == "great q" else { Issue.record("\(String(describing: l.app.write.action))"); return }
         l.press(.enter)
         guard case .confirming = l.app.write.action?.phase else { Issue.record("not confirming"); return }
         l.press(.enter)
@@ -172,7 +172,7 @@ struct Loop {
     @Test func escCancelsDialogsAndBuyUsesTheTransactionID() {
         var l = Loop()
         l.press(.char("b"))
-        guard case .editing(.purchase("com.reiterate.cheer.200", "77"), _) = l.app.write.action?.phase else { Issue.record("\(String(describing: l.app.write.action))"); return }
+        guard case let .editing(form, _) = l.app.write.action?.phase, form == .purchase(identifier: "com.reiterate.cheer.200", transactionID: "77") else { Issue.record("\(String(describing: l.app.write.action))"); return }
         l.press(.escape)
         #expect(l.app.write.action == nil)
     }
@@ -307,7 +307,7 @@ struct Loop {
         l.type("5")
         l.press(.tab)
         l.type("nice")
-        guard case .editing(.spend(_, _, "5", "nice"), _) = l.app.write.action?.phase else { Issue.record("\(String(describing: l.app.write.action))"); return }
+        guard case let .editing(form, _) = l.app.write.action?.phase, form.isSpend, form[0] == "5", form[1] == "nice" else { Issue.record("\(String(describing: l.app.write.action))"); return }
         l.press(.enter, .char("n"))  // in the confirmation, n cancels
         #expect(l.app.write.action == nil)
     }

@@ -119,10 +119,7 @@ struct Driver {
 
     func currentField(_ field: Int) -> String? {
         guard case let .editing(form, _) = state.write.action?.phase else { return nil }
-        switch form {
-        case let .spend(_, _, a, c): return field == 0 ? a : c
-        case let .purchase(i, t): return field == 0 ? i : t
-        }
+        return form[field]
     }
 
     mutating func run(_ messages: [Message]) -> [Effect] {

@@ -28,7 +28,8 @@ import ShopAPI
     /// The spend form's product field (the third, sent as typed) replaced by `product`.
     func typeProduct(_ product: String, _ d: inout Driver) {
         while d.state.write.action?.field != 2 { d.apply(.action(.nextField)) }
-        guard case let .editing(.spend(current, _, _, _), _) = d.state.write.action?.phase else { return }
+        guard case let .editing(form, _) = d.state.write.action?.phase, form.isSpend else { return }
+        let current = form[2]
         for _ in current { d.apply(.action(.deleteChar)) }
         for c in product { d.apply(.text(c)) }
     }
@@ -115,7 +116,7 @@ import ShopAPI
         typeProduct("com.reiterate.pack.nope", &d)
         pressSendAsTyped(&d)
         #expect(d.state.write.action?.field == 0)
-        guard case .editing(.spend("com.reiterate.pack.rain", "Rain on a Tin Roof", _, _), _) = d.state.write.action?.phase else {
+        guard case let .editing(form, _) = d.state.write.action?.phase, form[2] == "com.reiterate.pack.rain", form.packName == "Rain on a Tin Roof" else {
             Issue.record("\(String(describing: d.state.write.action))"); return
         }
     }

@@ -558,7 +558,7 @@ import Testing
     @Test func spendGoesThroughConfirmationAndRefusesASecondSubmit() {
         var d = ready()
         d.send(.beginSpend)
-        guard case .editing(.spend("com.reiterate.pack.rain", "Rain on a Tin Roof", "", ""), nil) = d.state.write.action?.phase else {
+        guard case let .editing(form, nil) = d.state.write.action?.phase, form == .spend(on: "com.reiterate.pack.rain", named: "Rain on a Tin Roof") else {
             Issue.record("\(String(describing: d.state.write.action))")
             return
         }
@@ -775,7 +775,7 @@ import Testing
         // The next buy offers the same transaction id, so the server can refuse a double credit.
         d.send(.cancelAction)
         let again = d.send(.beginPurchase(transactionID: 77))
-        guard case .editing(.purchase("com.reiterate.cheer.200", "42"), .some) = d.state.write.action?.phase else { Issue.record("\(String(describing: d.state.write.action))"); return }
+        guard case let .editing(form, .some) = d.state.write.action?.phase, form == .purchase(identifier: "com.reiterate.cheer.200", transactionID: "42") else { Issue.record("\(String(describing: d.state.write.action))"); return }
         #expect(!again.contains(.makeTransactionID))
         d.send(.submitAction)
         d.send(.submitAction)

@@ -11,7 +11,7 @@ extension ShopUpdate {
                 state.notice = Notice(.error, "Select an Audio Pack to cheer for first.")
                 return []
             }
-            state.openDialog(ActionState(phase: .editing(.spend(product: pack.identifier, productName: pack.name, amount: "", comment: ""), note: nil)))
+            state.openDialog(ActionState(phase: .editing(.spend(on: pack.identifier, named: pack.name), note: nil)))
             return []
         }
         if let lost = state.write.lostPurchase {
@@ -45,7 +45,7 @@ extension ShopUpdate {
 
     /// The form's fields: two, and a spend sent as typed a third, its product id (any, typed).
     static func formFields(_ state: AppState) -> Int {
-        guard let action = state.write.action, case .editing(.spend, _) = action.phase, action.asTyped else { return 2 }
+        guard let action = state.write.action, case let .editing(form, _) = action.phase, form.isSpend, action.asTyped else { return 2 }
         return 3
     }
 
@@ -60,8 +60,8 @@ extension ShopUpdate {
         let on = !(state.write.action?.asTyped ?? false)
         state.write.action?.asTyped = on
         state.steps.add(on ? "turned on send as typed (the client's input checks off for one write)" : "turned off send as typed")
-        if !on, case let .spend(product, _, amount, comment) = form, let pack = state.packs.shown.selected, pack.identifier != product {
-            state.write.action?.phase = .editing(.spend(product: pack.identifier, productName: pack.name, amount: amount, comment: comment), note: nil)
+        if !on, form.isSpend, let pack = state.packs.shown.selected, pack.identifier != form[2] {
+            state.write.action?.phase = .editing(.spend(on: pack.identifier, named: pack.name, amount: form[0], comment: form[1]), note: nil)
         } else {
             state.write.action?.phase = .editing(form, note: nil)
         }
@@ -70,30 +70,19 @@ extension ShopUpdate {
 
     /// Changes the form field that has the cursor.
     static func editField(_ state: inout AppState, _ change: (inout String) -> Void) {
-        guard case let .editing(form, _) = state.write.action?.phase else { return }
-        let field = state.write.action?.field ?? 0
-        switch form {
-        case let .spend(product, name, amount, comment):
-            var a = amount, c = comment, p = product
-            switch field {
-            case 0: change(&a)
-            case 1: change(&c)
-            default: change(&p)
-            }
-            state.write.action?.phase = .editing(.spend(product: p, productName: name, amount: a, comment: c), note: nil)
-        case let .purchase(identifier, transaction):
-            var i = identifier, t = transaction
-            if field == 0 { change(&i) } else { change(&t) }
-            state.write.action?.phase = .editing(.purchase(identifier: i, transactionID: t), note: nil)
-        }
+        guard case var .editing(form, _) = state.write.action?.phase else { return }
+        let field = min(state.write.action?.field ?? 0, form.text.count - 1)
+        change(&form.text[field])
+        state.write.action?.phase = .editing(form, note: nil)
     }
 
     static func actionMessage(_ message: Message, _ state: inout AppState) -> [Effect] {
         switch message {
         case let .transactionIDMade(id):
             // Fills an empty transaction field of the buy form (what the user typed is kept).
-            if case .editing(.purchase(let identifier, ""), let note) = state.write.action?.phase {
-                state.write.action?.phase = .editing(.purchase(identifier: identifier, transactionID: String(id)), note: note)
+            if case .editing(var form, let note) = state.write.action?.phase, !form.isSpend, form[1].isEmpty {
+                form[1] = String(id)
+                state.write.action?.phase = .editing(form, note: note)
             }
             return []
         default:
@@ -170,8 +159,8 @@ extension ShopUpdate {
         case let .editing(form, _):
             let kind: ShopWrite
             var summary: String
-            switch form {
-            case let .spend(product, name, amountText, comment):
+            if form.isSpend {
+                let (amountText, comment, product, name) = (form[0], form[1], form[2], form.packName ?? form[2])
                 // Sent as typed: any whole number (0 or below too), any product id.
                 guard let amount = Int(amountText.trimmingCharacters(in: .whitespaces)), action.asTyped || amount >= 1 else {
                     return problem(form, action.asTyped ? "The amount is a whole number of cheer (sent as typed: 0 or below too)."
@@ -185,7 +174,8 @@ extension ShopUpdate {
                 let trimmed = comment.trimmingCharacters(in: .whitespacesAndNewlines)
                 kind = .spend(product: typedProduct, amount: amount, comment: trimmed.isEmpty ? nil : trimmed)
                 summary = "Spend \(Wording.grouped(amount)) cheer on \(packName) \(where_)?"
-            case let .purchase(identifier, transactionText):
+            } else {
+                let (identifier, transactionText) = (form[0], form[1])
                 let id = identifier.trimmingCharacters(in: .whitespaces)
                 guard action.asTyped || !id.isEmpty else { return problem(form, "Name the cheer bundle, e.g. com.reiterate.cheer.200.") }
                 // Sent as typed: also a number out of the contract's range, or text (sent as a JSON string).

@@ -29,9 +29,33 @@ public struct WriteFlow: Equatable, Sendable {
 
 /// A spend or purchase's dialog, from its form through confirmation to its outcome.
 public struct ActionState: Equatable, Sendable {
-    public enum Form: Equatable, Sendable {
-        case spend(product: String, productName: String, amount: String, comment: String)
-        case purchase(identifier: String, transactionID: String)
+    /// The form as typed: which write it makes (its operation), and its fields' text in the form's order
+    /// (`WriteForm.fields`). Submitted, it becomes a `ShopWrite` (`submit`), or a problem under it.
+    public struct Form: Equatable, Sendable {
+        public var operation: OperationID
+        /// A spend's amount, comment and product (the product's field shown only when sent as typed); a
+        /// purchase's bundle and transaction id.
+        public var text: [String]
+        /// A spend's pack as the list names it (the selected one).
+        public var packName: String?
+
+        /// A spend's form on `pack` (its identifier is the product field).
+        public static func spend(on identifier: String, named name: String, amount: String = "", comment: String = "") -> Form {
+            Form(operation: SpendCheer.endpoint.operation, text: [amount, comment, identifier], packName: name)
+        }
+
+        public static func purchase(identifier: String, transactionID: String) -> Form {
+            Form(operation: PurchaseCheer.endpoint.operation, text: [identifier, transactionID], packName: nil)
+        }
+
+        public var isSpend: Bool { operation == SpendCheer.endpoint.operation }
+        /// The fields' labels, in the form's order.
+        public var labels: [String] { isSpend ? ["Amount", "Comment", "Product"] : ["Bundle", "Transaction"] }
+        /// Field `i`'s text ("" past the last).
+        public subscript(_ i: Int) -> String {
+            get { text.indices.contains(i) ? text[i] : "" }
+            set { if text.indices.contains(i) { text[i] = newValue } }
+        }
     }
 
     /// A line under a form: a value it refuses, or something kept for the user (a lost purchase's id).
