@@ -8,10 +8,6 @@ import TerminalText
 
 /// One write the shop must refuse: its name, what it sends and why it must be refused.
 struct NegativeCase: Sendable {
-    enum Write: Sendable {
-        case spend, purchase
-    }
-
     /// The pack whose `cheer_total` the case's write could change: the one its body names.
     enum Pack: Sendable, Equatable {
         /// The body names no pack (a purchase, a spend without a product or with one that is not text).
@@ -82,7 +78,8 @@ struct NegativeCase: Sendable {
     var what: String
     /// Where the rule comes from: the contract's field (type, required, minimum, format), its words, or a shop rule.
     var source: Source
-    var write: Write
+    /// The write's operation: its body goes as it is (`RawJSONWrite`), the contract's endpoint for it.
+    var write: OperationID
     /// Whether it sends for an unknown user (else the user tested).
     var unknownUser = false
     /// The pack whose total it could change (the only one compared before and after).
@@ -98,10 +95,10 @@ struct NegativeCase: Sendable {
         let unknownPack = "com.reiterate.pack.negative-test-unknown"
         func spend(_ name: String, _ what: String, _ source: Source, unknownUser: Bool = false, pack: Pack = .tested,
                    _ body: @escaping @Sendable (NegativeFacts) -> String) -> NegativeCase {
-            NegativeCase(name: name, what: what, source: source, write: .spend, unknownUser: unknownUser, pack: pack, body: body)
+            NegativeCase(name: name, what: what, source: source, write: SpendCheer.endpoint.operation, unknownUser: unknownUser, pack: pack, body: body)
         }
         func buy(_ name: String, _ what: String, _ source: Source, unknownUser: Bool = false, _ body: @escaping @Sendable (NegativeFacts) -> String) -> NegativeCase {
-            NegativeCase(name: name, what: what, source: source, write: .purchase, unknownUser: unknownUser, pack: .none, body: body)
+            NegativeCase(name: name, what: what, source: source, write: PurchaseCheer.endpoint.operation, unknownUser: unknownUser, pack: .none, body: body)
         }
         return [
             spend("unknown-pack", "a spend of 1 on a product not in the pack list", .shop("packs"), pack: .named(unknownPack)) { _ in

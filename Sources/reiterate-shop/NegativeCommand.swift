@@ -180,8 +180,8 @@ struct NegativeRun {
                 let sent: (response: CheerBalance, requestID: String?)
                 await pacer.turn()
                 switch c.write {
-                case .spend: sent = try await client.sendAnswered(RawJSONWrite<SpendCheer>(json: body, user: target))
-                case .purchase: sent = try await client.sendAnswered(RawJSONWrite<PurchaseCheer>(json: body, user: target))
+                case SpendCheer.endpoint.operation: sent = try await client.sendAnswered(RawJSONWrite<SpendCheer>(json: body, user: target))
+                default: sent = try await client.sendAnswered(RawJSONWrite<PurchaseCheer>(json: body, user: target))
                 }
                 status = 200
                 requestID = sent.requestID

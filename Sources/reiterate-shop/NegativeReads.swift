@@ -99,10 +99,9 @@ struct NegativeEffect: Sendable, Equatable {
     /// No move at all: what "the same state" compares with.
     static let none = NegativeEffect(balanceMoves: [], packRises: [])
 
-    init(body: String, write: NegativeCase.Write, bundles: [CheerBundle]) {
+    init(body: String, write: OperationID, bundles: [CheerBundle]) {
         let object = (try? JSONSerialization.jsonObject(with: Data(body.utf8), options: [.fragmentsAllowed])) as? [String: Any]
-        switch write {
-        case .spend:
+        if write == SpendCheer.endpoint.operation {
             let amounts: Set<Int>
             switch object?["amount"] {
             case let n as NSNumber where n.doubleValue == n.doubleValue.rounded() && abs(n.doubleValue) < 1e15: amounts = [n.intValue]
@@ -113,7 +112,7 @@ struct NegativeEffect: Sendable, Equatable {
             }
             packRises = amounts
             balanceMoves = Set(amounts.map { 0.minusSaturating($0) })
-        case .purchase:
+        } else {
             packRises = []
             if let id = object?["identifier"] as? String {
                 if let bundle = bundles.first(where: { $0.identifier == id }) {
