@@ -19,10 +19,11 @@ import PackageDescription
 //        ├──> ShopViewModels (the one model, messages, effects as data, keymap, pure update per
 //        │        │           feature, ErrorText wording; AppStore runs effects; no terminal code)
 //        │        ├──> ShopCache (on-disk cache: atomic, versioned; knows nothing of the API)
-//        │        ├──> ShopSettings (only for the environment's `Tier`), ShopCompare (the diff view, pins)
+//        │        ├──> ShopCompare (the diff view, pins)
 //        │        └──> ShopAPI, JSONTokens, TerminalText
 //        ├──> ShopSettings (config.toml through TOMLKit: environments and their tier, users, proxy,
-//        │                 theme, [keys]; depends on no other target of ours)
+//        │        │        theme, [keys])
+//        │        └──> ShopAPI (only the environment's `Tier`, which the view models share)
 //        ├──> ShopCompare (snapshot/HAR files, the keyed structural diff, ignore rules, pins; pure)
 //        │        └──> ShopAPI (the models and their keys: `EntryKey`), JSONTokens, TerminalText
 //        ├──> ShopAPI (REST core: models, endpoints, client actor, transport, retry, auth, exchange log,

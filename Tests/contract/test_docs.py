@@ -1,0 +1,77 @@
+"""Issue 36, item 7: docs/architecture.md is held to the code. Every source file it names exists (a path
+as written, a bare file name somewhere under Sources/ or Tests/, a path inside a named target's folder);
+every target of Package.swift is in its Layout; its table of long files is exactly the files over 300
+lines, each with its count; "Adding an endpoint" and "Adding a write" list at most 4 places."""
+import re
+from pathlib import Path
+
+from conftest import ROOT
+
+DOC = ROOT / "docs" / "architecture.md"
+SOURCE_SUFFIXES = (".swift", ".py", ".h", ".c", ".sh")
+
+
+def doc():
+    return DOC.read_text()
+
+
+def files_named(text):
+    """Every `code span` that names a file of ours (by its suffix)."""
+    names = set()
+    for span in re.findall(r"`([^`\n]+)`", text):
+        for word in re.findall(r"[\w./+-]+", span):
+            if word.endswith(SOURCE_SUFFIXES) and not word.startswith(("http", "-")):
+                names.add(word)
+    return names
+
+
+def exists(name):
+    if (ROOT / name).exists():
+        return True
+    if "/" in name:
+        if (ROOT / name).exists():
+            return True
+        # A path relative to a target's folder (`App/Keymap.swift`, `ShopViewModels/Watch/Watch.swift`).
+        return any(p.as_posix().endswith("/" + name) for p in (ROOT / "Sources").rglob(Path(name).name)) or \
+            any(p.as_posix().endswith("/" + name) for p in (ROOT / "Tests").rglob(Path(name).name))
+    return any((ROOT / "Sources").rglob(name)) or any((ROOT / "Tests").rglob(name))
+
+
+def test_every_source_file_the_page_names_exists():
+    names = files_named(doc())
+    assert len(names) > 40, sorted(names)  # the page names the code it describes
+    missing = sorted(n for n in names if not exists(n))
+    assert missing == [], missing
+
+
+def test_every_target_is_in_the_layout():
+    package = (ROOT / "Package.swift").read_text()
+    targets = set(re.findall(r'\.(?:target|executableTarget|systemLibrary)\(\s*name:\s*"([^"]+)"', package))
+    # Test-side executables live in Tests/ and are named there by their folder.
+    targets -= {"tui-bench", "cache-write-probe", "fuzz-json", "fuzz-text", "fuzz-config", "fuzz-proxy", "FuzzReplay"}
+    layout = doc().split("## Layout", 1)[1]
+    rows = set(re.findall(r"^\| ([\w-]+) \| `Sources/", layout, re.M))
+    assert targets, package[:200]
+    assert rows == targets, (sorted(targets - rows), sorted(rows - targets))
+    for target in targets:
+        assert (ROOT / "Sources" / target).is_dir(), target
+
+
+def test_the_table_of_long_files_is_the_files_over_300_lines():
+    table = doc().split("### Files over 300 lines", 1)[1]
+    listed = {name: int(n) for name, n in re.findall(r"^\| `([^`]+\.swift)` \| (\d+) \|", table, re.M)}
+    actual = {}
+    for path in (ROOT / "Sources").rglob("*.swift"):
+        lines = len(path.read_text().splitlines())
+        if lines > 300:
+            actual[path.relative_to(ROOT / "Sources").as_posix()] = lines
+    assert listed == actual, {"listed, not so": {k: v for k, v in listed.items() if actual.get(k) != v},
+                              "over 300, not listed or another count": {k: v for k, v in actual.items() if listed.get(k) != v}}
+
+
+def test_adding_an_endpoint_or_a_write_takes_at_most_four_places():
+    text = doc()
+    for section in ("## Adding an endpoint", "## Adding a write"):
+        body = text.split(section, 1)[1].split("\n## ", 1)[0]
+        steps = re.findall(r"^\d+\. ", body, re.M)
+        assert 1 <= len(steps) <= 4, (section, len(steps))
