@@ -80,24 +80,20 @@ extension Renderer {
             for line in Columns.wrap(clean(summary), to: width - 4) { lines.append((line, .bold)) }
             lines.append(("", .plain))
             lines.append(("\(f.keys(.confirm, in: .confirm)): confirm · \(f.keys(.cancel, in: .confirm)): cancel", .muted))
-        case let .pending(_, summary):
+        case let .pending(_, summary, _):
             title = "Sending"
             for line in Columns.wrap(clean(summary), to: width - 4) { lines.append((line, .plain)) }
             lines.append(("", .plain))
             lines.append(("sending… \(spinner[f.tick % spinner.count])", .muted))
-        case let .succeeded(message):
-            // Until the reads after the write are back, nothing is claimed (the balance may be stale).
+        case .succeeded, .failed:
+            // The answer's words until the reads after the write are back (nothing is claimed: the balance
+            // may be stale), then the outcome's (`WriteFlow.shownOutcome`).
+            let shown = f.app.write.shownOutcome ?? (text: "", succeeded: false, requestID: nil)
             let checking = f.app.write.verification != nil
-            title = checking ? "Checking" : "Done"
+            title = checking ? "Checking" : shown.succeeded ? "Done" : "Failed"
             // Green only once the reads after the write agree: "Checking" claims nothing yet.
-            for line in Columns.wrap(clean(message), to: width - 4) { lines.append((line, checking ? .bold : Style(foreground: .good, bold: true))) }
-            if checking { lines.append(("reading the balance again… \(spinner[f.tick % spinner.count])", .muted)) }
-            lines.append(("", .plain))
-            lines.append(("\(f.keys(.dismiss, in: .outcome)) closes", .muted))
-        case let .failed(message, _):
-            let checking = f.app.write.verification != nil
-            title = checking ? "Checking" : "Failed"
-            for line in Columns.wrap(clean(message), to: width - 4) { lines.append((line, checking ? .plain : .error)) }
+            let style = checking ? (shown.succeeded ? .bold : .plain) : shown.succeeded ? Style(foreground: .good, bold: true) : .error
+            for line in Columns.wrap(clean(shown.text), to: width - 4) { lines.append((line, style)) }
             if checking { lines.append(("reading the balance again… \(spinner[f.tick % spinner.count])", .muted)) }
             lines.append(("", .plain))
             lines.append(("\(f.keys(.dismiss, in: .outcome)) closes", .muted))

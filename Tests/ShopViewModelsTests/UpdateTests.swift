@@ -647,7 +647,8 @@ import Testing
         #expect(d.state.checks.records.map(\.name) == ["spend-balance", "spend-history", "spend-pack-total"])
         #expect(d.state.checks.records.allSatisfy { $0.outcome == .passed } && d.state.checks.failures == 0)
         #expect(d.state.notice == Notice(.info, "Spent 50 cheer on Rain on a Tin Roof. Balance 1,200 cheer. ✔ 3 checks passed"))
-        #expect(d.state.write.action?.phase == .succeeded("Spent 50 cheer on Rain on a Tin Roof. Balance 1,200 cheer. ✔ 3 checks passed"))
+        #expect(d.state.write.shownOutcome?.text == "Spent 50 cheer on Rain on a Tin Roof. Balance 1,200 cheer. ✔ 3 checks passed")
+        #expect(d.state.write.shownOutcome?.succeeded == true)
     }
 
     @Test func aSpendThatDebitsTheWrongAmountFailsItsCheck() {
@@ -679,7 +680,8 @@ import Testing
         #expect(applied.state.notice?.kind == .info)
         #expect(applied.state.notice?.text.contains("the spend was applied (balance 1,243 = 1,250 − 7)") == true)
         #expect(applied.state.balance.phase == .live(1243, fetchedAt: t0))  // the header shows the fresh balance
-        guard case .succeeded = applied.state.write.action?.phase else { Issue.record("\(String(describing: applied.state.write.action))"); return }
+        // The dialog says the outcome (held by the outcome alone), not the answer's error any more.
+        #expect(applied.state.write.shownOutcome?.succeeded == true && applied.state.write.shownOutcome?.text.contains("the spend was applied") == true)
         var notApplied = spent(7)
         notApplied.apply(.actionFinished(notApplied.actionToken, .failure(.transport(.timeout(), endpoint: .post("/api/v1/spend_cheer"))), at: t0))
         answerReads(&notApplied, balance: 1250)
@@ -733,7 +735,7 @@ import Testing
         d.send(.editSpend(amount: "10", comment: ""))
         d.send(.submitAction)
         d.send(.submitAction)
-        guard case let .pending(.spend(spend), _) = d.state.write.action?.phase, spend.amount == 10, spend.comment == nil else { Issue.record("not sent"); return }
+        guard case let .pending(.spend(spend), _, _) = d.state.write.action?.phase, spend.amount == 10, spend.comment == nil else { Issue.record("not sent"); return }
         let refused = d.apply(.actionFinished(d.actionToken, .failure(http(402, "insufficient_balance", "balance 5 is less than 10")), at: t0))
         #expect(d.state.write.action?.phase == .failed("POST /x: not enough cheer to spend 10 — HTTP 402: “balance 5 is less than 10”.", requestID: "rq-1"))
         #expect(refused.contains(.request(d.balanceToken, .balance(user: "qa-alice"))))  // our balance was out of date

@@ -55,7 +55,6 @@ extension ShopUpdate {
                                           totalPages: state.history.totalPages, lostPurchase: state.write.lostPurchase)
         state.context.user = user
         state.balance = .idle
-        state.write.lastError = nil
         state.write.outcome = nil
         state.lastError = nil  // a bug report after the switch is not about the user left
         var history = HistoryState(perPage: state.history.perPage, capacity: state.history.pages.capacity)

@@ -145,10 +145,10 @@ extension ShopUpdate {
         if state.dialogShown, let action = state.write.action {
             switch action.phase {
             case .editing, .confirming: return nil
-            case let .pending(_, summary):
+            case let .pending(_, summary, _):
                 title = summary.isEmpty ? "a write still waiting for its answer" : summary
-            case let .succeeded(text), let .failed(text, _):
-                title = text
+            case .succeeded, .failed:
+                title = state.write.shownOutcome?.text ?? ""
                 // The outcome the dialog says, when its verification has come (else still reading).
                 checks = state.write.outcome?.checks ?? []
             }

@@ -92,7 +92,7 @@ extension ShopUpdate {
 
     /// The write's answer (the table has already told it from a stale one).
     static func actionFinished(_ result: Result<CheerBalance, ShopAPIError>, at: Date, requestID: String? = nil, _ state: inout AppState) -> [Effect] {
-        guard case let .pending(kind, _) = state.write.action?.phase else { return [] }
+        guard case let .pending(kind, _, before) = state.write.action?.phase else { return [] }
         let backgrounded = !state.dialogShown
         defer { if backgrounded { state.write.action = nil } }  // put away: the notice carries the outcome
         if let purchase = kind.purchase {
@@ -100,8 +100,6 @@ extension ShopUpdate {
             let lost = (try? result.get()) == nil && result.failureCategory?.mayHaveBeenApplied == true
             state.write.lostPurchase = lost ? purchase : nil
         }
-        let before = state.write.before ?? Verification.Before()
-        state.write.before = nil
         switch result {
         case let .success(balance):
             noteOwnWrite(kind, &state)
@@ -113,7 +111,6 @@ extension ShopUpdate {
             return adoptWrittenBalance(balance, at: at, &state)
                 + beginVerification(kind, answer: .success(balance.balance), before: before, at: at, requestID: requestID, &state)
         case let .failure(error):
-            state.write.lastError = error
             let notice = explain(error, kind: kind)
             state.write.action = ActionState(phase: .failed(notice.text, requestID: error.requestID))
             state.notice = notice
@@ -124,7 +121,7 @@ extension ShopUpdate {
     }
 
     static func actionCancelled(_ state: inout AppState) {
-        guard case let .pending(kind, _) = state.write.action?.phase else { return }
+        guard case let .pending(kind, _, _) = state.write.action?.phase else { return }
         if let purchase = kind.purchase { state.write.lostPurchase = purchase }
         let text = "The request was cancelled before an answer came; it may have been applied — refresh to check."
         if state.dialogShown {
@@ -219,20 +216,19 @@ extension ShopUpdate {
         // Sent as typed: the steps say so (the next write starts with the client's checks on again).
         let asTyped = state.write.action?.asTyped == true
         state.steps.add(describe(kind, name: state.packName(kind.spend?.product)) + (asTyped ? " — sent as typed (the client's input checks off)" : ""))
-        state.write.action = ActionState(phase: .pending(kind, summary: summary))
         if backgrounded {
             if state.screen.focus == .dialog { state.screen.focus = .browse }
         } else {
             state.screen.focus = .dialog
         }
-        state.write.lastError = nil
         state.write.outcome = nil
         state.write.sentAfter = state.exchanges.map(\.id).max() ?? 0
         let product = kind.spend?.product
         let packCheer = product.flatMap { p in state.packs.all.first { $0.identifier == p }?.cheerTotal }
         let credit = kind.purchase.flatMap { WriteExpectation.credit($0.identifier, bundles: state.context.bundles) }
-        state.write.before = Verification.Before(balance: state.balance.value, historyTotal: state.history.totalCount, packCheer: packCheer,
-                                                refusals: expectedRefusals(kind, state), packName: state.packName(product), credit: credit)
+        let before = Verification.Before(balance: state.balance.value, historyTotal: state.history.totalCount, packCheer: packCheer,
+                                         refusals: expectedRefusals(kind, state), packName: state.packName(product), credit: credit)
+        state.write.action = ActionState(phase: .pending(kind, summary: summary, before: before))
         return [.request(token, .write(kind, user: state.context.user))]
     }
 

@@ -31,7 +31,7 @@ public struct Verification: Equatable, Sendable {
     var history: Read<HistoryFacts> = .waiting
     var packs: Read<Int?> = .waiting
 
-    struct Before: Equatable, Sendable {
+    public struct Before: Equatable, Sendable {
         var balance: Int?
         var historyTotal: Int?
         var packCheer: Int?
@@ -285,17 +285,8 @@ extension ShopUpdate {
             effects.append(.writeBalance(key: state.context.userKey, CheerBalance(balance: settled), fetchedAt: state.balance.at ?? v.at))
         }
         state.checks.add(anomalies + outcome.checks)
-        let text = outcome.text
+        // The dialog, if it is still open on this write, says the outcome (`WriteFlow.shownOutcome`).
         state.notice = outcome.notice
-        // The dialog, if it is still open on this write's outcome, says the same.
-        if state.dialogShown, let action = state.write.action {
-            switch action.phase {
-            case .succeeded, .failed:
-                state.write.action = ActionState(phase: outcome.succeeded ? .succeeded(text) : .failed(text, requestID: outcome.requestID))
-            default:
-                break
-            }
-        }
         return effects
     }
 }

@@ -8,16 +8,17 @@ public struct WriteFlow: Equatable, Sendable {
     /// The write's dialog: its form, confirmation, sending or answer. Nil when there is none; kept
     /// while the request is out even when the dialog is put away.
     public internal(set) var action: ActionState?
-    /// What was known when the write in flight was sent (its verification compares against it).
-    var before: Verification.Before?
+    /// What was known when the write in flight was sent (its verification compares against it): held
+    /// by the pending phase alone.
+    var before: Verification.Before? { if case let .pending(_, _, before)? = action?.phase { before } else { nil } }
     /// The write being verified, while its reads are out.
     public internal(set) var verification: Verification?
     /// The newest exchange the inspector held when the last write was sent. The write's own
     /// exchanges are the spends and purchases recorded after it (one write is out at a time; the log
     /// numbers exchanges in order): a bug report attaches those, never an older write's.
     public internal(set) var sentAfter: Int?
-    /// The last write's error, when it failed.
-    public internal(set) var lastError: ShopAPIError?
+    /// The last write's error, when its answer was one (its outcome holds it).
+    public var lastError: ShopAPIError? { outcome?.error }
     /// How the last write ended, once its reads came back (`spend`/`buy` read their output and exit
     /// status from it).
     public internal(set) var outcome: WriteOutcome?
@@ -25,6 +26,20 @@ public struct WriteFlow: Equatable, Sendable {
     public internal(set) var lostPurchase: ShopWrite.Purchase?
 
     public init() {}
+
+    /// What the write's dialog says once it is answered: its outcome's words when its reads have come
+    /// back (held by the outcome alone), else the answer's own (the phase's, "Checking…").
+    public var shownOutcome: (text: String, succeeded: Bool, requestID: String?)? {
+        switch action?.phase {
+        case .succeeded?, .failed?:
+            if let outcome, verification == nil { return (outcome.text, outcome.succeeded, outcome.requestID) }
+            if case let .succeeded(text)? = action?.phase { return (text, true, nil) }
+            if case let .failed(text, id)? = action?.phase { return (text, false, id) }
+            return nil
+        default:
+            return nil
+        }
+    }
 }
 
 /// A spend or purchase's dialog, from its form through confirmation to its outcome.
@@ -68,8 +83,8 @@ public struct ActionState: Equatable, Sendable {
         case editing(Form, note: FormNote?)
         /// "Spend 50 cheer on Rain on a Tin Roof as qa-alice on STAGING?"
         case confirming(ShopWrite, summary: String)
-        /// Sent (its request is the table's `.write`).
-        case pending(ShopWrite, summary: String)
+        /// Sent (its request is the table's `.write`), with what was known when it was sent.
+        case pending(ShopWrite, summary: String, before: Verification.Before)
         case succeeded(String)
         case failed(String, requestID: String?)
 

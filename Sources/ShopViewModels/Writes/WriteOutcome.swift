@@ -20,6 +20,9 @@ public struct WriteOutcome: Equatable, Sendable {
     /// What happened, in words (after the failure, before the checks' verdict).
     public var headline: String
     /// The request id of the write's failed answer, if it failed with a response head.
+    /// The write's own answer when it was an error (a refusal, or no usable answer): what `spend` and
+    /// `buy` set their exit status by.
+    public var error: ShopAPIError?
     public var requestID: String?
     /// The lost purchase this write settled (credited after all: never offer its id again).
     var settlesLostPurchase = false
@@ -151,6 +154,7 @@ extension WriteOutcome {
         let before = v.before.balance
         let expected = before.flatMap { b in rules.delta.map { b.plusSaturating($0) } }
         var outcome = WriteOutcome(applied: .unknown, answer: .unanswered, checks: [], headline: "", requestID: v.answer.failureRequestID)
+        if case let .failure(error) = v.answer { outcome.error = error }
         // A write the shop must refuse: taken, it is the finding that leads, and every value it
         // changed is checked against "unchanged" (never a ✔ on what it should not have done).
         // Each refusal the shop owed, as far as what came after still proves it: the balance read before
