@@ -13,8 +13,6 @@ public actor ShopClient {
     public nonisolated let tokens: TokenStore
     private let transport: any HTTPTransport
     private let logger: Logger
-    private let sleeper: Sleeper
-    private let random: @Sendable () -> Double
     /// The refresh in flight; every caller that meets a 401 meanwhile waits for this one.
     private var refreshTask: Task<String, any Error>?
     /// A refresh token the server refused: not sent again (the user must sign in anew).
@@ -22,39 +20,20 @@ public actor ShopClient {
     /// How many refresh calls were made (for tests and the inspector).
     public private(set) var refreshCount = 0
 
+    /// A client of `configuration`'s server; every exchange goes through `pipeline` (the standard one:
+    /// the watchdog, the exchange log and the log file's line, `ExchangePipeline.standard`).
     public init(
         configuration: ShopClientConfiguration,
         transport: any HTTPTransport,
         tokens: TokenStore,
-        pipeline: ExchangePipeline,
-        logger: Logger = Logger(label: "reiterate.api", factory: { _ in SwiftLogNoOpLogHandler() }),
-        sleeper: Sleeper = .live,
-        random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }
+        pipeline: ExchangePipeline = .standard(),
+        logger: Logger = Logger(label: "reiterate.api", factory: { _ in SwiftLogNoOpLogHandler() })
     ) {
         self.configuration = configuration
         self.transport = transport
         self.tokens = tokens
         self.pipeline = pipeline
         self.logger = logger
-        self.sleeper = sleeper
-        self.random = random
-    }
-
-    /// A client whose exchanges go through the standard pipeline (`ExchangePipeline.standard`).
-    public init(
-        configuration: ShopClientConfiguration,
-        transport: any HTTPTransport,
-        tokens: TokenStore,
-        exchanges: ExchangeLog = ExchangeLog(),
-        logger: Logger = Logger(label: "reiterate.api", factory: { _ in SwiftLogNoOpLogHandler() }),
-        sleeper: Sleeper = .live,
-        random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) },
-        contract: @escaping @Sendable () -> Contract = { .builtIn() },
-        pins: (any AnswerPins)? = nil
-    ) {
-        self.init(configuration: configuration, transport: transport, tokens: tokens,
-                  pipeline: .standard(exchanges: exchanges, contract: contract, pins: pins, logger: logger),
-                  logger: logger, sleeper: sleeper, random: random)
     }
 
     /// The pipeline's exchange log (an empty one when the pipeline keeps none).
@@ -127,10 +106,10 @@ public actor ShopClient {
                 response = try await exchange(request, ExchangeRequest(key: key, operation: description.operation, headers: headers, body: body), attempt: attempt)
             } catch let error as TransportError {
                 if description.method == .get, error.isConnectionFailure,
-                   let wait = configuration.retry.delay(afterAttempt: attempt, retryAfter: nil, elapsed: .now - started, random: random())
+                   let wait = configuration.retry.delay(afterAttempt: attempt, retryAfter: nil, elapsed: .now - started, random: configuration.random())
                 {
                     logger.warning("retrying \(description) in \(wait) after: \(LogLineObserver.text(error))")
-                    try await sleeper.sleep(wait)
+                    try await configuration.sleeper.sleep(wait)
                     continue
                 }
                 throw ShopAPIError.transport(error, endpoint: description.key)
@@ -157,10 +136,10 @@ public actor ShopClient {
             let retryAfter = Self.retryAfter(response.headers[.retryAfter], now: Date())
             if description.method == .get, configuration.retry.retryableStatuses.contains(response.status),
                let wait = configuration.retry.delay(
-                   afterAttempt: attempt, retryAfter: retryAfter.map { .seconds(min($0, 86_400)) }, elapsed: .now - started, random: random())
+                   afterAttempt: attempt, retryAfter: retryAfter.map { .seconds(min($0, 86_400)) }, elapsed: .now - started, random: configuration.random())
             {
                 logger.warning("retrying \(description) in \(wait) after HTTP \(response.status)")
-                try await sleeper.sleep(wait)
+                try await configuration.sleeper.sleep(wait)
                 continue
             }
             throw Self.httpError(response, endpoint: description.key)

@@ -10,17 +10,25 @@ public struct ShopClientConfiguration: Sendable {
     public var headers: HTTPFields
     public var requestTimeout: Duration
     public var retry: RetryPolicy
+    /// How a retry waits (a test passes its own to make timing exact).
+    public var sleeper: Sleeper
+    /// The retry's jitter, a number in 0..<1 (a test passes a constant).
+    public var random: @Sendable () -> Double
 
     public init(
         baseURL: String,
         headers: HTTPFields = [.accept: "application/json", .userAgent: "reiterate-shop/\(appVersion) (Swift; Linux)"],
         requestTimeout: Duration = .seconds(10),
-        retry: RetryPolicy = RetryPolicy()
+        retry: RetryPolicy = RetryPolicy(),
+        sleeper: Sleeper = .live,
+        random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }
     ) {
         self.baseURL = baseURL
         self.headers = headers
         self.requestTimeout = requestTimeout
         self.retry = retry
+        self.sleeper = sleeper
+        self.random = random
     }
 
     /// The base URL without a trailing slash, or a configuration error naming what is wrong.

@@ -221,8 +221,8 @@ struct ConnectionOptions: ParsableArguments {
         }
         // The last 100 in memory; older ones spill to the state folder, for a HAR saved later.
         let log = ExchangeLog(capacity: 100, spillFile: keepsSession || harFile != nil ? SessionSpill.path(environment: environment) : nil)
-        let client = ShopClient(configuration: configuration, transport: transport, tokens: tokens, exchanges: log, logger: logger, contract: contract,
-                                pins: given ?? pins(settings))
+        let client = ShopClient(configuration: configuration, transport: transport, tokens: tokens,
+                                pipeline: .standard(exchanges: log, contract: contract, pins: given ?? pins(settings), logger: logger), logger: logger)
         do {
             let result = try await body(client)
             try? await transport.shutdown()

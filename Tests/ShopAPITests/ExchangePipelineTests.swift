@@ -39,8 +39,8 @@ import Testing
     }
 
     func client(_ stub: RunningStub, _ transport: AsyncHTTPTransport, _ pipeline: ExchangePipeline) -> ShopClient {
-        ShopClient(configuration: ShopClientConfiguration(baseURL: stub.url, requestTimeout: .seconds(5)), transport: transport,
-                   tokens: TokenStore(accessToken: "dev-token"), pipeline: pipeline, sleeper: .init { _ in }, random: { 0.5 })
+        ShopClient(configuration: ShopClientConfiguration(baseURL: stub.url, requestTimeout: .seconds(5), sleeper: .init { _ in }, random: { 0.5 }),
+                   transport: transport, tokens: TokenStore(accessToken: "dev-token"), pipeline: pipeline)
     }
 
     @Test func anObserverSeesEveryExchangeInOrderRetriesAndFailuresToo() async throws {

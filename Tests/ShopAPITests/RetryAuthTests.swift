@@ -177,8 +177,8 @@ import Testing
     @Test func aLate401ForAnAlreadyReplacedTokenDoesNotRefreshAgain() async throws {
         let transport = ScriptedTransport()
         let client = ShopClient(
-            configuration: .init(baseURL: "http://shop.test"), transport: transport,
-            tokens: TokenStore(accessToken: "old", refreshToken: "r1"), sleeper: .init { _ in }
+            configuration: .init(baseURL: "http://shop.test", sleeper: .init { _ in }), transport: transport,
+            tokens: TokenStore(accessToken: "old", refreshToken: "r1")
         )
         async let b = client.send(Balance(user: "b"))   // held by the transport until released
         await transport.waitUntilHeld()
@@ -198,8 +198,8 @@ import Testing
     @Test func aCancelledWaiterLeavesTheSharedRefreshRunning() async throws {
         let transport = HeldRefreshTransport()
         let client = ShopClient(
-            configuration: .init(baseURL: "http://shop.test"), transport: transport,
-            tokens: TokenStore(accessToken: "old", refreshToken: "r1"), sleeper: .init { _ in }
+            configuration: .init(baseURL: "http://shop.test", sleeper: .init { _ in }), transport: transport,
+            tokens: TokenStore(accessToken: "old", refreshToken: "r1")
         )
         let first = Task { try await client.send(Balance(user: "a")) }
         await transport.waitUntilRefreshIsHeld()

@@ -21,11 +21,11 @@ struct Harness {
         let stub = try await RunningStub.start(settings)
         let transport = try AsyncHTTPTransport(configuration: .init(connectTimeout: .seconds(2)))
         let sleeps = SleepLog()
+        let logger = logger ?? Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
         let client = ShopClient(
-            configuration: ShopClientConfiguration(baseURL: stub.url, requestTimeout: timeout, retry: retry),
+            configuration: ShopClientConfiguration(baseURL: stub.url, requestTimeout: timeout, retry: retry, sleeper: sleeps.sleeper, random: { 0.5 }),
             transport: transport, tokens: TokenStore(accessToken: access, refreshToken: refresh),
-            logger: logger ?? Logger(label: "test") { _ in SwiftLogNoOpLogHandler() },
-            sleeper: sleeps.sleeper, random: { 0.5 }
+            pipeline: .standard(logger: logger), logger: logger
         )
         return Harness(stub: stub, transport: transport, client: client, sleeps: sleeps)
     }
