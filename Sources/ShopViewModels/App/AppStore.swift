@@ -165,13 +165,10 @@ public final class AppStore {
         case let .batch(parts):
             await withTaskGroup(of: Void.self) { group in
                 for part in parts {
-                    switch part {
-                    case .cancel, .quit, .copy, .copyCurl, .alert, .writeReport: launch(part)
-                    default: group.addTask { await self.run(part) }
-                    }
+                    if part.startsAtOnce { launch(part) } else { group.addTask { await self.run(part) } }
                 }
             }
-        case .cancel, .quit, .copy, .copyCurl, .alert, .writeReport, .pin, .unpin:
+        case _ where effect.startsAtOnce:
             launch(effect)
         default:
             if let token = effect.requestToken {
@@ -284,20 +281,16 @@ public final class AppStore {
             default: break
             }
         } catch {
-            send(.pinsChanged(await pins.requests, .failed("The pins could not be saved: check that \(Self.shown(pins.path ?? "")) is in a writable folder.")))
+            send(.pinsChanged(await pins.requests, .failed("The pins could not be saved: check that \(Sanitizer.line(pins.path ?? "")) is in a writable folder.")))
         }
     }
 
-    // MARK: Evidence (R and e)
+    // MARK: Evidence (R and e): the files are `EvidenceFiles`' to write
 
     private func writeReport(_ draft: BugReport, screen: String?) async {
         let at = now()
-        let text = draft.markdown(at: at, version: evidence.version, screen: screen)
-        guard let folder = evidence.reportsDirectory else {
-            return send(.evidenceWritten(.report, .failure(EvidenceError("No folder for bug reports: set XDG_STATE_HOME or HOME."))))
-        }
-        let result = await Self.writeNew(Data(text.utf8), folder: folder, stem: BugReport.fileStem(at: at), suffix: ".md")
-        send(.evidenceWritten(.report, result.mapError { _ in EvidenceError("The bug report could not be written: check that \(Self.shown(folder)) is a writable folder.") }))
+        let result = await evidence.writeReport(draft.markdown(at: at, version: evidence.version, screen: screen), at: at)
+        send(.evidenceWritten(.report, result))
     }
 
     private func writeHAR() async {
@@ -308,73 +301,13 @@ public final class AppStore {
         } catch {
             return send(.evidenceWritten(.har(count: exchanges.count), .failure(EvidenceError("The HAR file could not be made from this session's requests."))))
         }
-        // A snapshot of its own (never the --har file, which the program writes when it ends: two
-        // writers renaming over one file could leave the older snapshot last).
-        let time = BugReport.fileStem(at: now()).dropFirst("report-".count)
-        let place: (folder: String, stem: String)?
-        if let file = evidence.harFile {
-            let url = URL(fileURLWithPath: file)
-            place = (url.deletingLastPathComponent().path, url.deletingPathExtension().lastPathComponent + "-" + time)
-        } else {
-            place = evidence.harDirectory.map { ($0, "session-" + time) }
-        }
-        let result: Result<String, EvidenceError>
-        if let place {
-            result = await Self.writeNew(data, folder: place.folder, stem: place.stem, suffix: ".har")
-                .mapError { _ in EvidenceError("The HAR file could not be written: check that \(Self.shown(place.folder)) is a writable folder.") }
-        } else {
-            result = .failure(EvidenceError("No folder for the HAR file: give --har FILE, or set XDG_STATE_HOME or HOME."))
-        }
-        send(.evidenceWritten(.har(count: exchanges.count), result))
+        send(.evidenceWritten(.har(count: exchanges.count), await evidence.writeHAR(data, at: now())))
     }
 
-    /// `c` where no clipboard is known to take the line: `curl-<time>.sh` in the reports folder (0600;
-    /// the line holds `$REITERATE_TOKEN`, never the token).
+    /// `c` where no clipboard is known to take the line: `curl-<time>.sh` in the reports folder.
     private func saveCurl(_ copy: CurlCopy) async {
-        guard let folder = evidence.reportsDirectory else {
-            return send(.curlSaved(copy, .failure(EvidenceError("no folder for it: set XDG_STATE_HOME or HOME."))))
-        }
-        let stem = "curl-" + BugReport.fileStem(at: now()).dropFirst("report-".count)
-        let result = await Self.writeNew(Data((copy.command + "\n").utf8), folder: folder, stem: stem, suffix: ".sh")
-        send(.curlSaved(copy, result.mapError { _ in EvidenceError("it could not be written to a file: check that \(Self.shown(folder)) is a writable folder.") }))
+        send(.curlSaved(copy, await evidence.saveCurl(copy.command, at: now())))
     }
-
-    /// Writes `data` as a new file `stem.suffix` (or `stem-2.suffix`, …) in `folder`, 0600, atomically.
-    /// The name is claimed with O_EXCL first, so two reports in the same second never share a file.
-    private static func writeNew(_ data: Data, folder: String, stem: String, suffix: String) async -> Result<String, EvidenceError> {
-        let claimed: String? = await Task.detached {
-            guard (try? AtomicFile.ensureDirectory(folder)) != nil else { return nil }
-            for n in 1...1000 {
-                let path = n == 1 ? "\(folder)/\(stem)\(suffix)" : "\(folder)/\(stem)-\(n)\(suffix)"
-                let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
-                if fd >= 0 {
-                    close(fd)
-                    return path
-                }
-                if errno != EEXIST { return nil }
-            }
-            return nil
-        }.value
-        guard let path = claimed else { return .failure(EvidenceError("cannot create a file in \(folder)")) }
-        let result = await write(data, to: path, folder: folder)
-        if case .failure = result { unlink(path) }  // no empty file left behind
-        return result
-    }
-
-    /// The cache's crash-safe writer, off the main actor.
-    private static func write(_ data: Data, to path: String, folder: String) async -> Result<String, EvidenceError> {
-        await Task.detached {
-            do {
-                try AtomicFile.write(data, to: path, directory: folder)
-                return .success(path)
-            } catch {
-                return .failure(EvidenceError("cannot write \(path)"))
-            }
-        }.value
-    }
-
-    /// A path for a message line.
-    private static func shown(_ path: String) -> String { Sanitizer.line(path) }
 
     /// The call's result, or nil when it was cancelled (a cancelled request's answer reaches nobody).
     private static func attempt<T: Sendable>(_ call: @Sendable () async throws -> T) async -> Result<T, ShopAPIError>? {

@@ -125,6 +125,16 @@ public indirect enum Effect: Equatable, Sendable {
     case compare(Token, a: CompareSide, b: CompareSide, what: ComparedPart)
     case saveSnapshot(user: String)
 
+    /// Whether the store starts it at once, wherever it stands (in a sequence or a batch too): a
+    /// cancellation, what the front end does (quit, copy, alert), a report (the screen as it is now) and
+    /// a change of the pins. Stated once: `AppStore.launch` and `run` both ask it.
+    var startsAtOnce: Bool {
+        switch self {
+        case .cancel, .quit, .copy, .copyCurl, .alert, .writeReport, .pin, .unpin: true
+        default: false
+        }
+    }
+
     /// The token of a request the store runs as its own cancellable task (`.cancel(token)` stops it).
     var requestToken: Token? {
         switch self {

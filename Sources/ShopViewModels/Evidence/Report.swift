@@ -86,29 +86,6 @@ public struct EvidenceError: Error, Equatable, Sendable {
     public init(_ message: String) { self.message = message }
 }
 
-/// Where `R` and `e` write: set by the program (`$XDG_STATE_HOME/reiterate-shop/…`, `--har FILE`).
-public struct EvidenceFiles: Sendable, Equatable {
-    /// Bug reports go here (created 0700; each file 0600).
-    public var reportsDirectory: String?
-    /// `--har FILE`: the program writes it when it ends; `e` writes a snapshot beside it (`FILE-<time>.har`).
-    public var harFile: String?
-    /// Without `--har`, `e` writes `session-<time>.har` here.
-    public var harDirectory: String?
-    public var version: String
-
-    public init(reportsDirectory: String? = nil, harFile: String? = nil, harDirectory: String? = nil, version: String = ShopClientConfiguration.appVersion) {
-        self.reportsDirectory = reportsDirectory
-        self.harFile = harFile
-        self.harDirectory = harDirectory
-        self.version = version
-    }
-
-    /// `$XDG_STATE_HOME/reiterate-shop` (default `~/.local/state/reiterate-shop`), as the cache finds its own.
-    public static func stateDirectory(environment: [String: String]) -> String {
-        AppDirectory.path("XDG_STATE_HOME", default: ".local/state", environment: environment)
-    }
-}
-
 /// A read a write's checks depend on, as a bug report lists it: the last of its kind before the
 /// write (what the checks compared against) or the first after it (the verification's).
 public struct ReportRead: Equatable, Sendable {
@@ -182,9 +159,8 @@ extension ShopUpdate {
     /// first page and the pack list. Each the last answered before the write was sent and the first
     /// sent after it (`rows` newest first).
     static func reads(around write: Exchange, in rows: [Exchange], user: String) -> [ReportRead] {
-        let body = write.requestBodyPreview.flatMap { JSONValue.parse(Array($0.utf8)) }
-        var product: String?
-        if case let .object(o)? = body, case let .string(p)? = o["product"] { product = p }
+        // The write as its body says it (the one decoder of a write's body).
+        let product = write.requestBodyPreview.flatMap { ShopWrite(operation: write.operation, body: Array($0.utf8)) }?.spend?.product
         var kinds: [(OperationID, String)] = [(Balance.endpoint.operation, Balance.endpoint.description)]
         if write.operation == SpendCheer.endpoint.operation {
             kinds += [(CheerHistory.endpoint.operation, CheerHistory.endpoint.description), (AudioPacks.endpoint.operation, AudioPacks.endpoint.description)]
