@@ -18,6 +18,9 @@ final class ExchangeSpill {
     let limit: Int
     private var fd: Int32 = -1
     private var size = 0
+    /// Past this size the file is compacted: the limit, or more when the writes alone (never dropped)
+    /// already fill most of it — so a compaction is never repeated on every append.
+    private var threshold: Int
     /// Set when the file could not be opened or written: nothing more is spilled (the HAR says so).
     private(set) var failed = false
     /// Reads dropped by the bound, for the count a HAR reports.
@@ -26,6 +29,7 @@ final class ExchangeSpill {
     init(path: String, limit: Int) {
         self.path = path
         self.limit = max(64 * 1024, limit)
+        threshold = self.limit
     }
 
     deinit { if fd >= 0 { close(fd) } }
@@ -35,18 +39,32 @@ final class ExchangeSpill {
         if fd < 0 {
             // Created new, never through a link; a file of the same name left by a crash is replaced.
             unlink(path)
-            fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+            fd = open(path, O_RDWR | O_APPEND | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
             guard fd >= 0 else { failed = true; return }
         }
         guard Self.writeAll(fd, line) else { failed = true; return }
         size += line.count
-        if size > limit { compact() }
+        if size > threshold { compact() }
     }
 
     /// Every spilled exchange, oldest first; a later line for the same number (its answer, after it
     /// was spilled while pending) takes the earlier one's place.
     func lines() -> [Line] {
-        guard fd >= 0, let data = FileManager.default.contents(atPath: path) else { return [] }
+        // Read through the descriptor held, never the path: the file is this session's whatever
+        // happens to the name.
+        guard fd >= 0 else { return [] }
+        var data = Data(count: size)
+        let read = data.withUnsafeMutableBytes { buffer -> Int in
+            var offset = 0
+            while offset < buffer.count {
+                let n = pread(fd, buffer.baseAddress.map { $0 + offset }, buffer.count - offset, off_t(offset))
+                if n < 0, errno == EINTR { continue }
+                guard n > 0 else { break }
+                offset += n
+            }
+            return offset
+        }
+        data.count = read
         var byID: [Int: Line] = [:]
         let decoder = JSONDecoder()
         for raw in data.split(separator: UInt8(ascii: "\n")) {
@@ -74,7 +92,7 @@ final class ExchangeSpill {
         encoded = encoded.enumerated().filter { !dropped.contains($0.offset) }.map(\.element)
         let temporary = path + ".new"
         unlink(temporary)
-        let next = open(temporary, O_WRONLY | O_APPEND | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        let next = open(temporary, O_RDWR | O_APPEND | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard next >= 0 else { failed = true; return }
         for (_, bytes) in encoded where !Self.writeAll(next, bytes) {
             close(next)
@@ -86,12 +104,14 @@ final class ExchangeSpill {
         close(fd)
         fd = next
         size = total
+        threshold = max(limit, total + limit / 4)
     }
 
     /// Closes and removes the file (the session ended: what it held is in the HAR written at the end).
     func remove() {
         if fd >= 0 { close(fd) }
         fd = -1
+        failed = true  // nothing spilled after the end
         unlink(path)
     }
 

@@ -107,10 +107,12 @@ public enum ShopWrite: Hashable, Sendable {
             let transaction: TransactionID
             switch sent {
             case let .string(s): transaction = .text(s)
-            case .int, .double:
-                let digits = WriteMemory.transactionDigits(body) ?? sent.describe
+            case let .int(n): transaction = n >= 0 ? .number(UInt64(n)) : .outOfRange(String(n))
+            case let .double(d):
+                // Past what an Int holds: the top-level number's own digits (never a nested key's of the same name).
+                let digits = WriteMemory.transactionDigits(body).flatMap { Double($0) == d ? $0 : nil } ?? String(d)
                 transaction = UInt64(digits).map(TransactionID.number) ?? .outOfRange(digits)
-            default: transaction = .outOfRange(sent.describe)  // not a number nor text: kept in words
+            default: transaction = .text(sent.describe)  // neither a number nor text: kept in words
             }
             self = .purchase(identifier: identifier, transactionID: transaction)
         default:
@@ -135,11 +137,13 @@ public enum TransactionID: Hashable, Sendable, ExpressibleByIntegerLiteral, Cust
         let t = typed.trimmingCharacters(in: .whitespaces)
         guard !t.isEmpty else { return nil }
         let digits = t.first == "-" ? t.dropFirst() : Substring(t)
+        // Out of range, it goes as typed: only a JSON number's digits (no leading zero) go as a number.
+        let wholeNumber = !digits.isEmpty && digits.allSatisfy({ $0.isASCII && $0.isNumber }) && (digits.count == 1 || digits.first != "0")
         if let n = UInt64(t) {
             self = .number(n)
         } else if t.count >= 2, t.first == "\"", t.last == "\"" {
             self = .text(String(t.dropFirst().dropLast()))
-        } else if !digits.isEmpty, digits.allSatisfy({ $0.isASCII && $0.isNumber }) {
+        } else if wholeNumber {
             self = .outOfRange(t)
         } else {
             self = .text(t)

@@ -150,6 +150,9 @@ enum SessionSpill {
         let manager = FileManager.default
         let dayAgo = Date().addingTimeInterval(-86_400)
         for name in (try? manager.contentsOfDirectory(atPath: folder)) ?? [] where name.hasPrefix("session-") {
+            // A session still running keeps its file, however long it has been idle.
+            let pid = name.dropFirst("session-".count).prefix { $0.isNumber }
+            if let pid = Int32(pid), kill(pid, 0) == 0 || errno == EPERM { continue }
             let file = folder + "/" + name
             if let modified = (try? manager.attributesOfItem(atPath: file))?[.modificationDate] as? Date, modified < dayAgo { try? manager.removeItem(atPath: file) }
         }

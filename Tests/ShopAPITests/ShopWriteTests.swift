@@ -34,6 +34,9 @@ import Testing
         #expect(ShopWrite(operation: nil, body: Array(#"{"amount":1,"product":"p"}"#.utf8)) == nil)
         #expect(ShopWrite(operation: .spendCheer, body: Array(#"{"amount":"1","product":"p"}"#.utf8)) == nil)
         #expect(ShopWrite(operation: .purchaseCheer, body: Array(#"{"transaction_id":1}"#.utf8)) == nil)
+        // A nested key of the same name is not the transaction id.
+        #expect(ShopWrite(operation: .purchaseCheer, body: Array(#"{"identifier":"i","transaction_id":5,"receipt":{"transaction_id":9}}"#.utf8))
+                == .purchase(identifier: "i", transactionID: 5))
         // A transaction id given twice: the last, as a JSON reader keeps it.
         #expect(ShopWrite(operation: .purchaseCheer, body: Array(#"{"identifier":"i","transaction_id":1,"transaction_id":18446744073709551615}"#.utf8))
                 == .purchase(identifier: "i", transactionID: .number(.max)))
@@ -52,5 +55,7 @@ import Testing
         #expect(!TransactionID.number(42).sameTransaction(as: .text("042")) && !TransactionID.text("x").sameTransaction(as: .outOfRange("x")))
         #expect(!TransactionID.outOfRange("-5").sameTransaction(as: .text("-5")))
         #expect(TransactionID(typed: "\"42\"") == .text("42") && TransactionID(typed: " 42 ") == 42 && TransactionID(typed: "-5") == .outOfRange("-5"))
+        // Sent as a number only when it is a JSON number: `-007` goes as text (never invalid JSON).
+        #expect(TransactionID(typed: "007") == 7 && TransactionID(typed: "-007") == .text("-007") && TransactionID(typed: "0184467440737095516150") == .text("0184467440737095516150"))
     }
 }

@@ -57,9 +57,19 @@ import Testing
         let moving = await Self.check(store, #"{"balance":3}"#, requestID: "rq-c")
         #expect(moving.map(\.check) == [.readsDisagree] && moving.first?.actual.contains("request ids rq-a, rq-b, rq-c") == true)
         #expect(await store.unsettled.isEmpty)  // as far as reading goes: `confirm` does not read it again
-        // The same difference twice more: judged, and reported once however often it is read.
+        #expect(await store.unsettled.isEmpty)  // the reading starts afresh
+        // The same difference twice: judged, and reported once however often it is read.
+        #expect(await Self.check(store, #"{"balance":3}"#).isEmpty)
         #expect(await Self.check(store, #"{"balance":3}"#).map(\.check) == [.pinned])
         #expect(await Self.check(store, #"{"balance":3}"#).isEmpty)
+        #expect(await store.unsettled.isEmpty)
+        // A judged difference that moves on is a difference of its own, not reads that disagree.
+        #expect(await Self.check(store, #"{"balance":4}"#).isEmpty)
+        #expect(await Self.check(store, #"{"balance":4}"#).map(\.check) == [.pinned])
+        // A pin taken away is forgotten: nothing of it is read again.
+        #expect(await Self.check(store, #"{"balance":5}"#).isEmpty)
+        #expect(await store.unsettled == [Self.request])
+        try await store.remove(Self.request)
         #expect(await store.unsettled.isEmpty)
     }
 
@@ -79,6 +89,18 @@ import Testing
         try await calm.add(Pin(request: Self.request, body: .object(["balance": .int(1250)]), requestID: "rq-1", pinnedAt: t0))
         await calm.confirm { _ in _ = await reads.next() }
         #expect(await reads.value == 2)  // nothing unsettled: nothing read
+        // A server that fails every read again: two reads, then no more until an answer comes from elsewhere.
+        let failing = PinStore(path: nil)
+        try await failing.add(Pin(request: Self.request, body: .object(["balance": .int(1250)]), requestID: "rq-1", pinnedAt: t0))
+        #expect(await Self.check(failing, #"{"balance":1243}"#).isEmpty)
+        let tries = Counter()
+        for _ in 0..<3 {
+            await failing.confirm { _ in
+                _ = await tries.next()
+                _ = await Self.check(failing, #"{"message":"down"}"#, status: 503)
+            }
+        }
+        #expect(await tries.value == 2)
     }
 
     actor Counter {

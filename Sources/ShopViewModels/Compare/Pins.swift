@@ -41,16 +41,20 @@ public actor PinStore: AnswerPins {
     /// The last answer reported per pinned request: the same difference again (a watch reads the
     /// balance twice a round) is not a new finding.
     private var reported: [RequestKey: JSONValue] = [:]
-    /// The answers in a row that differed from the pin, per request, since it last matched (at most 3):
-    /// a difference is a finding only once two answers in a row agree on it (a settled read).
+    /// The answers in a row that differed from the pin, per request, since it last matched or was
+    /// judged (at most 3): a difference is a finding only once two answers in a row agree on it.
     private var differing: [RequestKey: [(answer: JSONValue?, requestID: String?)]] = [:]
+    /// Reads `confirm` made of a request since an answer to it came from elsewhere (at most 2: the
+    /// bound holds whatever the answers are, a server that fails or keeps flipping included).
+    private var confirmReads: [RequestKey: Int] = [:]
+    /// The requests `confirm` is reading now (their answers are its own, not from elsewhere).
+    private var confirming: Set<RequestKey> = []
 
-    /// Pinned requests whose last answer differed and is not yet settled: read them again
-    /// (`confirm(reading:)`) before the difference is judged. Three answers in a row that each differ
-    /// from the one before are as far as reading goes (`readsDisagree`): not read again by `confirm`.
+    /// Pinned requests whose last answer differed and is not yet settled, and that `confirm` may still
+    /// read again (two reads at most after an answer from elsewhere).
     public var unsettled: [RequestKey] {
         differing.compactMap { key, answers in
-            guard let last = answers.last, answers.count < 3 else { return nil }
+            guard book[key] != nil, let last = answers.last, (confirmReads[key] ?? 0) < 2 else { return nil }
             let settled = answers.count >= 2 && answers[answers.count - 2].answer == last.answer
             return settled || (last.answer.map { reported[key] == $0 } ?? false) ? nil : key
         }.sorted { $0.description < $1.description }
@@ -59,6 +63,7 @@ public actor PinStore: AnswerPins {
     public func check(_ key: RequestKey, status: Int, body: [UInt8], tokens: [JSONToken], requestID: String?) -> [Finding] {
         let request = key
         guard status / 100 == 2, let pin = book[request] else { return [] }
+        if !confirming.contains(request) { confirmReads[request] = 0 }  // an answer from elsewhere: confirm may read again
         // Compared as it was pinned: token-like keys redacted.
         let answer = JSONValue.parse(Redactor.redacted(body, tokens: tokens))
         let differences = pin.differences(from: answer, ignore: ignore, dates: { ISO8601.parse($0) })
@@ -73,13 +78,17 @@ public actor PinStore: AnswerPins {
         if let answer, reported[request] == answer { return [] }
         let agrees = answers.count >= 2 && answers[answers.count - 2].answer == answer
         guard agrees else {
-            // Three answers in a row, each unlike the one before: not judged, and told once.
-            guard answers.count == 3 else { return [] }
+            // Three answers in a row, each unlike the one before: not judged, told once, and the reading
+            // starts afresh.
+            guard answers.count == 3, answers[0].answer != answers[1].answer else { return [] }
+            differing[request] = nil
             let ids = answers.map { $0.requestID ?? "—" }.joined(separator: ", ")
             return [Finding(check: .readsDisagree, expected: "two answers in a row that agree, to judge the pin of \(request)",
                             actual: "\(answers.count) answers, each unlike the one before (request ids \(ids)): the pin is not judged")]
         }
+        // Judged: the next answer is held against this one (a later change is a difference of its own).
         reported[request] = answer
+        differing[request] = [(answer, requestID)]
         let ids = answers.suffix(2).map { $0.requestID ?? "—" }.joined(separator: ", ")
         return [Finding(check: .pinned, expected: "the answer pinned \(DiffReport.stamp(pin.pinnedAt))\(pin.requestID.map { " (request id \($0))" } ?? "")",
                         actual: DiffReport.summary(differences) + " — " + DiffReport.brief(differences) + " (the same in two answers in a row: \(ids))")]
@@ -87,13 +96,28 @@ public actor PinStore: AnswerPins {
 
     /// Reads each pinned request whose difference is not settled again, 0.5 s later and then 1 s
     /// later while it is still unsettled: the answers go through the pipeline, where `check` judges them.
-    /// `read` sends one read (the pin's request); bounded at two more reads a request.
+    /// `read` sends one read (the pin's request); two reads a request at most, counted across calls
+    /// until an answer comes from elsewhere.
     public func confirm(reading read: @Sendable (RequestKey) async -> Void) async {
         for pause in [Duration.milliseconds(500), .milliseconds(1000)] {
             let keys = unsettled
             guard !keys.isEmpty else { return }
             do { try await Task.sleep(for: pause) } catch { return }
-            for key in keys { await read(key) }
+            for key in keys where unsettled.contains(key) {
+                confirmReads[key, default: 0] += 1
+                confirming.insert(key)
+                await read(key)
+                confirming.remove(key)
+            }
+        }
+    }
+
+    /// What is held of a request's answers, forgotten when its pin changes.
+    private func forget(_ request: RequestKey?) {
+        if let request {
+            (differing[request], reported[request], confirmReads[request]) = (nil, nil, nil)
+        } else {
+            (differing, reported, confirmReads) = ([:], [:], [:])
         }
     }
 
@@ -102,6 +126,7 @@ public actor PinStore: AnswerPins {
         next.add(pin)
         try save(next)
         book = next
+        forget(pin.request)
     }
 
     /// Removes the pin of `request` (all of them with nil); answers how many went.
@@ -112,6 +137,7 @@ public actor PinStore: AnswerPins {
         if let request { next.remove(request) } else { next = PinBook() }
         try save(next)
         book = next
+        forget(request)
         return before - next.pins.count
     }
 
