@@ -17,17 +17,17 @@ public struct ExchangeRequest: Sendable {
     public var key: RequestKey
     /// Which of the contract's operations its method and path are, decided once when the exchange is
     /// made: from the endpoint type for the tool's own, from the contract for the app's (`Contract.match`).
-    public var match: RequestMatch
+    public let match: RequestMatch
+    /// The contract's operation it was for: its method and path are that operation's (nil when it is
+    /// none of them, or only another version's path or another method). Set with `match`.
+    public let operation: OperationID?
     public var headers: HTTPFields
     public var body: [UInt8]?
-
-    /// The contract's operation it was for: its method and path are that operation's (nil when it is
-    /// none of them, or only another version's path or another method).
-    public var operation: OperationID? { match.operation }
 
     public init(key: RequestKey, match: RequestMatch, headers: HTTPFields, body: [UInt8]?) {
         self.key = key
         self.match = match
+        operation = match.operation
         self.headers = headers
         self.body = body
     }
