@@ -1,14 +1,19 @@
 """Fixtures that run the real `reiterate-stub` binary on 127.0.0.1 and talk HTTP to it."""
 import atexit
+import ctypes
 import json
+import locale
+import queue
 import os
 import re
 import select
+import shlex
 import shutil
 import signal
 import socket
 import subprocess
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -18,6 +23,7 @@ import requests
 ROOT = Path(__file__).resolve().parents[2]
 STUB_BIN = Path(os.environ.get("STUB_BIN", ROOT / ".build" / "debug" / "reiterate-stub"))
 SPEC_PATH = Path(os.environ.get("API_SPEC", ROOT.parent / "shared" / "api" / "reiterate-api.yaml"))
+SHOP_BIN = Path(os.environ.get("SHOP_BIN", ROOT / ".build" / "debug" / "reiterate-shop"))
 TOKEN = "dev-token"
 
 # Every temporary file and folder the tests make (tempfile.mkdtemp() and friends, here and in the test
@@ -30,6 +36,205 @@ atexit.register(shutil.rmtree, _SCRATCH, True)
 for _name in list(os.environ):
     if _name.lower() in ("http_proxy", "https_proxy", "all_proxy", "no_proxy"):
         del os.environ[_name]
+
+
+# ---------------------------------------------------------------------------------------------------
+# The harness: every test file takes these from here and defines none of its own.
+
+POLL = 0.02  # how often a wait looks again (a poll, never a synchronisation)
+
+
+def wait_until(seen, holds=bool, timeout: float = 10.0, what: str = "the condition", show=repr):
+    """Calls `seen()` until `holds(value)` is true and returns that value; after `timeout` seconds
+    fails with what was seen last. The one way a test waits: on a condition, never on a time."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = seen()
+        if holds(value):
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{what} did not hold within {timeout} s; last seen:\n{show(value)}")
+        time.sleep(POLL)
+
+
+def shop_env(token=TOKEN, cache=None, config=None, env=None) -> dict:
+    """The environment `reiterate-shop` runs in here: none of the developer's REITERATE_ settings, a
+    fresh cache folder (or `cache`, kept between runs), UTC, and `config` as its config.toml if given."""
+    e = {k: v for k, v in os.environ.items() if not k.startswith("REITERATE_")}
+    e.update(XDG_CACHE_HOME=str(cache) if cache else tempfile.mkdtemp(), TZ="UTC")
+    if token is not None:
+        e["REITERATE_TOKEN"] = token
+    if config is not None:
+        home = tempfile.mkdtemp()
+        os.makedirs(os.path.join(home, "reiterate-shop"))
+        with open(os.path.join(home, "reiterate-shop", "config.toml"), "w") as f:
+            f.write(config)
+        e["XDG_CONFIG_HOME"] = home
+    e.update(env or {})
+    return e
+
+
+def shop(*args, token=TOKEN, cache=None, config=None, env=None, timeout=90, input=None):
+    """One run of the real `reiterate-shop`, to its end: a CompletedProcess (stdout, stderr as text)."""
+    return subprocess.run([str(SHOP_BIN), *map(str, args)], capture_output=True, text=True, input=input,
+                          env=shop_env(token, cache, config, env), timeout=timeout)
+
+
+def warnings(stderr: str) -> list:
+    """The one meaning of "no warning": every line the app wrote that starts `warning: `."""
+    return [line for line in stderr.splitlines() if line.startswith("warning: ")]
+
+
+def findings(stderr: str) -> list:
+    """The warnings that are findings: those naming a check (`[check-name]`)."""
+    return [line for line in warnings(stderr) if re.match(r"warning: \[[a-z0-9-]+\]", line)]
+
+
+class Lines:
+    """A process's output read line by line without blocking: every read is bounded by a timeout."""
+
+    def __init__(self, stream):
+        self._queue = queue.Queue()
+        self.seen = []
+
+        def pump():
+            for line in iter(stream.readline, ""):
+                self._queue.put(line)
+            self._queue.put(None)
+
+        threading.Thread(target=pump, daemon=True).start()
+        self.ended = False
+
+    def next(self, timeout: float = 10.0):
+        """The next line, or None at the end of the stream; fails after `timeout` with what was seen."""
+        if self.ended:
+            return None
+        try:
+            line = self._queue.get(timeout=timeout)
+        except queue.Empty:
+            raise AssertionError(f"no line within {timeout} s; seen so far:\n" + "".join(self.seen[-40:])) from None
+        if line is None:
+            self.ended = True
+        else:
+            self.seen.append(line)
+        return line
+
+    def until(self, holds, timeout: float = 20.0, what: str = "the line wanted"):
+        """Lines until `holds(line)`; returns that line. Fails at the end of the stream or the timeout."""
+        deadline = time.monotonic() + timeout
+        while True:
+            line = self.next(max(0.0, deadline - time.monotonic()))
+            if line is None:
+                raise AssertionError(f"{what}: the output ended first; seen:\n" + "".join(self.seen[-40:]))
+            if holds(line):
+                return line
+
+
+# ---------------------------------------------------------------------------------------------------
+# The TUI in tmux: a private tmux server per test process, one session per app
+
+SOCKET = f"reiterate-e2e-{os.getpid()}"
+
+locale.setlocale(locale.LC_CTYPE, "C.UTF-8")
+_libc = ctypes.CDLL("libc.so.6")
+_libc.wcswidth.argtypes = [ctypes.c_wchar_p, ctypes.c_size_t]
+
+
+def wcswidth(text: str) -> int:
+    """glibc's wcswidth(3): what ncurses and tmux use to place characters (the width oracle)."""
+    return _libc.wcswidth(text, len(text))
+
+
+def tmux(*args, check=True):
+    return subprocess.run(["tmux", "-L", SOCKET, *args], capture_output=True, text=True, check=check, timeout=10)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def tmux_server():
+    # One idle session keeps the private server alive between tests (no start/stop races).
+    tmux("new-session", "-d", "-s", "keepalive", "-x", "80", "-y", "24", "sleep 3600")
+    yield
+    tmux("kill-server", check=False)
+
+
+class TUI:
+    def __init__(self, name, url, cache_dir, width=100, height=30, env=None, args=()):
+        self.name = name
+        self.status_file = cache_dir.parent / f"{name}.status"
+        variables = {"REITERATE_TOKEN": TOKEN, "TZ": "UTC", "TERM": "xterm-256color", "LANG": "C.UTF-8",
+                     "XDG_STATE_HOME": str(cache_dir.parent / "state"), **(env or {})}
+        assignments = " ".join(f"{k}={shlex.quote(v)}" for k, v in variables.items())
+        # The shell records the app's exit status (tmux reaps lazily; its pane_dead_status can lag).
+        extra = " ".join(shlex.quote(a) for a in args)
+        command = (f"env {assignments} {shlex.quote(str(SHOP_BIN))} --base-url {shlex.quote(url)} {extra} "
+                   f"--cache-dir {shlex.quote(str(cache_dir))}; echo $? > {shlex.quote(str(self.status_file))}")
+        tmux("new-session", "-d", "-s", name, "-x", str(width), "-y", str(height), command)
+        tmux("set-option", "-t", name, "remain-on-exit", "on")
+        tmux("resize-window", "-t", name, "-x", str(width), "-y", str(height))  # whatever the other sessions' size
+        shell = tmux("display", "-p", "-t", name, "#{pane_pid}").stdout.strip()
+        children = wait_until(lambda: subprocess.run(["pgrep", "-P", shell], capture_output=True, text=True).stdout.split(),
+                              timeout=5, what="the app started")
+        self.pid = int(children[0])
+
+    def screen(self):
+        return tmux("capture-pane", "-p", "-t", self.name).stdout
+
+    def keys(self, *keys):
+        tmux("send-keys", "-t", self.name, *keys)
+
+    def wait_for(self, text, timeout=10.0):
+        screen = wait_until(self.screen, lambda s: text in s, timeout, f"{text!r} on the screen", show=str)
+        return self.settled(screen, text)
+
+    def wait_screen(self, holds, timeout=10.0, what="the screen wanted"):
+        """The screen once `holds(screen)` is true (settled, as wait_for's)."""
+        return self.settled(wait_until(self.screen, holds, timeout, what, show=str))
+
+    def settled(self, screen, text=None, limit=1.5):
+        """The screen once the frame being drawn is complete. A frame reaches tmux in several
+        writes, so the text waited for can show while the rest of its frame is still the old one:
+        wait until two captures 50 ms apart agree (a turning spinner ends the wait at `limit`)."""
+        deadline = time.monotonic() + limit
+        while time.monotonic() < deadline:
+            time.sleep(0.05)  # the gap between the two captures compared (a poll, not a synchronisation)
+            again = self.screen()
+            if again == screen:
+                return screen
+            if text is not None and text not in again:
+                return screen  # the text was passing: report the screen that had it
+            screen = again
+        return screen
+
+    def info(self, fmt):
+        return tmux("display", "-p", "-t", self.name, fmt).stdout.strip()
+
+    def exited(self):
+        """The app's exit status if it has exited, else None."""
+        if self.status_file.exists() and self.status_file.read_text().strip():
+            return int(self.status_file.read_text())
+        return None
+
+    def wait_exit(self, timeout=10.0):
+        """The app's exit status, once it has exited."""
+        return wait_until(self.exited, lambda status: status is not None, timeout, "the app exited",
+                          show=lambda _: self.screen())
+
+    def close(self):
+        tmux("kill-session", "-t", self.name, check=False)
+
+
+@pytest.fixture
+def tui(tmp_path, tmux_server):
+    opened = []
+
+    def open_tui(url, **kw):
+        t = TUI(f"app{len(opened)}", url, tmp_path / "cache", **kw)
+        opened.append(t)
+        return t
+
+    yield open_tui
+    for t in opened:
+        t.close()
 
 
 class Stub:
@@ -79,13 +284,12 @@ class Stub:
         return Path(self.log_file.name).read_text(encoding="utf-8", errors="replace")
 
     def wait_for_log(self, needle: str, timeout: float = 5.0) -> str:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            text = self.log()
-            if needle in text:
-                return text
-            time.sleep(0.05)
-        raise AssertionError(f"{needle!r} not in the request log:\n{self.log()[-2000:]}")
+        return wait_until(self.log, lambda text: needle in text, timeout, f"{needle!r} in the request log",
+                          show=lambda text: text[-2000:])
+
+    def log_lines(self, needle: str = "") -> list:
+        """The request log's lines that hold `needle`."""
+        return [line for line in self.log().splitlines() if needle in line]
 
     def stop(self):
         if self.proc.poll() is None:
@@ -141,9 +345,6 @@ def start_stub():
 
 # ---------------------------------------------------------------------------------------------------
 # `reiterate-shop proxy` (test_proxy.py): the stand-in over TLS, and proxies run in their own folders
-
-SHOP_BIN = Path(os.environ.get("SHOP_BIN", ROOT / ".build" / "debug" / "reiterate-shop"))
-
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "slow: takes tens of seconds (load, many connections); still part of `make test`")

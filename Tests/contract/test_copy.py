@@ -5,7 +5,7 @@ import os
 import stat
 import time
 
-from test_tui import tmux, tmux_server, tui  # noqa: F401 (fixtures)
+from conftest import tmux, tmux_server, tui  # noqa: F401
 
 
 def notice(t):

@@ -4,7 +4,7 @@ import re
 import time
 
 from test_cli import shop
-from test_tui import tui, tmux_server  # noqa: F401  (fixtures)
+from conftest import tui, tmux_server  # noqa: F401
 
 
 def test_print_groups_a_finding_repeated_within_a_run(stub):

@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from test_tui import tmux, tmux_server, tui  # noqa: F401  (fixtures: the private tmux server and the app)
+from conftest import tmux, tmux_server, tui  # noqa: F401
 
 FIND = "ferryman's whistle"  # on one entry of qa-alice's page 3 (docs/stand-in.md)
 

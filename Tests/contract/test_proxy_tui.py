@@ -9,7 +9,7 @@ import time
 import requests
 
 from conftest import ROOT, TOKEN, free_port
-from test_tui import tmux_server, tui  # noqa: F401  (fixtures: the private tmux server, a TUI in it)
+from conftest import tmux_server, tui  # noqa: F401
 
 
 def test_a_500_to_the_app_shows_on_the_message_line_with_its_request_id(start_stub, tui):

@@ -10,7 +10,7 @@ import re
 
 import pytest
 
-from test_tui import TUI, tmux
+from conftest import TUI, tmux  # noqa: F401
 
 SGR = re.compile(r"\x1b\[([0-9;]*)m")
 
