@@ -2,35 +2,23 @@
 data, never from the input; the stand-in's lenient faults take each such write; `--unchecked` sends
 it as typed; `--strict` scopes to the write; `reiterate-shop negative` runs the catalogue."""
 import json
-import os
 import re
-import subprocess
-import tempfile
+import socket
+import threading
 import time
 
-from conftest import ROOT
+from conftest import shop as run_shop
+from conftest import warnings
 
-SHOP_BIN = os.environ.get("SHOP_BIN", str(ROOT / ".build" / "debug" / "reiterate-shop"))
 RAIN = "com.reiterate.pack.rain"
 
 
 def shop(*args, config=None):
-    # The stand-in is this test's own: no pacing (the pace itself has its test, which says --pace).
+    """conftest's `shop`; `negative` runs unpaced, the stand-in being this test's own (the pace itself
+    has its test, which says --pace)."""
     if args and args[0] == "negative" and "--pace" not in args:
         args = (*args, "--pace", "0")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("REITERATE_")}
-    env.update(REITERATE_TOKEN="dev-token", XDG_CACHE_HOME=tempfile.mkdtemp(), TZ="UTC")
-    if config is not None:
-        home = tempfile.mkdtemp()
-        os.makedirs(os.path.join(home, "reiterate-shop"))
-        with open(os.path.join(home, "reiterate-shop", "config.toml"), "w") as f:
-            f.write(config)
-        env["XDG_CONFIG_HOME"] = home
-    return subprocess.run([SHOP_BIN, *args], capture_output=True, text=True, env=env, timeout=90)
-
-
-def warnings(stderr):
-    return [line for line in stderr.splitlines() if line.startswith("warning: ")]
+    return run_shop(*args, config=config)
 
 
 def balance(s, user="qa-alice"):
@@ -311,25 +299,62 @@ def test_an_answer_that_does_not_judge_the_write_is_not_judged_never_refused(sta
 
 # review of `negative`, item 2: only what the case could change, and a failed read is not a change
 
-def while_the_write_is_out(s, act, path="/api/v1/spend_cheer", count=None):
-    """Holds negative's one write 2 s (latency) and runs `act` once its reads before were made."""
-    import threading
-    import time
-    s.fault(kind="latency", ms=2000, path=path, **({} if count is None else {"count": count}))
-    # The reads of this run, not of an earlier one in the same stand-in's log (after a reset the log
-    # still holds them, and `act` went at once: before the write it was to race).
-    before = s.log().count("GET /api/v1/audio_packs")
+class HeldWrite:
+    """A pass-through between `negative` and the stand-in (`url` is what negative is pointed at) that
+    holds the case's write — the first request it sees to `POST path` — until `act` has run, then lets it
+    on. So `act` lands after the case's reads before the write (negative sends the write only once they are
+    answered) and before the write reaches the stand-in, so before its reads after: while the write is
+    out, every time, with no wait guessed."""
 
-    def run():
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline and s.log().count("GET /api/v1/audio_packs") < before + 2:
-            time.sleep(0.05)
-        time.sleep(0.3)
-        act()
+    def __init__(self, s, act, path="/api/v1/spend_cheer"):
+        self.act, self.marker = act, f"POST {path}".encode()
+        self.upstream = s.url.split("//")[1].rsplit(":", 1)
+        self.acted, self.errors, self.lock = 0, [], threading.Lock()
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.url = f"http://127.0.0.1:{self.listener.getsockname()[1]}"
+        threading.Thread(target=self._serve, daemon=True).start()
 
-    t = threading.Thread(target=run)
-    t.start()
-    return t
+    def _serve(self):
+        while True:
+            try:
+                app, _ = self.listener.accept()
+            except OSError:
+                return
+            server = socket.create_connection((self.upstream[0], int(self.upstream[1])), timeout=30)
+            threading.Thread(target=self._pipe, args=(app, server, True), daemon=True).start()
+            threading.Thread(target=self._pipe, args=(server, app, False), daemon=True).start()
+
+    def _pipe(self, src, dst, from_app):
+        try:
+            while data := src.recv(65536):
+                if from_app and self.marker in data:
+                    with self.lock:
+                        first, self.acted = self.acted == 0, self.acted + 1
+                    if first:
+                        try:
+                            self.act()
+                        except BaseException as e:  # reported by done(), in the test's thread
+                            self.errors.append(e)
+                dst.sendall(data)
+        except OSError:
+            pass
+        finally:
+            for sock, how in ((dst, socket.SHUT_WR), (src, socket.SHUT_RD)):
+                try:
+                    sock.shutdown(how)
+                except OSError:
+                    pass
+
+    def done(self):
+        """After the run: `act` ran, once, while the write was held (and raised nothing)."""
+        self.listener.close()
+        if self.errors:
+            raise self.errors[0]
+        assert self.acted == 1, f"{self.acted} writes held: the case's write never came (or came {self.acted} times)"
+
+
+def while_the_write_is_out(s, act, path="/api/v1/spend_cheer"):
+    return HeldWrite(s, act, path)
 
 
 def test_another_packs_cheer_is_not_a_side_effect(start_stub):
@@ -340,8 +365,8 @@ def test_another_packs_cheer_is_not_a_side_effect(start_stub):
     # Someone else cheers for another pack while the case is out.
     t = while_the_write_is_out(s, lambda: s.http.put(s.url + "/_stub/packs/" + other["identifier"],
                                                      json={"cheer_total": other["cheer_total"] + 9}, timeout=5))
-    r = shop("negative", "--base-url", s.url, "--yes", "--only", "overspend")
-    t.join()
+    r = shop("negative", "--base-url", t.url, "--yes", "--only", "overspend")
+    t.done()
     assert s.get("/api/v1/audio_packs").json()["packs"] != packs  # it did happen, during the case
     assert r.returncode == 0 and case_lines(r.stdout)["overspend"].split()[1:3] == ["refused", "402"], r.stdout + r.stderr
     assert "but it changed" not in r.stdout and not any(w.startswith("warning: negative") for w in warnings(r.stderr)), r.stdout + r.stderr
@@ -349,8 +374,8 @@ def test_another_packs_cheer_is_not_a_side_effect(start_stub):
     s.reset()
     was = next(p["cheer_total"] for p in packs if p["identifier"] == tested)
     t = while_the_write_is_out(s, lambda: s.http.put(s.url + "/_stub/packs/" + tested, json={"cheer_total": was + 1251}, timeout=5))
-    r = shop("negative", "--base-url", s.url, "--yes", "--only", "overspend")
-    t.join()
+    r = shop("negative", "--base-url", t.url, "--yes", "--only", "overspend")
+    t.done()
     assert r.returncode == 65 and f"but it changed: {tested} cheer_total" in case_lines(r.stdout)["overspend"], r.stdout + r.stderr
 
 
@@ -367,8 +392,8 @@ def test_a_busy_staging_moving_the_pack_and_the_second_user_by_other_amounts_is_
         assert s.post("/api/v2/purchase_cheer?user_id=qa-whale", json={"identifier": "com.reiterate.cheer.50", "transaction_id": 424242}).status_code == 200
 
     t = while_the_write_is_out(s, others)
-    r = shop("negative", "--base-url", s.url, "--yes", "--only", "overspend")
-    t.join()
+    r = shop("negative", "--base-url", t.url, "--yes", "--only", "overspend")
+    t.done()
     assert balance(s, "qa-whale") == 1_000_050  # it did happen, during the case
     line = case_lines(r.stdout)["overspend"]
     assert r.returncode == 0 and line.split()[1:3] == ["refused", "402"] and "but it changed" not in line, r.stdout + r.stderr
@@ -378,8 +403,8 @@ def test_a_busy_staging_moving_the_pack_and_the_second_user_by_other_amounts_is_
     # --json: the moves are listed apart from what changed.
     s.reset()
     t = while_the_write_is_out(s, others)
-    r = shop("negative", "--base-url", s.url, "--yes", "--json", "--only", "overspend")
-    t.join()
+    r = shop("negative", "--base-url", t.url, "--yes", "--json", "--only", "overspend")
+    t.done()
     row = json.loads(r.stdout.splitlines()[0])
     assert r.returncode == 0 and row["changed"] == [] and len(row["meanwhile"]) == 2 and "finding" not in row, r.stdout + r.stderr
 
@@ -393,8 +418,8 @@ def test_a_read_that_failed_after_is_unknown_not_a_change(start_stub):
         s.fault(kind="status", status=500, path="/api/v1/cheer_history")
 
     t = while_the_write_is_out(s, fail_reads)
-    r = shop("negative", "--base-url", s.url, "--yes", "--only", "overspend")
-    t.join()
+    r = shop("negative", "--base-url", t.url, "--yes", "--only", "overspend")
+    t.done()
     line = case_lines(r.stdout)["overspend"]
     assert r.returncode == 0 and line.split()[1:3] == ["refused", "402"] and "but it changed" not in line, r.stdout + r.stderr
     assert "not known" in line and "unread" not in line, line
@@ -586,14 +611,17 @@ def test_a_5xx_whose_write_was_applied_on_the_user_is_a_finding(start_stub):
     tested = sorted(p["identifier"] for p in packs)[0]
 
     def answered_503_then_moved(amount):
-        s.fault(kind="status", status=503, path="/api/v1/spend_cheer", count=1)
-        # While the write is held, the user's balance moves (as if the server had applied it).
-        return while_the_write_is_out(s, lambda: s.post("/api/v1/spend_cheer?user_id=qa-alice", json={"amount": amount, "product": tested}), count=1)
+        def move_then_fail():
+            # While the write is held, the user's balance moves (as if the server had applied it)...
+            assert s.post("/api/v1/spend_cheer?user_id=qa-alice", json={"amount": amount, "product": tested}).status_code == 200
+            # ...and the write, let on, is answered 503.
+            s.fault(kind="status", status=503, path="/api/v1/spend_cheer", count=1)
+        return while_the_write_is_out(s, move_then_fail)
 
     # comment-not-text spends 1: a move of the user's balance by −1 (and a newest entry of 1) is its write.
     t = answered_503_then_moved(1)
-    r = shop("negative", "--base-url", s.url, "--yes", "--only", "comment-not-text")
-    t.join()
+    r = shop("negative", "--base-url", t.url, "--yes", "--only", "comment-not-text")
+    t.done()
     assert balance(s) == 1249
     line = case_lines(r.stdout)["comment-not-text"]
     assert r.returncode == 65 and line.split()[1:3] == ["APPLIED,", "answered"] and "503" in line and "balance 1,250 → 1,249" in line, r.stdout + r.stderr
@@ -602,8 +630,8 @@ def test_a_5xx_whose_write_was_applied_on_the_user_is_a_finding(start_stub):
     # Moved by another amount (3): not this write; not judged, as before (exit 69).
     s.reset()
     t = answered_503_then_moved(3)
-    r = shop("negative", "--base-url", s.url, "--yes", "--only", "comment-not-text")
-    t.join()
+    r = shop("negative", "--base-url", t.url, "--yes", "--only", "comment-not-text")
+    t.done()
     assert balance(s) == 1247
     line = case_lines(r.stdout)["comment-not-text"]
     assert r.returncode == 69 and line.split()[1:3] == ["not", "judged:"] and "meanwhile it changed: balance 1,250 → 1,247" in line, r.stdout + r.stderr

@@ -43,7 +43,7 @@ def test_stale_read_answers_the_state_before_the_write_within_the_lag(start_stub
     assert whale.json() == {"balance": 1000000}
     assert "stale_read" not in log_line(s, whale)
 
-    time.sleep(1.5)  # the point of the test: wait out the 1,000 ms lag window (the client's read at 1.5 s)
+    time.sleep(1.5)  # a deliberate delay, the point of the test: past the 1,000 ms lag window a read is fresh
     fresh = s.get(BALANCE, params={"user_id": "qa-alice"})
     assert fresh.json() == {"balance": 1243}
     assert "stale_read" not in log_line(s, fresh)
