@@ -2,10 +2,10 @@
 paste buffer whatever tmux's set-clipboard says; where no clipboard is known to take it, to a file
 the notice names. The notice never quotes the command."""
 import os
+import re
 import stat
-import time
 
-from conftest import tmux, tmux_server, tui  # noqa: F401
+from conftest import tmux, wait_until
 
 
 def notice(t):
@@ -44,9 +44,8 @@ def test_c_without_a_clipboard_writes_the_curl_line_to_a_file_the_notice_names(s
     t.keys("c")
     t.wait_for("written to /")
     reports = tmp_path / "state" / "reiterate-shop" / "reports"
-    deadline = time.monotonic() + 5
-    while not (files := list(reports.glob("curl-*.sh"))) and time.monotonic() < deadline:
-        time.sleep(0.05)
+    files = wait_until(lambda: list(reports.glob("curl-*.sh")) if reports.exists() else [], timeout=5,
+                       what="the curl file in the reports folder")
     [path] = files
     text = path.read_text()
     assert text.startswith("curl -sS '" + stub.url + "/api/v1/") and text.endswith("\n"), text
@@ -62,15 +61,19 @@ def test_c_without_a_clipboard_writes_the_curl_line_to_a_file_the_notice_names(s
 def test_a_request_the_app_withdrew_shows_as_cancelled_not_err(start_stub, tui):
     """A user switch withdraws the reads still out for the user left: their rows say `cancelled`."""
     s = start_stub("--quiet")
+    whale = s.get("/api/v1/balance?user_id=qa-whale").json()["balance"]
     t = tui(s.url, width=140, height=30)
     t.wait_for("Balance 1,250 cheer")
+    t.keys("3")
+    t.wait_for("GET /api/v1/balance?user_id=qa-alice")
     s.fault(kind="latency", ms=3000, path="/api/v1/balance", count=1)
     t.keys("r")
-    time.sleep(0.5)  # the balance read is out, held by the stand-in
+    # The balance read is out, held by the stand-in: its row (the newest, on top) is pending.
+    t.wait_screen(lambda sc: re.search(r"GET /api/v1/balance\?user_id=qa-alice\s+…", sc), what="the balance read pending")
     t.keys("u", *"qa-whale", "Enter")
-    t.wait_for("qa-whale")
-    t.keys("3")
+    screen = t.wait_for(f"Balance {whale:,} cheer")
+    assert "qa-whale" in screen.splitlines()[0], screen
     screen = t.wait_for("cancelled")
     rows = [line[:80] for line in screen.splitlines()[3:-2] if "/api/v1/balance?user_id=qa-alice" in line[:80]]
-    assert any("cancelled" in row for row in rows), screen
+    assert any(re.search(r"\?user_id=qa-alice\s+cancelled", row) for row in rows), screen
     assert not any(" ERR " in row for row in rows), screen

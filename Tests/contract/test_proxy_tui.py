@@ -4,12 +4,17 @@ import json
 import re
 import subprocess
 import sys
-import time
 
 import requests
 
-from conftest import ROOT, TOKEN, free_port
-from conftest import tmux_server, tui  # noqa: F401
+from conftest import ROOT, TOKEN, free_port, wait_until
+
+
+def watch_round_done(lines):
+    """Whether the stand-in's log shows a whole round of the watch: its read of the newest entries
+    (`per_page=20`), then the balance read that closes it."""
+    reads = [i for i, line in enumerate(lines) if line.startswith("GET /api/v1/cheer_history") and "per_page=20" in line]
+    return bool(reads) and any(line.startswith("GET /api/v1/balance") for line in lines[reads[0] + 1:])
 
 
 def test_a_500_to_the_app_shows_on_the_message_line_with_its_request_id(start_stub, tui):
@@ -67,7 +72,9 @@ def test_the_live_tab_pairs_the_apps_writes_and_f_loses_the_answer_to_its_next_p
     t.wait_for(f"⇄ app proxy 127.0.0.1:{port}")
     t.keys("5")
     t.wait_for("watching qa-alice")
-    time.sleep(2.5)  # the watch's first reads are in
+    # The watch's first round is in: what the phone does next is a change from it.
+    wait_until(lambda: stub.log().splitlines(), watch_round_done, timeout=15, what="the watch's first round",
+               show=lambda lines: "\n".join(lines[-8:]))
 
     def phone(mode, *args):
         run = subprocess.run([sys.executable, str(ROOT / "scripts" / "phone.py"), stub.url, "--proxy", f"127.0.0.1:{port}", "--mode", mode,

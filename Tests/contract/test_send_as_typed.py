@@ -1,7 +1,6 @@
 """The TUI's "send as typed" (issue 27, item 5), in tmux against the real stand-in: Ctrl-U in the spend
 form turns the client's own input checks off for one write, clearly marked; a lenient server that takes
 what it must refuse is flagged `refusal-expected`, first; the next form has the checks on again."""
-from conftest import tmux, tmux_server, tui  # noqa: F401
 
 
 def posts(s):

@@ -10,7 +10,7 @@ import re
 
 import pytest
 
-from conftest import TUI, tmux  # noqa: F401
+from conftest import TUI, tmux, wait_until
 
 SGR = re.compile(r"\x1b\[([0-9;]*)m")
 
@@ -32,13 +32,20 @@ def colours(t):
     return found
 
 
-@pytest.fixture(scope="module", autouse=True)
-def themes_server():
-    """A session of this module's own keeps the private tmux server up (test_tui's kills the server
-    at the end of its module; this one only ends its own session, which ends the server if it is the last)."""
-    tmux("new-session", "-d", "-s", "keepalive-themes", "-x", "80", "-y", "24", "sleep 3600")
-    yield
-    tmux("kill-session", "-t", "keepalive-themes", check=False)
+def themed(t, colour):
+    """The colours of the frame once `colour` (the palette's own) is drawn and the frame is complete
+    (a frame reaches tmux in several writes: what is checked as absent must not be still to come)."""
+    wait_until(lambda: colours(t), lambda c: colour in c, timeout=10, what=f"colour {colour} on screen")
+    t.settled(t.screen())
+    c = colours(t)
+    assert colour in c, c
+    return c
+
+
+def later_frame(t):
+    """The History tab's frame, drawn after every key and terminal answer sent before the `2` that opens it."""
+    t.keys("2")
+    return t.wait_screen(lambda s: "entry 1 of 230" in s or "Buy cheer" in s, what="the History tab (or a form the 2 went into)")
 
 
 @pytest.fixture
@@ -58,14 +65,16 @@ def open_shop(stub, tmp_path, name, env=None, args=()):
 def test_auto_on_a_white_terminal_is_the_light_palette_and_its_answer_is_no_keys(stub, tmp_path, white_background):
     t = open_shop(stub, tmp_path, "light")
     try:
-        c = colours(t)
-        assert 241 in c and 245 not in c, c   # light muted grey, not the dark one
+        c = themed(t, 241)
+        assert 245 not in c, c                  # light muted grey, not the dark one
         assert "b3" not in c, c                 # no basic yellow on white
-        screen = t.screen()
         # The answer ("]11;rgb:ffff/…" then "[?1;2c") read as keys would have opened the buy form (b),
-        # moved the tab (1) or refreshed (r): nothing of it happened.
-        assert "Buy cheer" not in screen and "1 Shop" in screen
-        assert "rgb" not in screen and "11;" not in screen
+        # moved the tab (1) or refreshed (r): nothing of it happened, as a frame drawn after it shows.
+        screen = t.screen()
+        assert "46 of 46 packs" in screen.splitlines()[1] and "Buy cheer" not in screen, screen  # still the Shop tab
+        screen = later_frame(t)
+        assert "Buy cheer" not in screen and "entry 1 of 230" in screen, screen
+        assert "rgb" not in screen and "11;" not in screen, screen
     finally:
         t.close()
 
@@ -73,13 +82,14 @@ def test_auto_on_a_white_terminal_is_the_light_palette_and_its_answer_is_no_keys
 def test_auto_without_an_answer_is_dark_and_colorfgbg_is_the_hint_after_it(stub, tmp_path):
     t = open_shop(stub, tmp_path, "dark")
     try:
-        c = colours(t)
-        assert 245 in c and 241 not in c, c
+        c = themed(t, 245)
+        assert 241 not in c, c
     finally:
         t.close()
     hinted = open_shop(stub, tmp_path, "hint", env={"COLORFGBG": "0;15"})
     try:
-        assert 241 in colours(hinted)
+        c = themed(hinted, 241)
+        assert 245 not in c, c
     finally:
         hinted.close()
 
@@ -88,8 +98,8 @@ def test_explicit_themes_and_the_config_and_no_color(stub, tmp_path, white_backg
     # --theme beats the terminal's white: dark palette, colour-blind safe (sky blue 75 for LOCAL).
     t = open_shop(stub, tmp_path, "cb", args=("--theme", "dark-colorblind"))
     try:
-        c = colours(t)
-        assert 75 in c and 246 in c and "b2" not in c, c
+        c = themed(t, 75)
+        assert 246 in c and "b2" not in c, c
     finally:
         t.close()
     config = tmp_path / "config" / "reiterate-shop"
@@ -97,13 +107,16 @@ def test_explicit_themes_and_the_config_and_no_color(stub, tmp_path, white_backg
     (config / "config.toml").write_text('theme = "light-colorblind"\n')
     t = open_shop(stub, tmp_path, "conf", env={"XDG_CONFIG_HOME": str(tmp_path / "config")})
     try:
-        c = colours(t)
-        assert 25 in c and 241 in c and 28 not in c, c   # blue for LOCAL, not the light palette's green
+        c = themed(t, 25)
+        assert 241 in c and 28 not in c, c   # blue for LOCAL, not the light palette's green
     finally:
         t.close()
     t = open_shop(stub, tmp_path, "nocolor", env={"NO_COLOR": "1"}, args=("--theme", "light"))
     try:
-        assert colours(t) == set()
-        assert "LOCAL" in t.screen()
+        # No colour on the first full frame, nor on one drawn after it (nothing comes later in colour).
+        t.settled(t.screen())
+        assert colours(t) == set() and "LOCAL" in t.screen()
+        screen = later_frame(t)
+        assert "entry 1 of 230" in screen and colours(t) == set(), screen
     finally:
         t.close()
