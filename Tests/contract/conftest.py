@@ -86,8 +86,9 @@ def warnings(stderr: str) -> list:
 
 
 def findings(stderr: str) -> list:
-    """The warnings that are findings: those naming a check (`[check-name]`)."""
-    return [line for line in warnings(stderr) if re.match(r"warning: \[[a-z0-9-]+\]", line)]
+    """The warnings that are findings: those naming a check (`warning: [check] …`, or after the request
+    it is about: `warning: GET /api/v1/balance?…: [check] …`)."""
+    return [line for line in warnings(stderr) if re.match(r"warning: (?:[A-Z]+ \S+: )?\[[a-z0-9-]+\]", line)]
 
 
 class Lines:

@@ -1,44 +1,14 @@
 """`reiterate-shop print` end to end: the real binary against the real stand-in on 127.0.0.1."""
 import json
 import os
+import select
 import subprocess
+import time
 import unicodedata
-from pathlib import Path
-
-import atexit
-import ctypes
-import locale
-import shutil
-import tempfile
 
 import pytest
 
-from conftest import ROOT
-
-# The width oracle is glibc's wcswidth(3): what ncurses and tmux use to place characters.
-locale.setlocale(locale.LC_CTYPE, "C.UTF-8")
-_libc = ctypes.CDLL("libc.so.6")
-_libc.wcswidth.argtypes = [ctypes.c_wchar_p, ctypes.c_size_t]
-
-
-def wcswidth(text: str) -> int:
-    return _libc.wcswidth(text, len(text))
-
-SHOP_BIN = Path(os.environ.get("SHOP_BIN", ROOT / ".build" / "debug" / "reiterate-shop"))
-
-
-_CACHE_ROOT = tempfile.mkdtemp(prefix="shop-cache-")
-atexit.register(shutil.rmtree, _CACHE_ROOT, True)
-
-
-def shop(*args, token="dev-token", env=None, timeout=30):
-    e = {k: v for k, v in os.environ.items() if not k.startswith("REITERATE_")}
-    # A fresh, empty cache for each run (never the developer's own); tests of the cache pass --cache-dir.
-    e["XDG_CACHE_HOME"] = tempfile.mkdtemp(dir=_CACHE_ROOT)
-    if token is not None:
-        e["REITERATE_TOKEN"] = token
-    e.update(env or {})
-    return subprocess.run([str(SHOP_BIN), *args], capture_output=True, text=True, env=e, timeout=timeout)
+from conftest import SHOP_BIN, shop, shop_env, warnings, wcswidth
 
 
 def unsafe_characters(text: str):
@@ -182,9 +152,9 @@ def test_unreadable_entry_is_marked_in_place(stub):
     lines = r.stdout.splitlines()
     assert r.returncode == 0 and lines[3] == "⚠ unreadable entry history[2] of page 1 (h-alice-228): creator: expected text"
     # One numbering: the warning about that entry names the same place (the JSON path, from 0).
-    warnings = [w for w in r.stderr.splitlines() if w.startswith("warning:") and "page=1" in w]
-    assert warnings and all("history[2]" in w for w in warnings if "history[" in w), r.stderr
-    assert any("history[2]." in w for w in warnings), r.stderr
+    about_page = [w for w in warnings(r.stderr) if "page=1" in w]
+    assert about_page and all("history[2]" in w for w in about_page if "history[" in w), r.stderr
+    assert any("history[2]." in w for w in about_page), r.stderr
 
 
 def test_log_file_has_requests_and_no_tokens(stub, tmp_path):
@@ -289,15 +259,29 @@ def test_config_check_masks_tokens_and_reports_a_broken_file_with_its_line(tmp_p
     assert r.returncode == 78 and "no environment 'nowhere'; known: local, staging" in r.stderr
 
 
+def read_bounded(stream, size, timeout=20.0):
+    """The first `size` bytes of a pipe, waiting at most `timeout` seconds for them."""
+    data, deadline = b"", time.monotonic() + timeout
+    while len(data) < size:
+        ready, _, _ = select.select([stream], [], [], max(0.0, deadline - time.monotonic()))
+        assert ready, f"only {data!r} within {timeout} s"
+        chunk = os.read(stream.fileno(), size - len(data))
+        assert chunk, f"the output ended after {data!r}"
+        data += chunk
+    return data
+
+
 def test_a_reader_that_goes_away_ends_print_quietly(stub):
-    e = {k: v for k, v in os.environ.items() if not k.startswith("REITERATE_")}
-    e.update(REITERATE_TOKEN="dev-token", XDG_CACHE_HOME=tempfile.mkdtemp(dir=_CACHE_ROOT))
     p = subprocess.Popen([str(SHOP_BIN), "print", "history", "--json", "--per-page", "200", "--user", "qa-whale", "--base-url", stub.url],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=e)
-    assert p.stdout.read(10) == b'{\n  "histo'
-    p.stdout.close()  # like `| head -c 10`
-    stderr = p.stderr.read().decode()
-    assert p.wait(20) == 141 and "Fatal error" not in stderr and stderr == ""
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=shop_env())
+    try:
+        assert read_bounded(p.stdout, 10) == b'{\n  "histo'
+        p.stdout.close()  # like `| head -c 10`
+        _, stderr = p.communicate(timeout=20)
+    finally:
+        p.kill()
+        p.wait(10)
+    assert p.returncode == 141 and stderr == b"", stderr
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -350,10 +334,8 @@ def test_print_history_since_stops_early_until_and_find_filter(start_stub):
 
 def test_print_history_all_piped_into_head_stops_at_once(start_stub):
     s = start_stub("--quiet", "--whale-history", "1000000")
-    e = {k: v for k, v in os.environ.items() if not k.startswith("REITERATE_")}
-    e.update(REITERATE_TOKEN="dev-token", XDG_CACHE_HOME=tempfile.mkdtemp(dir=_CACHE_ROOT))
     cmd = f"{SHOP_BIN} print history --all --user qa-whale --base-url {s.url} | head -3; echo \"status=${{PIPESTATUS[0]}}\" >&2"
-    r = subprocess.run(["bash", "-c", cmd], capture_output=True, text=True, env=e, timeout=20)
+    r = subprocess.run(["bash", "-c", cmd], capture_output=True, text=True, env=shop_env(), timeout=20)
     assert len(r.stdout.splitlines()) == 3
     # The app ends quietly when head has gone (as `yes | head` does: SIGPIPE's status, no message).
     assert r.stderr.strip() == "status=141", r.stderr
@@ -363,10 +345,8 @@ def test_print_history_all_shows_progress_on_a_terminal_stderr(start_stub):
     import pty
     s = start_stub("--quiet")
     leader, follower = pty.openpty()
-    e = {k: v for k, v in os.environ.items() if not k.startswith("REITERATE_")}
-    e.update(REITERATE_TOKEN="dev-token", XDG_CACHE_HOME=tempfile.mkdtemp(dir=_CACHE_ROOT))
     p = subprocess.run([str(SHOP_BIN), "print", "history", "--all", "--base-url", s.url],
-                       stdout=subprocess.PIPE, stderr=follower, env=e, timeout=30)
+                       stdout=subprocess.PIPE, stderr=follower, env=shop_env(), timeout=30)
     os.close(follower)
     seen = b""
     while True:

@@ -5,7 +5,7 @@ import re
 
 import pytest
 
-from test_cli import shop
+from conftest import shop
 
 RAIN = "com.reiterate.pack.rain"
 

@@ -1,24 +1,9 @@
 """The rules the contract implies (issue 27, item 8; docs/checks.md, "Rules the contract implies"):
 no false positive on the stand-in — every read and write of the CLI against a fresh stand-in gives no
 `warning:` line at all — and the rules bite through the CLI when the stand-in breaks them."""
-import os
-import subprocess
-import tempfile
+from conftest import shop, warnings
 
-from conftest import ROOT
-
-SHOP_BIN = os.environ.get("SHOP_BIN", str(ROOT / ".build" / "debug" / "reiterate-shop"))
 RAIN = "com.reiterate.pack.rain"
-
-
-def shop(*args):
-    env = {k: v for k, v in os.environ.items() if not k.startswith("REITERATE_")}
-    env.update(REITERATE_TOKEN="dev-token", XDG_CACHE_HOME=tempfile.mkdtemp(), TZ="UTC")
-    return subprocess.run([SHOP_BIN, *args], capture_output=True, text=True, env=env, timeout=120)
-
-
-def warnings(stderr):
-    return [line for line in stderr.splitlines() if line.startswith("warning:")]
 
 
 def test_no_warning_on_the_stand_in(start_stub):

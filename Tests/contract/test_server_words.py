@@ -2,7 +2,7 @@
 words the server did send are still shown, sanitized, on the error line (the stand-in only sends
 `{"message", "code"}`, so these answers come from a small server on 127.0.0.1)."""
 from test_checks import serve_once
-from test_cli import shop
+from conftest import shop
 
 
 def run(status, content_type, body, *args):

@@ -3,13 +3,11 @@ import os
 import re
 import socket
 import subprocess
-import time
 from types import SimpleNamespace
 
 import pytest
 
-from conftest import ROOT
-from test_cli import shop
+from conftest import ROOT, free_port, shop, wait_until
 
 MITMDUMP = str(ROOT / ".venv" / "bin" / "mitmdump")
 
@@ -21,12 +19,6 @@ def response(flow):
     with open(os.environ["FLOW_LOG"], "a") as log:
         log.write(f"{flow.request.method} {flow.request.pretty_url} {flow.response.status_code}\\n")
 """
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture
@@ -44,16 +36,19 @@ def mitm(tmp_path, certificates):
                                  "--set", f"confdir={confdir}", "--set", f"ssl_verify_upstream_trusted_ca={certificates / 'ca.pem'}", *extra],
                                 env={**os.environ, "FLOW_LOG": str(log)}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         procs.append(proc)
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
+
+        def ready():
+            """None while mitmdump starts; True once it listens and has written its CA; False if it exited."""
+            if proc.poll() is not None:
+                return False
             try:
                 socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                if (confdir / "mitmproxy-ca-cert.pem").exists():
-                    break
             except OSError:
-                time.sleep(0.1)
-        else:
-            raise AssertionError("mitmdump did not start")
+                return None
+            return (confdir / "mitmproxy-ca-cert.pem").exists() or None
+
+        assert wait_until(ready, lambda v: v is not None, timeout=60, what="mitmdump listening with its CA"), \
+            f"mitmdump exited with status {proc.returncode}"
         return SimpleNamespace(url=f"http://127.0.0.1:{port}", port=port, ca=confdir / "mitmproxy-ca-cert.pem",
                                flows=lambda: log.read_text().splitlines())
 
@@ -99,7 +94,11 @@ def test_no_proxy_and_an_empty_config_proxy_go_direct(stub, mitm, tmp_path):
         args = ["--env", "direct"] if "XDG_CONFIG_HOME" in env else ["--base-url", stub.url]
         r = shop("print", "balance", *args, env=env)
         assert r.returncode == 0 and "cheer" in r.stdout, r.stderr
-    assert m.flows() == []
+    # A marker through the proxy, logged as it passes: the runs before it went direct, or their flows
+    # would be in the log before it.
+    r = shop("print", "packs", "--base-url", stub.url, env={"HTTP_PROXY": m.url})
+    assert r.returncode == 0, r.stderr
+    assert wait_until(m.flows, timeout=10, what="the marker's flow") == [f"GET {stub.url}/api/v1/audio_packs 200"], m.flows()
 
 
 def test_a_config_proxy_with_credentials_never_shows_them(stub, mitm, tmp_path):
