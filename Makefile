@@ -16,7 +16,7 @@ STUB := .build/debug/reiterate-stub
 SHOP := .build/debug/reiterate-shop
 export API_SPEC ?= $(abspath ../shared/api/reiterate-api.yaml)
 
-.PHONY: install uninstall test-install demo-live demo-app all deps build test test-swift test-contract test-fuzz-corpus venv run run-tls certs stub bench release screenshots fuzz contract clean
+.PHONY: install uninstall test-install demo-live demo-app all deps build test test-swift test-contract test-fuzz-corpus snapshots venv run run-tls certs stub bench release screenshots fuzz contract clean
 
 all: build
 
@@ -37,7 +37,7 @@ test: build venv
 	$(SWIFT) test --skip-build
 	@$(MAKE) --no-print-directory test-fuzz-corpus
 	@test -f "$(API_SPEC)" || { echo "error: API contract not found at $(API_SPEC) (../shared beside the repo)" >&2; exit 1; }
-	STUB_BIN=$(abspath $(STUB)) $(VENV)/bin/python -m pytest -q -p no:cacheprovider $(PYTEST_WORKERS) Tests/contract
+	STUB_BIN=$(abspath $(STUB)) $(VENV)/bin/python -m pytest -q -p no:cacheprovider --durations=12 $(PYTEST_WORKERS) Tests/contract
 
 ## Screenshots/*.png from the real binary in tmux against the stand-in, rendered with Pillow.
 screenshots: build venv
@@ -125,8 +125,15 @@ test-swift: build
 
 ## The fuzz targets built as plain programs (no libFuzzer) replay the seeds and every crash `make fuzz`
 ## ever found (kept in Tests/Fuzz/corpus): each is a regression test.
+## Each target names its inputs replayed; a missing or empty corpus folder, or a failing input, stops `make test`.
 test-fuzz-corpus:
-	@for t in $(FUZZ_TARGETS); do printf '%s: ' $$t; .build/debug/$$t Tests/Fuzz/corpus/$$t; done
+	@for t in $(FUZZ_TARGETS); do .build/debug/$$t Tests/Fuzz/corpus/$$t || exit 1; done
+
+## Records the TUI snapshots (Tests/ShopTUITests/__Snapshots__) from what the code draws now: the
+## snapshot tests only, with RECORD_SNAPSHOTS=1. Look at `git diff` before committing them. Never in
+## CI: a test run with RECORD_SNAPSHOTS and CI both set fails.
+snapshots:
+	RECORD_SNAPSHOTS=1 $(SWIFT) test --filter ShopTUITests
 
 ## libFuzzer (-sanitize=fuzzer) on the JSON tokenizer and what reads it, the text sanitizer and display
 ## width, and the config reader: FUZZ_TIME seconds each (default 600). New inputs go to
@@ -157,7 +164,7 @@ contract:
 	$(SWIFT) build --product reiterate-shop
 
 test-contract: build venv
-	STUB_BIN=$(abspath $(STUB)) $(VENV)/bin/python -m pytest -q -p no:cacheprovider $(PYTEST_WORKERS) Tests/contract
+	STUB_BIN=$(abspath $(STUB)) $(VENV)/bin/python -m pytest -q -p no:cacheprovider --durations=12 $(PYTEST_WORKERS) Tests/contract
 
 ## Python tools for the contract check, in a git-ignored virtualenv.
 venv: $(VENV)/.installed

@@ -217,7 +217,7 @@ let package = Package(
         .testTarget(name: "TerminalTextTests", dependencies: ["TerminalText"], swiftSettings: strict),
         .testTarget(name: "JSONTokensTests", dependencies: ["JSONTokens"], swiftSettings: strict),
         .testTarget(name: "ShopCacheTests", dependencies: ["ShopCache"], swiftSettings: strict),
-        .testTarget(name: "ShopCompareTests", dependencies: ["ShopCompare", "JSONTokens"], swiftSettings: strict),
+        .testTarget(name: "ShopCompareTests", dependencies: ["ShopCompare", "ShopAPI", "JSONTokens"], swiftSettings: strict),
         .testTarget(name: "ProxyWireTests", dependencies: ["ProxyWire"], swiftSettings: strict),
         .testTarget(name: "ProxyCATests", dependencies: ["ProxyCA"], swiftSettings: strict),
         .testTarget(

@@ -15,7 +15,7 @@ struct CancellableSleepTests {
         let clock = ContinuousClock()
         let start = clock.now
         let task = Task { try await CancellableSleep.sleep(for: .seconds(30)) }
-        try await Task.sleep(for: .milliseconds(20))
+        try await Task.sleep(for: .milliseconds(20))  // a deliberate delay: the cancel mostly lands mid-sleep (one before it ends it too)
         task.cancel()
         await #expect(throws: CancellationError.self) { try await task.value }
         // Long before the 30 s (the bound leaves room for a test pool of two threads kept busy by

@@ -116,10 +116,15 @@ import Testing
     @Test func expiredTokenIsRenewedOnceAndTheCallResent() async throws {
         var settings = StubSettings(requestLog: false)
         // Long enough that the renewed token outlives a resend on a loaded machine (0.3 s did not, in
-        // a debug build with the whole suite running beside it).
-        settings.shop.tokenTTL = 1.5
+        // a debug build with the whole suite running beside it; 3 s leaves room on 2 busy cores).
+        settings.shop.tokenTTL = 3
         try await withHarness(settings) { h in
-            try await Task.sleep(for: .milliseconds(1_600))
+            // Until the stand-in itself holds the first token expired (its clock, not a guess at it).
+            let deadline = ContinuousClock.now + .seconds(30)
+            while (try? await h.stub.service.store.authorize(header: "Bearer dev-token", now: Date().timeIntervalSince1970)) != nil {
+                try #require(ContinuousClock.now < deadline, "the first token never expired")
+                try await Task.sleep(for: .milliseconds(50))  // pace of the poll
+            }
             #expect(try await h.client.send(AudioPacks()).packs.count == 46)
             #expect(await h.stub.recorder.all().map(\.outcome) == ["401", "200", "200"])
             #expect(await h.stub.recorder.all().map(\.path) == ["/api/v1/audio_packs", "/api/v1/auth/refresh", "/api/v1/audio_packs"])
@@ -204,7 +209,8 @@ import Testing
         let first = Task { try await client.send(Balance(user: "a")) }
         await transport.waitUntilRefreshIsHeld()
         let second = Task { try await client.send(Balance(user: "b")) }
-        try await Task.sleep(for: .milliseconds(100))
+        // The second caller has met its 401 while the refresh is held: it can only wait for that one.
+        await transport.waitUntilRefused(user: "b")
         first.cancel()
         let firstResult = await first.result
         guard case let .failure(error) = firstResult, error is CancellationError else {
@@ -214,28 +220,49 @@ import Testing
         await transport.releaseRefresh()
         #expect(try await second.value.balance == 1)
         #expect(await transport.refreshCalls == 1)
+        // In the order the server saw them: b was refused with the old token while the one refresh was
+        // out, and sent again with the new one only after that refresh answered.
+        #expect(await transport.log == ["a old 401", "refresh", "b old 401", "refresh answered", "b new 200"])
     }
 }
 
 actor HeldRefreshTransport: HTTPTransport {
     private(set) var refreshCalls = 0
+    /// What the server saw and answered, in order: "USER TOKEN STATUS", "refresh", "refresh answered".
+    private(set) var log: [String] = []
     private var held: CheckedContinuation<Void, Never>?
     private var waiters: [CheckedContinuation<Void, Never>] = []
+    private var refusedWaiters: [(user: String, continuation: CheckedContinuation<Void, Never>)] = []
 
     func send(_ request: TransportRequest) async throws -> TransportResponse {
         let json: HTTPFields = [.contentType: "application/json"]
         if request.url.hasSuffix("/auth/refresh") {
             refreshCalls += 1
+            log.append("refresh")
             await withCheckedContinuation { continuation in
                 held = continuation
                 waiters.forEach { $0.resume() }
                 waiters = []
             }
+            log.append("refresh answered")
             return TransportResponse(status: 200, headers: json, body: Array(#"{"access_token":"new"}"#.utf8))
         }
-        return request.headers[.authorization] == "Bearer new"
+        let user = request.url.hasSuffix("user_id=b") ? "b" : "a"
+        let fresh = request.headers[.authorization] == "Bearer new"
+        log.append("\(user) \(fresh ? "new 200" : "old 401")")
+        if !fresh {
+            refusedWaiters.filter { $0.user == user }.forEach { $0.continuation.resume() }
+            refusedWaiters.removeAll { $0.user == user }
+        }
+        return fresh
             ? TransportResponse(status: 200, headers: json, body: Array(#"{"balance":1}"#.utf8))
             : TransportResponse(status: 401, headers: json, body: Array(#"{"message":"expired"}"#.utf8))
+    }
+
+    /// Returns once `user` has been answered 401 (at once if already).
+    func waitUntilRefused(user: String) async {
+        if log.contains("\(user) old 401") { return }
+        await withCheckedContinuation { refusedWaiters.append((user, $0)) }
     }
 
     func waitUntilRefreshIsHeld() async {
@@ -294,12 +321,19 @@ actor ScriptedTransport: HTTPTransport {
     @Test func cancellingTheCallerCancelsTheRequestAndClosesTheConnection() async throws {
         try await withHarness { h in
             try await h.stub.addFault("hang,count=1,seconds=30")
+            let idle = await h.stub.service.faults.list()
             let task = Task { try await h.client.send(AudioPacks()) }
-            try await Task.sleep(for: .milliseconds(300))
+            // The request is at the stand-in, hanging, before it is cancelled: the hang's one use is then
+            // reserved for it, which changes the registry's entry (`ActiveFault` is Equatable on all it holds).
+            let deadline = ContinuousClock.now + .seconds(10)
+            while await h.stub.service.faults.list() == idle {
+                try #require(ContinuousClock.now < deadline, "the request never reached the stand-in")
+                try await Task.sleep(for: .milliseconds(5))  // pace of the poll
+            }
             let started = ContinuousClock.now
             task.cancel()
             let result = await task.result
-            #expect(ContinuousClock.now - started < .seconds(2))
+            #expect(ContinuousClock.now - started < .seconds(5))  // against the hang's 30 s
             guard case let .failure(error) = result else { Issue.record("finished without error"); return }
             #expect(error is CancellationError, "got \(error)")
             // The stand-in sees the client leave: the connection was closed, not left open.
@@ -307,7 +341,7 @@ actor ScriptedTransport: HTTPTransport {
             for _ in 0..<60 {
                 outcome = await h.stub.recorder.requests(to: "/api/v1/audio_packs").first?.outcome ?? ""
                 if !outcome.isEmpty { break }
-                try await Task.sleep(for: .milliseconds(50))
+                try await Task.sleep(for: .milliseconds(50))  // pace of the poll (3 s at most)
             }
             #expect(outcome == "HANG(client gave up)")
             #expect(await h.client.exchanges.all().last?.failure == .cancelled)

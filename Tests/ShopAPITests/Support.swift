@@ -48,7 +48,7 @@ final class SleepLog: Sendable {
         let store = self.store
         return Sleeper { duration in
             await store.add(duration)
-            try await Task.sleep(for: .milliseconds(1))
+            try await Task.sleep(for: .milliseconds(1))  // a deliberate token wait, for the retry's real suspension
         }
     }
 

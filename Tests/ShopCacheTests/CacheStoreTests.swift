@@ -151,7 +151,7 @@ func mode(_ path: String) throws -> Int {
             // Once it is writing (its first line), kill it at a varying moment: a loaded machine
             // starts the probe late, and a kill before its first write would test nothing.
             let first = round % 10 == 0 ? Data() : output.fileHandleForReading.availableData
-            try await Task.sleep(for: .milliseconds(1 + (round * 7919) % 20))
+            try await Task.sleep(for: .milliseconds(1 + (round * 7919) % 20))  // a deliberate delay: the kill moment varies by round
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
             #expect(process.terminationReason == .uncaughtSignal)

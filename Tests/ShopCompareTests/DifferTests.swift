@@ -1,4 +1,5 @@
 import Foundation
+import ShopAPI
 import JSONTokens
 import Testing
 @testable import ShopCompare
@@ -264,11 +265,9 @@ extension DifferTests {
         var plain = Comparison()
         plain.history(a: Self.read(.history(page: 1), page(a)), b: Self.read(.history(page: 1), page(b)))
         #expect(plain.finish().contains { $0.kind == .removed })  // no date read: not excused
-        let contract: @Sendable (String) -> Date? = { text in
-            // The contract's forms, enough for this test: a space for the T, a bare `-05` offset.
-            Stamp.date(text.replacingOccurrences(of: " ", with: "T").replacingOccurrences(of: "-05", with: "-05:00"))
-        }
-        var c = Comparison(dates: contract)
+        // The reader the app gives it (`compare`, `replay`, pins): the contract's, ShopAPI's ISO8601.
+        #expect(ISO8601.parse("2026-11-25 10:00:00-05") != nil && Stamp.date("2026-11-25 10:00:00-05") == nil)
+        var c = Comparison(dates: { ISO8601.parse($0) })
         c.history(a: Self.read(.history(page: 1), page(a)), b: Self.read(.history(page: 1), page(b)))
         #expect(c.finish().map { $0.kind } == [.added] && c.pastTheEdge == 1)
     }

@@ -50,11 +50,13 @@ extension ProxyTesting {
         await stub.stop()
     }
 
-    func waitFor(_ condition: () async -> Bool) async throws {
-        for _ in 0..<100 {
+    /// Waits until `condition` holds, or records a failure after 10 s (at the caller's line).
+    func waitFor(sourceLocation: SourceLocation = #_sourceLocation, _ condition: () async -> Bool) async throws {
+        let deadline = ContinuousClock.now + .seconds(10)
+        while ContinuousClock.now < deadline {
             if await condition() { return }
-            try await Task.sleep(for: .milliseconds(20))
+            try await Task.sleep(for: .milliseconds(20))  // pace of the poll
         }
-        Issue.record("timed out waiting")
+        Issue.record("timed out after 10 s waiting for the condition", sourceLocation: sourceLocation)
     }
 }

@@ -151,7 +151,8 @@ extension ProxyServerTests {
             #expect(end.bytes.isEmpty && end.ending == .closed && ContinuousClock.now - clock >= .milliseconds(900))
             let giver = try RawClient(port: proxy.address.port)
             try giver.send(get(stub, "/api/v1/audio_packs"))
-            try await Task.sleep(for: .milliseconds(200))
+            // The proxy has taken the request once it spent the fault on it; a hang tells nothing until the app leaves.
+            try await waitFor { proxy.stats.current.faults == 2 }
             #expect(events.injected.count == 1)
             giver.hangUp()
             try await waitFor { events.injected.count == 2 }
@@ -284,10 +285,13 @@ extension ProxyServerTests {
             #expect(try control.exchange("PUT /_proxy/faults HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 0\r\n\r\n").status == 405)
             #expect(try control.exchange("DELETE /_proxy/faults HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n").body == "{\"cleared\":2}\n")
             #expect(proxy.faults.list().isEmpty)
-            // Answered by the proxy itself: nothing reached the server or the pipeline.
-            try await Task.sleep(for: .milliseconds(100))
+            // Answered by the proxy itself: nothing reached the server or the pipeline. The moment has passed
+            // once a request for the server, sent after them, has been through both.
+            #expect(try RawClient(port: proxy.address.port).exchange(get(stub, "/api/v1/audio_packs")).status == 200)
+            try await waitFor { await seen.exchanges.count == 1 }
+            #expect(await stub.recorder.requests(to: "/api/v1/audio_packs").count == 1)
             #expect(await stub.recorder.requests(to: "/_proxy/faults").isEmpty)
-            #expect(await seen.exchanges.isEmpty)
+            #expect(await seen.exchanges.map(\.request.key.path) == ["/api/v1/audio_packs"])
             await stop(stub, proxy, transport)
         }
 

@@ -8,12 +8,29 @@ import Testing
 let now = Date(timeIntervalSince1970: 1_795_305_600)  // 2026-11-21T21:20:00Z
 let utc = TimeZone(identifier: "UTC") ?? .current
 
-/// Compares a grid with `__Snapshots__/NAME.txt`; RECORD_SNAPSHOTS=1 (re)writes the reference.
+/// Whether snapshots are being recorded (`make snapshots` sets RECORD_SNAPSHOTS=1), and whether this
+/// is CI (`CI` set, as every CI service sets it), where recording would pass whatever was drawn.
+enum SnapshotMode {
+    static func isSet(_ name: String) -> Bool {
+        guard let value = ProcessInfo.processInfo.environment[name] else { return false }
+        return !["", "0", "false", "no"].contains(value.lowercased())
+    }
+    static var recording: Bool { isSet("RECORD_SNAPSHOTS") }
+    static var underCI: Bool { isSet("CI") }
+}
+
+/// Compares a grid with `__Snapshots__/NAME.txt`; RECORD_SNAPSHOTS=1 (`make snapshots`) (re)writes the
+/// reference instead, never under CI (there it fails, writing nothing). A missing reference fails.
 func assertSnapshot(_ grid: Grid, _ name: String, extra: String = "", filePath: String = #filePath, sourceLocation: SourceLocation = #_sourceLocation) {
     let dir = URL(fileURLWithPath: filePath).deletingLastPathComponent().appendingPathComponent("__Snapshots__")
     let file = dir.appendingPathComponent(name + ".txt")
     let actual = grid.text + "\n" + styleMap(grid) + extra
-    let record = ProcessInfo.processInfo.environment["RECORD_SNAPSHOTS"] == "1"
+    let record = SnapshotMode.recording
+    if record, SnapshotMode.underCI {
+        Issue.record("RECORD_SNAPSHOTS is set under CI: snapshots are recorded on purpose with `make snapshots`, never in CI (snapshot \(name) not written)",
+                     sourceLocation: sourceLocation)
+        return
+    }
     guard !record, let reference = try? String(contentsOf: file, encoding: .utf8) else {
         try? FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         try? actual.write(to: file, atomically: true, encoding: .utf8)
@@ -27,7 +44,7 @@ func assertSnapshot(_ grid: Grid, _ name: String, extra: String = "", filePath: 
             snapshot \(name) differs at line \(firstDiff + 1):
               expected: \(firstDiff < r.count ? String(r[firstDiff]) : "<end>")
               actual:   \(firstDiff < a.count ? String(a[firstDiff]) : "<end>")
-            (RECORD_SNAPSHOTS=1 to accept)
+            (`make snapshots` to accept)
             """, sourceLocation: sourceLocation)
     }
 }

@@ -53,7 +53,7 @@ actor WaitingComparer: Comparer {
     func compare(_ a: CompareSide, with b: CompareSide, what: ComparedPart) async -> Result<DiffResult, CompareFailure> {
         started += 1
         while !Task.isCancelled, !finished {
-            try? await Task.sleep(for: .milliseconds(5))
+            try? await Task.sleep(for: .milliseconds(5))  // pace of the fake comparison's poll
         }
         if Task.isCancelled { cancelled += 1 }
         return .failure(CompareFailure("stopped"))

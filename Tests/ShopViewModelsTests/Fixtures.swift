@@ -3,6 +3,7 @@ import HTTPTypes
 import Testing
 import ShopAPI
 import ShopCache
+import struct StubCore.Paging
 @testable import ShopViewModels
 
 let t0 = Date(timeIntervalSince1970: 1_795_300_000)
@@ -19,15 +20,19 @@ let samplePacks = AudioPackList(packs: [
     pack("com.reiterate.pack.zurich-tram", "Zürich Tram Lines", creator: "Jürg Meier", price: 99, cheer: 300, tags: ["transport"]),
 ])
 
-func entry(_ i: Int, comments: [CheerComment]? = []) -> CheerHistoryEntry {
-    CheerHistoryEntry(id: "h\(i)", creator: "C", amount: 5, product: "p", date: t0.addingTimeInterval(Double(-i)), comments: comments)
+/// The `i`th newest entry of `user`'s history (Alice's are `h0`, `h1`…; another user's are their own).
+func entry(_ i: Int, user: String = alice.user, comments: [CheerComment]? = []) -> CheerHistoryEntry {
+    CheerHistoryEntry(id: user == alice.user ? "h\(i)" : "\(user)/h\(i)", creator: "C", amount: 5, product: "p",
+                      date: t0.addingTimeInterval(Double(-i)), comments: comments)
 }
 
-/// Page `page` of a history of `total` entries.
-func historyPage(_ page: Int, perPage: Int = 50, total: Int = 230) -> CheerHistoryPage {
-    let start = (page - 1) * perPage
-    let items = (start..<max(start, min(start + perPage, total))).map { HistoryItem.entry(entry($0)) }
-    return CheerHistoryPage(items: items, page: page, perPage: perPage, totalPages: (total + perPage - 1) / perPage, totalCount: total)
+/// Page `page` of `perPage` of `user`'s history of `total` entries, cut as the stand-in server cuts
+/// its pages (`StubCore.Paging`, the server's side of the contract, not the app's): the page and
+/// per-page asked, the last page short, a page past the end empty.
+func historyPage(_ page: Int, perPage: Int = 50, total: Int = 230, user: String = alice.user) -> CheerHistoryPage {
+    let paging = Paging(page: page, perPage: perPage, totalCount: total)
+    let items = paging.range.map { HistoryItem.entry(entry($0, user: user)) }
+    return CheerHistoryPage(items: items, page: page, perPage: perPage, totalPages: paging.totalPages, totalCount: total)
 }
 
 let refused = ShopAPIError.transport(.connectionRefused(host: "shop.test"), endpoint: .get("/api/v1/balance"))
@@ -126,8 +131,24 @@ struct Driver {
         messages.flatMap { apply($0) }
     }
 
+    /// What the request `token` asked, among the effects so far.
+    func asked(_ token: Token) -> ShopRequest? {
+        for effect in effects.reversed() {
+            if case let .request(t, request) = effect, t == token { return request }
+        }
+        return nil
+    }
+
+    /// Applies `message`; an answer to a request it saw asked is labelled with what was asked (its user,
+    /// page and per-page), whatever label the test's helper gave it.
     @discardableResult
     mutating func apply(_ message: Message) -> [Effect] {
+        var message = message
+        if case let .answered(token, reply) = message, let asked = asked(token) {
+            var labelled = reply
+            labelled.request = asked
+            message = .answered(token, labelled)
+        }
         let produced = ShopUpdate.update(&state, message).flatMap(\.flattened)
         effects += produced
         return produced
@@ -158,9 +179,9 @@ struct Driver {
     }
 
     mutating func loadPage(_ page: Int, total: Int = 230) {
-        guard let token = requestID(forPage: page) else { return }
+        guard let token = requestID(forPage: page), case let .history(user, _, perPage)? = asked(token) else { return }
         answeredHistory.insert(token)
-        apply(.historyLoaded(token, page: page, .success(historyPage(page, total: total)), at: t0))
+        apply(.historyLoaded(token, page: page, .success(historyPage(page, perPage: perPage, total: total, user: user)), at: t0))
     }
 
     /// Answers every history request out (and those the answers ask for) from `source`, as a server
@@ -229,7 +250,7 @@ actor FakeShop: ShopService {
         await withCheckedContinuation { gates.append($0) }
     }
 
-    /// One switch over the shop's operations, as `LiveShopService` has.
+    /// Answers each request by what it asks: the user, the page and the per-page asked.
     func send(_ request: ShopRequest) async throws -> (answer: ShopAnswer, requestID: String?) {
         switch request {
         case let .balance(user): return (.balance(try await balance(user: user)), nil)
@@ -261,7 +282,7 @@ actor FakeShop: ShopService {
             cancelledHistoryPages.append(page)
             throw CancellationError()
         }
-        return historyPage(page, perPage: perPage)
+        return historyPage(page, perPage: perPage, user: user)
     }
 
     private func spend(amount: Int, product: String, comment: String?, user: String) async throws -> CheerBalance {
@@ -299,7 +320,7 @@ func exchange(_ id: Int, status: Int = 200, method: String = "GET", path: String
 func eventually(_ condition: () async -> Bool) async -> Bool {
     for _ in 0..<500 {
         if await condition() { return true }
-        try? await Task.sleep(for: .milliseconds(10))
+        try? await Task.sleep(for: .milliseconds(10))  // pace of the poll
     }
     return false
 }
@@ -338,24 +359,26 @@ extension AppStore {
     }
 }
 
-/// A shop request's reply as the store sends it (answered at `at`), by what the request was.
+/// A shop request's reply as the store sends it (answered at `at`), by what the request was. The label
+/// here is Alice's (the fixtures' user); `Driver.apply` relabels an answer with what its token asked.
 extension Message {
     static func balanceLoaded(_ token: Token, _ result: Result<CheerBalance, ShopAPIError>, at: Date) -> Message {
-        .answered(token, ShopReply(.balance(user: "qa-alice"), result.map(ShopAnswer.balance), sentAt: at))
+        .answered(token, ShopReply(.balance(user: alice.user), result.map(ShopAnswer.balance), sentAt: at))
     }
     static func packsLoaded(_ token: Token, _ result: Result<AudioPackList, ShopAPIError>, at: Date) -> Message {
         .answered(token, ShopReply(.packs, result.map(ShopAnswer.packs), sentAt: at))
     }
     static func historyLoaded(_ token: Token, page: Int, _ result: Result<CheerHistoryPage, ShopAPIError>, at: Date) -> Message {
-        .answered(token, ShopReply(.history(user: "qa-alice", page: page, perPage: 50), result.map(ShopAnswer.history), sentAt: at))
+        let perPage = (try? result.get())?.perPage ?? CheerHistory(user: alice.user).perPage
+        return .answered(token, ShopReply(.history(user: alice.user, page: page, perPage: perPage), result.map(ShopAnswer.history), sentAt: at))
     }
     /// A spend's or a purchase's answer (both answer with the balance).
     static func actionFinished(_ token: Token, _ result: Result<CheerBalance, ShopAPIError>, at: Date) -> Message {
-        .answered(token, ShopReply(.write(.spend(product: "p", amount: 1, comment: nil), user: "qa-alice"), result.map(ShopAnswer.balance), sentAt: at))
+        .answered(token, ShopReply(.write(.spend(product: "p", amount: 1, comment: nil), user: alice.user), result.map(ShopAnswer.balance), sentAt: at))
     }
     /// A watch read's answer, with the request id it came with.
     static func watchLoaded(_ token: Token, _ result: Result<ShopAnswer, ShopAPIError>, requestID: String? = nil, at: Date) -> Message {
-        .answered(token, ShopReply(.balance(user: "qa-alice"), result, requestID: requestID, sentAt: at))
+        .answered(token, ShopReply(.balance(user: alice.user), result, requestID: requestID, sentAt: at))
     }
 }
 

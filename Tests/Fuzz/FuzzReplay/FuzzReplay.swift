@@ -2,25 +2,43 @@ import Foundation
 
 /// A fuzz target built without libFuzzer: it runs each file (or each file in each folder) it is given
 /// through the target's check, so a crash input is replayed as a plain program (and kept as a test:
-/// `make test` replays `Tests/Fuzz/corpus`).
+/// `make test` replays `Tests/Fuzz/corpus`). A check that fails stops the program (a precondition);
+/// a path that is missing, a folder with no file in it, or no path at all is a failure too, so a
+/// renamed or emptied corpus cannot pass with nothing replayed.
 public enum FuzzReplay {
     public static func run(_ check: ([UInt8]) -> Void) {
+        run { _, bytes in check(bytes) }
+    }
+
+    /// The same, telling the check each input's file name (a target may hold inputs to more, by name).
+    public static func run(_ check: (_ name: String, _ bytes: [UInt8]) -> Void) {
+        let target = CommandLine.arguments.first.map { ($0 as NSString).lastPathComponent } ?? "fuzz"
+        let paths = Array(CommandLine.arguments.dropFirst())
+        if paths.isEmpty { fail("\(target): no corpus given (usage: \(target) FOLDER-OR-FILE...)") }
         var files: [String] = []
-        for path in CommandLine.arguments.dropFirst() {
+        for path in paths {
             var isFolder: ObjCBool = false
-            guard FileManager.default.fileExists(atPath: path, isDirectory: &isFolder) else { continue }
+            guard FileManager.default.fileExists(atPath: path, isDirectory: &isFolder) else {
+                fail("\(target): the corpus \(path) does not exist")
+            }
             if isFolder.boolValue {
-                let names = (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []
+                let names = ((try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []).filter { !$0.hasPrefix(".") }
+                if names.isEmpty { fail("\(target): the corpus folder \(path) holds no input") }
                 files += names.sorted().map { path + "/" + $0 }
             } else {
                 files.append(path)
             }
         }
         for file in files {
-            guard let data = FileManager.default.contents(atPath: file) else { continue }
-            check(Array(data))
+            guard let data = FileManager.default.contents(atPath: file) else { fail("\(target): cannot read \(file)") }
+            check((file as NSString).lastPathComponent, Array(data))
         }
-        print("\(files.count) inputs replayed, 0 failed")
+        print("\(target): \(files.count) inputs replayed, all passed")
+    }
+
+    private static func fail(_ line: String) -> Never {
+        FileHandle.standardError.write(Data(("error: " + line + "\n").utf8))
+        exit(1)
     }
 }
 

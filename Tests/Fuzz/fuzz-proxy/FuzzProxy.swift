@@ -1,10 +1,15 @@
+import Foundation
 import FuzzReplay
 import ProxyWire
 
 /// libFuzzer target (`make fuzz`) for the proxy's request reader: the same bytes make the same events
 /// and refusal however they are cut; a request's body keeps to its framing and the limits; and a
-/// request written back out as the proxy would forward it reads as itself. Small limits, so the
-/// fuzzer reaches them. Without `-D FUZZING` it replays the files it is given.
+/// request written back out plainly reads as itself. Small limits, so the fuzzer reaches them. Without
+/// `-D FUZZING` it replays the files it is given, and an input named `ambiguous-*` must be refused by
+/// the reader as the proxy runs it (its default limits): the reader is where the proxy refuses a request
+/// that parsers can read two ways, before anything is forwarded. (That the proxy itself answers such a
+/// request with its refusal and forwards none of it, and forwards the others as read, is checked through
+/// the running proxy in `ShopProxyTests/CorpusThroughProxyTests.swift`.)
 let limits = WireLimits(maxHeadBytes: 512, maxHeaderCount: 8, maxBodyBytes: 1024, maxChunkLineBytes: 64)
 
 struct Outcome: Equatable {
@@ -40,9 +45,11 @@ func read(_ bytes: [UInt8], cuts: [Int], limits: WireLimits) -> Outcome {
     return outcome
 }
 
-/// The request as the proxy would send it on: its line, its fields as `name: value`, its body framed as
-/// it came (one chunk when chunked).
-func written(_ head: RequestHead, _ body: [UInt8]) -> [UInt8] {
+/// The request written out in its plainest form: its line, its fields as `name: value`, its body framed
+/// as it came (one chunk when chunked). Not how the proxy forwards (its transport writes the request
+/// upstream, see `CorpusThroughProxyTests`): a property of the reader alone, that what it read, written
+/// plainly, reads as the same request.
+func plainlyWritten(_ head: RequestHead, _ body: [UInt8]) -> [UInt8] {
     var text = "\(head.method) \(head.target) HTTP/1.\(head.minorVersion)\r\n"
     for field in head.headers { text += "\(field.name): \(field.value)\r\n" }
     text += "\r\n"
@@ -54,6 +61,23 @@ func written(_ head: RequestHead, _ body: [UInt8]) -> [UInt8] {
         bytes += Array("0\r\n\r\n".utf8)
     }
     return bytes
+}
+
+/// The refusals that are a limit, not an ambiguity: an ambiguous input refused for one of these was not
+/// refused for what it is.
+let limitRefusals: Set<WireRefusal> = [.headTooLarge, .tooManyHeaders, .trailersTooLarge, .bodyTooLarge]
+
+/// A corpus input named `ambiguous-*`: the reader with the proxy's own limits (`ProxyConfiguration`'s
+/// default, `WireLimits()`) refuses it for what it is, before any request of it is whole.
+func checkRefused(_ name: String, _ bytes: [UInt8]) {
+    let asTheProxyReads = read(bytes, cuts: [], limits: WireLimits())
+    guard let refusal = asTheProxyReads.refusal else {
+        preconditionFailure("\(name): the reader accepted an ambiguous request (events: \(asTheProxyReads.events.count))")
+    }
+    precondition(!limitRefusals.contains(refusal), "\(name): refused for a limit (\(refusal)), not for its ambiguity")
+    precondition(!asTheProxyReads.events.contains { if case .request = $0 { true } else { false } },
+                 "\(name): a request was read whole before the refusal")
+    precondition(read(bytes, cuts: [], limits: limits).refusal != nil, "\(name): accepted under the fuzzer's limits")
 }
 
 func check(_ bytes: [UInt8]) {
@@ -79,7 +103,7 @@ func check(_ bytes: [UInt8]) {
             }
             var wider = limits
             wider.maxHeadBytes += limits.maxHeaderCount + 1
-            let again = read(written(head, body), cuts: [], limits: wider)
+            let again = read(plainlyWritten(head, body), cuts: [], limits: wider)
             precondition(again.refusal == nil && again.events == [.head(head), .request(head, body: body)],
                          "a request written back out reads otherwise")
         }
@@ -104,6 +128,25 @@ func fuzzMain(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<C
 }
 #else
 @main struct Replay {
-    static func main() { FuzzReplay.run(check) }
+    static func main() {
+        var ambiguous = 0
+        FuzzReplay.run { name, bytes in
+            check(bytes)
+            if name.hasPrefix("ambiguous-") {
+                checkRefused(name, bytes)
+                ambiguous += 1
+            }
+        }
+        print("fuzz-proxy: \(ambiguous) ambiguous inputs refused")
+        // The corpus (a folder) keeps the ambiguous inputs; one file replayed alone need not be one.
+        let folders = CommandLine.arguments.dropFirst().filter { path in
+            var isFolder: ObjCBool = false
+            return FileManager.default.fileExists(atPath: path, isDirectory: &isFolder) && isFolder.boolValue
+        }
+        if !folders.isEmpty, ambiguous == 0 {
+            FileHandle.standardError.write(Data("error: fuzz-proxy: no ambiguous-* input in \(folders.joined(separator: ", "))\n".utf8))
+            exit(1)
+        }
+    }
 }
 #endif
