@@ -54,7 +54,7 @@ def wait_until(seen, holds=bool, timeout: float = 10.0, what: str = "the conditi
             return value
         if time.monotonic() > deadline:
             raise AssertionError(f"{what} did not hold within {timeout} s; last seen:\n{show(value)}")
-        time.sleep(POLL)
+        time.sleep(POLL)  # the gap between two looks (a poll, not a synchronisation)
 
 
 def shop_env(token=TOKEN, cache=None, config=None, env=None) -> dict:
@@ -402,12 +402,15 @@ class Proxy:
         with open(self.out_path, "wb") as out, open(self.err_path, "wb") as err:
             self.proc = subprocess.Popen([str(SHOP_BIN), "proxy", "--env", "t", "--listen", listen or f"127.0.0.1:{free_port()}", *args],
                                          stdin=subprocess.DEVNULL, stdout=out, stderr=err, env=self.env)
-        deadline = time.monotonic() + 30
-        while not (m := re.search(r"^note: proxy listening on (\S+):(\d+), intercepting", self.err(), re.M)):
-            if self.proc.poll() is not None or time.monotonic() > deadline:
+        listening = lambda: re.search(r"^note: proxy listening on (\S+):(\d+), intercepting", self.err(), re.M)  # noqa: E731
+        try:
+            wait_until(lambda: listening() or self.proc.poll() is not None, timeout=30, what="the proxy listening",
+                       show=lambda _: self.err())
+        finally:
+            if not listening():
                 self.kill()
-                raise AssertionError(f"the proxy did not start:\n{self.err()}")
-            time.sleep(0.02)
+        m = listening()
+        assert m, f"the proxy did not start:\n{self.err()}"
         self.host, self.port = m.group(1), int(m.group(2))
         self.url = f"http://127.0.0.1:{self.port}"
 
@@ -423,13 +426,9 @@ class Proxy:
 
     def wait_for(self, kind: str, count: int = 1, timeout: float = 10, **fields) -> list:
         """The `--json` lines of `kind` (with those fields), once there are at least `count` of them."""
-        deadline = time.monotonic() + timeout
-        while True:
-            found = [l for l in self.lines() if l["kind"] == kind and all(l.get(k) == v for k, v in fields.items())]
-            if len(found) >= count or time.monotonic() > deadline:
-                assert len(found) >= count, f"{count} {kind} line(s) with {fields} expected:\n{self.out()[-3000:]}"
-                return found
-            time.sleep(0.05)
+        return wait_until(lambda: [l for l in self.lines() if l["kind"] == kind and all(l.get(k) == v for k, v in fields.items())],
+                          lambda found: len(found) >= count, timeout, f"{count} {kind} line(s) with {fields}",
+                          show=lambda _: self.out()[-3000:])
 
     def stop(self, sig=signal.SIGINT) -> int:
         self.proc.send_signal(sig)
