@@ -3,25 +3,6 @@ import HTTPTypes
 import NIOCore
 import ProxyWire
 
-/// The header fields a proxy never passes on: they describe one hop, not the request (RFC 9110 §7.6.1),
-/// and the framing fields, which the proxy sets itself for the body it sends.
-enum HopByHop {
-    static let names: Set<String> = [
-        "connection", "proxy-connection", "keep-alive", "proxy-authorization", "proxy-authenticate", "te", "trailer",
-        "transfer-encoding", "upgrade", "expect", "content-length", "host",
-    ]
-
-    /// `fields` without the hop-by-hop ones, nor those `Connection` names.
-    static func filtered(_ fields: [HeaderField]) -> [HeaderField] {
-        let named = Set(fields.filter { $0.name.lowercased() == "connection" }
-            .flatMap { $0.value.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).lowercased() } })
-        return fields.filter { field in
-            let name = field.name.lowercased()
-            return !names.contains(name) && !named.contains(name)
-        }
-    }
-}
-
 /// An answer the proxy writes: a status, its fields and a body, framed with Content-Length.
 struct WireResponse {
     var status: Int

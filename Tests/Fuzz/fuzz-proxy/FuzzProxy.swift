@@ -4,7 +4,8 @@ import ProxyWire
 
 /// libFuzzer target (`make fuzz`) for the proxy's request reader: the same bytes make the same events
 /// and refusal however they are cut; a request's body keeps to its framing and the limits; and a
-/// request written back out plainly reads as itself. Small limits, so the fuzzer reaches them. Without
+/// request as the proxy forwards it (its own field filter, the body framed by length) reads upstream as
+/// the same request without its hop-by-hop fields. Small limits, so the fuzzer reaches them. Without
 /// `-D FUZZING` it replays the files it is given, and an input named `ambiguous-*` must be refused by
 /// the reader as the proxy runs it (its default limits): the reader is where the proxy refuses a request
 /// that parsers can read two ways, before anything is forwarded. (That the proxy itself answers such a
@@ -45,22 +46,37 @@ func read(_ bytes: [UInt8], cuts: [Int], limits: WireLimits) -> Outcome {
     return outcome
 }
 
-/// The request written out in its plainest form: its line, its fields as `name: value`, its body framed
-/// as it came (one chunk when chunked). Not how the proxy forwards (its transport writes the request
-/// upstream, see `CorpusThroughProxyTests`): a property of the reader alone, that what it read, written
-/// plainly, reads as the same request.
-func plainlyWritten(_ head: RequestHead, _ body: [UInt8]) -> [UInt8] {
-    var text = "\(head.method) \(head.target) HTTP/1.\(head.minorVersion)\r\n"
-    for field in head.headers { text += "\(field.name): \(field.value)\r\n" }
-    text += "\r\n"
-    var bytes = Array(text.utf8)
-    switch head.framing {
-    case .none, .length: bytes += body
-    case .chunked:
-        if !body.isEmpty { bytes += Array((String(body.count, radix: 16) + "\r\n").utf8) + body + [13, 10] }
-        bytes += Array("0\r\n\r\n".utf8)
+/// The request as the proxy forwards it: the fields its own filter keeps (`HopByHop.filtered`, what
+/// `UpstreamExchange` hands its transport), a Host, and the body it read framed by Content-Length, as the
+/// transport writes it upstream (neither body nor length when the request had neither).
+func forwarded(_ head: RequestHead, _ body: [UInt8]) -> [UInt8] {
+    var text = "\(head.method) \(head.target) HTTP/1.1\r\nHost: upstream.invalid\r\n"
+    for field in HopByHop.filtered(head.headers) { text += "\(field.name): \(field.value)\r\n" }
+    let sendsBody = !(head.framing == .none && body.isEmpty)
+    if sendsBody { text += "Content-Length: \(body.count)\r\n" }
+    return Array((text + "\r\n").utf8) + (sendsBody ? body : [])
+}
+
+/// The fields that describe one hop (RFC 9110 §7.6.1, and the proxy's own credentials), and those the
+/// proxy sets itself (framing, Host): written out here, not taken from the proxy's list, so a name that
+/// list loses fails the check.
+let hopByHop: Set<String> = ["connection", "proxy-connection", "keep-alive", "te", "trailer", "transfer-encoding", "upgrade",
+                             "proxy-authorization", "proxy-authenticate", "expect", "content-length", "host"]
+
+/// What the upstream reads of a request the proxy forwards: one request, the same method, target and
+/// body, no hop-by-hop field and none its Connection named, every other field kept in order.
+func checkForwarded(_ head: RequestHead, _ body: [UInt8], limits: WireLimits) {
+    let upstream = read(forwarded(head, body), cuts: [], limits: limits)
+    guard upstream.refusal == nil, upstream.events.count == 2, case let .request(sent, sentBody) = upstream.events[1] else {
+        preconditionFailure("the request as forwarded does not read as one request (\(String(describing: upstream.refusal)))")
     }
-    return bytes
+    precondition(sent.method == head.method && sent.target == head.target, "forwarded with another method or target")
+    precondition(sentBody == body, "forwarded with another body than the one read")
+    let named = Set(head.headers.filter { $0.name.lowercased() == "connection" }
+        .flatMap { $0.value.split(separator: ",").map { String($0.filter { $0 != " " && $0 != "\t" }).lowercased() } })
+    let endToEnd = head.headers.filter { !hopByHop.contains($0.name.lowercased()) && !named.contains($0.name.lowercased()) }
+    let kept = sent.headers.filter { !["host", "content-length"].contains($0.name.lowercased()) }
+    precondition(kept == endToEnd, "the fields forwarded are not the request's end-to-end fields")
 }
 
 /// The refusals that are a limit, not an ambiguity: an ambiguous input refused for one of these was not
@@ -103,9 +119,8 @@ func check(_ bytes: [UInt8]) {
             }
             var wider = limits
             wider.maxHeadBytes += limits.maxHeaderCount + 1
-            let again = read(plainlyWritten(head, body), cuts: [], limits: wider)
-            precondition(again.refusal == nil && again.events == [.head(head), .request(head, body: body)],
-                         "a request written back out reads otherwise")
+            wider.maxHeaderCount += 2  // the Host and Content-Length the forwarded request carries
+            checkForwarded(head, body, limits: wider)
         }
     }
     let n = bytes.count
