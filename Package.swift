@@ -106,6 +106,16 @@ let package = Package(
         // The proxy's HTTP/1.1 request reader: heads, framing, chunked bodies, the ambiguities it refuses
         // and its limits. Pure (no NIO), a leaf, so `make fuzz` builds it alone.
         .target(name: "ProxyWire", swiftSettings: strict),
+        // The App Store's signed records (issue 38): JWS verified to a configured root with swift-certificates.
+        .target(
+            name: "AppStoreRecord",
+            dependencies: [
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+            ],
+            swiftSettings: strict
+        ),
         // The proxy's certificate authority: a name-constrained P-256 CA kept in the state folder, leaf
         // certificates per host, PEM and iOS configuration profiles. Knows no network.
         .target(
@@ -220,6 +230,14 @@ let package = Package(
         .testTarget(name: "ShopCompareTests", dependencies: ["ShopCompare", "ShopAPI", "JSONTokens"], swiftSettings: strict),
         .testTarget(name: "ProxyWireTests", dependencies: ["ProxyWire"], swiftSettings: strict),
         .testTarget(name: "ProxyCATests", dependencies: ["ProxyCA"], swiftSettings: strict),
+        .testTarget(
+            name: "AppStoreRecordTests",
+            dependencies: [
+                "AppStoreRecord", .product(name: "X509", package: "swift-certificates"), .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+            ],
+            swiftSettings: strict
+        ),
         .testTarget(
             name: "ShopProxyTests",
             dependencies: ["ShopProxy", "ProxyWire", "ProxyCA", "ShopAPI", "StubServer", "StubCore", "JSONTokens", .product(name: "NIOCore", package: "swift-nio")],

@@ -172,7 +172,7 @@ def launch_app(ctx, name, width, height, url, user="qa-alice", cache=None):
                 break
         except FileNotFoundError:
             raise RuntimeError(f"the app in {name} exited at once:\n{tm.screen(name)}")
-        time.sleep(0.005)
+        time.sleep(0.005)  # the gap between two looks (a poll)
     return pid
 
 
@@ -202,7 +202,7 @@ def press(tm, target, key, band, literal=False):
     tm.cmd(*keys)
     while True:
         if POLL_GAP:
-            time.sleep(POLL_GAP)
+            time.sleep(POLL_GAP)  # POLL_GAP: an optional pause between polls (a knob of the measurement)
         now = tm.capture(target, styles=True, rows=band)
         if now != before:
             t1 = time.perf_counter()
@@ -233,12 +233,12 @@ class Selection:
         rows changed (the list scrolled under a fixed selection), the selection stays on its row."""
         deadline = time.monotonic() + 3
         while True:
-            time.sleep(0.02)
+            time.sleep(0.02)  # the gap between two looks (a poll)
             after = self.tm.capture(self.target, styles=True)
             # Row 1 (the tab line) says which entry the cursor is on: it changes with every press.
             changed = [r for r in changed_rows(self.screen, after) if r != 1]
             if changed:
-                time.sleep(0.02)
+                time.sleep(0.02)  # the gap before the capture that confirms the frame is whole (a poll)
                 if self.tm.capture(self.target, styles=True) == after:  # settled
                     self.screen = after
                     if near is not None and sum(1 for r in changed if abs(r - near) <= 3) > 3:
@@ -269,7 +269,7 @@ def bench_key(ctx):
         for _ in range(100):
             if tm.cmd("display-message", "-p", "-t", cat, "#{pane_current_command}").strip() == b"cat":
                 break
-            time.sleep(0.01)
+            time.sleep(0.01)  # the gap between two looks (a poll)
         launch_app(ctx, app, w, h, url)
         app_loaded(ctx, app)
         open_history(ctx, app, "entry 1 of 230 · page 1 of 5")
@@ -327,7 +327,7 @@ def time_to_text(tm, name, command, text, line, width=200, height=60, timeout=10
     try:
         while True:
             if POLL_GAP:
-                time.sleep(POLL_GAP)
+                time.sleep(POLL_GAP)  # POLL_GAP: an optional pause between polls (a knob of the measurement)
             cap = tm.capture(name, rows=(line, line))
             if needle in cap:
                 return (time.perf_counter() - t0) * 1000
@@ -367,7 +367,7 @@ def bench_first(ctx):
         for _ in range(300):
             if b"prefill" not in tm.cmd("list-sessions", "-F", "#{session_name}"):
                 break
-            time.sleep(0.01)
+            time.sleep(0.01)  # the gap between two looks (a poll)
         tm.kill_session("prefill")
     if not any(cache.rglob("*")):
         raise RuntimeError(f"the prefill run left no cache in {cache}")
@@ -716,7 +716,7 @@ def bench_history(ctx):
         log(f"history: a find that runs {FIND_SECONDS:g} s")
         for k in ("/", "no such text anywhere", "Enter"):
             tm.cmd("send-keys", "-t", name, k)
-        time.sleep(FIND_SECONDS)
+        time.sleep(FIND_SECONDS)  # a deliberate delay: the find runs for the time measured
         tm.cmd("send-keys", "-t", name, "Escape")
         tm.wait_for(name, lambda s: "Stopped" in s, 10, "the find stopped")
         tm.wait_stable(name, quiet=0.3)
@@ -777,7 +777,7 @@ def count_wakeups(pid, seconds):
     ticks0, t_end = cpu_ticks(pid), time.monotonic() + seconds
     last.update(first)
     while time.monotonic() < t_end:
-        time.sleep(min(0.25, max(0.0, t_end - time.monotonic())))
+        time.sleep(min(0.25, max(0.0, t_end - time.monotonic())))  # the measurement window, in steps of at most 0.25 s
         now = context_switches(pid)
         for tid, n in now.items():
             first.setdefault(tid, 0)  # born within the window: all of its switches count
@@ -802,7 +802,7 @@ def bench_idle(ctx):
         raise RuntimeError(f"not a settled screen with a live balance:\n{before_screen}")
     # What finishes after the last frame (cache writes) finishes, and libdispatch retires the pool
     # threads the start-up used (an idle worker ends after about 5 s), in both processes.
-    time.sleep(IDLE_SETTLE)
+    time.sleep(IDLE_SETTLE)  # a deliberate delay: IDLE_SETTLE, said above
     before_screen = tm.capture(name)
     log(f"idle: {IDLE_SECONDS:g} s on the Shop tab, the platform floor alongside")
     # Both windows at once: the same seconds for both.
@@ -867,12 +867,12 @@ def bench_watch(ctx):
         pids = {name: tm.pane_pid(name) for name in ("watching", "not-watching")}
         for name in pids:
             app_loaded(ctx, name)
-        time.sleep(IDLE_SETTLE)
+        time.sleep(IDLE_SETTLE)  # a deliberate delay: IDLE_SETTLE, both apps settle before the window
         log(f"watch: {WATCH_CPU_SECONDS:g} s watching at 2 s with nothing changing, beside the same TUI not watching")
         lines0 = logs.read_text().count("\n") if logs.exists() else 0
         ticks0 = {n: cpu_ticks(p) for n, p in pids.items()}
         rss0 = kib(proc_status(pids["watching"])["VmRSS"]) / 1024
-        time.sleep(WATCH_CPU_SECONDS)
+        time.sleep(WATCH_CPU_SECONDS)  # the measurement window
         ticks = {n: cpu_ticks(p) - ticks0[n] for n, p in pids.items()}
         lines = (logs.read_text().count("\n") if logs.exists() else 0) - lines0
         hz = os.sysconf("SC_CLK_TCK")
@@ -902,7 +902,7 @@ def bench_watch(ctx):
                 stub_post(stub.url, "/api/v2/purchase_cheer?user_id=qa-alice", {"user_id": "qa-alice", "identifier": "com.reiterate.cheer.50",
                                                                                 "transaction_id": rng.randrange(1, 2**63)})
             writes += 1
-            time.sleep(1)
+            time.sleep(1)  # a pace: one write a second
         end = proc_status(pids["watching"])
         screen = tm.screen("watching")
         tm.kill_session("watching")
@@ -994,7 +994,7 @@ def bench_proxy_rss(ctx):
         app_loaded(ctx, name)
     tm.wait_text("proxy-on", f"app proxy 127.0.0.1:{port}")
     log(f"proxy-rss: two TUIs settled {IDLE_SETTLE:g} s, then {PROXY_RSS_REQUESTS} app requests through the one with the proxy")
-    time.sleep(IDLE_SETTLE)
+    time.sleep(IDLE_SETTLE)  # a deliberate delay: IDLE_SETTLE before the first sample
     idle = {n: kib(proc_status(p)["VmRSS"]) / 1024 for n, p in pids.items()}
     client = proxy_bench.Client(url, ("127.0.0.1", port))
     for _ in range(PROXY_RSS_REQUESTS):
@@ -1002,7 +1002,7 @@ def bench_proxy_rss(ctx):
     client.close()
     # The header counts the app's exchanges as the TUI takes them in (a burst may outrun it): settled, not equal.
     shown = re.search(r"· ([\d,]+) app", tm.wait_stable("proxy-on", quiet=0.5))
-    time.sleep(IDLE_SETTLE)
+    time.sleep(IDLE_SETTLE)  # a deliberate delay: IDLE_SETTLE before the second sample
     after = {n: kib(proc_status(p)["VmRSS"]) / 1024 for n, p in pids.items()}
     for name in names:
         tm.kill_session(name)

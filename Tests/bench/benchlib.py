@@ -229,7 +229,7 @@ class Tmux:
             deadline = time.monotonic() + 0.5
             while pids and time.monotonic() < deadline:
                 pids = [p for p in pids if _alive(p)]
-                time.sleep(0.005)
+                time.sleep(0.005)  # the gap between two looks (a poll)
             if not pids:
                 return
 
@@ -245,7 +245,7 @@ class Tmux:
                 return text
             if time.monotonic() > deadline:
                 raise RuntimeError(f"{what} never appeared in {name}; the screen:\n{text}")
-            time.sleep(0.001)
+            time.sleep(0.001)  # the gap between two looks (a poll)
 
     def wait_text(self, name, text, timeout=15.0):
         return self.wait_for(name, lambda s: text in s, timeout, repr(text))
@@ -255,7 +255,7 @@ class Tmux:
         deadline = time.monotonic() + timeout
         last, since = self.capture(name), time.monotonic()
         while time.monotonic() < deadline:
-            time.sleep(min(0.02, quiet / 5))
+            time.sleep(min(0.02, quiet / 5))  # the gap between two looks (a poll)
             now = self.capture(name)
             if now != last:
                 last, since = now, time.monotonic()

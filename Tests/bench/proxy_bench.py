@@ -38,7 +38,7 @@ def _wait_file(path, text, proc, what, timeout=60):
             return
         if proc.poll() is not None:
             raise RuntimeError(f"{what} exited {proc.returncode}: {written.strip()[-300:]}")
-        time.sleep(0.02)
+        time.sleep(0.02)  # the gap between two looks (a poll)
     raise RuntimeError(f"{what} did not start within {timeout} s")
 
 
@@ -115,7 +115,7 @@ class Mitmdump:
                 if self.proc.poll() is not None or time.monotonic() > deadline:
                     self.stop()
                     raise RuntimeError(f"mitmdump did not start: {self.err.read_text(errors='replace').strip()[-300:]}")
-                time.sleep(0.05)
+                time.sleep(0.05)  # the gap between two looks (a poll)
 
     def stop(self):
         _end(self.proc, self.err_file, signal.SIGINT)
