@@ -153,3 +153,21 @@ var transaction: [String: Any] {
         }
     }
 }
+
+@Suite struct AppleRootTests {
+    @Test func theBuiltInRootIsApplesRootCAG3ByItsFingerprint() async throws {
+        let root = try #require(AppleRoot.g3())
+        #expect(root.subject.description.contains("CN=Apple Root CA - G3"))
+        #expect(root.issuer == root.subject)
+        let utc = ISO8601DateFormatter()
+        #expect(root.notValidBefore == utc.date(from: "2014-04-30T18:19:06Z") && root.notValidAfter == utc.date(from: "2039-04-30T18:19:06Z"))
+        // A record minted by anyone else does not chain to it.
+        let minted = try Minted()
+        #expect(await SignedRecordVerifier(root: root).verify(try minted.record(payload: transaction))
+            == .failure(.untrustedChain("it was signed under another root")))
+    }
+
+    @Test func aFingerprintIsTheSHA256OfTheBytes() {
+        #expect(AppleRoot.fingerprint(Data("abc".utf8)) == "BA7816BF8F01CFEA414140DE5DAE2223B00361A396177A9CB410FF61F20015AD")
+    }
+}

@@ -193,19 +193,35 @@ class Scene:
         tmux("new-session", "-d", "-s", name, "-x", str(width), "-y", str(height), cmd)
         tmux("resize-window", "-t", name, "-x", str(width), "-y", str(height))
 
+    def screen(self):
+        """The pane's text; empty once the session has ended (the app quit)."""
+        return tmux("capture-pane", "-p", "-t", self.name, check=False).stdout
+
     def wait(self, text, timeout=15):
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            if text in tmux("capture-pane", "-p", "-t", self.name).stdout:
+            if text in self.screen():
                 return
-            time.sleep(0.05)
-        sys.exit(f"{self.name}: {text!r} never appeared\n" + tmux("capture-pane", "-p", "-t", self.name).stdout)
+            time.sleep(0.05)  # the gap between two looks (a poll)
+        sys.exit(f"{self.name}: {text!r} never appeared\n" + self.screen())
+
+    def still(self, quiet, limit=None):
+        """Waits until the screen has not changed for `quiet` seconds: what the keys or the server set off
+        has been drawn. A screen that keeps moving (an age ticking each second) ends the wait at `limit`
+        (quiet + 3 s), and the shot shows it as it is then."""
+        screen, since = self.screen(), time.monotonic()
+        deadline = since + (limit if limit is not None else quiet + 3)
+        while time.monotonic() - since < quiet and time.monotonic() < deadline:
+            time.sleep(0.05)  # the gap between two looks (a poll)
+            again = self.screen()
+            if again != screen:
+                screen, since = again, time.monotonic()
 
     def keys(self, *keys, settle=0.4):
         for k in keys:
             tmux("send-keys", "-t", self.name, k)
-            time.sleep(0.05)
-        time.sleep(settle)
+            time.sleep(0.05)  # a pace: keys typed one by one, as a tester types them
+        self.still(settle)
 
     def spend(self, amount, comment):
         """`s` on the selected pack, the amount, the comment, Enter, then `y` to send it."""
@@ -401,7 +417,7 @@ def main():
             post(phone_url, "/api/v1/spend_cheer?user_id=qa-alice", {"user_id": "qa-alice", "product": "com.reiterate.pack.rain", "amount": 7, "comment": "great pack"})
             post(phone_url, "/api/v2/purchase_cheer?user_id=qa-alice", {"user_id": "qa-alice", "identifier": "com.reiterate.cheer.200", "transaction_id": 424242})
             lv.wait("a purchase of 200 cheer")
-            time.sleep(2.5)
+            lv.still(1.2, limit=6)
             post(phone_url, "/_stub/faults", {"kind": "no_entry", "path": "/api/v1/spend_cheer", "count": 1})
             post(phone_url, "/api/v1/spend_cheer?user_id=qa-alice", {"user_id": "qa-alice", "product": "com.reiterate.pack.rain", "amount": 3})
             lv.wait("[debit-without-entry]")
@@ -432,11 +448,11 @@ def main():
             pw.wait("(made elsewhere)")
             phone("double-tap", "--product", "com.reiterate.pack.tokyo-night", "--amount", "3", "--comment", "again")
             pw.wait("[double-submission]")
-            time.sleep(2.5)
+            pw.still(1.2, limit=6)
             post(paired_url, "/_stub/faults", {"kind": "double_credit", "path": "/api/v2/purchase_cheer", "count": 1})
             phone("purchase", "--bundle", "com.reiterate.cheer.100")
             pw.wait("[credit-mismatch]")
-            time.sleep(2.5)
+            pw.still(1.2, limit=6)
             rows = [r for r in tmux("capture-pane", "-p", "-t", "paired").stdout.split("\n") if re.match(r" \d\d:\d\d:\d\d ", r)]
             index = next(i for i, r in enumerate(rows) if "[double-submission]" in r)
             pw.keys("g", *["j"] * index, settle=0.5)
