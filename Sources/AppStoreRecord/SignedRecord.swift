@@ -20,8 +20,8 @@ public enum RecordRejection: Error, Sendable, Equatable {
     case missingAppleExtension(ChainPosition)
     /// The payload is not a JSON object with a `signedDate` in milliseconds.
     case unreadablePayload
-    /// The chain does not verify to the configured root at the record's `signedDate` (why, in our words).
-    case untrustedChain(String)
+    /// The chain does not verify to the configured root at the record's `signedDate`.
+    case untrustedChain(ChainFailure)
     /// The signature does not verify with the leaf's key.
     case badSignature
 
@@ -35,8 +35,23 @@ public enum RecordRejection: Error, Sendable, Equatable {
         case let .unreadableCertificate(at): "its \(at.rawValue) certificate is not readable"
         case let .missingAppleExtension(at): "its \(at.rawValue) certificate lacks Apple's extension \(at.appleExtension)"
         case .unreadablePayload: "its payload is not readable (no signedDate)"
-        case let .untrustedChain(reason): "its certificate chain does not lead to the configured root: \(reason)"
+        case let .untrustedChain(why): "its certificate chain does not lead to the configured root: \(why.words)"
         case .badSignature: "its signature does not verify with the leaf certificate's key"
+        }
+    }
+}
+
+/// Why a chain did not verify to the configured root.
+public enum ChainFailure: Sendable, Equatable {
+    /// A certificate of it (or the root) was not valid at the record's `signedDate`.
+    case notValidAtSignedDate
+    /// Valid then, but not signed up to the configured root.
+    case otherRoot
+
+    public var words: String {
+        switch self {
+        case .notValidAtSignedDate: "a certificate of it was not valid at the record's signedDate"
+        case .otherRoot: "it was signed under another root"
         }
     }
 }
@@ -107,8 +122,7 @@ public struct SignedRecordVerifier: Sendable {
         case .validCertificate: break
         case .couldNotValidate:
             let outOfDate = [leaf, intermediate, root].contains { !($0.notValidBefore...$0.notValidAfter).contains(signedDate) }
-            return .failure(.untrustedChain(outOfDate ? "a certificate of it was not valid at the record's signedDate"
-                                                      : "it was signed under another root"))
+            return .failure(.untrustedChain(outOfDate ? .notValidAtSignedDate : .otherRoot))
         }
         guard let key = P256.Signing.PublicKey(leaf.publicKey),
               let ecdsa = try? P256.Signing.ECDSASignature(rawRepresentation: signature),
