@@ -85,12 +85,6 @@ def warnings(stderr: str) -> list:
     return [line for line in stderr.splitlines() if line.startswith("warning: ")]
 
 
-def findings(stderr: str) -> list:
-    """The warnings that are findings: those naming a check (`warning: [check] …`, or after the request
-    it is about: `warning: GET /api/v1/balance?…: [check] …`)."""
-    return [line for line in warnings(stderr) if re.match(r"warning: (?:[A-Z]+ \S+: )?\[[a-z0-9-]+\]", line)]
-
-
 class Lines:
     """A process's output read line by line without blocking: every read is bounded by a timeout."""
 
