@@ -4,7 +4,7 @@ import PackageDescription
 // Layers; dependency arrows point one way (each target below lists the targets it depends on):
 //
 //   reiterate-shop (executable: the TUI, and `print`, `spend`, `buy`, `negative`, `watch`, `snapshot`,
-//        │          `compare`, `pins`, `replay`, `config check`, `keys`, `contract`, `proxy`)
+//        │          `compare`, `pins`, `replay`, `config check`, `keys`, `contract`, `proxy`, `ledger`)
 //        │
 //        ├──> ShopProxy (the app's proxy: NIO server, CONNECT, TLS interception, blind tunnels; the app's
 //        │        │      exchanges go into ShopAPI's pipeline, forwarded by ShopAPI's transport)
@@ -29,6 +29,9 @@ import PackageDescription
 //        ├──> ShopAPI (REST core: models, endpoints, client actor, transport, retry, auth, exchange log,
 //        │        │    the contract watchdog, HAR; errors as facts)
 //        │        └──> JSONTokens, TerminalText
+//        ├──> ShopLedger (the purchase ledger: HAR exchanges, the pure judgement; `ledger`)
+//        │        └──> AppStoreRecord (the App Store Server API: signed records verified, tokens, the client
+//        │                 actor over ShopAPI's transport) ──> ShopAPI
 //        ├──> BuildStamp (the commit `--version` names, filled in after linking)
 //        └──> ShopCache (above), JSONTokens (the one JSON scanner), TerminalText (sanitizer + display
 //                 width for untrusted server text): the last three depend on no other target of ours
@@ -106,16 +109,21 @@ let package = Package(
         // The proxy's HTTP/1.1 request reader: heads, framing, chunked bodies, the ambiguities it refuses
         // and its limits. Pure (no NIO), a leaf, so `make fuzz` builds it alone.
         .target(name: "ProxyWire", swiftSettings: strict),
-        // The App Store's signed records (issue 38): JWS verified to a configured root with swift-certificates.
+        // The App Store Server API (issue 38): its signed records (JWS verified to a configured root with
+        // swift-certificates), its tokens, and its three reads, sent over ShopAPI's transport.
         .target(
             name: "AppStoreRecord",
             dependencies: [
+                "ShopAPI",
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
             ],
             swiftSettings: strict
         ),
+        // The purchase ledger (`reiterate-shop ledger`): the App Store's verified transactions held against
+        // the backend's purchase_cheer exchanges, one verdict each. Pure: knows no network.
+        .target(name: "ShopLedger", dependencies: ["AppStoreRecord", "ShopAPI", "JSONTokens"], swiftSettings: strict),
         // The proxy's certificate authority: a name-constrained P-256 CA kept in the state folder, leaf
         // certificates per host, PEM and iOS configuration profiles. Knows no network.
         .target(
@@ -193,6 +201,8 @@ let package = Package(
                 "JSONTokens",
                 "ShopCompare",
                 "ShopProxy",
+                "AppStoreRecord",
+                "ShopLedger",
                 "BuildStamp",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -210,6 +220,10 @@ let package = Package(
                 // HTTPS for the TLS tests and demo (NIOSSL is already built for the client).
                 .product(name: "HummingbirdTLS", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
+                // The App Store side's test chain, API key and signed transactions (issue 38).
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
             ],
             swiftSettings: strict
         ),
@@ -238,6 +252,7 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        .testTarget(name: "ShopLedgerTests", dependencies: ["ShopLedger", "AppStoreRecord", "ShopAPI"], swiftSettings: strict),
         .testTarget(
             name: "ShopProxyTests",
             dependencies: ["ShopProxy", "ProxyWire", "ProxyCA", "ShopAPI", "StubServer", "StubCore", "JSONTokens", .product(name: "NIOCore", package: "swift-nio")],

@@ -29,3 +29,34 @@ public enum AppleRoot {
         SHA256.hash(data: der).map { String(format: "%02X", $0) }.joined()
     }
 }
+
+/// Why the configured `root_ca` cannot be used, in words that name the setting, not a library.
+public enum RootFileError: Error, Sendable, Equatable {
+    case unreadable
+    case notACertificate
+    case builtInDamaged
+
+    public var words: String {
+        switch self {
+        case .unreadable: "the root_ca file of the [appstore] table cannot be read"
+        case .notACertificate: "the root_ca file of the [appstore] table is not a PEM certificate"
+        case .builtInDamaged: "the built-in Apple Root CA - G3 does not match its fingerprint, so no record can be believed"
+        }
+    }
+}
+
+extension TransactionChecker {
+    /// A checker whose records must chain to the root in the PEM file `rootFile`, or to Apple Root CA - G3 when nil.
+    public static func make(rootFile: String?, bundleID: String, environment: String) throws(RootFileError) -> TransactionChecker {
+        let root: Certificate
+        if let rootFile {
+            guard let data = FileManager.default.contents(atPath: rootFile), let pem = String(data: data, encoding: .utf8) else { throw .unreadable }
+            guard let certificate = try? Certificate(pemEncoded: pem) else { throw .notACertificate }
+            root = certificate
+        } else {
+            guard let g3 = AppleRoot.g3() else { throw .builtInDamaged }
+            root = g3
+        }
+        return TransactionChecker(verifier: SignedRecordVerifier(root: root), bundleID: bundleID, environment: environment)
+    }
+}

@@ -16,12 +16,13 @@ public enum AppStoreKeyError: Error, Sendable, Equatable {
     /// Not a P-256 private key in PEM (an App Store Connect `.p8` is PKCS#8).
     case notAKey(path: String)
 
+    /// One line naming the setting (`key_file`), not the path: a path may say more than the line needs.
     public var words: String {
         switch self {
-        case let .unreadable(path): "the App Store key file \(path) cannot be read"
-        case let .tooOpen(path, mode):
-            "the App Store key file \(path) is open to other users (mode \(String(mode, radix: 8))), so it is not used: run `chmod 600` on it"
-        case let .notAKey(path): "the App Store key file \(path) is not an App Store Connect API key (.p8, a P-256 private key)"
+        case .unreadable: "the App Store key file (key_file) cannot be read"
+        case let .tooOpen(_, mode):
+            "the App Store key file (key_file) is open to other users (mode \(String(mode, radix: 8))), so it is not used: make it private to you (chmod 600)"
+        case .notAKey: "the App Store key file (key_file) is not an App Store Connect API key (.p8, a P-256 private key)"
         }
     }
 }

@@ -279,6 +279,8 @@ private struct Reader {
                     hosts.append(host)
                 }
                 env.proxyHosts = hosts
+            case "appstore":
+                env.appStore = try appStore(name, value)
             case "proxy_start":
                 guard let b = value.bool else { throw error(at: at, key: key, "expected true or false, not \(Self.kind(value))") }
                 env.proxyStart = b
@@ -320,6 +322,37 @@ private struct Reader {
             }
         }
         return env
+    }
+
+    /// `[environments.NAME.appstore]`: every key a non-empty string; the four that name the key required.
+    func appStore(_ name: String, _ value: any TOMLValueConvertible) throws(ConfigError) -> AppStoreSettings {
+        let here = ["environments", name, "appstore"]
+        guard let table = value.table else {
+            throw error(at: here, key: "appstore", "expected a table [environments.\(name).appstore] with " + AppStoreSettings.keys.joined(separator: ", "))
+        }
+        var found: [String: String] = [:]
+        for (key, item) in inFileOrder(table, under: here) {
+            let at = here + [key]
+            guard AppStoreSettings.keys.contains(key) else {
+                throw error(at: at, key: key, "unknown key in [environments.\(name).appstore]; keys: " + AppStoreSettings.keys.joined(separator: ", "))
+            }
+            guard let text = item.string, !text.isEmpty else { throw error(at: at, key: key, "expected a non-empty string in quotes, not \(Self.kind(item))") }
+            if key == "url" {
+                guard let parsed = URL(string: text), ["http", "https"].contains(parsed.scheme?.lowercased() ?? ""), parsed.host != nil else {
+                    throw error(at: at, key: key, "expected http(s)://host[:port], not '\(text)'")
+                }
+            }
+            if key == "key_file", text.contains("BEGIN") {
+                throw error(at: at, key: key, "expected the path of the .p8 file; the key itself never goes in this file")
+            }
+            found[key] = text
+        }
+        let missing = AppStoreSettings.required.filter { found[$0] == nil }
+        guard let keyFile = found["key_file"], let keyID = found["key_id"], let issuerID = found["issuer_id"], let bundleID = found["bundle_id"] else {
+            throw error(at: here, key: nil, "[environments.\(name).appstore] lacks " + missing.joined(separator: ", "))
+        }
+        return AppStoreSettings(url: found["url"] ?? AppStoreSettings.sandboxURL, keyFile: keyFile, keyID: keyID, issuerID: issuerID, bundleID: bundleID,
+                                rootCA: found["root_ca"])
     }
 
     /// `action = "key"` or `action = ["key", ...]`; the names themselves are checked by whoever binds them.

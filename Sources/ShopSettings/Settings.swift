@@ -41,6 +41,8 @@ public struct EnvironmentConfig: Sendable, Equatable {
     public var proxyListen: String?
     public var proxyHosts: [String]?
     public var proxyStart: Bool?
+    /// `[environments.NAME.appstore]`: the App Store Server API the ledger reads (issue 38).
+    public var appStore: AppStoreSettings?
 
     public init(name: String, baseURL: String? = nil, user: String? = nil, readOnly: Bool? = nil, tokenEnv: String? = nil,
                 refreshTokenEnv: String? = nil, caFile: String? = nil, timeout: Double? = nil, users: [String]? = nil, proxy: String? = nil,
@@ -64,6 +66,32 @@ public struct EnvironmentConfig: Sendable, Equatable {
 
     /// The stand-in on its default port.
     public static let local = EnvironmentConfig(name: "local", baseURL: "http://127.0.0.1:8080", user: "qa-alice", readOnly: false)
+}
+
+/// `[environments.NAME.appstore]`: where the App Store Server API is and the App Store Connect API key
+/// that reads it. The key itself is never here: `key_file` names its `.p8` file.
+public struct AppStoreSettings: Sendable, Equatable {
+    /// The sandbox's base URL unless the table says otherwise.
+    public static let sandboxURL = "https://api.storekit-sandbox.itunes.apple.com"
+    public var url: String = AppStoreSettings.sandboxURL
+    public var keyFile: String
+    public var keyID: String
+    public var issuerID: String
+    public var bundleID: String
+    /// A PEM file with the root the records' chains must verify to; nil: Apple Root CA - G3, built in.
+    public var rootCA: String?
+
+    public init(url: String = AppStoreSettings.sandboxURL, keyFile: String, keyID: String, issuerID: String, bundleID: String, rootCA: String? = nil) {
+        self.url = url
+        self.keyFile = keyFile
+        self.keyID = keyID
+        self.issuerID = issuerID
+        self.bundleID = bundleID
+        self.rootCA = rootCA
+    }
+
+    public static let keys = ["url", "key_file", "key_id", "issuer_id", "bundle_id", "root_ca"]
+    public static let required = ["key_file", "key_id", "issuer_id", "bundle_id"]
 }
 
 /// The palette asked for: `dark`, `light` or `auto` (the terminal's background, asked with OSC 11),
@@ -164,7 +192,7 @@ public struct ConfigFile: Sendable, Equatable {
     public var theme: ThemeSetting?
 
     public static let keys = ["base_url", "user", "tier", "read_only", "token_env", "refresh_token_env", "ca_file", "timeout", "users", "proxy", "contract",
-                              "watch", "watch_interval", "bundles", "notify", "proxy_listen", "proxy_hosts", "proxy_start"]
+                              "watch", "watch_interval", "bundles", "notify", "proxy_listen", "proxy_hosts", "proxy_start", "appstore"]
 
     public static func defaultPath(environment: [String: String]) -> String {
         if let xdg = environment["XDG_CONFIG_HOME"], xdg.hasPrefix("/") { return xdg + "/reiterate-shop/config.toml" }
@@ -233,6 +261,8 @@ public struct ResolvedSettings: Sendable, Equatable {
     public var proxyListen: String?
     public var proxyHosts: [String] = []
     public var proxyStart = false
+    /// The environment's App Store table; nil when it has none.
+    public var appStore: AppStoreSettings?
     /// The stand-in's bundles: `com.reiterate.cheer.N`.
     public static let standInBundles = [50, 100, 200, 500, 1000, 2500, 5000]
     /// Where each value came from (`flag`, `environment variable X`, `config file`, `default`).
@@ -328,6 +358,7 @@ public struct ResolvedSettings: Sendable, Equatable {
         settings.proxyListen = pick("proxy_listen", nil, nil, chosen?.proxyListen.map { Optional($0) }, nil) { $0 }
         settings.proxyHosts = pick("proxy_hosts", nil, nil, chosen?.proxyHosts, []) { _ in nil }
         settings.proxyStart = pick("proxy_start", nil, nil, chosen?.proxyStart, false) { _ in nil }
+        settings.appStore = chosen?.appStore
         settings.tier = tier
         return settings
     }
@@ -339,7 +370,8 @@ public struct ResolvedSettings: Sendable, Equatable {
                           proxy: top.proxy ?? base.proxy, contract: top.contract ?? base.contract, watch: top.watch ?? base.watch,
                           watchInterval: top.watchInterval ?? base.watchInterval, bundles: top.bundles ?? base.bundles, notify: top.notify ?? base.notify)
             .with(bundleIdentifiers: top.bundles != nil ? top.bundleIdentifiers : base.bundleIdentifiers, tier: top.tier ?? base.tier,
-                  proxyListen: top.proxyListen ?? base.proxyListen, proxyHosts: top.proxyHosts ?? base.proxyHosts, proxyStart: top.proxyStart ?? base.proxyStart)
+                  proxyListen: top.proxyListen ?? base.proxyListen, proxyHosts: top.proxyHosts ?? base.proxyHosts, proxyStart: top.proxyStart ?? base.proxyStart,
+                  appStore: top.appStore ?? base.appStore)
     }
 
     /// What the URL alone says: loopback is local, a staging host is staging, anything else production.
@@ -359,13 +391,15 @@ public struct ResolvedSettings: Sendable, Equatable {
 
 extension EnvironmentConfig {
     /// The same, with the bundles' product ids (kept beside `bundles` when environments are merged).
-    func with(bundleIdentifiers: [String]?, tier: Tier?, proxyListen: String?, proxyHosts: [String]?, proxyStart: Bool?) -> EnvironmentConfig {
+    func with(bundleIdentifiers: [String]?, tier: Tier?, proxyListen: String?, proxyHosts: [String]?, proxyStart: Bool?,
+              appStore: AppStoreSettings?) -> EnvironmentConfig {
         var copy = self
         copy.bundleIdentifiers = bundleIdentifiers
         copy.tier = tier
         copy.proxyListen = proxyListen
         copy.proxyHosts = proxyHosts
         copy.proxyStart = proxyStart
+        copy.appStore = appStore
         return copy
     }
 }

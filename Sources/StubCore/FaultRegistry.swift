@@ -77,6 +77,19 @@ public actor FaultRegistry {
         return hits
     }
 
+    /// The first fault of `kind` in force, whatever its path and method, with one use reserved (its rate
+    /// still applies): for a control endpoint that acts as the shop would (a refund under `keep_refunded`),
+    /// though control endpoints are otherwise never faulted. Settle it as `trigger`'s hits.
+    public func trigger(kind: FaultKind) -> FaultHit? {
+        for i in faults.indices where faults[i].spec.kind == kind {
+            if let remaining = faults[i].remaining, remaining - faults[i].reserved <= 0 { continue }
+            if let rate = faults[i].spec.rate, !rng.chance(rate) { continue }
+            if faults[i].remaining != nil { faults[i].reserved += 1 }
+            return FaultHit(id: faults[i].id, spec: faults[i].spec)
+        }
+        return nil
+    }
+
     /// Spends the reserved use of each applied fault (removing those whose count reaches 0) and gives
     /// back the use of each released one.
     public func settle(applied: [FaultHit], released: [FaultHit]) {

@@ -101,9 +101,34 @@ public enum FaultKind: String, CaseIterable, Sendable {
     /// Each write (spend or purchase), taken or refused, also debits another user (`user`, default
     /// qa-whale) 1 cheer.
     case secondUserWrite = "second_user_write"
+    // The App Store's side (issue 38). With `--appstore-verify`, a purchase that the App Store's record
+    // should refuse or credit otherwise:
+    /// A purchase is credited without asking the App Store: any id, by the posted identifier's bundle, quantity 1.
+    case unverifiedCredit = "unverified_credit"
+    /// A purchase posted under another product than the App Store's is credited by the posted one's
+    /// bundle (× quantity) instead of refused.
+    case trustProduct = "trust_product"
+    /// A purchase of several is credited one bundle.
+    case ignoreQuantity = "ignore_quantity"
+    /// A refund takes nothing back (`POST /_stub/appstore/refunds`), and a refunded transaction posted is credited.
+    case keepRefunded = "keep_refunded"
+    /// A transaction bought for another user (its `appAccountToken`) is credited to the one who posts it.
+    case anyAccount = "any_account"
+    // The App Store Server API's signed transactions (`/inApps/*`, their default path):
+    /// Signed with an unrelated chain (its own root, intermediate and leaf).
+    case brokenChain = "broken_chain"
+    /// Signed, then one byte of the signature changed.
+    case brokenSignature = "broken_signature"
+    /// The payload's `bundleId` is `com.other.app`.
+    case wrongBundle = "wrong_bundle"
+    /// The payload's `environment` is `Production`.
+    case wrongEnvironment = "wrong_environment"
 
     /// Faults that decide the whole answer before the shop sees the request.
     public var isTerminal: Bool { [.status, .html, .rateLimit, .reset, .hang].contains(self) }
+
+    /// Faults that act on the App Store Server API's signed transactions: their default path is `/inApps/*`.
+    public var signsTransactions: Bool { [.brokenChain, .brokenSignature, .wrongBundle, .wrongEnvironment].contains(self) }
 }
 
 public struct FaultSpecError: Error, Sendable, Equatable, CustomStringConvertible {
@@ -114,7 +139,8 @@ public struct FaultSpecError: Error, Sendable, Equatable, CustomStringConvertibl
 
 public struct FaultSpec: Sendable, Equatable, Encodable {
     public var kind: FaultKind
-    /// Glob over the request path (`*` any run of characters, `?` one character).
+    /// Glob over the request path (`*` any run of characters, `?` one character); `/inApps/*` for the
+    /// kinds that change signed transactions.
     public var path: String = "/api/*"
     public var method: String?
     /// Probability that a matching request is hit (0 < rate ≤ 1); `nil` = every one.
@@ -143,6 +169,7 @@ public struct FaultSpec: Sendable, Equatable, Encodable {
         if kind == .html { status = 502 }
         if kind == .refuseButApply { status = 400 }
         if kind == .rateLimit { retryAfter = 2 }
+        if kind.signsTransactions { path = "/inApps/*" }
     }
 
     public static let keys = [
@@ -265,6 +292,8 @@ public struct FaultSpec: Sendable, Equatable, Encodable {
              .vanishEntry, .doubleCredit, .replayCredit, .noCredit, .staleAnswer: break
         case .acceptUnknownProduct, .acceptOverspend, .acceptNonpositiveAmount, .acceptUnknownUser, .acceptAnyBundle, .retypedTransaction,
              .acceptNegativeTransaction: break
+        case .unverifiedCredit, .trustProduct, .ignoreQuantity, .keepRefunded, .anyAccount, .brokenChain, .brokenSignature, .wrongBundle,
+             .wrongEnvironment: break
         case .lenientBody: try c.encodeIfPresent(bodyCase?.rawValue, forKey: "case")
         case .refuseButApply:
             try c.encode(status, forKey: "status")

@@ -7,16 +7,20 @@ public struct ShopConfig: Sendable {
     /// Access tokens expire this many seconds after they are issued (the `--token` one after start);
     /// `nil` means they never expire.
     public var tokenTTL: Double?
+    /// `purchase_cheer` verifies each transaction with the App Store side before it credits (as the
+    /// contract says); off, it credits any id it has not credited before.
+    public var appStoreVerify: Bool
 
     public init(
         seed: UInt64 = SeedData.defaultSeed, whaleHistory: Int = SeedData.defaultWhaleHistory,
-        accessToken: String = "dev-token", refreshToken: String = "dev-refresh", tokenTTL: Double? = nil
+        accessToken: String = "dev-token", refreshToken: String = "dev-refresh", tokenTTL: Double? = nil, appStoreVerify: Bool = false
     ) {
         self.seed = seed
         self.whaleHistory = whaleHistory
         self.accessToken = accessToken
         self.refreshToken = refreshToken
         self.tokenTTL = tokenTTL
+        self.appStoreVerify = appStoreVerify
     }
 }
 
@@ -52,6 +56,19 @@ public actor ShopStore {
 
     /// Cheer bundles on sale in the App Store: `com.reiterate.cheer.N` credits N.
     public static let bundleAmounts = [50, 100, 200, 500, 1000, 2500, 5000]
+    static let bundlePrefix = "com.reiterate.cheer."
+
+    /// The cheer a bundle's identifier credits; nil for anything else.
+    public static func bundleAmount(of identifier: String) -> Int? {
+        bundleAmounts.first { identifier == "\(bundlePrefix)\($0)" }
+    }
+
+    /// What the shop credited for one transaction: to whom, how much in all, and how much a refund took back.
+    public struct Credit: Sendable, Equatable {
+        public var user: String
+        public var amount: Int
+        public var takenBack = 0
+    }
 
     public let config: ShopConfig
     private let basePacks: [AudioPack]
@@ -60,8 +77,11 @@ public actor ShopStore {
     private var users: [String: UserState] = [:]
     /// Per user, the state before their latest write that changed their balance or history.
     private var lastWrites: [String: LastWrite] = [:]
-    /// Transactions credited, by key: the id's digits (`text:` and the string for one sent as text).
-    private var transactions: Set<String> = []
+    /// Transactions credited, by key (the id's digits; `text:` and the string for one sent as text).
+    private var credits: [String: Credit] = [:]
+    /// The App Store's purchases (`ShopStore+AppStore.swift`): in this actor, so that a refund and what
+    /// the shop takes back for it, or a verification and the credit after it, are one step.
+    var appStore = AppStoreLedger()
     /// Valid access tokens and when each expires (`nil`: never).
     private var accessTokens: [String: Double?] = [:]
     private var currentRefreshToken = ""
@@ -88,12 +108,13 @@ public actor ShopStore {
         ]
     }
 
-    /// Back to the seeded state: balances, histories, transactions, tokens.
+    /// Back to the seeded state: balances, histories, transactions, tokens, the App Store's purchases.
     public func reset(now: Double) {
         packs = basePacks
         users = Self.seededUsers(config: config, aliceHistory: aliceHistory)
         lastWrites = [:]
-        transactions = []
+        credits = [:]
+        appStore = AppStoreLedger()
         accessTokens = [config.accessToken: config.tokenTTL.map { now + $0 }]
         currentRefreshToken = config.refreshToken
         spendCounter = 0
@@ -349,14 +370,15 @@ public actor ShopStore {
     /// `purchase`, with the rules in `lenient` not kept. `transaction` is the id's key: its digits (a
     /// negative one only under `accept_negative_transaction`), or `text:` and the string sent (only
     /// under `retyped_transaction`: a different key from the number, so it is credited again). Of the
-    /// `quirks`, `noCredit` wins over `creditTwice`. `now`: when it is applied.
+    /// `quirks`, `noCredit` wins over `creditTwice`. `credit`: the cheer the App Store's record decided
+    /// (nil: the identifier's bundle). `now`: when it is applied.
     public func purchaseLeniently(user: String, identifier: String, transaction: String, lenient: Set<Leniency> = [],
-                                  quirks: Set<WriteQuirk> = [], now: Double = 0) throws -> WriteOutcome {
+                                  quirks: Set<WriteQuirk> = [], credit: Int? = nil, now: Double = 0) throws -> WriteOutcome {
         var broke: Set<Leniency> = []
         let user = try writer(user, lenient, &broke)
         guard var state = users[user] else { throw ShopError.unknownUser(user) }
-        let prefix = "com.reiterate.cheer."
-        var amount = Self.bundleAmounts.first(where: { identifier == "\(prefix)\($0)" })
+        let prefix = Self.bundlePrefix
+        var amount = credit ?? Self.bundleAmount(of: identifier)
         if amount == nil, lenient.contains(.anyBundle), let n = identifier.split(separator: ".").last.flatMap({ Int($0) }) {
             amount = n
             broke.insert(.anyBundle)
@@ -368,9 +390,9 @@ public actor ShopStore {
                 code: "unknown_product"
             )
         }
-        if transactions.contains(transaction), lenient.contains(.replayedTransaction) {
+        if credits[transaction] != nil, lenient.contains(.replayedTransaction) {
             broke.insert(.replayedTransaction)
-        } else if transactions.contains(transaction) {
+        } else if credits[transaction] != nil {
             throw ShopError(
                 status: 409, code: "duplicate_transaction",
                 message: "transaction \(transaction.hasPrefix("text:") ? String(transaction.dropFirst(5)) : transaction) was already credited; nothing changed"
@@ -381,15 +403,35 @@ public actor ShopStore {
         if quirks.contains(.noCredit) {
             if amount != 0 { took.insert(.noCredit) }
         } else {
-            transactions.insert(transaction)
             let twice = quirks.contains(.creditTwice) && amount != 0
             if twice { took.insert(.creditTwice) }
+            credits[transaction, default: Credit(user: user, amount: 0)].amount += twice ? 2 * amount : amount
             state.balance += twice ? 2 * amount : amount
             commit(state, for: user, now: now)
         }
         // Under noCredit, the balance it would have left.
         let answer = quirks.contains(.noCredit) ? before + amount : state.balance
         return Self.outcome(before: before, after: state.balance, answer: answer, broke: broke, quirks: quirks, took: took)
+    }
+}
+
+extension ShopStore {
+    /// What the shop credited for the transaction with this key, if anything.
+    public func credit(of transaction: String) -> Credit? { credits[transaction] }
+
+    /// Takes back from its user what the shop credited for the transaction with this key and has not
+    /// taken back yet (a backend acting on the App Store's REFUND notification); at `now`. Nil when the
+    /// shop credited nothing for it.
+    func takeBack(_ transaction: String, now: Double) -> (user: String, amount: Int)? {
+        guard var credit = credits[transaction], var state = users[credit.user] else { return nil }
+        let amount = credit.amount - credit.takenBack
+        if amount != 0 {
+            state.balance -= amount
+            commit(state, for: credit.user, now: now)
+            credit.takenBack += amount
+            credits[transaction] = credit
+        }
+        return (credit.user, amount)
     }
 }
 

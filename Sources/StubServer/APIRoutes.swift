@@ -126,8 +126,8 @@ extension StubService {
             }
             let (quirks, quirkFaults) = Self.faults(context, [(.doubleCredit, ShopStore.WriteQuirk.creditTwice), (.noCredit, .noCredit),
                                                              (.staleAnswer, .staleAnswer)])
-            let outcome = try await store.purchaseLeniently(user: Self.actingUser(query), identifier: body.identifier, transaction: key,
-                                                            lenient: lenient, quirks: quirks, now: now)
+            let outcome = try await purchase(user: Self.actingUser(query), identifier: body.identifier, transaction: key, lenient: lenient,
+                                             quirks: quirks, context: context, now: now)
             for fault in used { context.notes.applied(fault) }
             if let bent { context.notes.applied(bent) }
             for (rule, fault) in faults where outcome.broke.contains(rule) { context.notes.applied(fault) }
@@ -173,6 +173,32 @@ extension StubService {
             let body = try await request.decode(as: RefreshBody.self, context: context)
             return try await store.refresh(refreshToken: body.refreshToken, now: now).response(from: request, context: context)
         }
+    }
+
+    /// A purchase credited as the shop does: with `--appstore-verify`, once the App Store's record allows
+    /// it and by what that record says (the waivers of the faults handed to the route; `unverified_credit`:
+    /// without asking); else by the identifier's bundle. Each App Store fault is noted applied when it
+    /// changed the outcome.
+    func purchase(user: String, identifier: String, transaction: String, lenient: Set<ShopStore.Leniency>, quirks: Set<ShopStore.WriteQuirk>,
+                  context: StubContext, now: Double) async throws -> ShopStore.WriteOutcome {
+        guard appStoreVerify else {
+            return try await store.purchaseLeniently(user: user, identifier: identifier, transaction: transaction, lenient: lenient, quirks: quirks, now: now)
+        }
+        if let fault = context.contentFault(.unverifiedCredit) {
+            let outcome = try await store.purchaseLeniently(user: user, identifier: identifier, transaction: transaction, lenient: lenient,
+                                                            quirks: quirks, now: now)
+            let credited = ShopStore.bundleAmount(of: identifier) ?? outcome.after - outcome.before
+            if await store.verifyingWouldDiffer(user: user, identifier: identifier, transaction: transaction, credited: credited) {
+                context.notes.applied(fault)
+            }
+            return outcome
+        }
+        let (waivers, faults) = Self.faults(context, [(.trustProduct, AppStoreWaiver.trustProduct), (.ignoreQuantity, .ignoreQuantity),
+                                                      (.keepRefunded, .keepRefunded), (.anyAccount, .anyAccount)])
+        let (outcome, waived) = try await store.verifiedPurchase(user: user, identifier: identifier, transaction: transaction, waivers: waivers,
+                                                                 lenient: lenient, quirks: quirks, now: now)
+        for (waiver, fault) in faults where waived.contains(waiver) { context.notes.applied(fault) }
+        return outcome
     }
 
     /// `refuse_but_apply`: the write was applied; answer the fault's 4xx all the same.

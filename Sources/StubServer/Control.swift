@@ -6,11 +6,13 @@ import StubCore
 ///
 /// - `GET /_stub/faults` lists the faults in force; `POST /_stub/faults` adds one (a JSON object) or
 ///   several (an array); `DELETE /_stub/faults` removes all; `DELETE /_stub/faults/ID` removes one.
-/// - `POST /_stub/reset` puts the data and tokens back to their seeded state and removes every fault.
+/// - `POST /_stub/reset` puts the data and tokens back to their seeded state, forgets the App Store's
+///   purchases (its keys stay) and removes every fault.
 /// - `PUT /_stub/packs/ID` changes a pack's `name`, `price_cents`, `cheer_total` or `creator` (or adds
 ///   a pack, given a name); `DELETE /_stub/packs/ID` removes one. For comparisons made on purpose.
 /// - `POST /_stub/revoke_tokens` makes every access token issued so far invalid (refresh still works).
 /// - `GET /_stub/health` answers `{"status":"ok"}`.
+/// - `/_stub/appstore/*`: the App Store's purchases and refunds (`AppStoreControl.swift`).
 extension StubService {
     struct Health: ResponseEncodable { let status: String }
     struct Faults: ResponseEncodable { let faults: [ActiveFault] }

@@ -1,3 +1,4 @@
+import Foundation
 import HTTPTypes
 import Hummingbird
 import NIOCore
@@ -29,8 +30,10 @@ struct FaultMiddleware: RouterMiddleware {
         if StubRoutes.isControl(path) { return try await next(request, context) }
 
         // The operation the router matched for this method and path (none: unknown path or method).
-        let operation = StubRoutes.isCanonical(path) ? Operation(endpointPath: context.endpointPath) : nil
-        let applicable = Self.everywhere.union(operation?.contentFaults ?? [])
+        let canonical = StubRoutes.isCanonical(path)
+        let operation = canonical ? Operation(endpointPath: context.endpointPath) : nil
+        let appStore = canonical ? AppStoreRoute(endpointPath: context.endpointPath) : nil
+        let applicable = Self.everywhere.union(operation?.contentFaults ?? []).union(appStore == nil ? [] : AppStoreRoute.contentFaults)
         let hits = await registry.trigger(method: request.method.rawValue, path: path, applicable: applicable)
         let (response, applied) = await answer(request, context: context, hits: hits, next: next)
         let appliedIDs = Set(applied.map(\.id))
@@ -53,7 +56,8 @@ struct FaultMiddleware: RouterMiddleware {
         if delay > 0 { try? await Task.sleep(for: .milliseconds(delay)) }
 
         if let terminal = hits.first(where: { $0.spec.kind.isTerminal }) {
-            return (await Self.terminalAnswer(terminal.spec, context: context), latencies + [terminal])
+            let apple = AppStoreRoute.isAppStore(request.uri.path)
+            return (await Self.terminalAnswer(terminal.spec, context: context, apple: apple), latencies + [terminal])
         }
 
         var inner = context
@@ -98,8 +102,9 @@ extension FaultMiddleware {
         min(spec.keep ?? body.count / 2, max(body.count - 1, 0))
     }
 
-    /// The answer of a terminal fault, in place of the route's.
-    static func terminalAnswer(_ spec: FaultSpec, context: StubContext) async -> Response {
+    /// The answer of a terminal fault, in place of the route's. `apple`: an App Store Server API path, whose
+    /// `rate_limit` answers as Apple's (its body, and `Retry-After` as a UNIX time in milliseconds).
+    static func terminalAnswer(_ spec: FaultSpec, context: StubContext, apple: Bool = false) async -> Response {
         switch spec.kind {
         case .status:
             return Responses.error(ShopError(
@@ -108,6 +113,10 @@ extension FaultMiddleware {
             ))
         case .html:
             return Responses.proxyPage(status: spec.status, retryAfter: spec.retryAfter)
+        case .rateLimit where apple:
+            let until = (Date().timeIntervalSince1970 + Double(spec.retryAfter ?? 2)) * 1000
+            let error = AppStoreError.rateLimitExceeded
+            return StubService.apple(error, status: error.status, headers: [.retryAfter: String(Int64(until.rounded(.down)))])
         case .rateLimit:
             let seconds = spec.retryAfter ?? 2
             return Responses.error(ShopError(status: 429, code: "rate_limited", message: "too many requests; retry in \(seconds) s", retryAfter: seconds))

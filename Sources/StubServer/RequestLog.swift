@@ -1,13 +1,16 @@
 import Foundation
 
 /// One line per request on stderr: method, path (query values named like a token are masked),
-/// status, milliseconds, request id, and the faults that hit it. Headers, and so tokens, are never printed.
+/// status, milliseconds, request id, the faults that hit it, and why when a route says (an App Store
+/// 401: which rule the token broke). Headers, and so tokens, are never printed.
 enum RequestLog {
-    static func line(method: String, path: String, query: String?, outcome: String, millis: Int, requestID: String, faults: [String]) -> String {
+    static func line(method: String, path: String, query: String?, outcome: String, millis: Int, requestID: String, faults: [String],
+                     reason: String? = nil) -> String {
         var target = path
         if let query, !query.isEmpty { target += "?" + redact(query: query) }
         var line = "\(method) \(target) \(outcome) \(millis)ms \(requestID)"
         if !faults.isEmpty { line += " fault=" + faults.joined(separator: "+") }
+        if let reason { line += " " + reason }
         return line
     }
 

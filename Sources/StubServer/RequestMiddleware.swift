@@ -45,7 +45,7 @@ struct RequestLogMiddleware: RouterMiddleware {
         RequestLog.write(RequestLog.line(
             method: request.method.rawValue, path: request.uri.path, query: request.uri.query,
             outcome: context.notes.outcome(response), millis: Int((ContinuousClock.now - started) / .milliseconds(1)),
-            requestID: context.requestID, faults: context.notes.appliedFaults.map(\.spec.kind.rawValue)
+            requestID: context.requestID, faults: context.notes.appliedFaults.map(\.spec.kind.rawValue), reason: context.notes.reason
         ))
         return response
     }

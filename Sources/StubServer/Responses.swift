@@ -8,8 +8,8 @@ enum Responses {
     static let jsonType = "application/json; charset=utf-8"
 
     /// `value` as JSON with `status` (`StubJSON.encoder`: sorted keys, deterministic bytes).
-    static func json(_ value: some Encodable, status: HTTPResponse.Status = .ok, headers: HTTPFields = [:]) -> Response {
-        var fields: HTTPFields = [.contentType: jsonType]
+    static func json(_ value: some Encodable, status: HTTPResponse.Status = .ok, headers: HTTPFields = [:], contentType: String = jsonType) -> Response {
+        var fields: HTTPFields = [.contentType: contentType]
         fields.append(contentsOf: headers)
         do {
             return Response(status: status, headers: fields, body: ResponseBody(byteBuffer: ByteBuffer(bytes: try StubJSON.encode(value))))

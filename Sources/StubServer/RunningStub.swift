@@ -24,7 +24,7 @@ public final class RunningStub: Sendable {
         settings.host = "127.0.0.1"
         settings.port = 0
         let recorder = RequestRecorder()
-        let service = StubService(settings: settings, recorder: recorder)
+        let service = try StubService(settings: settings, recorder: recorder)
         let (ports, continuation) = AsyncStream<Int>.makeStream()
         let app = try StubApplication.make(settings: settings, service: service) { port in continuation.yield(port) }
         let task = Task { try await app.run() }

@@ -26,7 +26,7 @@ public enum StubApplication {
         service: StubService? = nil,
         onListening: @escaping @Sendable (Int) async -> Void = { _ in }
     ) throws -> some ApplicationProtocol {
-        let service = service ?? StubService(settings: settings)
+        let service = try service ?? StubService(settings: settings)
         var logger = Logger(label: "reiterate-stub") { StreamLogHandler.standardError(label: $0) }
         logger.logLevel = .critical  // its shutdown chatter is noise; failures to bind throw from run()
         let server: HTTPServerBuilder = try settings.tls.map { try .tls(.http1(), tlsConfiguration: tlsConfiguration(certificate: $0.certificate, key: $0.key)) } ?? .http1()

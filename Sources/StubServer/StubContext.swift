@@ -40,6 +40,7 @@ final class RequestNotes: Sendable {
     private struct State {
         var applied: [FaultHit] = []
         var abort: String?
+        var reason: String?
         var dropRequestID = false
     }
 
@@ -53,6 +54,12 @@ final class RequestNotes: Sendable {
     var abort: String? {
         get { state.withLock { $0.abort } }
         set { state.withLock { $0.abort = newValue } }
+    }
+
+    /// Why the answer is what it is, for the request log only (`401: token's bid is not …`).
+    var reason: String? {
+        get { state.withLock { $0.reason } }
+        set { state.withLock { $0.reason = newValue } }
     }
 
     /// The answer goes out without `X-Request-Id` (the `no_request_id` fault).

@@ -32,7 +32,8 @@ enum Operation: String, CaseIterable, Sendable {
         case .spendCheer: return [.wrongDebit, .cutComment, .doubleEntry, .noEntry, .noDebit, .stuckTotal, .acceptUnknownProduct, .acceptOverspend,
                                   .acceptNonpositiveAmount, .acceptUnknownUser, .lenientBody, .refuseButApply, .secondUserWrite, .staleAnswer]
         case .purchaseCheer: return [.acceptUnknownUser, .acceptAnyBundle, .retypedTransaction, .acceptNegativeTransaction, .lenientBody, .refuseButApply,
-                                     .secondUserWrite, .doubleCredit, .replayCredit, .noCredit, .staleAnswer]
+                                     .secondUserWrite, .doubleCredit, .replayCredit, .noCredit, .staleAnswer, .unverifiedCredit, .trustProduct,
+                                     .ignoreQuantity, .keepRefunded, .anyAccount]
         case .getBalance: return [.strayCredit, .staleRead]
         case .listAudioPacks: return [.hostile]
         default: return []
@@ -59,7 +60,8 @@ enum StubRoutes {
 }
 
 extension StubService {
-    /// The stand-in's router: its middleware (outermost first) and one route per operation and control endpoint.
+    /// The stand-in's router: its middleware (outermost first) and one route per operation (the shop's and
+    /// the App Store's) and control endpoint.
     ///
     /// Request id → recorder → request log → faults → errors → route. Each layer sees what the layers
     /// inside it decided (the faults that hit, a reset connection) through `StubContext.notes`.
@@ -71,7 +73,9 @@ extension StubService {
         router.add(middleware: FaultMiddleware(registry: faults))
         router.add(middleware: ErrorMiddleware())
         addAPIRoutes(to: router)
+        addAppStoreRoutes(to: router)
         addControlRoutes(to: router)
+        addAppStoreControlRoutes(to: router)
         return router
     }
 

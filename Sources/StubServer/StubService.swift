@@ -24,20 +24,28 @@ public struct StubSettings: Sendable {
     }
 }
 
-/// The stand-in's state and its router (`makeRouter()`): the shop API of the contract, the `/_stub`
-/// control endpoints, and fault injection, request ids, recording and the request log as middleware.
+/// The stand-in's state and its router (`makeRouter()`): the shop API of the contract, the App Store
+/// Server API's subset, the `/_stub` control endpoints, and fault injection, request ids, recording and
+/// the request log as middleware.
 public struct StubService: Sendable {
     public let store: ShopStore
     public let faults: FaultRegistry
+    /// The App Store's chain and API key, minted at start (`writeFiles` for `--appstore-dir`).
+    public let appStore: AppStoreIdentity
     let requestLog: Bool
+    /// `purchase_cheer` verifies with the App Store side (`ShopConfig.appStoreVerify`).
+    let appStoreVerify: Bool
 
     /// When set, every request the stand-in receives is kept there (tests read what clients really sent).
     public let recorder: RequestRecorder?
 
-    public init(settings: StubSettings, recorder: RequestRecorder? = nil) {
+    /// Throws only if the App Store's certificates cannot be minted.
+    public init(settings: StubSettings, recorder: RequestRecorder? = nil) throws {
         store = ShopStore(config: settings.shop, now: Date().timeIntervalSince1970)
         faults = FaultRegistry(seed: settings.shop.seed, initial: settings.faults)
+        appStore = try AppStoreIdentity()
         requestLog = settings.requestLog
+        appStoreVerify = settings.shop.appStoreVerify
         self.recorder = recorder
     }
 }

@@ -1,3 +1,4 @@
+import AppStoreRecord
 import ArgumentParser
 import Foundation
 import JSONTokens
@@ -86,6 +87,8 @@ struct NegativeCase: Sendable {
     var pack: Pack
     /// The body, from what the run knows (a pack, the balance, a bundle, a credited transaction id).
     var body: @Sendable (NegativeFacts) -> String
+    /// Why the case cannot be sent with what the run knows (it is then not judged); nil: it can.
+    var needs: @Sendable (NegativeFacts) -> String? = { _ in nil }
 
     /// The catalogue: the contract's request fields (spendCheer: amount integer, minimum 1, required;
     /// product string, required; comment string. purchaseCheer: identifier string, required; transaction_id integer,
@@ -99,6 +102,12 @@ struct NegativeCase: Sendable {
         }
         func buy(_ name: String, _ what: String, _ source: Source, unknownUser: Bool = false, _ body: @escaping @Sendable (NegativeFacts) -> String) -> NegativeCase {
             NegativeCase(name: name, what: what, source: source, write: PurchaseCheer.endpoint.operation, unknownUser: unknownUser, pack: .none, body: body)
+        }
+        /// A case that resends the setup purchase: not sent when the setup was not taken.
+        func replay(_ c: NegativeCase) -> NegativeCase {
+            var c = c
+            c.needs = { facts in facts.credited == 0 ? "skipped, the setup purchase it resends was not taken" + (facts.setupFailed.map { " (\($0))" } ?? "") : nil }
+            return c
         }
         return [
             spend("unknown-pack", "a spend of 1 on a product not in the pack list", .shop("packs"), pack: .named(unknownPack)) { _ in
@@ -119,10 +128,10 @@ struct NegativeCase: Sendable {
                 #"{"amount":1,"product":\#($0.pack)}"# },
             buy("not-a-bundle", "a purchase of \(notABundle)", .shop("bundles (the environment's list)")) {
                 #"{"identifier":"\#(notABundle)","transaction_id":\#($0.freshTransaction)}"# },
-            buy("transaction-replayed", "a purchase with a transaction id already credited", .words(.purchaseCheer, "409, credited once")) {
-                #"{"identifier":\#($0.bundle),"transaction_id":\#($0.credited)}"# },
-            buy("transaction-as-text", "the credited transaction id again, as a string", .field(.purchaseCheer, field: "transaction_id", rule: .type)) {
-                #"{"identifier":\#($0.bundle),"transaction_id":"\#($0.credited)"}"# },
+            replay(buy("transaction-replayed", "a purchase with a transaction id already credited", .words(.purchaseCheer, "409, credited once")) {
+                #"{"identifier":\#($0.creditedBundle),"transaction_id":\#($0.credited)}"# }),
+            replay(buy("transaction-as-text", "the credited transaction id again, as a string", .field(.purchaseCheer, field: "transaction_id", rule: .type)) {
+                #"{"identifier":\#($0.creditedBundle),"transaction_id":"\#($0.credited)"}"# }),
             buy("transaction-negative", "a purchase with transaction id −1", .field(.purchaseCheer, field: "transaction_id", rule: .format)) {
                 #"{"identifier":\#($0.bundle),"transaction_id":-\#($0.freshTransaction % 1_000_000_000 + 1)}"# },
             buy("transaction-fraction", "a purchase with transaction id 1.5", .field(.purchaseCheer, field: "transaction_id", rule: .type)) {
@@ -148,6 +157,12 @@ struct NegativeFacts: Sendable {
     var bundle: String
     /// A transaction id credited by the run's one setup purchase (0 when it was not).
     var credited: UInt64
+    /// The bundle the setup purchase was posted with (a JSON string): with the App Store, its own product.
+    var creditedBundle: String
+    /// Why the setup purchase was not taken.
+    var setupFailed: String?
+    /// What the App Store said, when the environment has an App Store table (`negative`'s App Store cases).
+    var appStore: AppStoreFacts?
     /// A transaction id never sent before (random).
     var freshTransaction: UInt64 { UInt64.random(in: 1_000_000...UInt64(Int64.max)) }
 }

@@ -1,3 +1,4 @@
+import AppStoreRecord
 import ArgumentParser
 import Foundation
 import JSONTokens
@@ -33,9 +34,16 @@ struct NegativeCommand: AsyncParsableCommand {
     @Flag(help: "One JSON object a case.") var json = false
     @Option(help: ArgumentHelp("Only these cases (comma-separated names, as listed).", valueName: "cases")) var only: String?
     @Option(help: ArgumentHelp("At most this many requests a second (a shared staging sees no burst); 0: no pacing.", valueName: "n")) var pace: Double = 10
+    @Option(name: .customLong("transaction"), help: ArgumentHelp("With an [appstore] table: an App Store transaction id of the sandbox tester (its purchases feed the App Store cases).", valueName: "TX"))
+    var transaction: String?
+    @Option(name: .customLong("other-transaction"), help: ArgumentHelp("With an [appstore] table: a transaction id of another sandbox tester (the case appstore-other-tester).", valueName: "TX"))
+    var otherTransaction: String?
 
     func validate() throws {
         guard pace >= 0, pace <= 1000 else { throw ValidationError("--pace takes 0 (no pacing) to 1000 requests a second") }
+        for (flag, id) in [("--transaction", transaction), ("--other-transaction", otherTransaction)] {
+            if let id, !AppStoreRead.isTransactionID(id) { throw ValidationError("\(flag) must be an App Store transaction id (1 to 20 digits)") }
+        }
     }
     @OptionGroup var connection: ConnectionOptions
 
@@ -45,7 +53,7 @@ struct NegativeCommand: AsyncParsableCommand {
             throw fail(CLIError(message: "\(settings.environment.uppercased()) is read-only: negative tests are refused", exitCode: .config))
         }
         let bundles = zip(settings.bundleIdentifiers, settings.bundles).map { CheerBundle(identifier: $0, cheer: $1) }
-        var cases = NegativeCase.catalogue(bundles: bundles)
+        var cases = NegativeCase.catalogue(bundles: bundles) + (settings.appStore == nil ? [] : NegativeCase.appStoreCases(bundles: bundles))
         if let only {
             let wanted = Set(only.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
             let unknown = wanted.subtracting(cases.map(\.name))
@@ -69,11 +77,22 @@ struct NegativeCommand: AsyncParsableCommand {
             if json { Terminal.err(summary) } else { Terminal.out(summary) }
             return
         }
+        var appStore: AppStoreFacts?
+        if settings.appStore != nil {
+            let setup: AppStoreSetup
+            do { setup = try AppStoreSetup(settings) } catch { throw fail(error) }
+            let read = await AppStoreFacts.read(setup.client, transaction: transaction, other: otherTransaction)
+            await setup.close()
+            switch read {
+            case let .success(facts): appStore = facts
+            case let .failure(failure): throw fail(CLIError(message: failure.words + "; no case was sent", exitCode: .unavailable))
+            }
+        }
         var tally = NegativeRun.Tally()
         do {
             tally = try await connection.withClient(settings, logger: logger) { client in
                 try await NegativeRun(client: client, user: settings.user, second: second, bundles: bundles, json: json,
-                                      pacer: Pacer(perSecond: pace)).run(cases)
+                                      pacer: Pacer(perSecond: pace), appStore: appStore).run(cases)
             }
         } catch let exit as ExitCode {
             throw exit
@@ -94,6 +113,8 @@ struct NegativeRun {
     let json: Bool
     /// Every request waits its turn: at most `--pace` a second.
     let pacer: Pacer
+    /// The App Store's facts, when the environment has an App Store table.
+    var appStore: AppStoreFacts?
 
     struct Line: Encodable {
         var name: String
@@ -132,28 +153,41 @@ struct NegativeRun {
         }
         let bundle = bundles.first?.identifier ?? "com.reiterate.cheer.50"
         // The one write that is meant to be taken: a purchase whose transaction id the replay cases resend.
+        // With the App Store, a real one of the tester's, with its own product (a 409 means it was credited
+        // before, which serves the replay cases as well); else a fresh id.
         var credited: UInt64 = 0
+        var creditedBundle = bundle
         var setupFailed: String?
         if cases.contains(where: { $0.name.hasPrefix("transaction-replayed") || $0.name == "transaction-as-text" }) {
-            let id = UInt64.random(in: 1_000_000...UInt64(Int64.max))
+            let real = appStore?.setup
+            let id = real.flatMap { UInt64($0.transactionID) } ?? UInt64.random(in: 1_000_000...UInt64(Int64.max))
+            let product = real?.productID ?? bundle
             do {
                 await pacer.turn()
-                let answered = try await client.send(PurchaseCheer(identifier: bundle, transactionID: id, user: user))
+                let answered = try await client.send(PurchaseCheer(identifier: product, transactionID: id, user: user))
                 credited = id
+                creditedBundle = product
                 settled.balance = answered.balance  // the server's own word on the state after it
-                Terminal.err("note: setup: bought \(bundle) with transaction \(id) (the replay cases resend it)\n")
+                Terminal.err("note: setup: bought \(Sanitizer.line(product)) with transaction \(id) (the replay cases resend it)\n")
+            } catch let error as ShopAPIError where error.status == 409 && real != nil {
+                credited = id
+                creditedBundle = product
+                Terminal.err("note: setup: transaction \(id) of the App Store was credited before (409); the replay cases resend it\n")
             } catch let error as ShopAPIError {
-                setupFailed = ErrorText.line(error)
+                setupFailed = Sanitizer.line(ErrorText.line(error))
                 Terminal.err("warning: setup: the purchase the replay cases resend was not taken: \(ErrorText.line(error)); they are skipped (not judged)\n")
             }
+            if real == nil, appStore != nil, setupFailed != nil {
+                setupFailed = (setupFailed ?? "") + "; give --transaction so that a real purchase of the tester is used"
+            }
         }
-        let facts = NegativeFacts(pack: Self.quoted(pack), balance: balance, bundle: Self.quoted(bundle), credited: credited)
+        let facts = NegativeFacts(pack: Self.quoted(pack), balance: balance, bundle: Self.quoted(bundle), credited: credited,
+                                  creditedBundle: Self.quoted(creditedBundle), setupFailed: setupFailed, appStore: appStore)
         var lag = LaggingReads()
         var tally = Tally()
         for c in cases {
-            if credited == 0, c.name == "transaction-replayed" || c.name == "transaction-as-text" {
+            if let why = c.needs(facts) {
                 // Not sent: not a pass. Counted as not judged.
-                let why = "skipped, the setup purchase it resends was not taken" + (setupFailed.map { " (\(Sanitizer.line($0)))" } ?? "")
                 tally.notJudged += 1
                 if json {
                     Terminal.out(try Output.jsonLine(Line(name: c.name, verdict: "not-judged", refused: false, status: nil, requestID: nil, changed: [],
@@ -172,7 +206,9 @@ struct NegativeRun {
             // last settled on is read again, at most three reads over 1.5 s, the latest kept.
             let before = try await settledRead(expecting: settled, pack: packID, lag: &lag)
             let target = c.unknownUser ? "qa-negative-nobody-\(UInt32.random(in: 0...UInt32.max))" : user
-            let body = c.body(NegativeFacts(pack: facts.pack, balance: before.balance ?? balance, bundle: facts.bundle, credited: credited))
+            var now = facts
+            now.balance = before.balance ?? balance
+            let body = c.body(now)
             var status: Int?
             var requestID: String?
             let answer: NegativeAnswer

@@ -38,6 +38,11 @@ struct ReiterateStub: AsyncParsableCommand {
     @Option(name: .customLong("tls-cert"), help: "Serve HTTPS with this certificate chain (PEM); needs --tls-key. `make certs` makes a throwaway CA and one.")
     var tlsCert: String?
     @Option(name: .customLong("tls-key"), help: "The private key (PEM) of --tls-cert.") var tlsKey: String?
+    @Option(name: .customLong("appstore-dir"),
+            help: "Write the App Store side's test root (root.pem), API key (AuthKey_STUBKEY001.p8, 0600) and appstore.json here at start.")
+    var appStoreDir: String?
+    @Flag(name: .customLong("appstore-verify"), help: "purchase_cheer verifies each transaction with the App Store side before it credits.")
+    var appStoreVerify = false
 
     func validate() throws {
         guard (0...65_535).contains(port) else { throw ValidationError("--port must be 0...65535") }
@@ -56,7 +61,8 @@ struct ReiterateStub: AsyncParsableCommand {
     func run() async throws {
         let settings = StubSettings(
             host: host, port: port,
-            shop: ShopConfig(seed: seed, whaleHistory: whaleHistory, accessToken: token, refreshToken: refreshToken, tokenTTL: tokenTTL),
+            shop: ShopConfig(seed: seed, whaleHistory: whaleHistory, accessToken: token, refreshToken: refreshToken, tokenTTL: tokenTTL,
+                             appStoreVerify: appStoreVerify),
             faults: try faultSpecs.map(FaultSpec.parse),
             requestLog: !quiet,
             tls: tlsCert.flatMap { cert in tlsKey.map { (certificate: cert, key: $0) } }
@@ -72,7 +78,15 @@ struct ReiterateStub: AsyncParsableCommand {
                 throw ValidationError("--tls-cert/--tls-key: the certificate or the key could not be read as PEM")
             }
         }
-        let app = try StubApplication.make(settings: settings) { port in
+        let service = try StubService(settings: settings)
+        if let appStoreDir {
+            do {
+                _ = try service.appStore.writeFiles(to: appStoreDir)
+            } catch {
+                throw ValidationError("--appstore-dir: \(error)")
+            }
+        }
+        let app = try StubApplication.make(settings: settings, service: service) { port in
             // Unbuffered: scripts wait for this exact first line.
             FileHandle.standardOutput.write(Data("reiterate-stub listening on \(StubApplication.url(host: host, port: port, tls: tls))\n".utf8))
         }

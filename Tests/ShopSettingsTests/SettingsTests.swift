@@ -118,3 +118,42 @@ import Testing
         #expect(ResolvedSettings.mask(nil) == "not set" && ResolvedSettings.mask("") == "not set")
     }
 }
+
+/// `[environments.NAME.appstore]` (issue 38): the App Store Server API the ledger reads.
+@Suite struct AppStoreTableTests {
+    @Test func theTableIsReadWithTheSandboxAsItsDefaultURL() throws {
+        let file = try ConfigFile.parse("""
+            [environments.staging]
+            base_url = "https://staging.reiterate.invalid"
+            [environments.staging.appstore]
+            key_file = "/keys/AuthKey_ABC.p8"
+            key_id = "ABC"
+            issuer_id = "57246542-96fe-1a63-e053-0824d011072a"
+            bundle_id = "com.reiterate.app"
+            """, path: "/c.toml")
+        let settings = try ResolvedSettings.resolve(flags: .init(env: "staging"), environment: [:], config: file)
+        #expect(settings.appStore == AppStoreSettings(keyFile: "/keys/AuthKey_ABC.p8", keyID: "ABC", issuerID: "57246542-96fe-1a63-e053-0824d011072a",
+                                                      bundleID: "com.reiterate.app"))
+        #expect(settings.appStore?.url == "https://api.storekit-sandbox.itunes.apple.com" && settings.appStore?.rootCA == nil)
+        #expect(try ResolvedSettings.resolve(flags: .init(env: "local"), environment: [:], config: file).appStore == nil)
+    }
+
+    static let mistakes: [(String, Int, String?, String)] = [
+        ("[environments.s.appstore]\nkey_id = \"A\"\nissuer_id = \"I\"\nbundle_id = \"B\"", 1, nil, "lacks key_file"),
+        ("[environments.s.appstore]\nkey_file = \"k\"\nkey_id = \"A\"\nissuer_id = \"I\"\nbundle_id = \"B\"\nkey = \"x\"", 6, "key", "unknown key in [environments.s.appstore]"),
+        ("[environments.s.appstore]\nkey_file = \"-----BEGIN PRIVATE KEY-----\"\nkey_id = \"A\"\nissuer_id = \"I\"\nbundle_id = \"B\"", 2, "key_file", "never goes in this file"),
+        ("[environments.s.appstore]\nurl = \"ftp://x\"\nkey_file = \"k\"\nkey_id = \"A\"\nissuer_id = \"I\"\nbundle_id = \"B\"", 2, "url", "expected http(s)://"),
+        ("[environments.s.appstore]\nkey_file = 3\nkey_id = \"A\"\nissuer_id = \"I\"\nbundle_id = \"B\"", 2, "key_file", "expected a non-empty string"),
+        ("[environments.s]\nappstore = 1", 2, "appstore", "expected a table"),
+    ]
+
+    @Test(arguments: mistakes)
+    func mistakesNameTheLineAndKey(_ text: String, _ line: Int, _ key: String?, _ message: String) {
+        #expect(throws: ConfigError.self) { try ConfigFile.parse(text, path: "/c.toml") }
+        do {
+            _ = try ConfigFile.parse(text, path: "/c.toml")
+        } catch {
+            #expect(error.line == line && error.key == key && error.message.contains(message), "\(error.description)")
+        }
+    }
+}

@@ -66,6 +66,7 @@ COMMANDS = {
     "config check": ["config", "check"],
     "keys": ["keys"],
     "contract": ["contract"],
+    "ledger": ["ledger", "--transaction", "1"],
 }
 VARIANTS = {"proxy --watch": "proxy"}
 
@@ -81,6 +82,7 @@ NO_SERVER = {
     "proxy": "waits for the app's requests; sends nothing of its own without --watch",
     "proxy run": "as `proxy`",
     "contract": "prints the built-in contract document",
+    "ledger": "reads the App Store Server API, not the shop: with no [appstore] table it is a setting (78); an App Store that is down is test_ledger.py's",
 }
 
 

@@ -1,0 +1,64 @@
+import Foundation
+
+/// What `--probe` got for one App Store transaction posted once more, with the App Store's product id.
+public enum ProbeResult: Sendable, Equatable {
+    /// 200: it had not been credited; the probe credited it now.
+    case credited(requestID: String?)
+    /// 409: credited before.
+    case alreadyCredited(requestID: String?)
+    /// Another status: refused (or failed).
+    case refused(status: Int, code: String?, requestID: String?)
+    /// No answer: whether the probe was applied is not known (read the balance; it is never sent again).
+    case unanswered
+
+    public var requestID: String? {
+        switch self {
+        case let .credited(id), let .alreadyCredited(id), let .refused(_, _, id): id
+        case .unanswered: nil
+        }
+    }
+}
+
+extension Ledger {
+    /// The ledger after `--probe`: each probed transaction's line settled by what the backend answered.
+    public func probed(_ results: [String: ProbeResult]) -> Ledger {
+        var copy = self
+        for i in copy.lines.indices {
+            let line = copy.lines[i]
+            guard line.verdict != .notVerified, line.verdict != .notPaid, let result = results[line.transactionID] else { continue }
+            var l = line
+            if let id = result.requestID { l.requestIDs.append(id) }
+            switch result {
+            case .credited:
+                // Paid, and the backend had not credited it: whatever the HAR files showed, this is now known.
+                l.verdict = .notCredited
+                l.blame = line.verdict == .notCredited ? line.blame : .server
+                l.words = "paid, never credited; credited now by the probe" + (line.verdict == .notCredited ? " (before: \(line.words))" : "")
+                l.isFinding = true
+            case .alreadyCredited:
+                if line.verdict == .notCredited {
+                    // The backend has it: by a post the HAR files given do not hold.
+                    l.verdict = .credited
+                    l.blame = nil
+                    l.isFinding = false
+                    l.words = "credited before, by a post not in the HAR files given (the probe's repeat answered 409)"
+                } else {
+                    l.words += "; the probe's repeat answered 409"
+                }
+            case let .refused(status, code, _):
+                let answer = "\(status)" + (code.map { " \($0)" } ?? "")
+                if line.verdict == .notCredited {
+                    l.words += "; the probe's post was refused too (\(answer)): the backend refuses a real App Store purchase"
+                    l.blame = .server
+                    l.isFinding = true
+                } else {
+                    l.words += "; the probe's repeat answered \(answer), not 409"
+                }
+            case .unanswered:
+                l.words += "; the probe's answer was lost: whether it credited is not known (read the balance)"
+            }
+            copy.lines[i] = l
+        }
+        return copy
+    }
+}

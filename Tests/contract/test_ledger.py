@@ -1,0 +1,366 @@
+"""`reiterate-shop ledger` against the stand-in's App Store side (issue 38): every verdict and blame from
+a fault of the stand-in, records that do not verify, the key file's mode, Apple's errors and Retry-After,
+and no key or token text in anything the runs leave."""
+import base64
+import json
+import os
+import re
+import stat
+from pathlib import Path
+
+import pytest
+
+from conftest import Stub, shop
+
+BUNDLE = "com.reiterate.cheer.200"
+
+
+class AppStore:
+    """A stand-in with its App Store side written to a folder, and the config that points the tool at it."""
+
+    def __init__(self, folder: Path, *flags: str):
+        self.folder = folder
+        self.stub = Stub("--appstore-dir", str(folder), *flags)
+        self.facts = json.loads((folder / "appstore.json").read_text())
+        self.runs = []  # every CompletedProcess, for the secret scan
+
+    def config(self, key_file=None, key_id=None, url=None, root_ca=None) -> str:
+        f = self.facts
+        return f"""
+[environments.stub]
+base_url = "{self.stub.url}"
+user = "qa-alice"
+read_only = false
+[environments.stub.appstore]
+url = "{url or self.stub.url}"
+key_file = "{key_file or f['key_file']}"
+key_id = "{key_id or f['key_id']}"
+issuer_id = "{f['issuer_id']}"
+bundle_id = "{f['bundle_id']}"
+root_ca = "{root_ca or f['root_ca']}"
+"""
+
+    def mark(self):
+        """From here on, `since` counts the stand-in's log lines (its log is the module's)."""
+        self.start = len(self.stub.log_lines())
+
+    def since(self, needle: str) -> list:
+        return [line for line in self.stub.log_lines()[self.start:] if needle in line]
+
+    def run(self, *args, config=None, **kw):
+        result = shop(*args, "--env", "stub", config=config or self.config(), **kw)
+        self.runs.append(result)
+        return result
+
+    def purchase(self, product=BUNDLE, quantity=1, customer="sandbox-1", user="qa-alice") -> str:
+        r = self.stub.http.post(self.stub.url + "/_stub/appstore/purchases", timeout=5,
+                                json={"product_id": product, "quantity": quantity, "customer": customer, "user": user})
+        assert r.status_code == 201, r.text
+        return r.json()["transaction_id"]
+
+    def refund(self, tx: str):
+        r = self.stub.http.post(self.stub.url + "/_stub/appstore/refunds", json={"transaction_id": tx, "reason": 0}, timeout=5)
+        assert r.status_code == 200, r.text
+        return r.json()
+
+    def buy(self, tx, har: Path, bundle=BUNDLE):
+        """The tool's own post of `tx`, its exchanges written to `har`."""
+        return self.run("buy", "--bundle", bundle, "--transaction-id", tx, "--yes", "--har", str(har))
+
+    def ledger(self, *args, config=None):
+        """The ledger's JSON lines, and the run."""
+        r = self.run("ledger", "--json", *args, config=config)
+        lines = [json.loads(line) for line in r.stdout.splitlines() if line.strip()]
+        return lines, r
+
+
+@pytest.fixture(scope="module")
+def appstore_module(tmp_path_factory):
+    store = AppStore(tmp_path_factory.mktemp("appstore"), "--appstore-verify")
+    yield store
+    store.stub.stop()
+
+
+@pytest.fixture
+def appstore(appstore_module):
+    appstore_module.stub.reset()
+    appstore_module.runs = []
+    appstore_module.mark()
+    yield appstore_module
+    appstore_module.stub.reset()
+
+
+def by_id(lines):
+    return {line["transaction_id"]: line for line in lines}
+
+
+def test_a_purchase_posted_once_is_credited_with_its_request_id(appstore, tmp_path):
+    tx = appstore.purchase(quantity=2)
+    bought = appstore.buy(tx, tmp_path / "buy.har")
+    assert bought.returncode == 0, bought.stderr
+    lines, r = appstore.ledger("--transaction", tx, "--har", str(tmp_path / "buy.har"))
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert len(lines) == 1
+    line = lines[0]
+    assert (line["verdict"], line["blame"], line["product_id"], line["quantity"]) == ("credited", None, BUNDLE, 2)
+    assert line["words"] == "credited 400"
+    # The backend's request id is the stand-in's, as its log has it.
+    assert line["request_ids"] and all(appstore.since(rid) for rid in line["request_ids"])
+    text = appstore.run("ledger", "--transaction", tx, "--har", str(tmp_path / "buy.har"))
+    assert re.search(rf"{BUNDLE} ×2  {tx}  \S+  credited: credited 400", text.stdout), text.stdout
+    assert "1 credited" in text.stdout.splitlines()[-1]
+
+
+def test_a_purchase_never_posted_is_the_apps_fault(appstore, tmp_path):
+    posted = appstore.purchase()
+    forgotten = appstore.purchase(product="com.reiterate.cheer.500")
+    assert appstore.buy(posted, tmp_path / "buy.har").returncode == 0
+    lines, r = appstore.ledger("--har", str(tmp_path / "buy.har"))  # the id is learned from the HAR
+    assert r.returncode == 65, r.stderr
+    found = by_id(lines)
+    assert found[posted]["verdict"] == "credited"
+    assert (found[forgotten]["verdict"], found[forgotten]["blame"], found[forgotten]["request_ids"]) == ("not credited", "app", [])
+
+
+def test_a_post_the_backend_failed_is_the_servers_fault(appstore, tmp_path):
+    tx = appstore.purchase()
+    appstore.stub.fault(kind="status", status=503, path="/api/v2/purchase_cheer", count=1)
+    assert appstore.buy(tx, tmp_path / "buy.har").returncode != 0
+    lines, r = appstore.ledger("--transaction", tx, "--har", str(tmp_path / "buy.har"))
+    assert r.returncode == 65
+    assert (lines[0]["verdict"], lines[0]["blame"]) == ("not credited", "server")
+    assert "(503)" in lines[0]["words"] and len(lines[0]["request_ids"]) == 1
+
+
+@pytest.mark.parametrize("fault,verdict,words", [
+    ("ignore_quantity", "credit mismatch", "credited 200"),
+    ("replay_credit", "credited twice", "credited 2 times"),
+])
+def test_a_backend_fault_gives_its_verdict_blamed_on_the_server(appstore, tmp_path, fault, verdict, words):
+    tx = appstore.purchase(quantity=2)
+    appstore.stub.fault(kind=fault, path="/api/v2/purchase_cheer")
+    hars = [tmp_path / "one.har", tmp_path / "two.har"]
+    assert appstore.buy(tx, hars[0]).returncode == 0
+    if fault == "replay_credit":
+        appstore.buy(tx, hars[1])
+    lines, r = appstore.ledger("--transaction", tx, "--har", *[str(h) for h in hars if h.exists()])
+    assert r.returncode == 65, r.stdout + r.stderr
+    assert (lines[0]["verdict"], lines[0]["blame"]) == (verdict, "server")
+    assert words in lines[0]["words"]
+
+
+def test_a_post_under_another_product_credited_by_that_one_is_a_mismatch(appstore, tmp_path):
+    tx = appstore.purchase(product="com.reiterate.cheer.100")
+    appstore.stub.fault(kind="trust_product", path="/api/v2/purchase_cheer")
+    assert appstore.buy(tx, tmp_path / "buy.har", bundle="com.reiterate.cheer.500").returncode == 0
+    lines, r = appstore.ledger("--transaction", tx, "--har", str(tmp_path / "buy.har"))
+    assert r.returncode == 65
+    assert (lines[0]["verdict"], lines[0]["blame"]) == ("credit mismatch", "server")
+    assert "posted as com.reiterate.cheer.500" in lines[0]["words"]
+
+
+def test_credits_without_payment_are_not_paid(appstore, tmp_path):
+    mine = appstore.purchase()
+    others = appstore.purchase(customer="sandbox-2")
+    assert appstore.buy(mine, tmp_path / "a.har").returncode == 0
+    # Another tester's real purchase, credited to this user: the stand-in's account check is off.
+    appstore.stub.fault(kind="any_account", path="/api/v2/purchase_cheer")
+    assert appstore.buy(others, tmp_path / "b.har").returncode == 0
+    # A made-up id, credited by a backend that does not verify.
+    appstore.stub.fault(kind="unverified_credit", path="/api/v2/purchase_cheer")
+    assert appstore.buy("4242", tmp_path / "c.har").returncode == 0
+    lines, r = appstore.ledger("--transaction", mine, "--har", *(str(tmp_path / n) for n in ("a.har", "b.har", "c.har")))
+    assert r.returncode == 65
+    found = by_id(lines)
+    assert found[mine]["verdict"] == "credited"
+    assert (found[others]["verdict"], found[others]["blame"]) == ("not paid", "server")
+    assert "another customer" in found[others]["words"]
+    assert (found["4242"]["verdict"], found["4242"]["blame"]) == ("not paid", "server")
+    assert "does not know" in found["4242"]["words"]
+
+
+@pytest.mark.parametrize("keep", [False, True])
+def test_a_refund_is_shown_and_cheer_kept_after_it_is_a_finding(appstore, tmp_path, keep):
+    tx = appstore.purchase()
+    assert appstore.buy(tx, tmp_path / "buy.har").returncode == 0
+    if keep:
+        appstore.stub.fault(kind="keep_refunded", path="/api/v2/purchase_cheer")
+    refunded = appstore.refund(tx)
+    assert refunded["debited"] == (0 if keep else 200)
+    after = appstore.run("print", "balance", "--har", str(tmp_path / "after.har"))
+    assert after.returncode == 0, after.stderr
+    lines, r = appstore.ledger("--transaction", tx, "--har", str(tmp_path / "buy.har"), str(tmp_path / "after.har"))
+    assert lines[0]["verdict"] == "refunded"
+    if keep:
+        assert (r.returncode, lines[0]["blame"], lines[0]["finding"]) == (65, "server", True)
+        assert "kept the 200" in lines[0]["words"]
+    else:
+        assert (r.returncode, lines[0]["blame"], lines[0]["finding"]) == (0, None, False)
+        assert "took back 200" in lines[0]["words"]
+
+
+@pytest.mark.parametrize("fault,words", [
+    ("broken_signature", "signature does not verify"),
+    ("broken_chain", "another root"),
+    ("wrong_bundle", "com.other.app"),
+    ("wrong_environment", "Production environment"),
+])
+def test_a_record_that_does_not_verify_is_one_finding_and_no_verdict(appstore, tmp_path, fault, words):
+    tx = appstore.purchase()
+    assert appstore.buy(tx, tmp_path / "buy.har").returncode == 0
+    appstore.stub.fault(kind=fault, path="/inApps/*")
+    lines, r = appstore.ledger("--transaction", tx, "--har", str(tmp_path / "buy.har"))
+    assert r.returncode == 65, r.stdout + r.stderr
+    # The history's record and the lookup of the credit it then leaves unexplained: neither is believed.
+    assert lines and all(line["verdict"] == "not verified" and line["blame"] is None for line in lines), lines
+    assert all(words in line["words"] for line in lines)
+    assert "credited" not in {line["verdict"] for line in lines}
+
+
+def test_a_key_file_open_to_others_is_refused(appstore, tmp_path):
+    open_key = tmp_path / "AuthKey_open.p8"
+    open_key.write_bytes(Path(appstore.facts["key_file"]).read_bytes())
+    open_key.chmod(0o644)
+    r = appstore.run("ledger", "--transaction", "1", config=appstore.config(key_file=str(open_key)))
+    assert r.returncode == 78
+    assert r.stderr.strip() == "error: the App Store key file (key_file) is open to other users (mode 644), so it is not used: make it private to you (chmod 600)"
+    assert not appstore.since("/inApps/")  # nothing was sent
+
+
+def test_the_app_store_unreadable_is_69_with_apples_words(appstore, tmp_path):
+    tx = appstore.purchase()
+    wrong_key = appstore.run("ledger", "--transaction", tx, config=appstore.config(key_id="WRONGKEY01"))
+    assert wrong_key.returncode == 69
+    assert "refused the token (401)" in wrong_key.stderr and "key_id" in wrong_key.stderr
+    unknown = appstore.run("ledger", "--transaction", "1999999999999999")
+    assert unknown.returncode == 69
+    assert 'the App Store answered 404 with error 4040010: "Transaction id not found."' in unknown.stderr
+    closed = appstore.run("ledger", "--transaction", tx, config=appstore.config(url="http://127.0.0.1:9"))
+    assert closed.returncode == 69 and "could not be reached" in closed.stderr
+
+
+def test_a_429_waits_until_apples_retry_after_in_milliseconds(appstore, tmp_path):
+    tx = appstore.purchase()
+    assert appstore.buy(tx, tmp_path / "buy.har").returncode == 0
+    appstore.stub.fault(kind="rate_limit", path="/inApps/v2/history/*", count=1, retry_after=1)
+    lines, r = appstore.ledger("--transaction", tx, "--har", str(tmp_path / "buy.har"))
+    assert r.returncode == 0, r.stderr
+    assert lines[0]["verdict"] == "credited"
+    assert len(appstore.since("/inApps/v2/history/")) == 2  # the 429, then the page after the wait
+
+
+def test_every_page_of_a_long_history_is_read(appstore, tmp_path):
+    ids = [appstore.purchase() for _ in range(45)]
+    lines, r = appstore.ledger("--transaction", ids[0])
+    assert r.returncode == 65  # none was posted
+    assert sorted(line["transaction_id"] for line in lines) == sorted(ids)
+    assert {line["verdict"] for line in lines} == {"not credited"}
+    assert len(appstore.since("/inApps/v2/history/")) == 3  # 20 + 20 + 5
+
+
+def test_no_key_or_token_text_in_anything_a_run_leaves(appstore, tmp_path):
+    tx = appstore.purchase()
+    assert appstore.buy(tx, tmp_path / "buy.har").returncode == 0
+    appstore.ledger("--transaction", tx, "--har", str(tmp_path / "buy.har"))
+    appstore.run("ledger", "--transaction", tx, "--har", str(tmp_path / "buy.har"))
+    key_text = Path(appstore.facts["key_file"]).read_text()
+    key_body = "".join(line for line in key_text.splitlines() if "-----" not in line)
+    assert len(key_body) > 40
+    left = [r.stdout + r.stderr for r in appstore.runs] + [p.read_text(errors="replace") for p in tmp_path.rglob("*") if p.is_file()]
+    left.append(appstore.stub.log())
+    # A token of the App Store Server API is a JWT whose header is exactly this (the tool's own).
+    header = base64.urlsafe_b64encode(json.dumps({"alg": "ES256", "kid": appstore.facts["key_id"], "typ": "JWT"},
+                                                 separators=(",", ":")).encode()).decode().rstrip("=")
+    assert len(left) >= 5
+    for text in left:
+        assert key_body[:40] not in text
+        assert header not in text and "Bearer ey" not in text
+    assert stat.S_IMODE(os.stat(appstore.facts["key_file"]).st_mode) == 0o600
+
+
+def test_the_probe_lists_without_yes_and_sends_nothing(appstore, tmp_path):
+    tx = appstore.purchase()
+    r = appstore.run("ledger", "--transaction", tx, "--probe")
+    assert r.returncode == 65  # never posted: the ledger's own finding
+    assert f'probe would post: purchase_cheer {{"identifier": "{BUNDLE}", "transaction_id": {tx}}} as qa-alice' in r.stdout
+    assert "probe: nothing was sent (1 post); add --yes to send" in r.stdout
+    assert not appstore.since("/api/v2/purchase_cheer")
+
+
+def test_the_probe_credits_what_was_never_credited_and_a_credited_one_answers_409(appstore, tmp_path):
+    credited = appstore.purchase()
+    forgotten = appstore.purchase(product="com.reiterate.cheer.500")
+    assert appstore.buy(credited, tmp_path / "buy.har").returncode == 0
+    posts_before = len(appstore.since("/api/v2/purchase_cheer"))
+    lines, r = appstore.ledger("--transaction", credited, "--har", str(tmp_path / "buy.har"), "--probe", "--yes")
+    assert r.returncode == 65, r.stdout + r.stderr
+    found = by_id(lines)
+    assert found[credited]["verdict"] == "credited" and found[credited]["words"].endswith("the probe's repeat answered 409")
+    assert (found[forgotten]["verdict"], found[forgotten]["blame"]) == ("not credited", "app")
+    assert found[forgotten]["words"].startswith("paid, never credited; credited now by the probe")
+    # One post each, and the balance moved by the forgotten one's 500 only (two settled reads each side).
+    assert len(appstore.since("/api/v2/purchase_cheer")) == posts_before + 2
+    moved = re.search(r"probe: the balance went from (\d+) to (\d+), as the probe's answers say", r.stderr)
+    assert moved and int(moved.group(2)) - int(moved.group(1)) == 500, r.stderr
+
+
+def test_the_probe_is_refused_in_a_read_only_environment(appstore):
+    tx = appstore.purchase()
+    config = appstore.config().replace("read_only = false", "read_only = true")
+    r = appstore.run("ledger", "--transaction", tx, "--probe", "--yes", config=config)
+    assert r.returncode == 78
+    assert r.stderr.strip() == "error: STUB is read-only: the probe is refused (it posts purchases)"
+    assert not appstore.since("/api/v2/purchase_cheer")
+
+
+def tester_purchases(appstore):
+    """The sandbox tester's purchases the App Store cases use: two unrefunded, one refunded, and another
+    tester's purchase (made for qa-bob)."""
+    ids = [appstore.purchase(), appstore.purchase(product="com.reiterate.cheer.100")]
+    refunded = appstore.purchase(product="com.reiterate.cheer.500")
+    appstore.refund(refunded)
+    other = appstore.purchase(customer="sandbox-2", user="qa-bob")
+    return ids, refunded, other
+
+
+APPSTORE_CASES = ["appstore-unknown-id", "appstore-other-product", "appstore-refunded", "appstore-other-tester"]
+
+
+def test_negative_with_the_app_store_is_clean_on_a_stand_in_that_verifies(appstore):
+    ids, _, other = tester_purchases(appstore)
+    r = appstore.run("negative", "--yes", "--json", "--pace", "0", "--transaction", ids[0], "--other-transaction", other, timeout=240)
+    lines = [json.loads(line) for line in r.stdout.splitlines() if line.strip()]
+    assert r.returncode == 0, r.stdout + r.stderr
+    verdicts = {line["name"]: line["verdict"] for line in lines}
+    assert set(APPSTORE_CASES) <= set(verdicts), verdicts
+    assert set(verdicts.values()) == {"refused"}, verdicts
+    # The replay cases resent the tester's real purchase (credited by the setup), not a made-up id.
+    assert f"note: setup: bought {BUNDLE} with transaction {ids[0]}" in r.stderr
+
+
+@pytest.mark.parametrize("fault,cases", [
+    # A backend that does not verify takes every one of them; each other fault breaks one rule.
+    ("unverified_credit", set(APPSTORE_CASES)),
+    ("trust_product", {"appstore-other-product"}),
+    ("keep_refunded", {"appstore-refunded"}),
+    ("any_account", {"appstore-other-tester"}),
+])
+def test_each_app_store_case_is_flagged_by_its_fault(appstore, fault, cases):
+    ids, _, other = tester_purchases(appstore)
+    appstore.stub.fault(kind=fault, path="/api/v2/purchase_cheer")
+    r = appstore.run("negative", "--yes", "--json", "--pace", "0", "--only", ",".join(APPSTORE_CASES),
+                     "--transaction", ids[0], "--other-transaction", other, timeout=120)
+    lines = {line["name"]: line for line in (json.loads(x) for x in r.stdout.splitlines() if x.strip())}
+    assert r.returncode == 65, r.stdout + r.stderr
+    assert all(lines[case]["verdict"] == "accepted" and lines[case]["changed"] for case in cases), lines
+    assert {name for name, line in lines.items() if line["verdict"] != "refused"} == cases, lines
+
+
+def test_an_app_store_case_without_its_fact_is_not_judged(appstore):
+    tx = appstore.purchase()
+    r = appstore.run("negative", "--yes", "--pace", "0", "--only", ",".join(APPSTORE_CASES), "--transaction", tx, timeout=120)
+    assert r.returncode == 69, r.stdout + r.stderr
+    assert "appstore-other-product   not judged: the tester has fewer than two unrefunded purchases" in r.stdout
+    assert "appstore-refunded        not judged: the tester has no refunded purchase" in r.stdout
+    assert "appstore-other-tester    not judged: needs --other-transaction" in r.stdout
+    assert re.search(r"^appstore-unknown-id      refused 400 \(rq-", r.stdout, re.M), r.stdout
