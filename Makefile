@@ -174,21 +174,31 @@ $(VENV)/.installed: Tests/contract/requirements.txt
 	@touch $@
 
 ## The demo: the stand-in on a free port in the background, the TUI against it as qa-alice;
-## the stand-in is stopped when the TUI exits (q, Ctrl-C or a failure).
+## the stand-in is stopped when the TUI exits (q, Ctrl-C or a failure). The stand-in's App Store side is on
+## (its test chain and API key in APPSTORE_DIR), and its purchase_cheer verifies each transaction with it
+## (APPSTORE_VERIFY= turns that off: made-up transaction ids are credited again). Before the TUI starts,
+## scripts/demo-purchases.py makes four sandbox purchases for qa-alice, credits three (one refunded after),
+## writes the `demo` environment with its App Store table to .build/demo-run/reiterate-shop/config.toml
+## (never the developer's own config) and prints the `reiterate-shop ledger` command to try.
+APPSTORE_DIR ?= .build/appstore
+APPSTORE_VERIFY ?= --appstore-verify
 run: build
 	@out=$$(mktemp); beside=; \
-	$(STUB) --port 0 --quiet > "$$out" & stub=$$!; \
+	$(STUB) --port 0 --quiet --appstore-dir "$(abspath $(APPSTORE_DIR))" $(APPSTORE_VERIFY) > "$$out" & stub=$$!; \
 	trap 'kill $$stub $$beside 2>/dev/null; wait $$stub 2>/dev/null; rm -f "$$out"' EXIT INT TERM HUP; \
 	for i in $$(seq 200); do grep -q "listening on" "$$out" && break; sleep 0.05; done; \
 	url=$$(awk '/listening on/ {print $$4}' "$$out"); \
 	test -n "$$url" || { echo "error: reiterate-stub did not start" >&2; exit 1; }; \
+	$(PYTHON) scripts/demo-purchases.py "$$url" --appstore-dir "$(abspath $(APPSTORE_DIR))" \
+	  --config-home "$(CURDIR)/.build/demo-run" --shop $(SHOP) || true; \
 	if [ -n "$(RUN_BESIDE)" ]; then $(RUN_BESIDE) "$$url" & beside=$$!; fi; \
 	REITERATE_TOKEN=$${REITERATE_TOKEN:-dev-token} $(SHOP) --base-url "$$url" --user qa-alice $(RUN_ARGS) --cache-dir "$(CURDIR)/.build/demo-cache"
 
 ## The TUI watching qa-alice (the 5 Live tab) while scripts/phone.py plays the phone: spends and
 ## purchases through the stand-in's API every few seconds, and now and then a fault that breaks a rule.
+## Each purchase is bought at the stand-in's App Store side first (--appstore), as `make run`'s verifies.
 demo-live:
-	@$(MAKE) --no-print-directory run RUN_ARGS=--watch RUN_BESIDE="python3 scripts/phone.py"
+	@$(MAKE) --no-print-directory run RUN_ARGS=--watch RUN_BESIDE="python3 scripts/phone.py --appstore"
 
 ## A throwaway CA and server certificates (openssl) in .build/certs: ca.pem, right/wrong/expired .pem/.key.
 certs: deps

@@ -18,6 +18,7 @@ import PackageDescription
 //        │        └──> ShopViewModels, ShopAPI, ShopCompare, JSONTokens, TerminalText
 //        ├──> ShopViewModels (the one model, messages, effects as data, keymap, pure update per
 //        │        │           feature, ErrorText wording; AppStore runs effects; no terminal code)
+//        │        ├──> ShopLedger (the Purchases tab's verdicts)
 //        │        ├──> ShopCache (on-disk cache: atomic, versioned; knows nothing of the API)
 //        │        ├──> ShopCompare (the diff view, pins)
 //        │        └──> ShopAPI, JSONTokens, TerminalText
@@ -165,7 +166,7 @@ let package = Package(
         .target(name: "BuildStamp"),
         .target(
             name: "ShopTUI",
-            dependencies: ["ShopViewModels", "ShopAPI", "ShopCompare", "JSONTokens", "TerminalText", "CNcursesw"],
+            dependencies: ["ShopViewModels", "ShopAPI", "ShopCompare", "ShopLedger", "AppStoreRecord", "JSONTokens", "TerminalText", "CNcursesw"],
             swiftSettings: strict
         ),
         .target(
@@ -185,7 +186,7 @@ let package = Package(
         .target(
             name: "ShopViewModels",
             dependencies: [
-                "ShopAPI", "ShopCache", "TerminalText", "JSONTokens", "ShopCompare",
+                "ShopAPI", "ShopCache", "TerminalText", "JSONTokens", "ShopCompare", "ShopLedger", "AppStoreRecord",
             ],
             swiftSettings: strict
         ),
@@ -265,10 +266,11 @@ let package = Package(
             swiftSettings: strict
         ),
         .testTarget(
-            name: "ShopTUITests", dependencies: ["ShopTUI", "ShopViewModels", "ShopAPI", "ShopCompare", "StubCore", "TerminalText"],
+            name: "ShopTUITests", dependencies: ["ShopTUI", "ShopViewModels", "ShopAPI", "ShopCompare", "StubCore", "TerminalText", "ShopLedger", "AppStoreRecord"],
             exclude: ["__Snapshots__"], swiftSettings: strict
         ),
-        .testTarget(name: "ShopViewModelsTests", dependencies: ["ShopViewModels", "ShopCache", "ShopAPI", "StubCore", "ShopCompare", "JSONTokens"], swiftSettings: strict),
+        .testTarget(name: "ShopViewModelsTests", dependencies: ["ShopViewModels", "ShopCache", "ShopAPI", "StubCore", "ShopCompare", "JSONTokens", "ShopLedger",
+                                                         "AppStoreRecord"], swiftSettings: strict),
         // `make bench`: frame build and diff times (p50/p99) at three sizes, as JSON lines.
         .executableTarget(name: "tui-bench", dependencies: ["ShopTUI", "ShopViewModels", "ShopAPI"], path: "Tests/TUIBench", swiftSettings: strict),
         // Writes cache entries in a loop until killed: the crash-safety test SIGKILLs it mid-write.

@@ -18,12 +18,26 @@ Modes (--mode):
   lost-give-up     and retry it with the same transaction id, with a new one, or give up.
   spend            one spend (--product, --amount, --comment).
   purchase         one purchase (--bundle, --transaction-id).
+  buy              a real App Store purchase, then its post: bought first at the stand-in's App Store
+                   side (`POST /_stub/appstore/purchases`, sent directly: StoreKit's traffic to Apple
+                   never goes through the proxy) as StoreKit's sandbox makes one (--bundle,
+                   --quantity, --customer), then posted to purchase_cheer (through --proxy when given)
+                   with the App Store's transaction id. For a stand-in run with --appstore-verify.
+  buy-forget       bought the same way, then never posted: the app finished the transaction before
+                   posting it (the App Store has it; the backend never hears of it; the ledger's
+                   "not credited", the app's fault).
+
+--appstore: demo and clean buy each of their purchases at the App Store first, as `buy` does
+(`make demo-live`: the stand-in of `make run` verifies every purchase, and refuses made-up ids).
 
 Each request attempt is one JSON line on stdout: at, mode, op ("spend" or "purchase"), attempt (1 or
 2), status (null: no answer), error (short text or null), product/amount/comment or
 identifier/transaction_id, balance (from the answer, or null) and request_id (X-Request-Id, or null);
 in the lost modes also then ("retry-same", "retry-new", "give-up", or null when it was answered).
-It exits 0 whatever the shop answered."""
+A purchase at the App Store is a line of its own before it: op "appstore", status (201), identifier,
+quantity, customer, transaction_id (the App Store's, a number as the post sends it), request_id, and
+then ("post", or "forget" in buy-forget).
+It exits 0 whatever the shop answered (1 when the App Store refused the purchase: nothing to post)."""
 import argparse
 import datetime
 import http.client
@@ -39,9 +53,10 @@ import urllib.error
 import urllib.parse
 import urllib.request
 
-MODES = ["demo", "clean", "double-tap", "lost-retry-same", "lost-retry-new", "lost-give-up", "spend", "purchase"]
+MODES = ["demo", "clean", "double-tap", "lost-retry-same", "lost-retry-new", "lost-give-up", "spend", "purchase", "buy", "buy-forget"]
 SPEND_PATH = "/api/v1/spend_cheer"
 PURCHASE_PATH = "/api/v2/purchase_cheer"
+APPSTORE_PURCHASES = "/_stub/appstore/purchases"
 PACKS = ["com.reiterate.pack.rain", "com.reiterate.pack.cafe-flore", "com.reiterate.pack.tokyo-night"]
 COMMENTS = [None, "great pack", "for the walk home", "again!", "ありがとう"]
 BUNDLES = ["com.reiterate.cheer.50", "com.reiterate.cheer.100", "com.reiterate.cheer.200"]
@@ -65,6 +80,9 @@ parser.add_argument("--amount", type=int, help="the amount of a spend (default: 
 parser.add_argument("--comment", help="the comment of a spend (default: random, sometimes none)")
 parser.add_argument("--bundle", help="the bundle of a purchase (default com.reiterate.cheer.200; random in clean)")
 parser.add_argument("--transaction-id", type=int, help="the transaction id of a purchase (default: a fresh random one)")
+parser.add_argument("--quantity", type=int, default=1, help="buy modes: the App Store purchase's quantity (1 to 10; default 1)")
+parser.add_argument("--customer", default="sandbox-1", help="buy modes: the App Store's customer, the sandbox tester (default sandbox-1)")
+parser.add_argument("--appstore", action="store_true", help="demo, clean: buy each purchase at the App Store first, then post it")
 parser.add_argument("--overlap", action="store_true", help="double-tap: the second tap while the first is still out")
 parser.add_argument("--retry-after", type=float, default=1, help="lost modes: seconds before the retry (default 1)")
 parser.add_argument("--print", dest="print_demo", action="store_true", help="demo: print its lines too")
@@ -174,6 +192,33 @@ def fresh_id():
     return rng.randrange(1, 2**63)
 
 
+class NotBought(Exception):
+    """The App Store side refused the purchase (or did not answer): there is nothing to post."""
+
+
+def appstore_buy(direct, identifier, then, quantity=1):
+    """A purchase at the stand-in's App Store side, as StoreKit's sandbox makes one (for `args.user`,
+    whose appAccountToken it carries): the App Store has it, the shop has heard nothing. Sent directly,
+    never through the proxy. Answers the App Store's transaction id as the app posts it (a number)."""
+    at = now_iso()
+    status, error, answer, request_id = send(direct, APPSTORE_PURCHASES, {"product_id": identifier, "quantity": quantity,
+                                                                       "customer": args.customer, "user": args.user}, query=False)
+    bought = status == 201 and isinstance(answer, dict) and str(answer.get("transaction_id", "")).isdigit()
+    transaction_id = int(answer["transaction_id"]) if bought else None
+    report("appstore", 1, at, {"identifier": identifier, "quantity": quantity, "customer": args.customer,
+                               "transaction_id": transaction_id}, (status, error, None, request_id), then=then if bought else None)
+    if not bought:
+        raise NotBought(f"the App Store side refused the purchase of {identifier}: {error or status} (is the stand-in's App Store side on?)")
+    return transaction_id
+
+
+def buy(app, direct, identifier, quantity=1, forget=False):
+    """The buy modes: bought at the App Store, then posted through `app`, or (`forget`) never posted."""
+    transaction_id = appstore_buy(direct, identifier, "forget" if forget else "post", quantity)
+    if not forget:
+        purchase(app, identifier, transaction_id)
+
+
 def demo_write(n, app, direct):
     """The demo's n-th write (the phone as `make demo-live` and `make demo-app` play it)."""
     if n % 10 == 0:
@@ -189,13 +234,13 @@ def demo_write(n, app, direct):
         else:
             purchase(app, "com.reiterate.cheer.50", fresh_id(), path="/api/v1/purchase_cheer")
     else:
-        clean_write(app)
+        clean_write(app, direct)
 
 
 last_spends = []
 
 
-def clean_write(app):
+def clean_write(app, direct):
     if rng.random() < 0.75:
         # A person does not cheer the very same way again within seconds (that is the double-tap mode):
         # none of the last five spends is repeated.
@@ -207,6 +252,11 @@ def clean_write(app):
         last_spends.append(fields)
         del last_spends[:-5]
         spend(app, fields)
+    elif args.appstore:
+        try:
+            buy(app, direct, args.bundle or rng.choice(BUNDLES))
+        except NotBought:
+            pass  # its "appstore" line says so; the demo plays on
     else:
         purchase(app, args.bundle or rng.choice(BUNDLES), fresh_id())
 
@@ -246,13 +296,15 @@ def play(app, direct, n):
     if args.mode == "demo":
         demo_write(n, app, direct)
     elif args.mode == "clean":
-        clean_write(app)
+        clean_write(app, direct)
     elif args.mode == "double-tap":
         double_tap(app)
     elif args.mode.startswith("lost-"):
         lost_purchase(app)
     elif args.mode == "spend":
         spend(app, spend_fields(random_comment=False))
+    elif args.mode in ("buy", "buy-forget"):
+        buy(app, direct, args.bundle or BUNDLES[2], args.quantity, forget=args.mode == "buy-forget")
     else:
         purchase(app, args.bundle or BUNDLES[2], args.transaction_id if args.transaction_id is not None else fresh_id())
 
@@ -286,4 +338,7 @@ if __name__ == "__main__":
         main()
     except KeyboardInterrupt:
         pass
+    except NotBought as error:
+        print(f"phone.py: {error}", file=sys.stderr)
+        sys.exit(1)
     sys.exit(0)

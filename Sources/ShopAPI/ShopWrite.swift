@@ -37,14 +37,24 @@ public enum ShopWrite: Hashable, Sendable {
         /// The bundle's App Store identifier (`com.reiterate.cheer.200`).
         public var identifier: String
         public var transactionID: TransactionID
-        /// How many of the bundle were bought, when the App Store's record says (never sent: the contract's
-        /// body has no quantity).
-        public var quantity: Int?
+        /// What the App Store's signed record says was paid, when it was read (never sent: the contract's
+        /// body has no quantity): the expected credit comes from it, not from the identifier typed.
+        public var paid: Paid?
 
-        public init(identifier: String, transactionID: TransactionID, quantity: Int? = nil) {
+        /// A purchase as the App Store recorded it: its product and how many.
+        public struct Paid: Hashable, Sendable {
+            public var product: String
+            public var quantity: Int
+            public init(product: String, quantity: Int) {
+                self.product = product
+                self.quantity = quantity
+            }
+        }
+
+        public init(identifier: String, transactionID: TransactionID, paid: Paid? = nil) {
             self.identifier = identifier
             self.transactionID = transactionID
-            self.quantity = quantity
+            self.paid = paid
         }
     }
 

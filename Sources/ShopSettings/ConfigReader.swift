@@ -342,6 +342,9 @@ private struct Reader {
                     throw error(at: at, key: key, "expected http(s)://host[:port], not '\(text)'")
                 }
             }
+            if key == "transaction", !(1...20).contains(text.count) || !text.allSatisfy({ $0.isASCII && $0.isNumber }) {
+                throw error(at: at, key: key, "expected an App Store transaction id in quotes (1 to 20 digits), not '\(text)'")
+            }
             if key == "key_file", text.contains("BEGIN") {
                 throw error(at: at, key: key, "expected the path of the .p8 file; the key itself never goes in this file")
             }
@@ -351,8 +354,10 @@ private struct Reader {
         guard let keyFile = found["key_file"], let keyID = found["key_id"], let issuerID = found["issuer_id"], let bundleID = found["bundle_id"] else {
             throw error(at: here, key: nil, "[environments.\(name).appstore] lacks " + missing.joined(separator: ", "))
         }
-        return AppStoreSettings(url: found["url"] ?? AppStoreSettings.sandboxURL, keyFile: keyFile, keyID: keyID, issuerID: issuerID, bundleID: bundleID,
-                                rootCA: found["root_ca"])
+        var settings = AppStoreSettings(url: found["url"] ?? AppStoreSettings.sandboxURL, keyFile: keyFile, keyID: keyID, issuerID: issuerID,
+                                        bundleID: bundleID, rootCA: found["root_ca"])
+        settings.transaction = found["transaction"]
+        return settings
     }
 
     /// `action = "key"` or `action = ["key", ...]`; the names themselves are checked by whoever binds them.

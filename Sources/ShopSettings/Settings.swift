@@ -80,6 +80,8 @@ public struct AppStoreSettings: Sendable, Equatable {
     public var bundleID: String
     /// A PEM file with the root the records' chains must verify to; nil: Apple Root CA - G3, built in.
     public var rootCA: String?
+    /// A transaction id of the sandbox tester: where the ledger starts when none is given or seen.
+    public var transaction: String?
 
     public init(url: String = AppStoreSettings.sandboxURL, keyFile: String, keyID: String, issuerID: String, bundleID: String, rootCA: String? = nil) {
         self.url = url
@@ -90,7 +92,7 @@ public struct AppStoreSettings: Sendable, Equatable {
         self.rootCA = rootCA
     }
 
-    public static let keys = ["url", "key_file", "key_id", "issuer_id", "bundle_id", "root_ca"]
+    public static let keys = ["url", "key_file", "key_id", "issuer_id", "bundle_id", "root_ca", "transaction"]
     public static let required = ["key_file", "key_id", "issuer_id", "bundle_id"]
 }
 

@@ -83,6 +83,7 @@ public enum Renderer {
         case .requests: requests(&g, f, body, &layout)
         case .checks: checks(&g, f, body, &layout)
         case .live: live(&g, f, body, &layout)
+        case .purchases: purchases(&g, f, body, &layout)
         }
     }
 
@@ -202,6 +203,7 @@ public enum Renderer {
         case .checks:
             let c = f.app.checks
             info = "\(c.records.count) check\(c.records.count == 1 ? "" : "s") · \(c.failures) failed"
+        case .purchases: info = purchasesInfo(f, spinner: String(spinner[f.tick % spinner.count]))
         case .live:
             let w = f.app.watch
             info = "\(Wording.grouped(w.eventCount)) event\(w.eventCount == 1 ? "" : "s") · \(Wording.grouped(w.findingCount)) flagged · \(w.isOn ? "\(Wording.grouped(w.rounds)) rounds" : w.phase == .paused ? "paused" : "not watching")"

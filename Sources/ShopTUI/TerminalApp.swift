@@ -181,6 +181,7 @@ public final class TerminalApp {
                 case .requests: .requests
                 case .checks: .checks
                 case .live: .live
+                case .purchases: .purchases
                 }
                 return [.action(action)]
             }

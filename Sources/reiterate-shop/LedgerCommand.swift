@@ -73,7 +73,7 @@ struct LedgerCommand: AsyncParsableCommand {
             if case let .number(n)? = event.purchase?.transactionID { String(n) } else { nil }
         }
         var candidates: [String] = []
-        for id in (transaction.map { [$0] } ?? []) + learned where !candidates.contains(id) { candidates.append(id) }
+        for id in (transaction.map { [$0] } ?? []) + (settings.appStore?.transaction.map { [$0] } ?? []) + learned where !candidates.contains(id) { candidates.append(id) }
         guard !candidates.isEmpty else {
             throw CLIError(message: "give --transaction TX (any App Store transaction id of the sandbox tester), or --har files with a purchase posted in them",
                            exitCode: .usage)

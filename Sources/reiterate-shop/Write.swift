@@ -1,3 +1,4 @@
+import AppStoreRecord
 import ArgumentParser
 import Foundation
 import Logging
@@ -81,9 +82,36 @@ struct Buy: AsyncParsableCommand {
         let transaction = transactionID.flatMap { TransactionID(typed: $0) } ?? .number(made)
         // The id it made, after the verdict (which is stdout's first line).
         let footer = transactionID == nil ? "transaction id \(made) (replay it with --transaction-id \(made))" : nil
+        // With the App Store configured, a real transaction's expected credit comes from its signed record.
+        var paid: ShopWrite.Purchase.Paid?
+        if yes, transactionID != nil, case let .number(n) = transaction, let settings = try? connection.settings(), settings.appStore != nil, !settings.readOnly {
+            paid = try await Self.paidInAppStore(String(n), settings: settings)
+        }
+        let record = paid
         try await WriteRun(connection: connection, yes: yes, strict: .of(strict, all: strictAll), unchecked: unchecked, verb: "buy", footer: footer) { _ in
-            ShopWrite.purchase(identifier: bundle, transactionID: transaction)
+            .purchase(ShopWrite.Purchase(identifier: bundle, transactionID: transaction, paid: record))
         }.run()
+    }
+
+    /// What the App Store's record of `id` says was paid (verified), said on stderr; nil when it cannot
+    /// say (unknown, not believed, not readable), which is said too: the credit expected is then the bundle's.
+    static func paidInAppStore(_ id: String, settings: ResolvedSettings) async throws -> ShopWrite.Purchase.Paid? {
+        let setup: AppStoreSetup
+        do { setup = try AppStoreSetup(settings) } catch { throw fail(error) }
+        let result = await setup.client.transaction(id)
+        await setup.close()
+        switch result {
+        case let .success(.verified(t)?):
+            Terminal.err("note: the App Store's record of \(id): \(t.quantity) × \(Sanitizer.line(t.productID))\(t.isRevoked ? ", refunded" : ""); the credit expected comes from it\n")
+            return ShopWrite.Purchase.Paid(product: t.productID, quantity: t.quantity)
+        case .success(nil):
+            Terminal.err("warning: the App Store does not know transaction \(id): a backend that verifies must refuse it\n")
+        case let .success(.notVerified(why)?):
+            Terminal.err("warning: the App Store's record of \(id) is not believed: \(Sanitizer.line(why.words))\n")
+        case let .failure(failure):
+            Terminal.err("warning: the App Store's record of \(id) could not be read: \(Sanitizer.line(failure.words)); the credit expected is the bundle's\n")
+        }
+        return nil
     }
 }
 

@@ -120,9 +120,14 @@ actor FixtureShop: ShopService {
         let (app, backend, store) = launch()
         await store.settle()
         let screen = try #require(backend.screen)
-        // " 2 History " sits on row 1: click its middle.
-        let historyX = try #require(screen.row(1).range(of: "2 History").map { screen.row(1).distance(from: screen.row(1).startIndex, to: $0.lowerBound) })
-        backend.mouse(.press, x: historyX + 2, y: 1)
+        // Each tab sits on row 1 (" 2 History ", or " 2 " where the titles do not fit): a click on its number.
+        func tabX(_ n: Int, _ title: String) -> Int? {
+            guard let row = backend.screen?.row(1) else { return nil }
+            if let r = row.range(of: "\(n) \(title)") { return row.distance(from: row.startIndex, to: r.lowerBound) }
+            return row.range(of: " \(n) ").map { row.distance(from: row.startIndex, to: $0.lowerBound) + 1 }
+        }
+        let historyX = try #require(tabX(2, "History"))
+        backend.mouse(.press, x: historyX, y: 1)
         app.pump()
         #expect(store.state.screen.tab == .history)
         await store.settle()
@@ -137,14 +142,14 @@ actor FixtureShop: ShopService {
         app.pump()
         #expect(store.state.history.selectedIndex == 4)
         // Every tab title is a target, the fourth too (it once opened Requests).
-        let checksX = try #require(screen.row(1).range(of: "4 Checks").map { screen.row(1).distance(from: screen.row(1).startIndex, to: $0.lowerBound) })
-        backend.mouse(.press, x: checksX + 2, y: 1)
+        let checksX = try #require(tabX(4, "Checks"))
+        backend.mouse(.press, x: checksX, y: 1)
         app.pump()
         #expect(store.state.screen.tab == .checks)
         // With a dialog open, the mouse does nothing.
         backend.press(.char("1"), .char("s"))
         app.pump()
-        backend.mouse(.press, x: historyX + 2, y: 1)
+        backend.mouse(.press, x: historyX, y: 1)
         app.pump()
         #expect(store.state.screen.tab == .shop && store.state.mode == .form)
         app.stop()

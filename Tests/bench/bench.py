@@ -6,6 +6,8 @@ Rows (one table on stdout, the same rows as JSON in .build/bench.json):
   key     key to frame in tmux (`j` on History) vs `cat` echoing a key           goal ≤ floor + 1 ms / + 4 ms
   first   first frame with the cached balance, server down, vs `printf`          goal ≤ 2× the floor
   print   `reiterate-shop print balance` vs `curl | jq`                           goal ≤ 1.25× (today ~1.0×)
+  ledger  `reiterate-shop ledger --json` over 1,000 App Store transactions (50 pages of 20) against a
+          HAR of 1,000 posts, vs `curl | jq` over the same 50 pages in sequence             goal ≤ 1.5×
   rss     RSS after browsing a 1,000,000-entry history                          goal ≤ 40 MiB (VmRSS kB / 1024)
   history G, [ ×3, g, a date, a 5 s find over the 1M history: RSS and requests   goal RSS ≤ first page + 10 MiB
   cpu     CPU while a request waits (cpu_while_waiting.py), peer curl            goal < 5% of a core
@@ -40,8 +42,10 @@ Knobs (environment): BIN_DIR, BENCH_ONLY=key,first (a subset), BENCH_JSON (defau
 POLL=control|exec (how tmux is polled; control: one control-mode client, exec: a `tmux` process per
 poll), POLL_GAP_MS=0, KEY_PRESSES=30, FIRST_FRAME_RUNS=15, PRINT_RUNS=20, WHALE_PAGES=300, IDLE_SECONDS=10, IDLE_SETTLE=6, SWIFTC=swiftc,
 TUI_BENCH_ARGS (extra arguments for tui-bench), PROXY_REQUESTS=2000, PROXY_RPS_SECONDS=10, PROXY_CONNECTIONS=50,
-PROXY_RSS_REQUESTS=200, MITMDUMP=.venv/bin/mitmdump.
-Python 3 standard library only (the proxy rows use mitmdump from .venv, `make venv`, and wrk, `.ci/deps bench`).
+PROXY_RSS_REQUESTS=200, MITMDUMP=.venv/bin/mitmdump, LEDGER_RUNS=10, LEDGER_TRANSACTIONS=1000,
+VENV_PYTHON=.venv/bin/python (makes the ledger peer's App Store token: `cryptography`).
+Python 3 standard library only (the proxy rows use mitmdump from .venv, `make venv`, and wrk, `.ci/deps bench`;
+the ledger row runs Tests/bench/appstore_token.py with .venv's Python once, for its peer's token).
 """
 import datetime
 import json
@@ -633,6 +637,156 @@ def bench_compare(_ctx):
 
 
 # ---------------------------------------------------------------------------------------------------
+# 4c. the purchase ledger (issue 38): 1,000 App Store transactions against 1,000 posts in a HAR, beside
+# `curl | jq` over the same 50 history pages
+
+LEDGER_TRANSACTIONS = int(os.environ.get("LEDGER_TRANSACTIONS", "1000"))
+LEDGER_RUNS = int(os.environ.get("LEDGER_RUNS", "10"))
+LEDGER_MAX_RATIO = 1.5
+LEDGER_PRODUCT, LEDGER_CHEER = "com.reiterate.cheer.200", 200
+VENV_PYTHON = os.environ.get("VENV_PYTHON", ".venv/bin/python")
+
+# The peer: the history's pages in sequence, each page's revision (and hasMore) taken from the answer
+# by jq, which also writes out the page's signed transactions; the token comes from a file (`-H @FILE`),
+# never argv. Prints the number of pages read.
+LEDGER_PEER = r"""set -euo pipefail
+out=$1 url=$2 tx=$3 header=$4
+: > "$out"
+revision= more=true pages=0
+while [ "$more" = true ]; do
+  curl -sf -H @"$header" "$url/inApps/v2/history/$tx${revision:+?revision=$revision}" \
+    | jq -r '(.revision | @uri), .hasMore, .signedTransactions[]' > "$out.page"
+  { read -r revision; read -r more; cat >> "$out"; } < "$out.page"
+  pages=$((pages + 1))
+done
+echo "$pages"
+"""
+
+
+def ledger_har(url, transactions, start_balance=1250):
+    """The tool's own HAR (ShopAPI/HAR.swift's shape) of `buy` run once per transaction: a balance read,
+    then the purchase_cheer post answered 200 with the balance risen by the bundle's cheer."""
+    t0 = datetime.datetime.now(datetime.timezone.utc)
+    entries, balance = [], start_balance
+
+    def entry(i, method, path, status, answer, body=None):
+        at = t0 + datetime.timedelta(milliseconds=i)
+        text = json.dumps(answer, separators=(",", ":"))
+        request = {"method": method, "url": f"{url}{path}?user_id=qa-alice", "httpVersion": "HTTP/1.1", "cookies": [],
+                   "headers": [{"name": "Accept", "value": "application/json"}],
+                   "queryString": [{"name": "user_id", "value": "qa-alice"}], "headersSize": -1, "bodySize": len(body or "")}
+        if body is not None:
+            request["postData"] = {"mimeType": "application/json", "text": body}
+        return {"startedDateTime": at.strftime("%Y-%m-%dT%H:%M:%S.") + f"{at.microsecond // 1000:03d}Z", "time": 1.0,
+                "request": request,
+                "response": {"status": status, "statusText": "OK", "httpVersion": "HTTP/1.1", "cookies": [],
+                             "headers": [{"name": "Content-Type", "value": "application/json"}],
+                             "content": {"size": len(text), "mimeType": "application/json", "text": text},
+                             "redirectURL": "", "headersSize": -1, "bodySize": len(text)},
+                "cache": {}, "timings": {"send": 0, "wait": 1.0, "receive": 0},
+                "_requestId": f"rq-bench-{i:05d}", "_source": "tool"}
+
+    for n, tx in enumerate(transactions):
+        entries.append(entry(2 * n, "GET", "/api/v1/balance", 200, {"balance": balance}))
+        balance += LEDGER_CHEER
+        entries.append(entry(2 * n + 1, "POST", "/api/v2/purchase_cheer", 200, {"balance": balance},
+                             json.dumps({"identifier": LEDGER_PRODUCT, "transaction_id": int(tx)}, separators=(",", ":"))))
+    return {"log": {"version": "1.2", "creator": {"name": "bench.py", "version": "1"}, "entries": entries}}
+
+
+def bench_ledger(_ctx):
+    import http.client
+    from urllib.parse import urlsplit
+    folder = SCRATCH / "appstore"
+    config = SCRATCH / "ledger-config"
+    (config / "reiterate-shop").mkdir(parents=True, exist_ok=True)
+    with Stub("--appstore-dir", str(folder), "--appstore-verify") as stub:
+        facts = json.loads((folder / "appstore.json").read_text())
+        # The purchases, once: what StoreKit's sandbox makes (the App Store has them; nothing is posted).
+        t_buy = time.perf_counter()
+        split = urlsplit(stub.url)
+        conn = http.client.HTTPConnection(split.hostname, split.port, timeout=10)
+        ids = []
+        for _ in range(LEDGER_TRANSACTIONS):
+            conn.request("POST", "/_stub/appstore/purchases", headers={"Content-Type": "application/json"},
+                         body=json.dumps({"product_id": LEDGER_PRODUCT, "quantity": 1, "customer": "sandbox-1", "user": "qa-alice"}))
+            r = conn.getresponse()
+            answer = r.read()
+            if r.status != 201:
+                raise RuntimeError(f"/_stub/appstore/purchases: {r.status} {answer[:200]!r}")
+            ids.append(json.loads(answer)["transaction_id"])
+        conn.close()
+        buy_s = time.perf_counter() - t_buy
+        har = SCRATCH / "ledger.har"
+        har.write_text(json.dumps(ledger_har(stub.url, ids)))
+        (config / "reiterate-shop" / "config.toml").write_text(
+            f'[environments.stub]\nbase_url = "{stub.url}"\nuser = "qa-alice"\nread_only = true\n'
+            f'[environments.stub.appstore]\nurl = "{stub.url}"\nkey_file = "{facts["key_file"]}"\nkey_id = "{facts["key_id"]}"\n'
+            f'issuer_id = "{facts["issuer_id"]}"\nbundle_id = "{facts["bundle_id"]}"\nroot_ca = "{facts["root_ca"]}"\n')
+        env = {**os.environ, **APP_ENV, "XDG_CONFIG_HOME": str(config)}
+        # The peer's token, made once (20 minutes: the stand-in takes up to an hour), kept in a 0600 file.
+        token = subprocess.run([VENV_PYTHON, str(Path(__file__).resolve().parent / "appstore_token.py"), facts["key_file"],
+                                facts["key_id"], facts["issuer_id"], facts["bundle_id"], "1200"],
+                               capture_output=True, text=True, timeout=30)
+        if token.returncode != 0 or token.stdout.count(".") != 2:
+            raise RuntimeError(f"appstore_token.py (with {VENV_PYTHON}; `make venv`): exit {token.returncode}")
+        header = SCRATCH / "appstore-auth.header"
+        fd = os.open(header, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as f:
+            f.write(f"Authorization: Bearer {token.stdout}\n")
+        del token
+        out_app, out_peer = SCRATCH / "ledger.jsonl", SCRATCH / "ledger-peer.txt"
+        app_argv = [str(BIN / "reiterate-shop"), "ledger", "--env", "stub", "--transaction", ids[0], "--har", str(har), "--json"]
+        peer_argv = ["bash", "-c", LEDGER_PEER, "ledger-peer", str(out_peer), stub.url, ids[0], str(header)]
+
+        def run_app():
+            with open(out_app, "wb") as f:
+                p, wall, cpu, err = timed(app_argv, env=env, stdout=f)
+            lines = [json.loads(l) for l in out_app.read_text().splitlines() if l.strip()]
+            credited = sum(1 for l in lines if l.get("verdict") == "credited")
+            if p.returncode != 0 or len(lines) != LEDGER_TRANSACTIONS or credited != LEDGER_TRANSACTIONS:
+                verdicts = {}
+                for l in lines:
+                    verdicts[l.get("verdict")] = verdicts.get(l.get("verdict"), 0) + 1
+                raise RuntimeError(f"ledger: exit {p.returncode}, {len(lines)} lines {verdicts}; {err.strip()[:300]}")
+            return wall, cpu
+
+        def run_peer():
+            p, wall, cpu, err = timed(peer_argv, stdout=subprocess.PIPE)
+            pages = p.stdout.read().decode().strip()
+            jws = out_peer.read_text().splitlines()
+            if p.returncode != 0 or len(jws) != LEDGER_TRANSACTIONS or any(j.count(".") != 2 for j in jws):
+                raise RuntimeError(f"curl | jq: exit {p.returncode}, {pages} pages, {len(jws)} signed transactions; {err.strip()[:300]}")
+            return wall, cpu, int(pages)
+
+        log(f"ledger: {LEDGER_TRANSACTIONS:,} App Store purchases made in {buy_s:.1f} s; ledger vs curl | jq, {LEDGER_RUNS} runs each, alternated")
+        app, peer = [], []
+        for i in range(LEDGER_RUNS + 1):  # 1 warm-up run each
+            a, p = run_app(), run_peer()
+            if i >= 1:
+                app.append(a)
+                peer.append(p)
+    a_wall, p_wall = [w * 1000 for w, _ in app], [w * 1000 for w, _, _ in peer]
+    a50, p50 = median(a_wall), median(p_wall)
+    a_cpu, p_cpu = median([c * 1000 for _, c in app]), median([c * 1000 for _, c, _ in peer])
+    pages = peer[-1][2]
+    ratio = a50 / p50
+    return [row("ledger", f"ledger of {LEDGER_TRANSACTIONS:,} App Store transactions, {LEDGER_TRANSACTIONS:,} posts in a HAR",
+                f"median {ms(a50)} (min {ms(min(a_wall))}, p90 {ms(percentile(a_wall, 90))}; CPU {ms(a_cpu)})",
+                floor=f"curl|jq {ms(p50)} (min {ms(min(p_wall))}, p90 {ms(percentile(p_wall, 90))}; CPU {ms(p_cpu)})",
+                ratio=f"{ratio:.2f}×", goal=f"≤ {LEDGER_MAX_RATIO:g}× peer", result=verdict(ratio <= LEDGER_MAX_RATIO),
+                method=(f"reiterate-stub --appstore-dir DIR --appstore-verify, {LEDGER_TRANSACTIONS:,} purchases of {LEDGER_PRODUCT} by one "
+                        f"customer; `reiterate-shop ledger --env stub --transaction TX --har FILE --json` (history {pages} pages of 20, "
+                        f"the refund lookup, every record's chain and signature verified, judged against a HAR of {LEDGER_TRANSACTIONS:,} "
+                        f"balance reads and {LEDGER_TRANSACTIONS:,} posts answered 200; checked: exit 0 and {LEDGER_TRANSACTIONS:,} "
+                        f"credited lines) vs the same {pages} pages in sequence by `curl -H @FILE (a JWT made once) | jq -r "
+                        f"'(.revision|@uri), .hasMore, .signedTransactions[]'`, the next revision read from jq's answer (checked: "
+                        f"{LEDGER_TRANSACTIONS:,} signed transactions); {LEDGER_RUNS} runs each after 1 untimed, alternated"),
+                value=a50, unit="ms", floor_value=p50, ratio_value=ratio, runs=LEDGER_RUNS, pages=pages,
+                purchases_s=round(buy_s, 2), cpu_ms=a_cpu, peer_cpu_ms=p_cpu, samples_ms=a_wall, floor_samples_ms=p_wall)]
+
+
+# ---------------------------------------------------------------------------------------------------
 # 5. RSS while browsing a 1,000,000-entry history
 
 def bench_rss(ctx):
@@ -1021,12 +1175,13 @@ def bench_proxy_rss(ctx):
 
 
 FIGURES = [("frame", bench_frame), ("key", bench_key), ("first", bench_first), ("print", bench_print),
-           ("history-json", bench_history_json), ("compare", bench_compare),
+           ("history-json", bench_history_json), ("compare", bench_compare), ("ledger", bench_ledger),
            ("idle", bench_idle), ("rss", bench_rss), ("history", bench_history), ("cpu", bench_cpu), ("watch", bench_watch),
            ("proxy-latency", bench_proxy_latency), ("proxy-rps", bench_proxy_rps), ("proxy-rss", bench_proxy_rss)]
 WHAT = {"frame": "frame build + diff", "key": "key to frame", "first": "first frame, cached balance, server down",
         "print": "print balance", "history-json": "print history --all --json, 1M entries", "idle": "idle wake-ups", "rss": "RSS after 1M-entry history",
         "history": "browsing a 1M-entry history", "compare": "compare two 100,000-entry histories",
+        "ledger": "ledger of 1,000 App Store transactions",
         "cpu": "CPU while waiting", "watch": "watching", "proxy-latency": "latency the app's proxy adds",
         "proxy-rps": "requests a second through the app's proxy", "proxy-rss": "RSS of the TUI with the app's proxy on"}
 

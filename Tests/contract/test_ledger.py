@@ -1,6 +1,8 @@
 """`reiterate-shop ledger` against the stand-in's App Store side (issue 38): every verdict and blame from
 a fault of the stand-in, records that do not verify, the key file's mode, Apple's errors and Retry-After,
-and no key or token text in anything the runs leave."""
+and no key or token text in anything the runs leave. The backend's side comes from the tool's own HAR
+files, and from the app's: its posts through `reiterate-shop proxy --har` (Python's requests, and
+scripts/phone.py's buying modes)."""
 import base64
 import json
 import os
@@ -9,8 +11,10 @@ import stat
 from pathlib import Path
 
 import pytest
+import requests
 
-from conftest import Stub, shop
+from conftest import TOKEN, Stub, free_port, shop
+from test_pairing import phone
 
 BUNDLE = "com.reiterate.cheer.200"
 
@@ -120,6 +124,71 @@ def test_a_purchase_never_posted_is_the_apps_fault(appstore, tmp_path):
     found = by_id(lines)
     assert found[posted]["verdict"] == "credited"
     assert (found[forgotten]["verdict"], found[forgotten]["blame"], found[forgotten]["request_ids"]) == ("not credited", "app", [])
+
+
+def app_har_entries(har: Path) -> list:
+    """The HAR's entries as (method, path and query, status, _source, X-Request-Id)."""
+    def request_id(entry):
+        return next((h["value"] for h in entry["response"]["headers"] if h["name"].lower() == "x-request-id"), None)
+    return [(e["request"]["method"], re.sub(r"^https?://[^/]+", "", e["request"]["url"]), e["response"]["status"], e.get("_source"),
+             request_id(e)) for e in json.loads(har.read_text())["log"]["entries"]]
+
+
+def test_the_apps_post_through_the_proxy_is_read_from_its_har(appstore, start_proxy, tmp_path):
+    """The backend's side from the app's own traffic: the app (Python's requests, with the proxy as its
+    HTTP proxy) reads its balance and posts one of two App Store purchases; the ledger reads only the
+    HAR `proxy --har` wrote."""
+    posted = appstore.purchase()
+    forgotten = appstore.purchase(product="com.reiterate.cheer.500")
+    har = tmp_path / "app.har"
+    proxy = start_proxy(appstore.stub.url, "--har", str(har))
+    app = requests.Session()
+    app.trust_env = False
+    app.proxies = {"http": proxy.url}
+    app.headers["Authorization"] = f"Bearer {TOKEN}"
+    assert app.get(appstore.stub.url + "/api/v1/balance?user_id=qa-alice", timeout=10).status_code == 200
+    answer = app.post(appstore.stub.url + "/api/v2/purchase_cheer?user_id=qa-alice", timeout=10,
+                      json={"identifier": BUNDLE, "transaction_id": int(posted)})
+    assert answer.status_code == 200, answer.text
+    request_id = answer.headers["X-Request-Id"]
+    assert proxy.stop() == 0  # the HAR is written as the proxy ends
+    # The app's two exchanges, as the stand-in answered them; nothing else.
+    entries = app_har_entries(har)
+    assert [(method, path, status, source) for method, path, status, source, _ in entries] == [
+        ("GET", "/api/v1/balance?user_id=qa-alice", 200, "app"), ("POST", "/api/v2/purchase_cheer?user_id=qa-alice", 200, "app")], entries
+    assert entries[1][4] == request_id
+    lines, r = appstore.ledger("--har", str(har))  # the id is learned from the app's post
+    assert r.returncode == 65, r.stdout + r.stderr
+    found = by_id(lines)
+    assert set(found) == {posted, forgotten}, lines
+    assert (found[posted]["verdict"], found[posted]["blame"], found[posted]["request_ids"]) == ("credited", None, [request_id])
+    assert found[posted]["words"] == "credited 200"
+    # The request id is the one the stand-in logged for the app's post (the proxy passed it on).
+    assert appstore.since(f"POST /api/v2/purchase_cheer?user_id=qa-alice 200 ") and appstore.since(request_id)
+    assert [line for line in appstore.since(request_id) if "POST /api/v2/purchase_cheer" in line]
+    assert (found[forgotten]["verdict"], found[forgotten]["blame"], found[forgotten]["request_ids"]) == ("not credited", "app", [])
+
+
+def test_phone_py_buys_then_posts_or_forgets_and_the_ledger_blames_the_app(appstore, start_proxy, tmp_path):
+    """scripts/phone.py's buying modes through the proxy: `buy` (bought at the App Store, then posted)
+    and `buy-forget` (bought, never posted)."""
+    har = tmp_path / "phone.har"
+    proxy = start_proxy(appstore.stub.url, "--har", str(har))
+    bought = phone(appstore.stub, proxy, "buy", "--bundle", "com.reiterate.cheer.100", "--quantity", "2")
+    forgot = phone(appstore.stub, proxy, "buy-forget", "--bundle", "com.reiterate.cheer.50")
+    assert [(line["op"], line["status"], line.get("then")) for line in bought] == [("appstore", 201, "post"), ("purchase", 200, None)], bought
+    assert bought[1]["transaction_id"] == bought[0]["transaction_id"]
+    assert [(line["op"], line["status"], line["then"]) for line in forgot] == [("appstore", 201, "forget")], forgot
+    assert proxy.stop() == 0
+    # Only the post went through the proxy: StoreKit's purchase never does.
+    assert [(method, path, source) for method, path, _, source, _ in app_har_entries(har)] == [
+        ("POST", "/api/v2/purchase_cheer?user_id=qa-alice", "app")]
+    lines, r = appstore.ledger("--har", str(har))
+    assert r.returncode == 65, r.stdout + r.stderr
+    found = by_id(lines)
+    posted, forgotten = str(bought[0]["transaction_id"]), str(forgot[0]["transaction_id"])
+    assert (found[posted]["verdict"], found[posted]["quantity"], found[posted]["request_ids"]) == ("credited", 2, [bought[1]["request_id"]])
+    assert (found[forgotten]["verdict"], found[forgotten]["blame"]) == ("not credited", "app")
 
 
 def test_a_post_the_backend_failed_is_the_servers_fault(appstore, tmp_path):
@@ -313,7 +382,7 @@ def test_the_probe_is_refused_in_a_read_only_environment(appstore):
     assert not appstore.since("/api/v2/purchase_cheer")
 
 
-def tester_purchases(appstore):
+def buy_tester_purchases(appstore):
     """The sandbox tester's purchases the App Store cases use: two unrefunded, one refunded, and another
     tester's purchase (made for qa-bob)."""
     ids = [appstore.purchase(), appstore.purchase(product="com.reiterate.cheer.100")]
@@ -327,7 +396,7 @@ APPSTORE_CASES = ["appstore-unknown-id", "appstore-other-product", "appstore-ref
 
 
 def test_negative_with_the_app_store_is_clean_on_a_stand_in_that_verifies(appstore):
-    ids, _, other = tester_purchases(appstore)
+    ids, _, other = buy_tester_purchases(appstore)
     r = appstore.run("negative", "--yes", "--json", "--pace", "0", "--transaction", ids[0], "--other-transaction", other, timeout=240)
     lines = [json.loads(line) for line in r.stdout.splitlines() if line.strip()]
     assert r.returncode == 0, r.stdout + r.stderr
@@ -346,7 +415,7 @@ def test_negative_with_the_app_store_is_clean_on_a_stand_in_that_verifies(appsto
     ("any_account", {"appstore-other-tester"}),
 ])
 def test_each_app_store_case_is_flagged_by_its_fault(appstore, fault, cases):
-    ids, _, other = tester_purchases(appstore)
+    ids, _, other = buy_tester_purchases(appstore)
     appstore.stub.fault(kind=fault, path="/api/v2/purchase_cheer")
     r = appstore.run("negative", "--yes", "--json", "--pace", "0", "--only", ",".join(APPSTORE_CASES),
                      "--transaction", ids[0], "--other-transaction", other, timeout=120)
@@ -364,3 +433,50 @@ def test_an_app_store_case_without_its_fact_is_not_judged(appstore):
     assert "appstore-refunded        not judged: the tester has no refunded purchase" in r.stdout
     assert "appstore-other-tester    not judged: needs --other-transaction" in r.stdout
     assert re.search(r"^appstore-unknown-id      refused 400 \(rq-", r.stdout, re.M), r.stdout
+
+
+@pytest.mark.parametrize("fault,status", [(None, 0), ("ignore_quantity", 65)])
+def test_buys_expected_credit_comes_from_the_app_stores_record(appstore, tmp_path, fault, status):
+    tx = appstore.purchase(product="com.reiterate.cheer.100", quantity=2)
+    if fault:
+        appstore.stub.fault(kind=fault, path="/api/v2/purchase_cheer")
+    r = appstore.run("buy", "--bundle", "com.reiterate.cheer.100", "--transaction-id", tx, "--yes", "--strict")
+    assert f"note: the App Store's record of {tx}: 2 × com.reiterate.cheer.100; the credit expected comes from it" in r.stderr
+    # The record's 2 × 100 is what the balance must rise by: a backend that credits one bundle is caught.
+    assert r.returncode == status, r.stdout + r.stderr
+    assert ("✔ purchase-balance: 1,450" if fault is None else "✗ purchase-balance") in r.stdout, r.stdout
+
+
+def test_the_tuis_purchases_tab_holds_the_apps_purchases_against_the_app_store(appstore, tui, tmp_path):
+    """The real binary in tmux, its proxy on: the app posts one of two App Store purchases through it;
+    tab 6 reads the App Store and shows both verdicts, Enter the verified record and the app's post."""
+    posted = appstore.purchase()
+    forgotten = appstore.purchase(product="com.reiterate.cheer.500")
+    home = tmp_path / "config"
+    (home / "reiterate-shop").mkdir(parents=True)
+    (home / "reiterate-shop" / "config.toml").write_text(appstore.config())
+    port = free_port()
+    t = tui(appstore.stub.url, width=140, height=36, env={"XDG_CONFIG_HOME": str(home)}, args=("--env", "stub", "--proxy", f"127.0.0.1:{port}"))
+    t.wait_for("app proxy")
+    app = requests.Session()
+    app.trust_env = False
+    app.proxies = {"http": f"http://127.0.0.1:{port}"}
+    app.headers["Authorization"] = f"Bearer {TOKEN}"
+    assert app.get(appstore.stub.url + "/api/v1/balance?user_id=qa-alice", timeout=10).status_code == 200
+    answer = app.post(appstore.stub.url + "/api/v2/purchase_cheer?user_id=qa-alice", timeout=10,
+                      json={"identifier": BUNDLE, "transaction_id": int(posted)})
+    assert answer.status_code == 200, answer.text
+    t.keys("6")
+    screen = t.wait_for("not credited", timeout=20)
+    # The list's rows (the detail beside them names the selected transaction too).
+    rows = {line.split()[2]: line for line in screen.splitlines() if re.match(r" \d\d:\d\d:\d\d ", line)}
+    assert "credited" in rows[posted] and "not credited" not in rows[posted], screen
+    assert "not credited" in rows[forgotten] and " app " in rows[forgotten] + " ", screen
+    assert "2 lines · 1 finding" in screen, screen
+    # The posted one (bought first, so the first line): its verified record and the app's post.
+    t.keys("Enter")
+    detail = t.wait_for("App Store (signature and chain verified)")
+    assert f"transaction: {posted}" in detail and "Backend: 1 post of it" in detail, detail
+    assert answer.headers["X-Request-Id"] in detail, detail
+    t.keys("Escape", "q")
+    assert t.wait_exit() == 0

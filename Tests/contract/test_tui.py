@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from conftest import ROOT, SHOP_BIN, Stub, tmux, wait_until, wcswidth
+from conftest import ROOT, SHOP_BIN, Stub, shop, tmux, wait_until, wcswidth
 
 
 def next_frame(t):
@@ -133,10 +133,25 @@ def test_make_run_shows_alice_and_leaves_no_stand_in_behind(tmp_path):
     session = subprocess.run(["ps", "-o", "sid=", "-p", pane], capture_output=True, text=True).stdout.strip()
     try:
         # `make run` builds first (incremental here, but it may wait for another build's lock).
-        screen = wait_until(lambda: tmux("capture-pane", "-p", "-t", "makerun").stdout, lambda s: "Balance 1,250 cheer" in s,
+        # 1,250 seeded, and its sandbox purchases: 200 and 100 × 2 credited, 50 credited and refunded.
+        screen = wait_until(lambda: tmux("capture-pane", "-p", "-t", "makerun").stdout, lambda s: "Balance 1,650 cheer" in s,
                             timeout=240, what="the balance on make run's screen", show=str)
         assert "qa-alice" in screen, screen
         assert stub_pids(session), "make run started a stand-in"
+        # The ledger against its stand-in, as the line make run printed says (the config it wrote, its HARs).
+        demo = ROOT / ".build" / "demo-run"
+        ledger = shop("ledger", "--env", "demo", "--transaction", "2000000000000001", "--json", "--har",
+                      *sorted((demo / "har").glob("*.har")), env={"XDG_CONFIG_HOME": str(demo)})
+        verdicts = [(line["product_id"], line["quantity"], line["verdict"], line["blame"])
+                    for line in map(json.loads, ledger.stdout.splitlines())]
+        assert (ledger.returncode, verdicts) == (65, [("com.reiterate.cheer.200", 1, "credited", None),
+                                                      ("com.reiterate.cheer.100", 2, "credited", None),
+                                                      ("com.reiterate.cheer.500", 1, "not credited", "app"),
+                                                      ("com.reiterate.cheer.50", 1, "refunded", None)]), ledger.stdout + ledger.stderr
+        # The line make run printed, on the screen the TUI's own (alternate) screen covers.
+        printed = tmux("capture-pane", "-p", "-a", "-J", "-t", "makerun").stdout
+        assert f"XDG_CONFIG_HOME={demo} {ROOT}/.build/debug/reiterate-shop ledger --env demo --transaction 2000000000000001 " \
+               f"--har {demo}/har/*.har" in printed, printed
         tmux("send-keys", "-t", "makerun", "q")
         ended = wait_until(lambda: status.read_text().strip() if status.exists() else "", timeout=15, what="make run ended")
         assert ended == "0", ended

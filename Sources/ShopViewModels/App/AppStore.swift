@@ -25,6 +25,8 @@ public final class AppStore {
     public var comparer: (any Comparer)?
     /// `F`: faults put into the app's proxy, by the program.
     public var proxyFaults: (any ProxyFaultPutter)?
+    /// The Purchases tab's ledger, read by the program (an environment with an App Store table).
+    public var ledgerReader: (any LedgerReader)?
 
     private let service: any ShopService
     private let cache: CacheStore?
@@ -238,6 +240,9 @@ public final class AppStore {
         switch effect {
         case let .putFault(spec):
             send(.proxy(.faultPut(await proxyFaults?.put(spec) ?? .failed("no app proxy runs in this session"))))
+        case .readLedger:
+            guard let ledgerReader else { return send(.ledgerRead(.failure(LedgerFailure("no App Store is configured for this environment")))) }
+            send(.ledgerRead(await ledgerReader.readLedger(exchanges: state.exchanges)))
         case let .saveSnapshot(user):
             guard let comparer else { return send(.snapshotSaved(.failure(CompareFailure("snapshots are not available here")))) }
             send(.snapshotSaved(await comparer.saveSnapshot(user: user)))

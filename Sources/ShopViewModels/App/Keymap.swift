@@ -108,7 +108,7 @@ extension String {
 /// Everything a key can ask for. The raw value is the name `[keys]` in `config.toml` uses.
 public enum Action: String, Sendable, Hashable, CaseIterable {
     case quit, interrupt, help, back
-    case nextTab = "next_tab", previousTab = "previous_tab", shop, history, requests, checks, live
+    case nextTab = "next_tab", previousTab = "previous_tab", shop, history, requests, checks, live, purchases
     case down, up, first, last
     case pageDown = "page_down", pageUp = "page_up"
     case nextPage = "next_page", previousPage = "previous_page"
@@ -203,11 +203,12 @@ public struct Keymap: Sendable, Equatable {
         Binding(.back, [.escape, .char("q")], "close this list", modes: [.help], hint: "close"),
         Binding(.nextTab, [.tab], "next tab"),
         Binding(.previousTab, [.backTab], "previous tab"),
-        Binding(.shop, [.char("1")], "Shop tab", hint: "tabs", hintWith: [.history, .requests, .checks, .live]),
+        Binding(.shop, [.char("1")], "Shop tab", hint: "tabs", hintWith: [.history, .requests, .checks, .live, .purchases]),
         Binding(.history, [.char("2")], "History tab"),
         Binding(.requests, [.char("3")], "Requests tab"),
         Binding(.checks, [.char("4")], "Checks tab: every write's verification"),
         Binding(.live, [.char("5")], "Live tab: what the watch saw, and how it reconciled"),
+        Binding(.purchases, [.char("6")], "Purchases tab: the App Store's purchases beside the backend's credits"),
         Binding(.down, [.char("j"), .down], "move down (full-size detail: scroll)", hint: "move", hintWith: [.up]),
         Binding(.up, [.char("k"), .up], "move up (full-size detail: scroll)"),
         Binding(.first, [.char("g"), .home], "first row (History: the newest entry of all)"),
@@ -222,6 +223,7 @@ public struct Keymap: Sendable, Equatable {
         Binding(.previousMatch, [.char("N")], "previous match", tabs: [.history]),
         Binding(.toggle, [.enter], "show / hide the comments; retry a page that failed", tabs: [.history], hint: "comments"),
         Binding(.toggle, [.enter], "details full size (j/k scroll) or beside the list", tabs: [.requests]),
+        Binding(.toggle, [.enter], "the verified transaction and its exchanges full size, or beside the list", tabs: [.purchases], hint: "detail"),
         Binding(.filter, [.char("/")], "filter the packs", tabs: [.shop], hint: "filter"),
         Binding(.sort, [.char("o")], "sort: shop order, name, price, cheer", tabs: [.shop], hint: "sort"),
         Binding(.refresh, [.char("r")], "refresh", hint: "refresh"),

@@ -1,7 +1,7 @@
 import Foundation
 
 public enum Tab: Int, Sendable, Equatable, Hashable, CaseIterable {
-    case shop = 1, history, requests, checks, live
+    case shop = 1, history, requests, checks, live, purchases
 
     public var title: String {
         switch self {
@@ -10,6 +10,7 @@ public enum Tab: Int, Sendable, Equatable, Hashable, CaseIterable {
         case .requests: return "Requests"
         case .checks: return "Checks"
         case .live: return "Live"
+        case .purchases: return "Purchases"
         }
     }
 }
@@ -157,15 +158,17 @@ extension ShopUpdate {
             case .help:
                 state.screen.showHelp.toggle()
                 return []
-            case .nextTab:
-                openTab(Tab(rawValue: state.screen.tab.rawValue % Tab.allCases.count + 1) ?? .shop, &state)
-                return []
-            case .previousTab:
-                openTab(Tab(rawValue: (state.screen.tab.rawValue + Tab.allCases.count - 2) % Tab.allCases.count + 1) ?? .shop, &state)
+            case .nextTab, .previousTab:
+                let step = action == .nextTab ? 0 : Tab.allCases.count - 2
+                let tab = Tab(rawValue: (state.screen.tab.rawValue + step) % Tab.allCases.count + 1) ?? .shop
+                if tab == .purchases { return openPurchases(&state) }
+                openTab(tab, &state)
                 return []
             case .shop, .history, .requests, .checks, .live:
                 openTab(action == .shop ? .shop : action == .history ? .history : action == .requests ? .requests : action == .checks ? .checks : .live, &state)
                 return []
+            case .purchases:
+                return openPurchases(&state)
             default:
                 return nil
             }

@@ -136,6 +136,8 @@ public struct AppState: Equatable, Sendable {
     public internal(set) var checks = ChecksState()
     /// The watch of the user under test, and its timeline: the Live tab.
     public internal(set) var watch = WatchState()
+    /// The App Store's purchases against the backend's credits: the Purchases tab.
+    public internal(set) var purchases = PurchasesState()
     /// The latest time a message brought (the update has no clock; an event the user made takes it).
     public internal(set) var clock: Date?
     public internal(set) var screen = ScreenState()
@@ -148,8 +150,9 @@ public struct AppState: Equatable, Sendable {
 
     /// `watch` as the settings make it; `compareTargets`, what `D` offers.
     public init(context: ShopContext, watch: WatchState = WatchState(), compareTargets: [String] = [],
-                historyPerPage: Int = HistoryState.defaultPerPage, historyCapacity: Int = 8) {
+                historyPerPage: Int = HistoryState.defaultPerPage, historyCapacity: Int = 8, appStore: Bool = false) {
         self.context = context
+        purchases = PurchasesState(enabled: appStore)
         self.watch = watch
         self.compareTargets = compareTargets
         history = HistoryState(perPage: historyPerPage, capacity: historyCapacity)
@@ -219,7 +222,7 @@ public struct AppState: Equatable, Sendable {
         switch screen.tab {
         case .shop: if case let .cached(_, at, _) = packs.list.phase { ages.append(at) }
         case .history: if case let .cached(_, at, _)? = history.current?.phase { ages.append(at) }
-        case .requests, .checks, .live: break
+        case .requests, .checks, .live, .purchases: break
         }
         return ages
     }

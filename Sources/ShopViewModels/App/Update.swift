@@ -52,6 +52,8 @@ public enum Message: Sendable {
     /// A comparison (`D`) came back; a snapshot (`S`) was saved, or not.
     case compared(Token, Result<DiffResult, CompareFailure>)
     case snapshotSaved(Result<String, CompareFailure>)
+    /// The Purchases tab's ledger was read, or not.
+    case ledgerRead(Result<LedgerView, LedgerFailure>)
 }
 
 extension Message {
@@ -124,6 +126,8 @@ public indirect enum Effect: Equatable, Sendable {
     /// Compare `a` with `b` (`D`); save a snapshot of `user` (`S`).
     case compare(Token, a: CompareSide, b: CompareSide, what: ComparedPart)
     case saveSnapshot(user: String)
+    /// Read the App Store's ledger for the Purchases tab (the program's `LedgerReader`).
+    case readLedger
 
     /// Whether the store starts it at once, wherever it stands (in a sequence or a batch too): a
     /// cancellation, what the front end does (quit, copy, alert), a report (the screen as it is now) and
@@ -208,6 +212,8 @@ public enum ShopUpdate {
             return pinsChanged(requests, outcome, &state)
         case let .snapshotSaved(result):
             return snapshotSaved(result, &state)
+        case let .ledgerRead(result):
+            return ledgerRead(result, &state)
         case let .text(c):
             return typed(c, &state)
         case let .select(index):
@@ -217,6 +223,7 @@ public enum ShopUpdate {
             case .requests: state.requests.select(index)
             case .checks: state.checks.list.select(index)
             case .live: state.watch.timeline.select(index)
+            case .purchases: state.purchases.list.select(index)
             case .history:
                 return moveCursor(to: index, &state)
             }
@@ -247,7 +254,8 @@ public enum ShopUpdate {
         switch action {
         case .refresh:
             state.steps.add("refreshed (r)")
-            return refresh(&state)
+            // On the Purchases tab, `r` reads the ledger again as well.
+            return refresh(&state) + (state.screen.tab == .purchases ? readLedger(&state) : [])
         case .back:
             // A search stops first, whichever tab is shown.
             if let stopped = stopSearches(&state) { return stopped }
@@ -272,6 +280,7 @@ public enum ShopUpdate {
             if action == .back { state.notice = nil }
             _ = state.watch.timeline.move(action, page: state.screen.pageSize)
             return []
+        case .purchases: return purchasesAction(action, &state)
         }
     }
 

@@ -225,7 +225,7 @@ extension ShopUpdate {
         state.write.sentAfter = state.exchanges.map(\.id).max() ?? 0
         let product = kind.spend?.product
         let packCheer = product.flatMap { p in state.packs.all.first { $0.identifier == p }?.cheerTotal }
-        let credit = kind.purchase.flatMap { WriteExpectation.credit($0.identifier, bundles: state.context.bundles) }
+        let credit = kind.purchase.flatMap { WriteExpectation.credit(of: $0, bundles: state.context.bundles) }
         let before = Verification.Before(balance: state.balance.value, historyTotal: state.history.totalCount, packCheer: packCheer,
                                          refusals: expectedRefusals(kind, state), packName: state.packName(product), credit: credit)
         state.write.action = ActionState(phase: .pending(kind, summary: summary, before: before))

@@ -74,6 +74,13 @@ public enum WriteExpectation {
     public static func credit(_ identifier: String, bundles: [CheerBundle]) -> Int? {
         bundles.first { $0.identifier == identifier }?.cheer
     }
+
+    /// The cheer `purchase` must credit: what the App Store's record says was paid (its product's bundle ×
+    /// its quantity) when it was read, else the bundle of the identifier sent.
+    public static func credit(of purchase: ShopWrite.Purchase, bundles: [CheerBundle]) -> Int? {
+        guard let paid = purchase.paid else { return credit(purchase.identifier, bundles: bundles) }
+        return credit(paid.product, bundles: bundles).map { $0.multipliedReportingOverflow(by: max(0, paid.quantity)).partialValue }
+    }
 }
 
 extension AppState {
