@@ -176,23 +176,30 @@ $(VENV)/.installed: Tests/contract/requirements.txt
 ## The demo: the stand-in on a free port in the background, the TUI against it as qa-alice;
 ## the stand-in is stopped when the TUI exits (q, Ctrl-C or a failure). The stand-in's App Store side is on
 ## (its test chain and API key in APPSTORE_DIR), and its purchase_cheer verifies each transaction with it
-## (APPSTORE_VERIFY= turns that off: made-up transaction ids are credited again). Before the TUI starts,
-## scripts/demo-purchases.py makes four sandbox purchases for qa-alice, credits three (one refunded after),
-## writes the `demo` environment with its App Store table to .build/demo-run/reiterate-shop/config.toml
-## (never the developer's own config) and prints the `reiterate-shop ledger` command to try.
+## (APPSTORE_VERIFY= turns that off: made-up transaction ids are credited again). The TUI runs with its app
+## proxy on a free port and the `make-run` environment, App Store table included, in
+## .build/demo-run/reiterate-shop/config.toml: a copy of the developer's own config with `make-run` appended
+## (the developer's file is never written; one that has a `make-run` already stops make run). Once the proxy
+## accepts connections, scripts/demo-purchases.py plays the app in the background (its output in
+## .build/demo-run/purchases.log): four sandbox purchases for qa-alice, three posted through the proxy (one
+## refunded after), so that the Purchases tab (6) judges them.
 APPSTORE_DIR ?= .build/appstore
 APPSTORE_VERIFY ?= --appstore-verify
+DEMO_RUN = $(CURDIR)/.build/demo-run
 run: build
-	@out=$$(mktemp); beside=; \
+	@out=$$(mktemp); beside=; app=; \
 	$(STUB) --port 0 --quiet --appstore-dir "$(abspath $(APPSTORE_DIR))" $(APPSTORE_VERIFY) > "$$out" & stub=$$!; \
-	trap 'kill $$stub $$beside 2>/dev/null; wait $$stub 2>/dev/null; rm -f "$$out"' EXIT INT TERM HUP; \
+	trap 'kill $$stub $$beside $$app 2>/dev/null; wait $$stub 2>/dev/null; rm -f "$$out"' EXIT INT TERM HUP; \
 	for i in $$(seq 200); do grep -q "listening on" "$$out" && break; sleep 0.05; done; \
 	url=$$(awk '/listening on/ {print $$4}' "$$out"); \
 	test -n "$$url" || { echo "error: reiterate-stub did not start" >&2; exit 1; }; \
-	$(PYTHON) scripts/demo-purchases.py "$$url" --appstore-dir "$(abspath $(APPSTORE_DIR))" \
-	  --config-home "$(CURDIR)/.build/demo-run" --shop $(SHOP) || true; \
+	proxy=127.0.0.1:$$($(PYTHON) scripts/demo-purchases.py port) || exit 1; \
+	$(PYTHON) scripts/demo-purchases.py config "$$url" --appstore-dir "$(abspath $(APPSTORE_DIR))" \
+	  --config-home "$(DEMO_RUN)" --shop $(SHOP) --proxy "$$proxy" || exit 1; \
+	$(PYTHON) scripts/demo-purchases.py post "$$url" --proxy "$$proxy" > "$(DEMO_RUN)/purchases.log" 2>&1 < /dev/null & app=$$!; \
 	if [ -n "$(RUN_BESIDE)" ]; then $(RUN_BESIDE) "$$url" & beside=$$!; fi; \
-	REITERATE_TOKEN=$${REITERATE_TOKEN:-dev-token} $(SHOP) --base-url "$$url" --user qa-alice $(RUN_ARGS) --cache-dir "$(CURDIR)/.build/demo-cache"
+	XDG_CONFIG_HOME="$(DEMO_RUN)" REITERATE_TOKEN=$${REITERATE_TOKEN:-dev-token} \
+	  $(SHOP) --env make-run --proxy "$$proxy" $(RUN_ARGS) --cache-dir "$(CURDIR)/.build/demo-cache"
 
 ## The TUI watching qa-alice (the 5 Live tab) while scripts/phone.py plays the phone: spends and
 ## purchases through the stand-in's API every few seconds, and now and then a fault that breaks a rule.

@@ -171,13 +171,19 @@ public actor AppStoreClient {
             return .failure(failure)
         case let .success(body):
             guard let signed = body["signedTransactionInfo"] as? String else { return .failure(.unreadable(what: AppStoreRead.transaction(transactionID: "").name)) }
-            return .success(await checker.check(signed))
+            let record = await checker.check(signed)
+            // The record must be of the transaction asked for: another is believed for nothing here.
+            if let t = record.transaction, t.transactionID != transactionID {
+                return .success(.notVerified(NotVerified(claimedTransactionID: t.transactionID, reason: .answeredFor(asked: transactionID))))
+            }
+            return .success(record)
         }
     }
 
     func listing(_ read: (String?) -> AppStoreRead) async -> Result<Listing, AppStoreFailure> {
         var listing = Listing()
         var revision: String?
+        var revisions = Set<String>()
         while true {
             guard listing.pages < maxPages else { return .failure(.tooManyPages(maxPages)) }
             let request = read(revision)
@@ -190,8 +196,8 @@ public actor AppStoreClient {
             listing.pages += 1
             for record in signed { listing.records.append(await checker.check(record)) }
             guard body["hasMore"] as? Bool == true else { return .success(listing) }
-            // A next page needs a new revision: the same one again would read the same page for ever.
-            guard let next = body["revision"] as? String, !next.isEmpty, next != revision else { return .failure(.unreadable(what: request.name)) }
+            // A next page needs a revision never seen: one seen before would read the same pages for ever.
+            guard let next = body["revision"] as? String, !next.isEmpty, revisions.insert(next).inserted else { return .failure(.unreadable(what: request.name)) }
             revision = next
         }
     }
@@ -232,7 +238,12 @@ public actor AppStoreClient {
                     : response.status == 429 ? .rateLimited(until: until)
                     : Self.appleError(response)
                 guard retry.retryableStatuses.contains(response.status) else { return .failure(failure) }
-                if let until { retryAfter = .milliseconds(max(0, Int64(until.timeIntervalSince(now()) * 1000))) }
+                // Compared in seconds first: a time centuries away must not overflow on the way to a Duration.
+                if let until {
+                    let seconds = until.timeIntervalSince(now())
+                    guard seconds.isFinite, seconds < 86_400 else { return .failure(failure) }
+                    retryAfter = .milliseconds(Int64(max(0, seconds) * 1000))
+                }
             }
             let elapsed = ContinuousClock.now - started
             guard let wait = retry.delay(afterAttempt: attempt, retryAfter: retryAfter, elapsed: elapsed, random: Double.random(in: 0..<1)) else {

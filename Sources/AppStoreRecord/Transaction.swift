@@ -47,6 +47,8 @@ public struct AppStoreTransaction: Sendable, Equatable {
               let id = Self.text(fields["transactionId"]), let bundle = fields["bundleId"] as? String,
               let product = fields["productId"] as? String
         else { return nil }
+        // A quantity, when the record has one, is 1 or more: anything else is no purchase to judge.
+        if let q = fields["quantity"] { guard let n = q as? NSNumber, n.doubleValue >= 1, n.doubleValue <= 1_000_000 else { return nil } }
         self.init(transactionID: id, bundleID: bundle, productID: product, type: fields["type"] as? String ?? "",
                   quantity: (fields["quantity"] as? NSNumber)?.intValue ?? 1, purchaseDate: Self.date(fields["purchaseDate"]),
                   signedDate: record.signedDate, environment: fields["environment"] as? String ?? "",
@@ -94,8 +96,10 @@ public struct NotVerified: Sendable, Equatable {
         /// Verified, but for another app (`bundleId`), or another App Store environment.
         case bundle(found: String, expected: String)
         case environment(found: String, expected: String)
-        /// Verified, but without a transaction id, bundle or product.
+        /// Verified, but without a transaction id, bundle or product, or with a quantity below 1.
         case incomplete
+        /// Verified, but the record of another transaction than the one asked for.
+        case answeredFor(asked: String)
     }
 
     public var claimedTransactionID: String?
@@ -111,7 +115,8 @@ public struct NotVerified: Sendable, Equatable {
         case let .record(rejection): rejection.words
         case let .bundle(found, expected): "it is a record of another app (bundle \(found), not \(expected))"
         case let .environment(found, expected): "it is a record of the App Store's \(found) environment, not \(expected)"
-        case .incomplete: "it lacks a transaction id, bundle or product"
+        case .incomplete: "it lacks a transaction id, bundle or product, or its quantity is below 1"
+        case let .answeredFor(asked): "it is the record of another transaction than \(asked), the one asked for"
         }
     }
 }

@@ -17,8 +17,11 @@ public enum Verdict: String, Sendable, CaseIterable, Codable {
     case notPaid = "not paid"
     /// A signed record that did not verify: no verdict rests on it.
     case notVerified = "not verified"
-    /// A credit that could not be checked (the App Store could not be read for it).
+    /// A credit that could not be checked (the App Store could not be read for it, or it is another
+    /// tester's purchase for another user).
     case notChecked = "not checked"
+    /// Paid, and no post of it among the exchanges given, which do not cover its time: not judged.
+    case notSeen = "not seen"
 }
 
 /// Whose fault a finding is.
@@ -75,7 +78,8 @@ public enum Lookup: Sendable, Equatable {
 public struct Ledger: Sendable, Equatable {
     public var lines: [LedgerLine]
     public var findings: Int { lines.filter(\.isFinding).count }
-    public var unchecked: Int { lines.filter { $0.verdict == .notChecked }.count }
+    /// Lines that judge nothing: the ledger is incomplete (a credit not checked, a purchase not seen).
+    public var unchecked: Int { lines.filter { $0.verdict == .notChecked || $0.verdict == .notSeen }.count }
 
     /// Judges. `history` is the customer's listing (every record checked); `refunds` the refund
     /// listing's records (a revocation may show there before the history has it); `lookups` what the
@@ -83,7 +87,13 @@ public struct Ledger: Sendable, Equatable {
     /// `catalog` the cheer of each product id (the environment's bundles).
     public static func judge(history: [CheckedRecord], refunds: [CheckedRecord] = [], lookups: [String: Lookup], events: [ShopEvent],
                              catalog: [String: Int]) -> Ledger {
-        let events = events.enumerated().sorted { ($0.element.at ?? .distantPast, $0.offset) < ($1.element.at ?? .distantPast, $1.offset) }.map(\.element)
+        // The same exchange read twice (a HAR given twice, two HARs that overlap) counts once.
+        var kept = Set<String>()
+        let unique = events.filter { e in
+            guard let id = e.requestID else { return true }
+            return kept.insert("\(id) \(e.at?.timeIntervalSince1970 ?? 0) \(e.source)").inserted
+        }
+        let events = unique.enumerated().sorted { ($0.element.at ?? .distantPast, $0.offset) < ($1.element.at ?? .distantPast, $1.offset) }.map(\.element)
         var lines: [LedgerLine] = []
         var ours: [String: AppStoreTransaction] = [:]
         var order: [String] = []
@@ -99,7 +109,12 @@ public struct Ledger: Sendable, Equatable {
                                         words: "the App Store's record is not believed: " + why.words, isFinding: true))
             }
         }
-        let judge = Judge(events: events, catalog: catalog)
+        // The shop users who posted this customer's purchases: another customer's credit is this ledger's for them.
+        let customersUsers = Set(events.filter { e in
+            guard let p = e.purchase else { return false }
+            return ours[p.transactionID.description] != nil
+        }.compactMap(\.user))
+        let judge = Judge(events: events, catalog: catalog, customersUsers: customersUsers)
         for id in order {
             guard let transaction = ours[id] else { continue }
             if let line = judge.line(for: transaction) { lines.append(line) }
@@ -128,152 +143,4 @@ public struct Ledger: Sendable, Equatable {
         }
         return needed
     }
-}
-
-/// The judging of one ledger, over the backend's events in time order.
-struct Judge {
-    let events: [ShopEvent]
-    let catalog: [String: Int]
-
-    func posts(of id: String) -> [Int] {
-        events.indices.filter { i in
-            switch events[i].purchase?.transactionID {
-            case let .number(n)?: String(n) == id
-            case let .text(s)?: s == id
-            default: false
-            }
-        }
-    }
-
-    /// The cheer a 200 at `index` added: its answer less the same user's balance seen just before it,
-    /// with no write between them that left the balance unknown. Nil when that was not seen.
-    func credited(at index: Int) -> (amount: Int, before: ShopEvent)? {
-        let post = events[index]
-        guard let after = post.balance else { return nil }
-        for i in stride(from: index - 1, through: 0, by: -1) where events[i].user == post.user {
-            let e = events[i]
-            if let balance = e.balance { return (after - balance, e) }
-            if e.isWrite { return nil }  // a write between with no balance in its answer: the start is unknown
-        }
-        return nil
-    }
-
-    func line(for t: AppStoreTransaction) -> LedgerLine? {
-        let indices = posts(of: t.transactionID)
-        let credits = indices.filter { events[$0].status == 200 }
-        // Only cheer is the shop's business: another kind of product matters only when it was credited.
-        guard t.isConsumable || !credits.isEmpty else { return nil }
-        let ids = indices.compactMap { events[$0].requestID }
-        let user = indices.first.flatMap { events[$0].user }
-        let expected = catalog[t.productID].map { $0 * t.quantity }
-        var line = LedgerLine(at: t.purchaseDate, transactionID: t.transactionID, productID: t.productID, quantity: t.quantity, requestIDs: ids,
-                              user: user, verdict: .credited, blame: nil, words: "", isFinding: false)
-        func set(_ verdict: Verdict, _ blame: Blame?, _ words: String, finding: Bool = true) -> LedgerLine {
-            line.verdict = verdict
-            line.blame = blame
-            line.words = words
-            line.isFinding = finding
-            return line
-        }
-        if !t.isConsumable {
-            return set(.notPaid, .server, "credited as cheer, but the App Store sold it as \(t.type.isEmpty ? "an unknown type" : t.type), not a consumable")
-        }
-        if let revoked = t.revocationDate { return refunded(t, revoked: revoked, credits: credits, line: &line) }
-        if credits.isEmpty {
-            if indices.isEmpty { return set(.notCredited, .app, "paid in the App Store, never posted to the backend") }
-            let unanswered = indices.filter { events[$0].status == nil }
-            if !unanswered.isEmpty {
-                return set(.notCredited, .unknown, "posted \(Self.times(indices.count)), no credit seen; \(unanswered.count == 1 ? "one answer was" : "\(unanswered.count) answers were") lost, so whether it was credited is not known (read the balance, or run --probe)")
-            }
-            let statuses = indices.compactMap { events[$0].status }.map(String.init).joined(separator: ", ")
-            return set(.notCredited, .server, "paid in the App Store; the backend refused or failed every post of it (\(statuses))")
-        }
-        if credits.count >= 2 { return set(.creditedTwice, .server, "credited \(credits.count) times; the contract credits a transaction once") }
-        let credit = events[credits[0]]
-        if let posted = credit.purchase?.identifier, posted != t.productID {
-            let seen = credited(at: credits[0]).map { ", credited \($0.amount)" } ?? ""
-            return set(.creditMismatch, .server, "posted as \(posted)\(seen), but the App Store sold \(t.quantity) × \(t.productID); the backend took the app's product id instead of the App Store's")
-        }
-        guard let expected else {
-            return set(.credited, nil, "credited; \(t.productID) is not among the environment's bundles, so the amount is not judged", finding: false)
-        }
-        guard let seen = credited(at: credits[0]) else {
-            return set(.credited, nil, "credited; the amount was not seen (no balance of the user just before the post)", finding: false)
-        }
-        if seen.amount != expected {
-            return set(.creditMismatch, .server, "credited \(seen.amount) (balance \(seen.before.balance ?? 0) → \(credit.balance ?? 0)), the App Store's record is \(t.quantity) × \(t.productID) = \(expected)")
-        }
-        return set(.credited, nil, "credited \(expected)", finding: false)
-    }
-
-    func refunded(_ t: AppStoreTransaction, revoked: Date, credits: [Int], line: inout LedgerLine) -> LedgerLine {
-        line.verdict = .refunded
-        line.blame = nil
-        line.isFinding = false
-        let reason = t.revocationReason == 1 ? " (reason: an issue in the app)" : t.revocationReason == 0 ? " (reason: other)" : ""
-        guard let first = credits.first else {
-            line.words = "refunded by the App Store\(reason); it was never credited, so there was nothing to take back"
-            return line
-        }
-        let amount = credited(at: first)?.amount ?? catalog[t.productID].map { $0 * t.quantity }
-        let user = events[first].user
-        // The user's balance seen last before the refund and first after it, with no write between.
-        let before = events.lastIndex { $0.user == user && $0.balance != nil && ($0.at ?? .distantFuture) < revoked }
-        let after = events.firstIndex { $0.user == user && $0.balance != nil && ($0.at ?? .distantPast) >= revoked }
-        guard let amount, let before, let after, before < after, let from = events[before].balance, let to = events[after].balance,
-              !events[(before + 1)..<after].contains(where: { $0.user == user && $0.isWrite })
-        else {
-            line.words = "refunded by the App Store\(reason); whether the backend took the cheer back was not seen (no balance read before and after the refund with no write between)"
-            return line
-        }
-        if to == from - amount {
-            line.words = "refunded by the App Store\(reason); the backend took back \(amount) (balance \(from) → \(to))"
-        } else if to == from {
-            line.words = "refunded by the App Store\(reason); the backend kept the \(amount) cheer (balance \(from) before and after)"
-            line.blame = .server
-            line.isFinding = true
-        } else {
-            line.words = "refunded by the App Store\(reason); the balance moved by \(to - from) across the refund, not by −\(amount): not judged"
-        }
-        return line
-    }
-
-    /// A credit whose transaction is not in the customer's history.
-    func unpaid(_ event: ShopEvent, _ purchase: ShopWrite.Purchase, credits: [ShopEvent], lookup: Lookup?) -> LedgerLine {
-        var line = LedgerLine(at: event.at, transactionID: purchase.transactionID.description, productID: purchase.identifier, quantity: nil,
-                              requestIDs: credits.compactMap(\.requestID), user: event.user, verdict: .notPaid, blame: .server, words: "", isFinding: true)
-        let twice = credits.count > 1 ? " (credited \(credits.count) times)" : ""
-        guard case .number = purchase.transactionID else {
-            line.words = "credited\(twice), but \(purchase.transactionID) is not an App Store transaction id"
-            return line
-        }
-        switch lookup {
-        case nil:
-            line.verdict = .notChecked
-            line.blame = nil
-            line.isFinding = false
-            line.words = "credited\(twice); not looked up in the App Store (past the ledger's bound of lookups)"
-        case .unknown?:
-            line.words = "credited\(twice), but the App Store does not know this transaction (for this app); the contract says the backend verifies first"
-        case let .failed(failure)?:
-            line.verdict = .notChecked
-            line.blame = nil
-            line.isFinding = false
-            line.words = "credited\(twice); its App Store record could not be read: " + failure.words
-        case let .record(.notVerified(why))?:
-            line.verdict = .notVerified
-            line.blame = nil
-            line.words = "credited\(twice); the App Store's record of it is not believed: " + why.words
-        case let .record(.verified(t))?:
-            line.quantity = t.quantity
-            if !t.isConsumable {
-                line.words = "credited\(twice), but the App Store sold it as \(t.type), not a consumable"
-            } else {
-                line.words = "credited\(twice), but it is another customer's purchase (not in this customer's App Store history)"
-            }
-        }
-        return line
-    }
-
-    static func times(_ n: Int) -> String { n == 1 ? "once" : n == 2 ? "twice" : "\(n) times" }
 }

@@ -29,14 +29,20 @@ extension Ledger {
             var l = line
             if let id = result.requestID { l.requestIDs.append(id) }
             switch result {
+            case .credited where [.credited, .creditMismatch, .creditedTwice].contains(line.verdict):
+                // Credited before (the exchanges show it), and credited again: a replayed transaction.
+                l.verdict = .creditedTwice
+                l.blame = .server
+                l.words = "credited before, and the probe's repeat was credited again (200, not 409)"
+                l.isFinding = true
             case .credited:
-                // Paid, and the backend had not credited it: whatever the HAR files showed, this is now known.
+                // Paid, and the backend had not credited it: whatever the exchanges showed, this is now known.
                 l.verdict = .notCredited
-                l.blame = line.verdict == .notCredited ? line.blame : .server
-                l.words = "paid, never credited; credited now by the probe" + (line.verdict == .notCredited ? " (before: \(line.words))" : "")
+                l.blame = line.verdict == .notCredited ? line.blame : .unknown
+                l.words = "paid, never credited; credited now by the probe" + (line.verdict == .notCredited || line.verdict == .notSeen ? " (before: \(line.words))" : "")
                 l.isFinding = true
             case .alreadyCredited:
-                if line.verdict == .notCredited {
+                if line.verdict == .notCredited || line.verdict == .notSeen {
                     // The backend has it: by a post the HAR files given do not hold.
                     l.verdict = .credited
                     l.blame = nil
@@ -47,7 +53,8 @@ extension Ledger {
                 }
             case let .refused(status, code, _):
                 let answer = "\(status)" + (code.map { " \($0)" } ?? "")
-                if line.verdict == .notCredited {
+                if line.verdict == .notCredited || line.verdict == .notSeen {
+                    l.verdict = .notCredited
                     l.words += "; the probe's post was refused too (\(answer)): the backend refuses a real App Store purchase"
                     l.blame = .server
                     l.isFinding = true

@@ -12,10 +12,14 @@ public struct ShopEvent: Sendable, Equatable {
         case purchase(ShopWrite.Purchase)
         /// A `spend_cheer` post.
         case spend
+        /// A `purchase_cheer` post whose body could not be read: a write whose effect is not known.
+        case unreadablePurchase
     }
 
     public var kind: Kind
     public var at: Date?
+    /// When its answer had come (its start and duration), when known.
+    public var end: Date?
     /// The shop user it was for (`user_id`), when the request named one.
     public var user: String?
     /// The answer's status; nil when no answer came.
@@ -26,9 +30,10 @@ public struct ShopEvent: Sendable, Equatable {
     /// Whose request: `tool` or `app` (the HAR's `_source`), and the file it came from.
     public var source: String
 
-    public init(kind: Kind, at: Date?, user: String?, status: Int?, balance: Int?, requestID: String?, source: String) {
+    public init(kind: Kind, at: Date?, end: Date? = nil, user: String?, status: Int?, balance: Int?, requestID: String?, source: String) {
         self.kind = kind
         self.at = at
+        self.end = end ?? at
         self.user = user
         self.status = status
         self.balance = balance
@@ -73,10 +78,12 @@ public enum ShopEvents {
         case "GET" where path.hasSuffix(Balance.endpoint.path): kind = .balance
         case "POST" where path.hasSuffix(SpendCheer.endpoint.path): kind = .spend
         case "POST" where path.hasSuffix(PurchaseCheer.endpoint.path):
-            guard case let .object(post)? = request["postData"], case let .string(text)? = post["text"],
-                  let purchase = ShopWrite(operation: PurchaseCheer.endpoint.operation, body: Array(text.utf8))?.purchase
-            else { return nil }
-            kind = .purchase(purchase)
+            if case let .object(post)? = request["postData"], case let .string(text)? = post["text"],
+               let purchase = ShopWrite(operation: PurchaseCheer.endpoint.operation, body: Array(text.utf8))?.purchase {
+                kind = .purchase(purchase)
+            } else {
+                kind = .unreadablePurchase
+            }
         default: return nil
         }
         var status: Int?
@@ -97,8 +104,14 @@ public enum ShopEvents {
         }
         var at: Date?
         if case let .string(started)? = entry["startedDateTime"] { at = ISO8601.parse(started) }
+        var end = at
+        switch entry["time"] {
+        case let .int(ms)?: end = at.map { $0 + Double(max(0, ms)) / 1000 }
+        case let .double(ms)? where ms.isFinite: end = at.map { $0 + max(0, ms) / 1000 }
+        default: break
+        }
         let who: String = if case let .string(s)? = entry["_source"] { s } else { source }
-        return ShopEvent(kind: kind, at: at, user: query["user_id"], status: status, balance: balance, requestID: requestID, source: who)
+        return ShopEvent(kind: kind, at: at, end: end, user: query["user_id"], status: status, balance: balance, requestID: requestID, source: who)
     }
 
     /// `http://host/api/v1/balance?user_id=x` → (`/api/v1/balance`, `["user_id": "x"]`).
@@ -122,8 +135,11 @@ extension ShopEvents {
             case Balance.endpoint.operation: kind = .balance
             case SpendCheer.endpoint.operation: kind = .spend
             case PurchaseCheer.endpoint.operation:
-                guard let body = e.requestBodyPreview, let purchase = ShopWrite(operation: operation, body: Array(body.utf8))?.purchase else { return nil }
-                kind = .purchase(purchase)
+                if let body = e.requestBodyPreview, let purchase = ShopWrite(operation: operation, body: Array(body.utf8))?.purchase {
+                    kind = .purchase(purchase)
+                } else {
+                    kind = .unreadablePurchase
+                }
             default: return nil
             }
             var balance: Int?
@@ -131,8 +147,9 @@ extension ShopEvents {
                 balance = b
             }
             let query = split("http://host" + e.path)?.1 ?? [:]
-            return ShopEvent(kind: kind, at: e.startedAt, user: query["user_id"], status: e.status, balance: balance, requestID: e.requestID,
-                             source: e.source.rawValue)
+            let seconds = Double(e.duration.components.seconds) + Double(e.duration.components.attoseconds) / 1e18
+            return ShopEvent(kind: kind, at: e.startedAt, end: e.startedAt + max(0, seconds), user: query["user_id"], status: e.status, balance: balance,
+                             requestID: e.requestID, source: e.source.rawValue)
         }
     }
 }

@@ -141,13 +141,17 @@ struct LedgerCommand: AsyncParsableCommand {
             var run = ProbeRun()
             let before = await settledBalance(client, user: settings.user)
             var credited = 0
+            // A credit whose cheer is not known (a product outside the bundles) leaves the balance unjudged.
+            var creditKnown = true
             for t in transactions {
                 guard let id = UInt64(t.transactionID) else { continue }
                 let post = PurchaseCheer(ShopWrite.Purchase(identifier: t.productID, transactionID: .number(id)), user: settings.user)
                 do {
                     let answer = try await client.sendAnswered(post)
                     run.results[t.transactionID] = .credited(requestID: answer.requestID)
-                    credited += (catalog[t.productID] ?? 0) * t.quantity
+                    let (cheer, overflow) = (catalog[t.productID] ?? 0).multipliedReportingOverflow(by: t.quantity)
+                    let (sum, past) = credited.addingReportingOverflow(cheer)
+                    if catalog[t.productID] == nil || overflow || past { creditKnown = false } else { credited = sum }
                 } catch let error as ShopAPIError {
                     if error.status == 409 {
                         run.results[t.transactionID] = .alreadyCredited(requestID: error.requestID)
@@ -161,14 +165,19 @@ struct LedgerCommand: AsyncParsableCommand {
                 }
             }
             let after = await settledBalance(client, user: settings.user)
-            if let before, let after {
+            if let before, let after, creditKnown {
                 let unanswered = run.results.values.contains(.unanswered)
-                if after - before == credited {
+                let (moved, overflow) = after.subtractingReportingOverflow(before)
+                if overflow {
+                    run.balanceWords = "the balance before and after the probe is past what can be compared: not judged"
+                } else if moved == credited {
                     run.balanceWords = "the balance went from \(before) to \(after), as the probe's answers say"
                 } else if !unanswered {
-                    run.balanceWords = "the balance went from \(before) to \(after); the probe's answers account for \(credited >= 0 ? "+" : "")\(credited): a 409 changed it"
+                    run.balanceWords = "the balance went from \(before) to \(after); the probe's answers account for +\(credited) (its 200s), so it moved otherwise than they say"
                     run.balanceFinding = true
                 }
+            } else if !creditKnown {
+                run.balanceWords = "a probe credited a product outside the environment's bundles: what it changed is not judged"
             } else {
                 run.balanceWords = "the balance before and after the probe was not settled (two reads disagreed or failed): what the probe changed is not judged"
             }
@@ -209,6 +218,11 @@ struct LedgerCommand: AsyncParsableCommand {
             if history != nil { break }
         }
         guard let history else { return .failure(lastFailure) }
+        // The listing must be the customer's of the id asked for: it lists that id (unless nothing in it verified).
+        let verified = history.records.compactMap(\.transaction)
+        if !verified.isEmpty, !verified.contains(where: { $0.transactionID == anchor }) {
+            return .failure(.unreadable(what: "the transaction history of \(anchor) (it does not list \(anchor))"))
+        }
         let refunds: Listing
         switch await client.refunds(of: anchor) {
         case let .success(listing): refunds = listing

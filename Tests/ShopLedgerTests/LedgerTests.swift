@@ -64,10 +64,52 @@ import Testing
         #expect(line.verdict == .creditedTwice && line.blame == .server && line.requestIDs == ["post-1", "post-2"])
     }
 
-    @Test func aPurchaseNeverPostedIsNotCreditedByTheApp() throws {
-        let ledger = Ledger.judge(history: [Self.paid("7")], lookups: [:], events: [Self.balance(0, at: 1)], catalog: Self.catalog)
-        let line = try Self.only(ledger)
+    @Test func aPurchaseNeverPostedIsNotCreditedByTheAppWhenTheExchangesCoverIt() throws {
+        // The exchanges began before the purchase and went on past the grace period: it was never posted.
+        let covered = Ledger.judge(history: [Self.paid("7")], lookups: [:], events: [Self.balance(0, at: -1), Self.balance(0, at: 10)], catalog: Self.catalog)
+        let line = try Self.only(covered)
         #expect(line.verdict == .notCredited && line.blame == .app && line.isFinding && line.requestIDs.isEmpty)
+        // They began after it (it may have been posted before), or end within the grace period: not seen, no finding.
+        for events in [[Self.balance(0, at: 1), Self.balance(0, at: 60)], [Self.balance(0, at: -1), Self.balance(0, at: 3)], []] {
+            let unseen = try Self.only(Ledger.judge(history: [Self.paid("7")], lookups: [:], events: events, catalog: Self.catalog))
+            #expect(unseen.verdict == .notSeen && unseen.blame == nil && !unseen.isFinding, "\(events)")
+        }
+    }
+
+    @Test func aPostAnswered409IsACreditBeforeNotARefusal() throws {
+        let ledger = Ledger.judge(history: [Self.paid("7")], lookups: [:], events: [Self.post(7, status: 409, at: 1)], catalog: Self.catalog)
+        let line = try Self.only(ledger)
+        #expect(line.verdict == .credited && !line.isFinding && line.words.contains("answered 409"))
+    }
+
+    @Test func aRefusalBlamesTheAppWhenItPostedAnotherProductAndNoOneForSignIn() throws {
+        let wrong = Ledger.judge(history: [Self.paid("7")], lookups: [:], events: [Self.post(7, "com.reiterate.cheer.500", status: 400, at: 1)], catalog: Self.catalog)
+        #expect(try Self.only(wrong).blame == .app && (try Self.only(wrong).words.contains("posted it as com.reiterate.cheer.500")))
+        let signIn = Ledger.judge(history: [Self.paid("7")], lookups: [:], events: [Self.post(7, status: 401, at: 1)], catalog: Self.catalog)
+        #expect(try Self.only(signIn).blame == .unknown)
+    }
+
+    @Test func anAmountNeedsANamedUserAndABaselineThatEndedBeforeThePost() throws {
+        // No user named (production: the token names the user): the amount is not judged.
+        var anonymous = Self.post(7, status: 200, answer: 300, at: 2)
+        anonymous.user = nil
+        var before = Self.balance(100, at: 1)
+        before.user = nil
+        let line = try Self.only(Ledger.judge(history: [Self.paid("7")], lookups: [:], events: [before, anonymous], catalog: Self.catalog))
+        #expect(line.verdict == .credited && !line.isFinding && line.words.contains("not seen"))
+        // A read still out when the post began may have been served after it.
+        var late = Self.balance(100, at: 1)
+        late.end = Self.t0 + 2.5
+        let overlapping = try Self.only(Ledger.judge(history: [Self.paid("7")], lookups: [:], events: [late, Self.post(7, status: 200, answer: 300, at: 2)],
+                                                     catalog: Self.catalog))
+        #expect(overlapping.verdict == .credited && !overlapping.isFinding)
+    }
+
+    @Test func aCreditAfterTheRefundIsTheServersFault() throws {
+        let ledger = Ledger.judge(history: [Self.paid("7", revoked: Self.t0 + 1)], lookups: [:], events: [Self.post(7, status: 200, answer: 200, at: 2)],
+                                  catalog: Self.catalog)
+        let line = try Self.only(ledger)
+        #expect(line.verdict == .refunded && line.blame == .server && line.isFinding && line.words.contains("then credited"))
     }
 
     @Test func aPurchaseRefusedByTheBackendIsNotCreditedByTheServer() throws {
@@ -116,6 +158,7 @@ import Testing
 
     @Test func creditsWithNoPaymentAreNotPaidWithTheirReason() throws {
         let events = [
+            Self.post(99, status: 200, answer: 0, at: 0.5),
             Self.post(11, status: 200, answer: 200, at: 1), Self.post(12, status: 200, answer: 400, at: 2), Self.post(13, status: 200, answer: 600, at: 3),
             ShopEvent(kind: .purchase(.init(identifier: "com.reiterate.cheer.200", transactionID: .text("abc"))), at: Self.t0 + 4, user: "qa-alice",
                       status: 200, balance: 800, requestID: "t", source: "app"),
@@ -129,9 +172,14 @@ import Testing
         #expect(byID["12"]?.verdict == .notPaid && byID["12"]?.words.contains("another customer") == true)
         #expect(byID["13"]?.verdict == .notPaid && byID["13"]?.words.contains("Non-Consumable") == true)
         #expect(byID["\"abc\""]?.verdict == .notPaid && byID["\"abc\""]?.blame == .server)
-        // The refused post (409) is no credit: nothing is said of 14. The paid 99 was never posted.
-        #expect(byID["14"] == nil && byID["99"]?.verdict == .notCredited)
-        #expect(ledger.findings == 5)
+        // The refused post (409) is no credit: nothing is said of 14. The paid 99 was credited.
+        #expect(byID["14"] == nil && byID["99"]?.verdict == .credited)
+        #expect(ledger.findings == 4)
+        // Another customer's purchase credited to a user who posted none of this customer's: not this ledger's.
+        let bob = Ledger.judge(history: [Self.paid("99")], lookups: ["12": .record(Self.paid("12"))],
+                               events: [Self.post(99, status: 200, answer: 0, at: 0.5), Self.post(12, status: 200, answer: 400, at: 2, user: "qa-bob")],
+                               catalog: Self.catalog)
+        #expect(bob.lines.first { $0.transactionID == "12" }?.verdict == .notChecked && bob.findings == 0)
     }
 
     @Test func aCreditThatCouldNotBeLookedUpIsNotCheckedNotAFinding() throws {
@@ -165,7 +213,8 @@ import Testing
 @Suite struct ProbeTests {
     static func ledger() -> Ledger {
         Ledger.judge(history: [LedgerTests.paid("1"), LedgerTests.paid("2"), LedgerTests.paid("3"), LedgerTests.paid("4")], lookups: [:],
-                     events: [LedgerTests.balance(0, at: 1), LedgerTests.post(1, status: 200, answer: 200, at: 2), LedgerTests.post(4, status: 400, at: 3)],
+                     events: [LedgerTests.balance(0, at: -1), LedgerTests.balance(0, at: 1), LedgerTests.post(1, status: 200, answer: 200, at: 2),
+                              LedgerTests.post(4, status: 400, at: 3), LedgerTests.balance(200, at: 10)],
                      catalog: LedgerTests.catalog)
     }
 
@@ -184,5 +233,8 @@ import Testing
         #expect(byID["3"]?.verdict == .credited && byID["3"]?.isFinding == false && byID["3"]?.words.contains("not in the HAR files") == true)
         #expect(byID["4"]?.verdict == .notCredited && byID["4"]?.blame == .server && byID["4"]?.words.contains("400 unverified_transaction") == true)
         #expect(after.findings == 2 && before.findings == 3)
+        // A credited one whose repeat is credited again: a replay, the server's.
+        let replayed = before.probed(["1": .credited(requestID: "p1")]).lines.first { $0.transactionID == "1" }
+        #expect(replayed?.verdict == .creditedTwice && replayed?.blame == .server && replayed?.isFinding == true)
     }
 }

@@ -35,7 +35,7 @@ import Testing
             .notVerified(NotVerified(claimedTransactionID: "2000000000000009", reason: .record(.untrustedChain(.otherRoot)))),
         ]
         let events = [
-            event(.balance, 1, balance: 1250, id: "rq-b1"), event(post(2_000_000_000_000_001), 2, balance: 1450, id: "rq-p1"),
+            event(.balance, -1, balance: 1250, id: "rq-b0"), event(.balance, 1, balance: 1250, id: "rq-b1"), event(post(2_000_000_000_000_001), 2, balance: 1450, id: "rq-p1"),
             event(post(2_000_000_000_000_003, "com.reiterate.cheer.100"), 3, balance: 1550, id: "rq-p3"),
             event(post(2_000_000_000_000_004, "com.reiterate.cheer.50"), 4, balance: 1600, id: "rq-p4a"),
             event(post(2_000_000_000_000_004, "com.reiterate.cheer.50"), 5, balance: 1650, id: "rq-p4b"),

@@ -8,6 +8,7 @@ import json
 import os
 import re
 import stat
+import time
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,14 @@ from conftest import TOKEN, Stub, free_port, shop
 from test_pairing import phone
 
 BUNDLE = "com.reiterate.cheer.200"
+# The ledger calls a purchase "never posted" only when the exchanges given go on this long after it.
+GRACE = 5.0
+
+
+def past_the_grace():
+    """Waits out the ledger's grace period after the last purchase (a wait the rule itself asks for: the
+    exchanges must go on past it for a purchase with no post to be the app's fault)."""
+    time.sleep(GRACE + 0.2)  # the ledger's grace period, not a synchronisation
 
 
 class AppStore:
@@ -116,14 +125,22 @@ def test_a_purchase_posted_once_is_credited_with_its_request_id(appstore, tmp_pa
 
 
 def test_a_purchase_never_posted_is_the_apps_fault(appstore, tmp_path):
+    hars = [str(tmp_path / name) for name in ("start.har", "buy.har", "end.har")]
+    # The exchanges begin before the purchases and go on past the grace period after them.
+    assert appstore.run("print", "balance", "--har", hars[0]).returncode == 0
     posted = appstore.purchase()
     forgotten = appstore.purchase(product="com.reiterate.cheer.500")
-    assert appstore.buy(posted, tmp_path / "buy.har").returncode == 0
-    lines, r = appstore.ledger("--har", str(tmp_path / "buy.har"))  # the id is learned from the HAR
+    assert appstore.buy(posted, Path(hars[1])).returncode == 0
+    past_the_grace()
+    assert appstore.run("print", "balance", "--har", hars[2]).returncode == 0
+    lines, r = appstore.ledger("--har", *hars)  # the id is learned from the HAR
     assert r.returncode == 65, r.stderr
     found = by_id(lines)
     assert found[posted]["verdict"] == "credited"
     assert (found[forgotten]["verdict"], found[forgotten]["blame"], found[forgotten]["request_ids"]) == ("not credited", "app", [])
+    # The same without the exchanges after it: not seen (it may still be on its way), no finding.
+    lines, r = appstore.ledger("--har", *hars[:2])
+    assert r.returncode == 69 and by_id(lines)[forgotten]["verdict"] == "not seen", r.stdout
 
 
 def app_har_entries(har: Path) -> list:
@@ -138,8 +155,6 @@ def test_the_apps_post_through_the_proxy_is_read_from_its_har(appstore, start_pr
     """The backend's side from the app's own traffic: the app (Python's requests, with the proxy as its
     HTTP proxy) reads its balance and posts one of two App Store purchases; the ledger reads only the
     HAR `proxy --har` wrote."""
-    posted = appstore.purchase()
-    forgotten = appstore.purchase(product="com.reiterate.cheer.500")
     har = tmp_path / "app.har"
     proxy = start_proxy(appstore.stub.url, "--har", str(har))
     app = requests.Session()
@@ -147,15 +162,20 @@ def test_the_apps_post_through_the_proxy_is_read_from_its_har(appstore, start_pr
     app.proxies = {"http": proxy.url}
     app.headers["Authorization"] = f"Bearer {TOKEN}"
     assert app.get(appstore.stub.url + "/api/v1/balance?user_id=qa-alice", timeout=10).status_code == 200
+    posted = appstore.purchase()
+    forgotten = appstore.purchase(product="com.reiterate.cheer.500")
     answer = app.post(appstore.stub.url + "/api/v2/purchase_cheer?user_id=qa-alice", timeout=10,
                       json={"identifier": BUNDLE, "transaction_id": int(posted)})
     assert answer.status_code == 200, answer.text
     request_id = answer.headers["X-Request-Id"]
+    past_the_grace()
+    assert app.get(appstore.stub.url + "/api/v1/balance?user_id=qa-alice", timeout=10).status_code == 200
     assert proxy.stop() == 0  # the HAR is written as the proxy ends
-    # The app's two exchanges, as the stand-in answered them; nothing else.
+    # The app's three exchanges, as the stand-in answered them; nothing else.
     entries = app_har_entries(har)
     assert [(method, path, status, source) for method, path, status, source, _ in entries] == [
-        ("GET", "/api/v1/balance?user_id=qa-alice", 200, "app"), ("POST", "/api/v2/purchase_cheer?user_id=qa-alice", 200, "app")], entries
+        ("GET", "/api/v1/balance?user_id=qa-alice", 200, "app"), ("POST", "/api/v2/purchase_cheer?user_id=qa-alice", 200, "app"),
+        ("GET", "/api/v1/balance?user_id=qa-alice", 200, "app")], entries
     assert entries[1][4] == request_id
     lines, r = appstore.ledger("--har", str(har))  # the id is learned from the app's post
     assert r.returncode == 65, r.stdout + r.stderr
@@ -176,13 +196,17 @@ def test_phone_py_buys_then_posts_or_forgets_and_the_ledger_blames_the_app(appst
     proxy = start_proxy(appstore.stub.url, "--har", str(har))
     bought = phone(appstore.stub, proxy, "buy", "--bundle", "com.reiterate.cheer.100", "--quantity", "2")
     forgot = phone(appstore.stub, proxy, "buy-forget", "--bundle", "com.reiterate.cheer.50")
+    past_the_grace()
+    after = requests.get(appstore.stub.url + "/api/v1/balance?user_id=qa-alice", proxies={"http": proxy.url}, timeout=10,
+                         headers={"Authorization": f"Bearer {TOKEN}"})
+    assert after.status_code == 200
     assert [(line["op"], line["status"], line.get("then")) for line in bought] == [("appstore", 201, "post"), ("purchase", 200, None)], bought
     assert bought[1]["transaction_id"] == bought[0]["transaction_id"]
     assert [(line["op"], line["status"], line["then"]) for line in forgot] == [("appstore", 201, "forget")], forgot
     assert proxy.stop() == 0
     # Only the post went through the proxy: StoreKit's purchase never does.
     assert [(method, path, source) for method, path, _, source, _ in app_har_entries(har)] == [
-        ("POST", "/api/v2/purchase_cheer?user_id=qa-alice", "app")]
+        ("POST", "/api/v2/purchase_cheer?user_id=qa-alice", "app"), ("GET", "/api/v1/balance?user_id=qa-alice", "app")]
     lines, r = appstore.ledger("--har", str(har))
     assert r.returncode == 65, r.stdout + r.stderr
     found = by_id(lines)
@@ -321,9 +345,9 @@ def test_a_429_waits_until_apples_retry_after_in_milliseconds(appstore, tmp_path
 def test_every_page_of_a_long_history_is_read(appstore, tmp_path):
     ids = [appstore.purchase() for _ in range(45)]
     lines, r = appstore.ledger("--transaction", ids[0])
-    assert r.returncode == 65  # none was posted
+    assert r.returncode == 69  # no exchanges given: every purchase is "not seen", and the ledger is incomplete
     assert sorted(line["transaction_id"] for line in lines) == sorted(ids)
-    assert {line["verdict"] for line in lines} == {"not credited"}
+    assert {line["verdict"] for line in lines} == {"not seen"}
     assert len(appstore.since("/inApps/v2/history/")) == 3  # 20 + 20 + 5
 
 
@@ -350,7 +374,7 @@ def test_no_key_or_token_text_in_anything_a_run_leaves(appstore, tmp_path):
 def test_the_probe_lists_without_yes_and_sends_nothing(appstore, tmp_path):
     tx = appstore.purchase()
     r = appstore.run("ledger", "--transaction", tx, "--probe")
-    assert r.returncode == 65  # never posted: the ledger's own finding
+    assert r.returncode == 69  # no exchanges given: not seen, the ledger incomplete
     assert f'probe would post: purchase_cheer {{"identifier": "{BUNDLE}", "transaction_id": {tx}}} as qa-alice' in r.stdout
     assert "probe: nothing was sent (1 post); add --yes to send" in r.stdout
     assert not appstore.since("/api/v2/purchase_cheer")
@@ -365,7 +389,8 @@ def test_the_probe_credits_what_was_never_credited_and_a_credited_one_answers_40
     assert r.returncode == 65, r.stdout + r.stderr
     found = by_id(lines)
     assert found[credited]["verdict"] == "credited" and found[credited]["words"].endswith("the probe's repeat answered 409")
-    assert (found[forgotten]["verdict"], found[forgotten]["blame"]) == ("not credited", "app")
+    # Bought before the exchanges began: the ledger had not seen it; the probe shows it was never credited.
+    assert (found[forgotten]["verdict"], found[forgotten]["blame"]) == ("not credited", "not known")
     assert found[forgotten]["words"].startswith("paid, never credited; credited now by the probe")
     # One post each, and the balance moved by the forgotten one's 500 only (two settled reads each side).
     assert len(appstore.since("/api/v2/purchase_cheer")) == posts_before + 2
@@ -450,8 +475,6 @@ def test_buys_expected_credit_comes_from_the_app_stores_record(appstore, tmp_pat
 def test_the_tuis_purchases_tab_holds_the_apps_purchases_against_the_app_store(appstore, tui, tmp_path):
     """The real binary in tmux, its proxy on: the app posts one of two App Store purchases through it;
     tab 6 reads the App Store and shows both verdicts, Enter the verified record and the app's post."""
-    posted = appstore.purchase()
-    forgotten = appstore.purchase(product="com.reiterate.cheer.500")
     home = tmp_path / "config"
     (home / "reiterate-shop").mkdir(parents=True)
     (home / "reiterate-shop" / "config.toml").write_text(appstore.config())
@@ -463,9 +486,14 @@ def test_the_tuis_purchases_tab_holds_the_apps_purchases_against_the_app_store(a
     app.proxies = {"http": f"http://127.0.0.1:{port}"}
     app.headers["Authorization"] = f"Bearer {TOKEN}"
     assert app.get(appstore.stub.url + "/api/v1/balance?user_id=qa-alice", timeout=10).status_code == 200
+    posted = appstore.purchase()
+    forgotten = appstore.purchase(product="com.reiterate.cheer.500")
     answer = app.post(appstore.stub.url + "/api/v2/purchase_cheer?user_id=qa-alice", timeout=10,
                       json={"identifier": BUNDLE, "transaction_id": int(posted)})
     assert answer.status_code == 200, answer.text
+    past_the_grace()
+    assert app.get(appstore.stub.url + "/api/v1/balance?user_id=qa-alice", timeout=10).status_code == 200
+    t.wait_for("3 app")  # the app's three exchanges are in the session before the tab reads
     t.keys("6")
     screen = t.wait_for("not credited", timeout=20)
     # The list's rows (the detail beside them names the selected transaction too).

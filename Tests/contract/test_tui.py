@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from conftest import ROOT, SHOP_BIN, Stub, shop, tmux, wait_until, wcswidth
+from conftest import ROOT, SHOP_BIN, Stub, tmux, wait_until, wcswidth
 
 
 def next_frame(t):
@@ -123,35 +123,61 @@ def stub_pids(session):
     return {int(r.split()[0]) for r in rows if len(r.split()) > 2 and r.split()[1] == str(session) and "reiterate-stub" in r}
 
 
+PURCHASE_ROW = re.compile(r"^ \d\d:\d\d:\d\d (com\.reiterate\.cheer\.\d+)(?: ×(\d+))? +(\d{16}) +(credited twice|credited|not credited|"
+                          r"credit mismatch|refunded|not paid|not verified|not checked)(?: +(app|server|unknown))? +│")
+
+
+def purchase_rows(screen):
+    """The Purchases tab's list: (product, quantity, transaction id, verdict, blame) per row."""
+    return [(m[1], int(m[2] or 1), m[3], m[4], m[5]) for m in map(PURCHASE_ROW.match, screen.splitlines()) if m]
+
+
 @pytest.mark.timeout(300)
-def test_make_run_shows_alice_and_leaves_no_stand_in_behind(tmp_path):
+def test_make_run_judges_the_apps_purchases_and_leaves_no_stand_in_behind(tmp_path):
     status = tmp_path / "make.status"
-    command = f"cd {shlex.quote(str(ROOT))} && make -s run; echo $? > {shlex.quote(str(status))}"
-    tmux("new-session", "-d", "-s", "makerun", "-x", "110", "-y", "30", command)
-    tmux("resize-window", "-t", "makerun", "-x", "110", "-y", "30")
+    # The developer's own config: make run's TUI reads a copy of it with its `make-run` environment after.
+    own = tmp_path / "own" / "reiterate-shop" / "config.toml"
+    own.parent.mkdir(parents=True)
+    own.write_text('[environments.mine]\nbase_url = "http://127.0.0.1:9"\ntier = "staging"\n')
+    demo = ROOT / ".build" / "demo-run"
+    log = demo / "purchases.log"
+    log.unlink(missing_ok=True)  # a former run's
+    command = f"cd {shlex.quote(str(ROOT))} && XDG_CONFIG_HOME={shlex.quote(str(own.parent.parent))} make -s run; echo $? > {shlex.quote(str(status))}"
+    tmux("new-session", "-d", "-s", "makerun", "-x", "130", "-y", "30", command)
+    tmux("resize-window", "-t", "makerun", "-x", "130", "-y", "30")
     pane = tmux("display", "-p", "-t", "makerun", "#{pane_pid}").stdout.strip()
     session = subprocess.run(["ps", "-o", "sid=", "-p", pane], capture_output=True, text=True).stdout.strip()
+    capture = lambda: tmux("capture-pane", "-p", "-t", "makerun").stdout
     try:
         # `make run` builds first (incremental here, but it may wait for another build's lock).
-        # 1,250 seeded, and its sandbox purchases: 200 and 100 × 2 credited, 50 credited and refunded.
-        screen = wait_until(lambda: tmux("capture-pane", "-p", "-t", "makerun").stdout, lambda s: "Balance 1,650 cheer" in s,
-                            timeout=240, what="the balance on make run's screen", show=str)
-        assert "qa-alice" in screen, screen
+        screen = wait_until(capture, lambda s: "Balance 1,250 cheer" in s, timeout=240, what="the balance on make run's screen", show=str)
+        assert "qa-alice" in screen and "MAKE-RUN" in screen and "app proxy 127.0.0.1:" in screen, screen
         assert stub_pids(session), "make run started a stand-in"
-        # The ledger against its stand-in, as the line make run printed says (the config it wrote, its HARs).
-        demo = ROOT / ".build" / "demo-run"
-        ledger = shop("ledger", "--env", "demo", "--transaction", "2000000000000001", "--json", "--har",
-                      *sorted((demo / "har").glob("*.har")), env={"XDG_CONFIG_HOME": str(demo)})
-        verdicts = [(line["product_id"], line["quantity"], line["verdict"], line["blame"])
-                    for line in map(json.loads, ledger.stdout.splitlines())]
-        assert (ledger.returncode, verdicts) == (65, [("com.reiterate.cheer.200", 1, "credited", None),
-                                                      ("com.reiterate.cheer.100", 2, "credited", None),
-                                                      ("com.reiterate.cheer.500", 1, "not credited", "app"),
-                                                      ("com.reiterate.cheer.50", 1, "refunded", None)]), ledger.stdout + ledger.stderr
+        written = (demo / "reiterate-shop" / "config.toml").read_text()
+        assert written.startswith(own.read_text()) and "[environments.make-run.appstore]" in written, written
+        # The app (scripts/demo-purchases.py post, in the background) buys and posts through the TUI's proxy.
+        done = wait_until(lambda: log.read_text() if log.exists() else "", lambda s: "post: done" in s, timeout=30,
+                          what="the app's purchases (purchases.log)", show=str)
+        assert "Traceback" not in done and "the sandbox purchases were not made" not in done, done
+        tmux("send-keys", "-t", "makerun", "6")
+        screen = wait_until(capture, lambda s: len(purchase_rows(s)) == 4 and "read just now" in s, timeout=30,
+                            what="the Purchases tab's four lines", show=str)
+        assert purchase_rows(screen) == [
+            ("com.reiterate.cheer.200", 1, "2000000000000001", "credited", None),
+            ("com.reiterate.cheer.100", 2, "2000000000000002", "credited", None),
+            ("com.reiterate.cheer.500", 1, "2000000000000003", "not credited", "app"),
+            ("com.reiterate.cheer.50", 1, "2000000000000004", "refunded", None)], screen
+        assert "4 lines · 1 finding" in screen, screen
+        # The detail beside the list: the amounts were seen (the app's balance reads through the proxy).
+        tmux("send-keys", "-t", "makerun", "j")
+        wait_until(capture, lambda s: "transaction: 2000000000000002" in s and "credited 200" in s, timeout=10,
+                   what="the ×2 purchase credited 200", show=str)
+        tmux("send-keys", "-t", "makerun", "j", "j")
+        wait_until(capture, lambda s: "transaction: 2000000000000004" in s and "took back 50" in s, timeout=10,
+                   what="the refund taken back", show=str)
         # The line make run printed, on the screen the TUI's own (alternate) screen covers.
         printed = tmux("capture-pane", "-p", "-a", "-J", "-t", "makerun").stdout
-        assert f"XDG_CONFIG_HOME={demo} {ROOT}/.build/debug/reiterate-shop ledger --env demo --transaction 2000000000000001 " \
-               f"--har {demo}/har/*.har" in printed, printed
+        assert f"make run: your {own} and the environment `make-run` in {demo}/reiterate-shop/config.toml" in printed, printed
         tmux("send-keys", "-t", "makerun", "q")
         ended = wait_until(lambda: status.read_text().strip() if status.exists() else "", timeout=15, what="make run ended")
         assert ended == "0", ended

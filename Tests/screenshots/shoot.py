@@ -462,6 +462,101 @@ def main():
             pw.close()
         finally:
             paired.terminate()
+        # Issue 38: the Purchases tab (6) with one verdict of each kind. The stand-in's App Store side
+        # sells to the sandbox tester; "the app" posts through the TUI's proxy, the stand-in's faults
+        # break each credit on purpose.
+        store_dir = work / "appstore"
+        shop_store, store_url = start_stub("--appstore-dir", str(store_dir), "--appstore-verify")
+        try:
+            facts = json.loads((store_dir / "appstore.json").read_text())
+
+            def buy(product, quantity=1, customer="sandbox-1"):
+                body = {"product_id": product, "quantity": quantity, "customer": customer, "user": "qa-alice"}
+                return json.loads(post(store_url, "/_stub/appstore/purchases", body))["transaction_id"]
+
+            def fault(kind, path="/api/v2/purchase_cheer"):
+                post(store_url, "/_stub/faults", {"kind": kind, "path": path, "count": 1})
+
+            home = work / "config-purchases"
+            (home / "reiterate-shop").mkdir(parents=True)
+            (home / "reiterate-shop" / "config.toml").write_text(f"""
+[environments.sandbox]
+base_url = "{store_url}"
+user = "qa-alice"
+tier = "staging"
+read_only = false
+[environments.sandbox.appstore]
+url = "{store_url}"
+key_file = "{facts['key_file']}"
+key_id = "{facts['key_id']}"
+issuer_id = "{facts['issuer_id']}"
+bundle_id = "{facts['bundle_id']}"
+root_ca = "{facts['root_ca']}"
+""")
+            proxy_port = free_port()
+            state = shlex.quote(str(work / "state-purchases"))
+            env = (f"REITERATE_TOKEN=dev-token TZ=UTC TERM=xterm-256color LANG=C.UTF-8 XDG_STATE_HOME={state} "
+                   f"XDG_CONFIG_HOME={shlex.quote(str(home))}")
+            command = (f"env {env} {shlex.quote(SHOP)} --env sandbox --cache-dir {shlex.quote(str(work / 'cache-purchases'))} "
+                       f"--proxy 127.0.0.1:{proxy_port}")
+            pu = Scene(store_url, work / "cache-purchases", "purchases", command=command, width=150, height=34)
+            pu.wait("app proxy")
+            pu.wait("Balance 1,250 cheer")
+            # Bought once the session runs: its exchanges cover every purchase (the ledger's "never posted" rule).
+            ids = {name: buy(product, quantity) for name, product, quantity in [
+                ("credited", "com.reiterate.cheer.200", 1), ("forgotten", "com.reiterate.cheer.500", 1),
+                ("quantity", "com.reiterate.cheer.100", 2), ("twice", "com.reiterate.cheer.50", 1),
+                ("refunded", "com.reiterate.cheer.200", 1), ("failed", "com.reiterate.cheer.1000", 1)]}
+            ids["other"] = buy("com.reiterate.cheer.100", customer="sandbox-2")
+            app = urllib.request.build_opener(urllib.request.ProxyHandler({"http": f"http://127.0.0.1:{proxy_port}"}))
+
+            def app_send(method, path, body=None):
+                data = json.dumps(body).encode() if body is not None else None
+                request = urllib.request.Request(store_url + path, data=data, method=method,
+                                                 headers={"Authorization": "Bearer dev-token", "Content-Type": "application/json"})
+                try:
+                    with app.open(request, timeout=5) as r:
+                        r.read()
+                except Exception:
+                    pass  # a refusal is part of the scene
+
+            def app_buys(name, product, transaction=None):
+                app_send("GET", "/api/v1/balance?user_id=qa-alice")
+                app_send("POST", "/api/v2/purchase_cheer?user_id=qa-alice",
+                         {"identifier": product, "transaction_id": int(transaction or ids[name])})
+
+            app_buys("credited", "com.reiterate.cheer.200")
+            fault("ignore_quantity")
+            app_buys("quantity", "com.reiterate.cheer.100")
+            app_buys("twice", "com.reiterate.cheer.50")
+            fault("replay_credit")
+            app_buys("twice", "com.reiterate.cheer.50")
+            app_buys("refunded", "com.reiterate.cheer.200")
+            post(store_url, "/_stub/faults", {"kind": "keep_refunded", "path": "/api/v2/purchase_cheer"})
+            post(store_url, "/_stub/appstore/refunds", {"transaction_id": ids["refunded"], "reason": 1})
+            app_send("GET", "/api/v1/balance?user_id=qa-alice")
+            fault("status")
+            app_buys("failed", "com.reiterate.cheer.1000")
+            fault("unverified_credit")
+            app_buys("made-up", "com.reiterate.cheer.500", transaction="777000111")
+            fault("any_account")
+            app_buys("other", "com.reiterate.cheer.100")
+            fault("wrong_bundle", path="/inApps/v1/transactions/*")
+            time.sleep(5.2)  # the ledger's grace period after the last purchase: the exchanges must go on past it
+            app_send("GET", "/api/v1/balance?user_id=qa-alice")
+            pu.wait("18 app")
+            pu.still(0.5)
+            pu.keys("6")
+            pu.wait("not verified", timeout=30)
+            rows = [r for r in pu.screen().split("\n") if re.match(r" \d\d:\d\d:\d\d ", r)]
+            index = next(i for i, r in enumerate(rows) if "credit mismatch" in r)
+            pu.keys("g", *["j"] * index, settle=0.5)
+            pu.still(1.0, limit=4)
+            pu.shoot(out, "purchases.png", "reiterate-shop --proxy — Purchases (6): the App Store's record against the backend's credits; one verdict of each kind")
+            pu.keys("q")
+            pu.close()
+        finally:
+            shop_store.terminate()
         # The light theme: `auto` on a terminal whose background is white (tmux answers OSC 11 with the
         # pane's window-style), and its colour-blind-safe variant on the Checks tab.
         tmux("set-option", "-gw", "window-style", "bg=#ffffff,fg=#1e1e1e")
