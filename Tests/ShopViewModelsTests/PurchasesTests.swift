@@ -61,6 +61,40 @@ import Testing
         #expect(!s.purchases.detailFull)
     }
 
+    @Test func rWritesAReportWithBothSides() throws {
+        var s = AppState(context: alice, appStore: true)
+        _ = ShopUpdate.update(&s, .action(.purchases))
+        _ = ShopUpdate.update(&s, .ledgerRead(.success(Self.view(findings: true))))
+        guard case let .writeReport(report)? = ShopUpdate.update(&s, .action(.bugReport)).first else {
+            Issue.record("no report")
+            return
+        }
+        #expect(report.title == "Purchase 2000000000000001: not credited (the server's fault)")
+        let text = report.markdown(at: t0, version: "test", screen: nil)
+        #expect(text.contains("## The App Store's record") && text.contains("Signature and chain verified."))
+        #expect(text.contains("`com.reiterate.cheer.200` × 1 (Consumable)"))
+        #expect(text.contains("by the app: HTTP 503, request id `rq-1`"))
+        #expect(text.contains("## The backend's post") && text.contains("No post of it is among this session's exchanges."))
+    }
+
+    @Test func whileTheWatchRunsTheLedgerIsReadAgainAndANewFindingIsToldOnce() {
+        var s = AppState(context: alice, appStore: true)
+        s.clock = t0
+        #expect(ShopUpdate.liveLedger(&s) == [])  // the watch is off
+        _ = ShopUpdate.startWatch(&s)
+        #expect(ShopUpdate.liveLedger(&s) == [.readLedger])  // never read: read now
+        #expect(ShopUpdate.liveLedger(&s) == [])  // one read at a time
+        let effects = ShopUpdate.update(&s, .ledgerRead(.success(Self.view(findings: true))))
+        #expect(effects == [.alert(.bell, "Purchase 2000000000000001: not credited (the server's fault): see 6 Purchases")])
+        #expect(s.notice?.kind == .error && s.notice?.text.hasPrefix("Purchase 2000000000000001: not credited") == true)
+        // Read again later: the same finding is not told again.
+        s.clock = t0 + 10
+        #expect(ShopUpdate.liveLedger(&s) == [])  // 10 s after the last read: not yet
+        s.clock = t0 + PurchasesState.liveInterval + 1
+        #expect(ShopUpdate.liveLedger(&s) == [.readLedger])
+        #expect(ShopUpdate.update(&s, .ledgerRead(.success(Self.view(findings: true)))).isEmpty)
+    }
+
     /// The store hands the reader the session's exchanges and the answer back to the update.
     @MainActor
     @Test func theStoreReadsThroughTheProgramsReader() async {

@@ -15,7 +15,7 @@ extension ShopUpdate {
             applyCache(balance: balance, packs: packs, firstPage: firstPage, &state)
             return []
         case let (_, .answered(token, reply)): return replied(purpose, token, reply, &state) ?? []
-        case (.watchWake, .woke): return watchWoke(&state)
+        case (.watchWake, .woke): return watchWoke(&state) + liveLedger(&state)
         case (.verificationWake, .woke): return verificationWoke(&state)
         case (.balanceWake, .woke): return loadBalance(&state)
         case let (.compare, .compared(_, result)): return compared(result, &state)

@@ -26,6 +26,9 @@ public struct BugReport: Equatable, Sendable {
 
     /// A report on a change the watch paired with the app's write: the verdict and whose fault it is.
     public var verdict: String?
+    /// A report on a purchase (the Purchases tab): the App Store's side, as lines of Markdown already
+    /// made safe, put before the backend's exchange.
+    public var appStoreSide: [String] = []
 
     /// The body characters quoted from each side of the exchange.
     public static let bodyExcerpt = 4_000
@@ -41,6 +44,7 @@ public struct BugReport: Equatable, Sendable {
         out += "- **Time (UTC):** \(Self.utc(time))\n"
         out += "- **Terminal:** \(width)×\(height)\n\n"
         if let verdict { out += "## Verdict\n\n\(Self.text(verdict))\n\n" }
+        if !appStoreSide.isEmpty { out += "## The App Store's record\n\n" + appStoreSide.map { $0 + "\n" }.joined() + "\n" }
         out += "## Steps\n\n"
         if steps.isEmpty { out += "(none recorded)\n" }
         for (i, step) in steps.enumerated() { out += "\(i + 1). \(Self.text(step))\n" }

@@ -38,6 +38,8 @@ extension ShopUpdate {
             exchange = exchangeInQuestion(state)
         case .live where state.watch.timeline.selected.map(pairedReportable) == true:
             return pairedReport(state).map { [.writeReport($0)] } ?? nothingToReport(&state)
+        case .purchases:
+            return purchaseReport(state).map { [.writeReport($0)] } ?? nothingToReport(&state)
         default:
             guard let error = state.notice?.kind == .error ? state.notice : state.lastError else { return nothingToReport(&state) }
             title = error.text

@@ -62,6 +62,10 @@ public struct PurchasesState: Equatable, Sendable {
     public internal(set) var list = SelectableList<LedgerLine>()
     /// The selected line's detail full size (Enter), else beside the list.
     public internal(set) var detailFull = false
+    /// The lines whose finding was told while the watch ran (each is told once).
+    var told: Set<String> = []
+    /// While the watch runs, the ledger is read again this often (seconds; each watch round asks).
+    public static let liveInterval: TimeInterval = 30
 
     public init(enabled: Bool = false) { phase = enabled ? .idle : .off }
 }
@@ -96,12 +100,29 @@ extension ShopUpdate {
         return []
     }
 
+    /// While the watch runs: the ledger read again when the last read is `liveInterval` old (or there
+    /// was none), so a purchase the backend never credits is flagged without `r`.
+    static func liveLedger(_ state: inout AppState) -> [Effect] {
+        guard state.watch.isOn, state.purchases.phase != .off, state.purchases.phase != .loading, let now = state.clock else { return [] }
+        if let last = state.purchases.view?.readAt, now.timeIntervalSince(last) < PurchasesState.liveInterval { return [] }
+        return readLedger(&state)
+    }
+
     static func ledgerRead(_ result: Result<LedgerView, LedgerFailure>, _ state: inout AppState) -> [Effect] {
         switch result {
         case let .success(view):
             state.purchases.view = view
             state.purchases.phase = .loaded
             state.purchases.list.replace(with: view.ledger.lines) { $0.transactionID }
+            // While the watch runs, a new finding is told at once (and once), wherever the tab is.
+            let fresh = view.ledger.lines.filter { $0.isFinding && !state.purchases.told.contains($0.transactionID) }
+            state.purchases.told.formUnion(fresh.map(\.transactionID))
+            if state.watch.isOn, let first = fresh.first {
+                let more = fresh.count > 1 ? " (and \(fresh.count - 1) more)" : ""
+                let text = "Purchase \(first.transactionID): \(first.verdict.rawValue)\(first.blame.map { " (\($0 == .unknown ? "blame not known" : "the \($0.rawValue)'s fault"))" } ?? "")\(more): see 6 Purchases"
+                state.notice = Notice(.error, text)
+                return state.watch.alert.map { [.alert($0, text)] } ?? []
+            }
             let findings = view.ledger.findings
             state.notice = Notice(findings > 0 ? .error : .info,
                                   "Purchases: \(view.ledger.lines.count) line\(view.ledger.lines.count == 1 ? "" : "s"), "
@@ -111,5 +132,52 @@ extension ShopUpdate {
             state.notice = Notice(.error, "The App Store could not be read: \(failure.message)")
         }
         return []
+    }
+}
+
+extension ShopUpdate {
+    /// `R` on the Purchases tab: a report on the selected line with both sides: the App Store's verified
+    /// record (or why it is not believed) and the backend's post of it, with its request and answer.
+    static func purchaseReport(_ state: AppState) -> BugReport? {
+        guard let line = state.purchases.list.selected, let view = state.purchases.view else { return nil }
+        let posts = view.posts(of: line)
+        // The backend's exchange: the session's own record of the first post (its headers and bodies).
+        let exchange = posts.lazy.compactMap(\.requestID).compactMap { id in state.exchanges.first { $0.requestID == id } }.first
+        let blame: String = switch line.blame {
+        case .app?: " (the app's fault)"
+        case .server?: " (the server's fault)"
+        case .unknown?: " (blame not known)"
+        case nil: ""
+        }
+        var side: [String] = []
+        if let t = view.transactions[line.transactionID] {
+            side.append("Signature and chain verified.")
+            side.append("")
+            side.append("- **Transaction:** \(BugReport.code(t.transactionID))")
+            side.append("- **Product:** \(BugReport.code(t.productID)) × \(t.quantity) (\(BugReport.text(t.type)))")
+            side.append("- **Bundle:** \(BugReport.code(t.bundleID)), \(BugReport.text(t.environment))")
+            if let at = t.purchaseDate { side.append("- **Bought (UTC):** \(BugReport.utc(at))") }
+            side.append("- **Signed (UTC):** \(BugReport.utc(t.signedDate))")
+            if let revoked = t.revocationDate {
+                side.append("- **Refunded (UTC):** \(BugReport.utc(revoked))" + (t.revocationReason.map { " (reason \($0))" } ?? ""))
+            }
+        } else {
+            side.append("No verified record of \(BugReport.code(line.transactionID)) for this customer.")
+        }
+        side.append("")
+        side.append("The backend's posts of it: " + (posts.isEmpty ? "none among the exchanges." : ""))
+        for p in posts {
+            side.append("- \(p.at.map(BugReport.utc) ?? "?") by the \(BugReport.text(p.source)): "
+                + (p.status.map { "HTTP \($0)" } ?? "no answer") + (p.balance.map { ", balance \($0)" } ?? "")
+                + (p.requestID.map { ", request id \(BugReport.code($0))" } ?? ""))
+        }
+        var report = BugReport(title: "Purchase \(line.transactionID): \(line.verdict.rawValue)\(blame)", context: state.context, steps: state.steps.steps,
+                               exchange: exchange, curl: exchange.map { CurlCommand.make($0, baseURL: state.context.baseURL, tokenVariable: state.context.tokenVariable) },
+                               checks: [], width: state.screen.width, height: state.screen.height)
+        report.verdict = "\(line.verdict.rawValue)\(blame): \(line.words)"
+        report.appStoreSide = side
+        report.exchangeHeading = "The backend's post"
+        report.missingExchange = "No post of it is among this session's exchanges."
+        return report
     }
 }

@@ -1,0 +1,71 @@
+import Foundation
+import JSONTokens
+import ShopAPI
+import ShopLedger
+import TerminalText
+
+/// How `ledger` prints: one line per verdict (text or JSON), and the summary.
+extension LedgerCommand {
+    /// `2026-11-27 12:00:01  com.reiterate.cheer.200 ×2  2000000000000001  req abc  credited  credited 400`.
+    static func text(_ line: LedgerLine) -> String {
+        let time = line.at.map(stamp) ?? "-------------------"
+        let product = (line.productID.map(Sanitizer.line) ?? "?") + (line.quantity.map { " ×\($0)" } ?? "")
+        let ids = line.requestIDs.isEmpty ? "-" : line.requestIDs.map(Sanitizer.line).joined(separator: ",")
+        let blame = line.blame.map { " (\($0 == .unknown ? "blame not known" : "the \($0.rawValue)'s fault"))" } ?? ""
+        return "\(time)  \(product)  \(Sanitizer.line(line.transactionID))  \(ids)  \(line.verdict.rawValue)\(blame): \(Sanitizer.line(line.words))"
+    }
+
+    static func json(_ line: LedgerLine) -> String {
+        var w = JSONWriter(capacity: 256)
+        w.raw("{\"transaction_id\":")
+        w.string(line.transactionID)
+        w.raw(",\"product_id\":")
+        if let product = line.productID { w.string(product) } else { w.raw("null") }
+        w.raw(",\"quantity\":")
+        if let quantity = line.quantity { w.int(quantity) } else { w.raw("null") }
+        w.raw(",\"verdict\":")
+        w.string(line.verdict.rawValue)
+        w.raw(",\"blame\":")
+        if let blame = line.blame { w.string(blame.rawValue) } else { w.raw("null") }
+        w.raw(",\"request_ids\":[")
+        for (i, id) in line.requestIDs.enumerated() {
+            if i > 0 { w.raw(",") }
+            w.string(id)
+        }
+        w.raw("],\"user\":")
+        if let user = line.user { w.string(user) } else { w.raw("null") }
+        w.raw(",\"at\":")
+        if let at = line.at { w.string(ISO8601.format(at)) } else { w.raw("null") }
+        w.raw(",\"finding\":")
+        w.raw(line.isFinding ? "true" : "false")
+        w.raw(",\"words\":")
+        w.string(line.words)
+        w.raw("}")
+        return String(decoding: w.bytes, as: UTF8.self)
+    }
+
+    /// The probe's own finding (the balance moved otherwise than its answers say), as a JSON line.
+    static func probeJSON(_ words: String) -> String {
+        var w = JSONWriter(capacity: 128)
+        w.raw("{\"probe\":true,\"finding\":true,\"blame\":\"server\",\"words\":")
+        w.string(words)
+        w.raw("}")
+        return String(decoding: w.bytes, as: UTF8.self)
+    }
+
+    static func summary(_ ledger: Ledger) -> String {
+        var counts: [Verdict: Int] = [:]
+        for line in ledger.lines { counts[line.verdict, default: 0] += 1 }
+        let parts = Verdict.allCases.compactMap { v in counts[v].map { "\($0) \(v.rawValue)" } }
+        let findings = ledger.findings == 1 ? "1 finding" : "\(ledger.findings) findings"
+        return "ledger: \(ledger.lines.count) line\(ledger.lines.count == 1 ? "" : "s")" + (parts.isEmpty ? "" : " (" + parts.joined(separator: ", ") + ")") + "; \(findings)"
+    }
+
+    static func stamp(_ date: Date) -> String {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        formatter.dateFormat = "yyyy-MM-dd HH:mm:ss"
+        return formatter.string(from: date)
+    }
+}
