@@ -59,7 +59,7 @@ struct Buy: AsyncParsableCommand {
     )
 
     @Option(help: "The bundle's App Store identifier (com.reiterate.cheer.N: N cheer).") var bundle: String
-    @Option(name: .customLong("transaction-id"), parsing: .unconditional,
+    @Option(name: [.customLong("transaction-id"), .customLong("transaction")], parsing: .unconditional,
             help: ArgumentHelp("The App Store transaction id (a whole number; with --unchecked also as typed: -3, abc, or '\"42\"' to send 42 as a JSON string).",
                                valueName: "id")) var transactionID: String?
     @Flag(help: "Do it (without this flag nothing is sent).") var yes = false

@@ -119,7 +119,7 @@ actor FixtureShop: ShopService {
     @Test func clicksPickTabsAndRowsAndTheWheelScrolls() async throws {
         let (app, backend, store) = launch()
         await store.settle()
-        let screen = try #require(backend.screen)
+        _ = try #require(backend.screen)  // a frame was drawn
         // Each tab sits on row 1 (" 2 History ", or " 2 " where the titles do not fit): a click on its number.
         func tabX(_ n: Int, _ title: String) -> Int? {
             guard let row = backend.screen?.row(1) else { return nil }
