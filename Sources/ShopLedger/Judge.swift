@@ -194,6 +194,10 @@ struct Judge {
         }
         if to == from &- amount {
             line.words = "refunded by the App Store\(reason); the backend took back \(amount) (balance \(from) → \(to))"
+        } else if to == from, let seen = events[after].at, seen < revoked + Self.grace {
+            // The App Store tells the backend of a refund by a notification: a read right after it proves nothing yet.
+            line.words = "refunded by the App Store\(reason); the latest balance read came \(Int(seen.timeIntervalSince(revoked))) s after the refund, "
+                + "before the backend could be expected to have taken the cheer back (\(Int(Self.grace)) s): not judged yet"
         } else if to == from {
             line.words = "refunded by the App Store\(reason); the backend kept the \(amount) cheer (balance \(from) before and after)"
             line.blame = .server

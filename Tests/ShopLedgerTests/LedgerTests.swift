@@ -141,9 +141,17 @@ import Testing
     @Test func aRefundTheBackendKeptIsAFindingAndOneTakenBackIsNot() throws {
         let revoked = Self.t0 + 10
         let credit = [Self.balance(0, at: 1), Self.post(7, status: 200, answer: 200, at: 2)]
-        let kept = Ledger.judge(history: [Self.paid("7", revoked: revoked)], lookups: [:], events: credit + [Self.balance(200, at: 11)], catalog: Self.catalog)
+        let kept = Ledger.judge(history: [Self.paid("7", revoked: revoked)], lookups: [:], events: credit + [Self.balance(200, at: 20)], catalog: Self.catalog)
         let keptLine = try Self.only(kept)
         #expect(keptLine.verdict == .refunded && keptLine.blame == .server && keptLine.isFinding && keptLine.words.contains("kept the 200"))
+        // Read 1 s after the refund: the backend may not have heard of it yet. Not judged, no finding.
+        let early = try Self.only(Ledger.judge(history: [Self.paid("7", revoked: revoked)], lookups: [:], events: credit + [Self.balance(200, at: 11)],
+                                               catalog: Self.catalog))
+        #expect(early.verdict == .refunded && early.blame == nil && !early.isFinding && early.words.contains("not judged yet"))
+        // The latest read after it is the backend's latest word: an early read and a later one that shows the cheer taken back.
+        let later = try Self.only(Ledger.judge(history: [Self.paid("7", revoked: revoked)], lookups: [:],
+                                               events: credit + [Self.balance(200, at: 11), Self.balance(0, at: 20)], catalog: Self.catalog))
+        #expect(later.words.contains("took back 200") && !later.isFinding)
         let taken = Ledger.judge(history: [Self.paid("7", revoked: revoked)], lookups: [:], events: credit + [Self.balance(0, at: 11)], catalog: Self.catalog)
         let takenLine = try Self.only(taken)
         #expect(takenLine.verdict == .refunded && !takenLine.isFinding && takenLine.words.contains("took back 200"))

@@ -280,6 +280,14 @@ def test_a_refund_is_shown_and_cheer_kept_after_it_is_a_finding(appstore, tmp_pa
         appstore.stub.fault(kind="keep_refunded", path="/api/v2/purchase_cheer")
     refunded = appstore.refund(tx)
     assert refunded["debited"] == (0 if keep else 200)
+    if keep:
+        # Read at once, a kept cheer proves nothing yet (the backend learns of a refund late): not judged.
+        soon = appstore.run("print", "balance", "--har", str(tmp_path / "soon.har"))
+        assert soon.returncode == 0, soon.stderr
+        lines, r = appstore.ledger("--transaction", tx, "--har", str(tmp_path / "buy.har"), str(tmp_path / "soon.har"))
+        assert (lines[0]["verdict"], lines[0]["blame"], lines[0]["finding"], r.returncode) == ("refunded", None, False, 0), lines
+        assert "not judged yet" in lines[0]["words"]
+        past_the_grace()
     after = appstore.run("print", "balance", "--har", str(tmp_path / "after.har"))
     assert after.returncode == 0, after.stderr
     lines, r = appstore.ledger("--transaction", tx, "--har", str(tmp_path / "buy.har"), str(tmp_path / "after.har"))
