@@ -89,8 +89,7 @@ struct LedgerCommand: AsyncParsableCommand {
             throw CLIError(message: failure.words, exitCode: .unavailable)
         case let .success(r):
             read = r
-            let catalog = Dictionary(zip(settings.bundleIdentifiers, settings.bundles), uniquingKeysWith: { first, _ in first })
-            ledger = Ledger.judge(history: read.history.records, refunds: read.refunds.records, lookups: read.lookups, events: events, catalog: catalog)
+            ledger = read.judge(events, settings: settings)
         }
         var out = ""
         var probeFinding: String?
@@ -136,7 +135,7 @@ struct LedgerCommand: AsyncParsableCommand {
         }
         let connection = try ConnectionOptions.parse(envName.map { ["--env", $0] } ?? [])
         let logger = try connection.makeLogger(label: "reiterate")
-        let catalog = Dictionary(zip(settings.bundleIdentifiers, settings.bundles), uniquingKeysWith: { first, _ in first })
+        let catalog = settings.cheerByProduct
         return try await connection.withClient(settings, logger: logger) { client in
             var run = ProbeRun()
             let before = await settledBalance(client, user: settings.user)

@@ -97,6 +97,7 @@ extension NegativeCase {
         func buy(_ name: String, _ what: String, _ body: @escaping @Sendable (NegativeFacts) -> String?) -> NegativeCase {
             var c = NegativeCase(name: name, what: what, source: verifies, write: PurchaseCheer.endpoint.operation, pack: .none) { body($0) ?? "" }
             c.needs = { facts in body(facts) == nil ? facts.appStore?.missing[name] ?? "the App Store was not read" : nil }
+            c.conflictSaysNothing = true
             return c
         }
         /// A bundle of the environment other than `product` (as a JSON string).

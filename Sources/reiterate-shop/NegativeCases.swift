@@ -87,6 +87,9 @@ struct NegativeCase: Sendable {
     var pack: Pack
     /// The body, from what the run knows (a pack, the balance, a bundle, a credited transaction id).
     var body: @Sendable (NegativeFacts) -> String
+    /// A 409 says nothing of this case's rule: the transaction was credited before, so the check the
+    /// case is about (the App Store's) was never reached. Such an answer is not judged.
+    var conflictSaysNothing = false
     /// Why the case cannot be sent with what the run knows (it is then not judged); nil: it can.
     var needs: @Sendable (NegativeFacts) -> String? = { _ in nil }
 

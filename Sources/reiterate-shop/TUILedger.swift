@@ -35,8 +35,7 @@ struct TUILedgerReader: LedgerReader {
         case let .failure(failure):
             return .failure(LedgerFailure(failure.words))
         case let .success(read):
-            let catalog = Dictionary(zip(settings.bundleIdentifiers, settings.bundles), uniquingKeysWith: { first, _ in first })
-            let ledger = Ledger.judge(history: read.history.records, refunds: read.refunds.records, lookups: read.lookups, events: events, catalog: catalog)
+            let ledger = read.judge(events, settings: settings)
             var transactions: [String: AppStoreTransaction] = [:]
             let looked = read.lookups.values.compactMap { lookup -> AppStoreTransaction? in
                 if case let .record(.verified(t)) = lookup { t } else { nil }

@@ -143,6 +143,22 @@ def test_a_purchase_never_posted_is_the_apps_fault(appstore, tmp_path):
     assert r.returncode == 69 and by_id(lines)[forgotten]["verdict"] == "not seen", r.stdout
 
 
+def app_posts_one_of_two(appstore, proxy_url: str):
+    """The app (Python's requests, the proxy as its HTTP proxy) reads its balance, two App Store purchases
+    are made, and the app posts the first: (the app's session, posted, forgotten, the post's answer)."""
+    app = requests.Session()
+    app.trust_env = False
+    app.proxies = {"http": proxy_url}
+    app.headers["Authorization"] = f"Bearer {TOKEN}"
+    assert app.get(appstore.stub.url + "/api/v1/balance?user_id=qa-alice", timeout=10).status_code == 200
+    posted = appstore.purchase()
+    forgotten = appstore.purchase(product="com.reiterate.cheer.500")
+    answer = app.post(appstore.stub.url + "/api/v2/purchase_cheer?user_id=qa-alice", timeout=10,
+                      json={"identifier": BUNDLE, "transaction_id": int(posted)})
+    assert answer.status_code == 200, answer.text
+    return app, posted, forgotten, answer
+
+
 def app_har_entries(har: Path) -> list:
     """The HAR's entries as (method, path and query, status, _source, X-Request-Id)."""
     def request_id(entry):
@@ -157,16 +173,7 @@ def test_the_apps_post_through_the_proxy_is_read_from_its_har(appstore, start_pr
     HAR `proxy --har` wrote."""
     har = tmp_path / "app.har"
     proxy = start_proxy(appstore.stub.url, "--har", str(har))
-    app = requests.Session()
-    app.trust_env = False
-    app.proxies = {"http": proxy.url}
-    app.headers["Authorization"] = f"Bearer {TOKEN}"
-    assert app.get(appstore.stub.url + "/api/v1/balance?user_id=qa-alice", timeout=10).status_code == 200
-    posted = appstore.purchase()
-    forgotten = appstore.purchase(product="com.reiterate.cheer.500")
-    answer = app.post(appstore.stub.url + "/api/v2/purchase_cheer?user_id=qa-alice", timeout=10,
-                      json={"identifier": BUNDLE, "transaction_id": int(posted)})
-    assert answer.status_code == 200, answer.text
+    app, posted, forgotten, answer = app_posts_one_of_two(appstore, proxy.url)
     request_id = answer.headers["X-Request-Id"]
     past_the_grace()
     assert app.get(appstore.stub.url + "/api/v1/balance?user_id=qa-alice", timeout=10).status_code == 200
@@ -489,16 +496,7 @@ def test_the_tuis_purchases_tab_holds_the_apps_purchases_against_the_app_store(a
     port = free_port()
     t = tui(appstore.stub.url, width=140, height=36, env={"XDG_CONFIG_HOME": str(home)}, args=("--env", "stub", "--proxy", f"127.0.0.1:{port}"))
     t.wait_for("app proxy")
-    app = requests.Session()
-    app.trust_env = False
-    app.proxies = {"http": f"http://127.0.0.1:{port}"}
-    app.headers["Authorization"] = f"Bearer {TOKEN}"
-    assert app.get(appstore.stub.url + "/api/v1/balance?user_id=qa-alice", timeout=10).status_code == 200
-    posted = appstore.purchase()
-    forgotten = appstore.purchase(product="com.reiterate.cheer.500")
-    answer = app.post(appstore.stub.url + "/api/v2/purchase_cheer?user_id=qa-alice", timeout=10,
-                      json={"identifier": BUNDLE, "transaction_id": int(posted)})
-    assert answer.status_code == 200, answer.text
+    app, posted, forgotten, answer = app_posts_one_of_two(appstore, f"http://127.0.0.1:{port}")
     past_the_grace()
     assert app.get(appstore.stub.url + "/api/v1/balance?user_id=qa-alice", timeout=10).status_code == 200
     t.wait_for("3 app")  # the app's three exchanges are in the session before the tab reads
