@@ -18,6 +18,8 @@ import PackageDescription
 //        │        └──> ShopViewModels, ShopAPI, ShopCompare, JSONTokens, TerminalText
 //        ├──> ShopViewModels (the one model, messages, effects as data, keymap, pure update per
 //        │        │           feature, ErrorText wording; AppStore runs effects; no terminal code)
+//        │        ├──> ShopModel (the shop's rules in words, the one settled-read rule, the timeline of
+//        │        │              states a read is judged against; pure, a leaf)
 //        │        ├──> ShopLedger (the Purchases tab's verdicts)
 //        │        ├──> ShopCache (on-disk cache: atomic, versioned; knows nothing of the API)
 //        │        ├──> ShopCompare (the diff view, pins)
@@ -183,10 +185,13 @@ let package = Package(
         // Comparisons (`snapshot`, `compare`, `replay`): the structural diff keyed by the shop's
         // identities, ignore rules, snapshot and HAR files. Pure: reads JSON values, knows no network.
         .target(name: "ShopCompare", dependencies: ["ShopAPI", "JSONTokens", "TerminalText"], swiftSettings: strict),
+        // The shop's model: what a user can observe, the rules the contract states in words, the one
+        // settled-read rule and the timeline a read is judged against. Pure: no I/O, depends on nothing.
+        .target(name: "ShopModel", swiftSettings: strict),
         .target(
             name: "ShopViewModels",
             dependencies: [
-                "ShopAPI", "ShopCache", "TerminalText", "JSONTokens", "ShopCompare", "ShopLedger", "AppStoreRecord",
+                "ShopModel", "ShopAPI", "ShopCache", "TerminalText", "JSONTokens", "ShopCompare", "ShopLedger", "AppStoreRecord",
             ],
             swiftSettings: strict
         ),
@@ -196,6 +201,7 @@ let package = Package(
                 "ShopTUI",
                 "ShopSettings",
                 "ShopViewModels",
+                "ShopModel",
                 "ShopCache",
                 "ShopAPI",
                 "TerminalText",
@@ -269,7 +275,8 @@ let package = Package(
             name: "ShopTUITests", dependencies: ["ShopTUI", "ShopViewModels", "ShopAPI", "ShopCompare", "StubCore", "TerminalText", "ShopLedger", "AppStoreRecord"],
             exclude: ["__Snapshots__"], swiftSettings: strict
         ),
-        .testTarget(name: "ShopViewModelsTests", dependencies: ["ShopViewModels", "ShopCache", "ShopAPI", "StubCore", "ShopCompare", "JSONTokens", "ShopLedger",
+        .testTarget(name: "ShopModelTests", dependencies: ["ShopModel"], swiftSettings: strict),
+        .testTarget(name: "ShopViewModelsTests", dependencies: ["ShopViewModels", "ShopModel", "ShopCache", "ShopAPI", "StubCore", "ShopCompare", "JSONTokens", "ShopLedger",
                                                          "AppStoreRecord"], swiftSettings: strict),
         // `make bench`: frame build and diff times (p50/p99) at three sizes, as JSON lines.
         .executableTarget(name: "tui-bench", dependencies: ["ShopTUI", "ShopViewModels", "ShopAPI"], path: "Tests/TUIBench", swiftSettings: strict),

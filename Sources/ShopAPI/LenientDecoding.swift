@@ -138,6 +138,9 @@ public enum DecodingFailure {
         case let .unreadableValue(text): detail = text
         case .invalidJSON: detail = "not valid JSON"
         case .cutShort: detail = "cut short"
+        case let .errorBody(status, code, _):
+            let owed = DecodeProblem.contractStatus(forCode: code).map { "the contract says \($0)" } ?? "the contract gives an error body only with a 4xx or 5xx"
+            return "HTTP \(status) with an error body\(code.map { " (\($0))" } ?? ""); \(owed)"
         }
         return "\(problem.path.isEmpty ? "(top level)" : problem.path): \(detail)"
     }

@@ -149,6 +149,20 @@ public struct DecodeProblem: Sendable, Equatable {
         case invalidJSON
         /// The body is JSON cut off before its end.
         case cutShort
+        /// A 2xx whose body is the contract's Error object (its `message`, and `code`) in place of the
+        /// answer: the status is the deviation, not a field (`status`: the 2xx sent).
+        case errorBody(status: Int, code: String?, message: String?)
+    }
+
+    /// The contract's status for an error `code` it names (402 `insufficient_balance`, 409
+    /// `duplicate_transaction`, 401 `unauthorized`); nil for another code.
+    public static func contractStatus(forCode code: String?) -> Int? {
+        switch code {
+        case "insufficient_balance"?: return 402
+        case "duplicate_transaction"?: return 409
+        case "unauthorized"?: return 401
+        default: return nil
+        }
     }
 
     /// `items[3].amount`, or "" for the whole body.

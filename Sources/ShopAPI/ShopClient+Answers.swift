@@ -21,9 +21,20 @@ extension ShopClient {
                 problem = DecodeProblem(path: found.path, reason: .beyond64Bits(found.digits))
             } else if problem.path.isEmpty, problem.reason == .invalidJSON, Self.endsEarly(response.body) {
                 problem.reason = .cutShort
+            } else if problem.reason != .invalidJSON, let error = Self.errorObject(response.body) {
+                // The contract's Error object where the answer should be: the status is what is wrong.
+                problem = DecodeProblem(path: "", reason: .errorBody(status: response.status, code: error.code, message: error.text))
             }
             throw ShopAPIError.undecodable(problem, requestID: requestID, endpoint: E.endpoint.key)
         }
+    }
+
+    /// The server's words when `body` is the contract's Error object (a JSON object with a string `message`,
+    /// and an optional `code`), else nil.
+    static func errorObject(_ body: [UInt8]) -> ServerWords? {
+        guard case let .object(fields)? = JSONValue.parse(body), case .string? = fields["message"] else { return nil }
+        let words = ServerWords.read(body, contentType: "application/json")
+        return words.text == nil ? nil : words
     }
 
     /// Whether a body that failed to parse looks cut off (it does not end with a closing bracket).

@@ -45,9 +45,12 @@ public enum ShopWrite: Hashable, Sendable {
         public struct Paid: Hashable, Sendable {
             public var product: String
             public var quantity: Int
-            public init(product: String, quantity: Int) {
+            /// The App Store refunded or revoked it: the shop must refuse to credit it.
+            public var revoked: Bool
+            public init(product: String, quantity: Int, revoked: Bool = false) {
                 self.product = product
                 self.quantity = quantity
+                self.revoked = revoked
             }
         }
 

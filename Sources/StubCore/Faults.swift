@@ -157,6 +157,9 @@ public struct FaultSpec: Sendable, Equatable, Encodable {
     public var contentType: String = "text/plain; charset=utf-8"
     public var index: Int?
     public var seconds: Int = 120
+    /// `stale_read`: the replica stays this many writes behind, whatever the time (until the next write);
+    /// nil: it lags `ms`.
+    public var writes: Int?
     /// `short_pages`: the most entries a history page carries.
     public var cap: Int = 50
     /// `lenient_body`: which malformed body it takes.
@@ -174,7 +177,7 @@ public struct FaultSpec: Sendable, Equatable, Encodable {
 
     public static let keys = [
         "kind", "path", "method", "rate", "count", "ms", "jitter", "status", "retry_after", "message",
-        "keep", "content_type", "index", "seconds", "case", "user", "cap",
+        "keep", "content_type", "index", "seconds", "case", "user", "cap", "writes",
     ]
 
     /// Parses the `--fault` syntax: comma-separated `key=value` pairs, the kind first and optionally
@@ -243,6 +246,7 @@ public struct FaultSpec: Sendable, Equatable, Encodable {
                 spec.bodyCase = bodyCase
             case "user": spec.user = try string(key, value)
             case "cap": spec.cap = try int(key, value, 1...Paging.maxPerPage)
+            case "writes": spec.writes = try int(key, value, 1...ShopStore.pastStatesKept)
             default:
                 throw FaultSpecError("unknown fault key '\(key)'; keys: " + keys.joined(separator: ", "))
             }
@@ -271,7 +275,9 @@ public struct FaultSpec: Sendable, Equatable, Encodable {
         case .latency:
             try c.encode(ms, forKey: "ms")
             try c.encode(jitter, forKey: "jitter")
-        case .staleRead: try c.encode(ms, forKey: "ms")
+        case .staleRead:
+            try c.encode(ms, forKey: "ms")
+            try c.encodeIfPresent(writes, forKey: "writes")
         case .shortPages: try c.encode(cap, forKey: "cap")
         case .status:
             try c.encode(status, forKey: "status")

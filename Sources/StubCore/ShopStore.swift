@@ -46,8 +46,8 @@ public actor ShopStore {
         var added: [CheerHistoryEntry] = []
     }
 
-    /// A user's balance and entries just before their latest write that changed either, and when that
-    /// write was applied: what a lagging read replica still answers (the `stale_read` fault).
+    /// A user's balance and entries as they were until a write changed either, and when that write was
+    /// applied: what a lagging read replica may still answer (the `stale_read` fault).
     struct LastWrite {
         var balance: Int
         var added: [CheerHistoryEntry]
@@ -75,8 +75,10 @@ public actor ShopStore {
     private let aliceHistory: [CheerHistoryEntry]
     private var packs: [AudioPack] = []
     private var users: [String: UserState] = [:]
-    /// Per user, the state before their latest write that changed their balance or history.
-    private var lastWrites: [String: LastWrite] = [:]
+    /// Per user, the states their latest writes replaced, oldest first (at most `pastStatesKept`): what a
+    /// lagging replica answers.
+    private var lastWrites: [String: [LastWrite]] = [:]
+    static let pastStatesKept = 64
     /// Transactions credited, by key (the id's digits; `text:` and the string for one sent as text).
     private var credits: [String: Credit] = [:]
     /// The App Store's purchases (`ShopStore+AppStore.swift`): in this actor, so that a refund and what
@@ -227,40 +229,52 @@ public actor ShopStore {
 
     // MARK: A lagging replica (the `stale_read` fault)
 
-    /// What a read replica lagging `lag` milliseconds holds for `user` at `now`: the state from before
-    /// the user's latest write that changed their balance or history, when that write is less than
-    /// `lag` ms old; nil when the replica has caught up or nothing was written yet.
-    private func lagging(_ user: String, now: Double, lag: Int) -> UserState? {
-        guard var state = users[user], let last = lastWrites[user] else { return nil }
-        let age = now - last.at
-        guard age >= 0, age * 1000 < Double(lag) else { return nil }
-        state.balance = last.balance
-        state.added = last.added
+    /// What a read replica holds for `user` at `now`, when it is behind: lagging `lag` milliseconds, the
+    /// state in force at `now − lag` (however many writes came since: a lag longer than the gap between
+    /// two writes answers a state several writes old); `writes` set, the state `writes` writes back,
+    /// whatever the time (a replica that stays behind until the next write). Nil when it has caught up.
+    private func lagging(_ user: String, now: Double, lag: Int, writes: Int? = nil) -> UserState? {
+        guard var state = users[user], let past = lastWrites[user], !past.isEmpty else { return nil }
+        let old: LastWrite
+        if let writes {
+            guard writes >= 1, past.count >= writes else { return nil }
+            old = past[past.count - writes]
+        } else {
+            // The oldest state replaced after the replica's horizon is the one it still holds.
+            let horizon = now - Double(lag) / 1000
+            guard let first = past.first(where: { $0.at > horizon }), now >= first.at else { return nil }
+            old = first
+        }
+        state.balance = old.balance
+        state.added = old.added
         return state
     }
 
     /// The balance a replica lagging `lag` ms answers at `now`, when it differs from the true one; nil
     /// when the read is fresh. Throws for an unknown user as `balance` does.
-    public func staleBalance(user: String, now: Double, lag: Int) throws -> Int? {
+    public func staleBalance(user: String, now: Double, lag: Int, writes: Int? = nil) throws -> Int? {
         let fresh = try balance(user: user)
-        guard let old = lagging(user, now: now, lag: lag), old.balance != fresh else { return nil }
+        guard let old = lagging(user, now: now, lag: lag, writes: writes), old.balance != fresh else { return nil }
         return old.balance
     }
 
     /// The history page a replica lagging `lag` ms answers at `now` (its entries and paging from the
     /// older list), when it differs from the true page; nil when the read is fresh. Throws as `history`.
-    public func staleHistory(user: String, page: Int, perPage: Int, shift: Int = 0, now: Double, lag: Int) throws -> HistoryPage? {
+    public func staleHistory(user: String, page: Int, perPage: Int, shift: Int = 0, now: Double, lag: Int, writes: Int? = nil) throws -> HistoryPage? {
         let fresh = try history(user: user, page: page, perPage: perPage, shift: shift)
-        guard let old = lagging(user, now: now, lag: lag) else { return nil }
+        guard let old = lagging(user, now: now, lag: lag, writes: writes) else { return nil }
         let stale = try self.page(of: old, page: page, perPage: perPage, shift: shift)
         return stale == fresh ? nil : stale
     }
 
     /// Makes `state` the user's, remembering the state it replaces (and `now`) when the balance or the
-    /// history changed: the latest write a lagging replica has not seen yet.
+    /// history changed: a write a lagging replica may not have seen yet.
     private func commit(_ state: UserState, for user: String, now: Double) {
         if let old = users[user], old.balance != state.balance || old.added != state.added {
-            lastWrites[user] = LastWrite(balance: old.balance, added: old.added, at: now)
+            var past = lastWrites[user] ?? []
+            past.append(LastWrite(balance: old.balance, added: old.added, at: now))
+            if past.count > Self.pastStatesKept { past.removeFirst(past.count - Self.pastStatesKept) }
+            lastWrites[user] = past
         }
         users[user] = state
     }

@@ -38,7 +38,7 @@ extension StubService {
                 context.notes.applied(fault)
             }
             var balance = try await store.balance(user: user)
-            if let fault = context.contentFault(.staleRead), let stale = try await store.staleBalance(user: user, now: now, lag: fault.spec.ms) {
+            if let fault = context.contentFault(.staleRead), let stale = try await store.staleBalance(user: user, now: now, lag: fault.spec.ms, writes: fault.spec.writes) {
                 balance = stale
                 context.notes.applied(fault)
             }
@@ -53,9 +53,10 @@ extension StubService {
             let shifted = pageNumber > 1 ? context.contentFault(.shiftedPage) : nil
             let shift = shifted == nil ? 0 : 1
             var page: HistoryPage
-            // stale_read: within the lag after the user's latest write, the page of the state before it.
+            // stale_read: the page of the state the lagging replica holds (`ms` ago, or `writes` writes back).
             if let fault = context.contentFault(.staleRead),
-               let stale = try await store.staleHistory(user: user, page: pageNumber, perPage: perPage, shift: shift, now: now, lag: fault.spec.ms) {
+               let stale = try await store.staleHistory(user: user, page: pageNumber, perPage: perPage, shift: shift, now: now, lag: fault.spec.ms,
+                                                   writes: fault.spec.writes) {
                 page = stale
                 context.notes.applied(fault)
             } else {

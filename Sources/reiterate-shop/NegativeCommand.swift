@@ -185,6 +185,13 @@ struct NegativeRun {
                                   creditedBundle: Self.quoted(creditedBundle), setupFailed: setupFailed, appStore: appStore)
         var lag = LaggingReads()
         var tally = Tally()
+        // Earlier cases' writes that were taken (or may have been) and that no read has shown yet: a change a
+        // later case's reads show is theirs when they explain it (by amount and product), never the later case's.
+        var unseen: [(name: String, effect: NegativeEffect, answered: Int?)] = []
+        if credited != 0, let answered = settled.balance, answered != balance {
+            let credit = bundles.first { $0.identifier == creditedBundle }?.cheer ?? answered.minusSaturating(balance)
+            unseen.append(("the setup purchase", NegativeEffect(balanceMoves: [credit], packRises: []), answered))
+        }
         for c in cases {
             if let why = c.needs(facts) {
                 // Not sent: not a pass. Counted as not judged.
@@ -205,12 +212,17 @@ struct NegativeRun {
             // Reads that settle (docs/checks.md, "Settled reads"): a read that disagrees with the state
             // last settled on is read again, at most three reads over 1.5 s, the latest kept.
             let before = try await settledRead(expecting: settled, pack: packID, lag: &lag)
+            // A read that shows the balance a write answered has seen that write (and every one before it).
+            if let seen = unseen.lastIndex(where: { $0.answered != nil && $0.answered == before.balance }) { unseen.removeFirst(seen + 1) }
             let target = c.unknownUser ? "qa-negative-nobody-\(UInt32.random(in: 0...UInt32.max))" : user
             var now = facts
-            now.balance = before.balance ?? balance
+            // The balance a case's body is built from (an overspend: one more than it): the latest a write
+            // answered while no read has shown it yet (the reads lag), else what the reads settled on.
+            now.balance = unseen.last?.answered ?? before.balance ?? balance
             let body = c.body(now)
             var status: Int?
             var requestID: String?
+            var answeredBalance: Int?
             let answer: NegativeAnswer
             do {
                 let sent: (response: CheerBalance, requestID: String?)
@@ -221,6 +233,7 @@ struct NegativeRun {
                 }
                 status = 200
                 requestID = sent.requestID
+                answeredBalance = sent.response.balance
                 answer = .accepted("HTTP 2xx, balance \(Wording.grouped(sent.response.balance))")
             } catch let error as ShopAPIError {
                 status = error.status
@@ -234,7 +247,16 @@ struct NegativeRun {
             let after = try await settledRead(expecting: before, pack: packID, lag: &lag)
             settled = after
             let effect = NegativeEffect(body: body, write: c.write, bundles: bundles)
-            let (changed, unknown, meanwhile) = before.changes(to: after, pack: packID, effect: effect)
+            var (changed, unknown, meanwhile) = before.changes(to: after, pack: packID, effect: effect)
+            // What an earlier case's write explains is that write's, shown late by a lagging read: named, and
+            // no finding of this case's.
+            var late: String?
+            if !changed.isEmpty, before.explained(after, by: unseen.map(\.effect), pack: packID) {
+                late = "; an earlier case's write showed only now (\(unseen.map(\.name).joined(separator: ", ")), a lagging read): \(changed.joined(separator: "; "))"
+                changed = []
+                unseen = []
+                lag.noteLate(before.requestIDs + after.requestIDs)
+            }
             let reads = "reads before \(before.requestIDs.joined(separator: ", ")); after \(after.requestIDs.joined(separator: ", "))"
             let id = requestID.map { " (\(Sanitizer.line($0)))" } ?? ""
             let notKnown = (meanwhile.isEmpty ? "" : "; moved meanwhile (not this write's amount): \(meanwhile.joined(separator: "; "))")
@@ -245,7 +267,7 @@ struct NegativeRun {
             var applied = false
             switch answer {
             case let .refused(code) where changed.isEmpty:
-                line = "refused \(code)\(id)\(notKnown)"
+                line = "refused \(code)\(id)\(late ?? "")\(notKnown)"
             case let .refused(code):
                 line = "refused \(code)\(id), but it changed: \(changed.joined(separator: "; "))\(notKnown) — \(reads)"
                 finding = "refused, with a side effect: \(changed.joined(separator: "; "))"
@@ -266,6 +288,14 @@ struct NegativeRun {
                 line += notKnown
                 tally.notJudged += 1
             }
+            // A write taken (or maybe taken) whose effect its own reads did not show: a later case's reads may.
+            var taken = false
+            switch answer {
+            case .accepted: taken = true
+            case .notJudged: taken = status == nil || (500..<600).contains(status ?? 0)
+            case .refused: taken = false
+            }
+            if taken, changed.isEmpty { unseen.append((c.name, effect, answeredBalance)) }
             if let finding {
                 tally.findings += 1
                 Terminal.err("warning: negative \(c.name): \(Sanitizer.line(c.what)) must be refused (\(c.source.text)); \(Sanitizer.line(finding))\(id)\n")
@@ -329,12 +359,13 @@ struct NegativeRun {
         if let h = try? await client.sendAnswered(CheerHistory(user: user, page: 1, perPage: 1)) {
             var newest: String?
             var newestAmount: Int?
+            var newestProduct: String?
             switch h.response.items.first {
-            case let .entry(e)?: newest = "\(e.id ?? "no id") (\(Wording.grouped(e.amount)) on \(e.product))"; newestAmount = e.amount
+            case let .entry(e)?: newest = "\(e.id ?? "no id") (\(Wording.grouped(e.amount)) on \(e.product))"; newestAmount = e.amount; newestProduct = e.product
             case let .unreadable(u)?: newest = "\(u.id ?? "no id") (unreadable)"
             case nil: newest = nil
             }
-            reads.history = NegativeReads.History(total: h.response.totalCount, newest: newest, newestAmount: newestAmount)
+            reads.history = NegativeReads.History(total: h.response.totalCount, newest: newest, newestAmount: newestAmount, newestProduct: newestProduct)
             note(h.requestID)
         }
         await pacer.turn()
@@ -375,6 +406,13 @@ struct LaggingReads {
         guard settledOnExpected || moved else { return }  // a real change, read the same three times: not a lag
         count += 1
         let ids = reads.flatMap(\.requestIDs)
+        if first.isEmpty { first = ids }
+        last = ids
+    }
+
+    /// Reads that showed an earlier write only after a later one was sent: the same lag, counted once more.
+    mutating func noteLate(_ ids: [String]) {
+        count += 1
         if first.isEmpty { first = ids }
         last = ids
     }

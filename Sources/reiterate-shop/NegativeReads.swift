@@ -14,6 +14,8 @@ struct NegativeReads {
         var newest: String?
         /// The newest entry's amount (nil: no entry, or unreadable).
         var newestAmount: Int?
+        /// The newest entry's product (nil: no entry, or unreadable).
+        var newestProduct: String? = nil
     }
 
     var balance: Int?
@@ -70,6 +72,29 @@ struct NegativeReads {
         return changed.isEmpty && meanwhile.isEmpty
     }
 
+    /// Whether every change from this state to `after` is explained by earlier cases' writes that were
+    /// taken (or may have been) and whose effect no read had shown yet (`pending`): the user's balance
+    /// moved by their sum, and a new newest entry has one of their spends' amount and product. A change
+    /// explained so is that earlier write's, never this case's (a lagging read showed it late).
+    func explained(_ after: NegativeReads, by pending: [NegativeEffect], pack: String?) -> Bool {
+        guard !pending.isEmpty else { return false }
+        if let a = balance, let b = after.balance, a != b {
+            let delta = b.minusSaturating(a)
+            let sums = pending.reduce(into: Set([0])) { sums, effect in
+                sums = Set(sums.flatMap { s in effect.balanceMoves.map { s.plusSaturating($0) } }).union(sums)
+            }
+            guard sums.contains(delta) else { return false }
+        }
+        if let a = history, let b = after.history, a != b {
+            guard b.total.minusSaturating(a.total) <= pending.count, b.newest != a.newest else { return false }
+            guard let amount = b.newestAmount, pending.contains(where: { $0.packRises.contains(amount) && $0.product == b.newestProduct }) else { return false }
+        }
+        if let pack, let was = packs?[pack] ?? nil, let now = after.packs?[pack] ?? nil, was != now {
+            guard pending.contains(where: { $0.product == pack && $0.packRises.contains(now.minusSaturating(was)) }) else { return false }
+        }
+        return balance != after.balance || history != after.history
+    }
+
     /// Whether the write was applied on the user tested: the balance moved by the case's amount, or a new
     /// newest entry of the case's amount (a spend's). Reads that failed tell nothing: false.
     func applied(to after: NegativeReads, effect: NegativeEffect) -> Bool {
@@ -90,6 +115,8 @@ struct NegativeEffect: Sendable, Equatable {
     var balanceMoves: Set<Int>
     /// How the pack's `cheer_total` rises (a spend's amount; none for a purchase).
     var packRises: Set<Int>
+    /// A spend's product as its body names it (nil: a purchase, or not text).
+    var product: String? = nil
 
     init(balanceMoves: Set<Int>, packRises: Set<Int>) {
         self.balanceMoves = balanceMoves
@@ -112,6 +139,7 @@ struct NegativeEffect: Sendable, Equatable {
             }
             packRises = amounts
             balanceMoves = Set(amounts.map { 0.minusSaturating($0) })
+            product = object?["product"] as? String
         } else {
             packRises = []
             if let id = object?["identifier"] as? String {

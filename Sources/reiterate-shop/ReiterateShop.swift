@@ -292,8 +292,10 @@ enum ExitStatus: Int32 {
     static func of(_ outcome: WriteOutcome, error: ShopAPIError?, strict: Bool, findings: Int) -> Int32 {
         // The server took what the shop must refuse: a finding whatever --strict says.
         if outcome.acceptedRefusable != nil { return dataError.rawValue }
+        // A failed check of the write is a finding whatever --strict says (scripts rely on it).
+        if !outcome.failed.isEmpty { return dataError.rawValue }
         if outcome.applied == .yes {  // an answer lost but the write found applied counts as done
-            return strict && (!outcome.failed.isEmpty || findings > 0) ? dataError.rawValue : 0
+            return strict && findings > 0 ? dataError.rawValue : 0
         }
         switch outcome.answer {
         case .unanswered: return unavailable.rawValue

@@ -16,9 +16,10 @@ struct Spend: AsyncParsableCommand {
         discussion: """
             Refused without --yes, and always in a read-only environment. The verdict and each check go to
             stdout; a failed check or a contract finding is also a `warning:` line on stderr.
-            Exit status: 0 applied (and, with --strict, every check passed and no response the spend depends on
-            deviated: else 65; --strict=all: no response at all deviated); 65 the server took a spend
-            the shop must refuse (above the balance, on a pack not in the list, below 1); 1 refused by the server;
+            Exit status: 0 applied and every check passed (with --strict, also no response the spend depends on
+            deviated, and no read went stale: else 65; --strict=all: no response at all deviated); 65 a check failed
+            (whatever the answer: a wrong debit, a 402 while the balance covered the amount), or the server took a
+            spend the shop must refuse (above the balance, on a pack not in the list, below 1); 1 refused by the server;
             69 no answer, and not applied or not known whether (the verdict says which: never send it again
             blindly); 78 read-only or a bad setting; 64 usage.
             """
@@ -102,8 +103,9 @@ struct Buy: AsyncParsableCommand {
         await setup.close()
         switch result {
         case let .success(.verified(t)?):
-            Terminal.err("note: the App Store's record of \(id): \(t.quantity) × \(Sanitizer.line(t.productID))\(t.isRevoked ? ", refunded" : ""); the credit expected comes from it\n")
-            return ShopWrite.Purchase.Paid(product: t.productID, quantity: t.quantity)
+            Terminal.err("note: the App Store's record of \(id): \(t.quantity) × \(Sanitizer.line(t.productID))"
+                         + (t.isRevoked ? ", refunded: the shop must refuse to credit it\n" : "; the credit expected comes from it\n"))
+            return ShopWrite.Purchase.Paid(product: t.productID, quantity: t.quantity, revoked: t.isRevoked)
         case .success(nil):
             Terminal.err("warning: the App Store does not know transaction \(id): a backend that verifies must refuse it\n")
         case let .success(.notVerified(why)?):
@@ -143,13 +145,12 @@ struct WriteRun {
                 let context = settings.shopContext
                 let cache = CacheStore(directory: connection.resolvedCacheDir, logger: logger)
                 let store = await AppStore(state: AppState(context: context), service: LiveShopService(client: client), cache: cache)
-                // What the checks compare against: the live balance, the history's total, the packs — read
-                // right before the write, and settled (`settledBaseline`).
-                let known = Known(balance: await cache.read(CheerBalance.self, kind: .balance, key: context.userKey)?.value.balance,
-                                  historyTotal: await cache.read(CheerHistoryPage.self, kind: .historyFirstPage, key: context.userKey)?.value.totalCount)
+                // The start's reads; what the checks compare against is read again and settled right before
+                // the write by the view models (`readBaseline`: the same rule as the TUI's dialog), against the
+                // timeline this machine's earlier writes left in the cache.
                 await store.send(.start)
                 await store.settle()
-                let (before, baselineMoved) = await Self.settledBaseline(store, known: known)
+                let before = await store.state
                 guard before.balance.source == .live, before.balance.value != nil else {
                     _ = reportFindings(await client.exchangesWithPinsSettled())
                     if let error = before.balance.error { throw error }
@@ -176,11 +177,11 @@ struct WriteRun {
                 // since a total that came back across the reads follows from it.
                 let readFindings = after.write.outcome?.readFindings ?? []
                 for record in readFindings { Terminal.err(Self.warning(record)) }
-                var findings = reportFindings(own, lagging: !readFindings.isEmpty || baselineMoved)
+                var findings = reportFindings(own, lagging: !readFindings.isEmpty)
                 if strict != .off { findings += readFindings.count }
                 if others.contains(where: { !$0.findings.isEmpty }) {
                     Terminal.err("note: findings about other reads (not the \(verb)'s: \(strict == .all ? "they count under --strict=all" : "--strict leaves them out")):\n")
-                    let more = reportFindings(others, lagging: !readFindings.isEmpty || baselineMoved)
+                    let more = reportFindings(others, lagging: !readFindings.isEmpty)
                     if strict == .all { findings += more }
                 }
                 // The write's one outcome: its words, its checks, and whether it was applied.
@@ -217,51 +218,6 @@ struct WriteRun {
             throw fail(error, tokenVariable: settings.tokenEnv)
         }
         if status != 0 { throw ExitCode(status) }
-    }
-
-    /// What this machine last settled on (the cache, which the last write's verification wrote): the
-    /// balance and the history's total.
-    struct Known: Equatable {
-        var balance: Int?
-        var historyTotal: Int?
-
-        init(balance: Int?, historyTotal: Int?) {
-            self.balance = balance
-            self.historyTotal = historyTotal
-        }
-
-        init(_ state: AppState) {
-            balance = state.balance.source == .live ? state.balance.value : nil
-            historyTotal = state.history.totalCount
-        }
-
-        /// Every value known on both sides agrees.
-        func agrees(with other: Known) -> Bool {
-            (balance == nil || other.balance == nil || balance == other.balance)
-                && (historyTotal == nil || other.historyTotal == nil || historyTotal == other.historyTotal)
-        }
-    }
-
-    /// The state before the write, settled: the start's reads are read again (at most twice more, over
-    /// 1.5 s) when they disagree with what this machine last settled on — a lagging replica answers the
-    /// state from before the latest write. The reads stop when they show what was last settled; else the
-    /// latest read, the freshest, is the baseline.
-    static func settledBaseline(_ store: AppStore, known: Known) async -> (AppState, moved: Bool) {
-        var state = await store.state
-        var reads = [Known(state)]
-        guard state.balance.source == .live, !reads[0].agrees(with: known) else { return (state, false) }
-        for pause in [0.5, 1.0] {
-            try? await Task.sleep(for: .milliseconds(Int(pause * 1000)))  // the pause between reads (a pace, not a synchronisation)
-            await store.send(.action(.refresh))
-            await store.settle()
-            state = await store.state
-            guard state.balance.source == .live else { break }
-            reads.append(Known(state))
-            // Two reads that agree prove nothing while a replica lags (its stale answers agree too): only a
-            // read that shows what was settled, or the last one, the latest in time, ends the reads.
-            if reads[reads.count - 1].agrees(with: known) { break }
-        }
-        return (state, zip(reads, reads.dropFirst()).contains { $0 != $1 })
     }
 
     /// `warning: POST /api/v1/spend_cheer: [spend-balance] expected …, got … (request id …)`.

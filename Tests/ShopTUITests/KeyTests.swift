@@ -32,11 +32,27 @@ struct Loop {
     }
 
     mutating func send(_ message: Message) {
+        var baseline: [(Token, ShopRequest)] = []
         for effect in ShopUpdate.update(&app, message).flatMap(\.flattened) {
             switch effect {
             case .quit, .copy: commands.append(effect)
             case .makeTransactionID: send(.transactionIDMade(77))
+            case let .request(token, request) where app.write.verification?.isBaseline == true:
+                baseline.append((token, request))
+                effects.append(effect)
             default: effects.append(effect)
+            }
+        }
+        // A write's baseline reads are answered with what the screen holds (the write then goes out).
+        for (token, request) in baseline {
+            switch request {
+            case .balance: send(.replied(token, .success(.balance(CheerBalance(balance: app.balance.value ?? 0))), at: now))
+            case .history(_, 1, _):
+                let page = app.history.pages[1]?.value
+                    ?? CheerHistoryPage(items: [], page: 1, perPage: 50, totalPages: 0, totalCount: app.history.totalCount ?? 0)
+                send(.replied(token, .success(.history(page)), at: now))
+            case .packs: send(.replied(token, .success(.packs(app.packs.list.value ?? AudioPackList(packs: [], unreadable: []))), at: now))
+            default: break
             }
         }
     }

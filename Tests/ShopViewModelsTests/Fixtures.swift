@@ -149,9 +149,36 @@ struct Driver {
             labelled.request = asked
             message = .answered(token, labelled)
         }
-        let produced = ShopUpdate.update(&state, message).flatMap(\.flattened)
+        var produced = ShopUpdate.update(&state, message).flatMap(\.flattened)
         effects += produced
+        if servesBaseline, state.write.verification?.isBaseline == true { produced += serveBaseline(produced) }
         return produced
+    }
+
+    /// Whether the reads a write's baseline asks are answered at once with what the state holds (a write
+    /// then goes out as it did when it was sent on the screen's values); false: the test answers them.
+    var servesBaseline = true
+
+    /// Answers the baseline reads among `asked` with the state's own balance, first page and packs.
+    mutating func serveBaseline(_ asked: [Effect]) -> [Effect] {
+        var out: [Effect] = []
+        let at = state.clock ?? Date(timeIntervalSince1970: 0)
+        for effect in asked {
+            guard case let .request(token, request) = effect, state.write.verification?.isBaseline == true else { continue }
+            switch request {
+            case .balance:
+                out += apply(.balanceLoaded(token, .success(CheerBalance(balance: state.balance.value ?? 0)), at: at))
+            case .history(_, 1, _):
+                let page = state.history.pages[1]?.value ?? CheerHistoryPage(items: [], page: 1, perPage: 50, totalPages: 0,
+                                                                             totalCount: state.history.totalCount ?? 0)
+                out += apply(.historyLoaded(token, page: 1, .success(page), at: at))
+            case .packs:
+                out += apply(.packsLoaded(token, .success(state.packs.list.value ?? AudioPackList(packs: [], unreadable: [])), at: at))
+            default:
+                continue
+            }
+        }
+        return out
     }
 
     /// The token of the last history fetch for `page` among `effects`.

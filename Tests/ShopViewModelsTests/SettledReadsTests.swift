@@ -1,5 +1,6 @@
 import Foundation
 import ShopAPI
+import ShopModel
 import Testing
 @testable import ShopViewModels
 
@@ -8,7 +9,7 @@ import Testing
 @Suite struct SettledReadsTests {
     func series(_ values: [Int]) -> ReadSeries<Int> {
         var s = ReadSeries<Int>()
-        s.sightings = values.enumerated().map { Sighting($1, requestID: "rq-\($0 + 1)") }
+        for (i, v) in values.enumerated() { s.answered(.success(Sighting(v, requestID: "rq-\(i + 1)"))) }
         return s
     }
 
@@ -33,8 +34,13 @@ import Testing
         // A wrong debit under lagging reads: settled on the wrong value, which the judging flags.
         guard case let .settled(wrong, _) = settle([1_250, 1_242, 1_250]) else { Issue.record("not settled"); return }
         #expect(wrong == 1_242)
-        // Nothing debited at all: every read shows the state from before, and that is what is judged.
-        #expect(settle([1_250, 1_250, 1_250]) == .settled(1_250, stale: []))
+        // Every read shows the state from before, after an answer that showed the write: a lagging replica
+        // and a write not applied look the same here. Neither a ✔ nor a ✗ on one value's reads: `behind`, a
+        // stale-read finding with every read (the write's other values, or the next reads, tell which;
+        // `Verification.settle` judges a spend's balance on its reads when its history showed the spend).
+        #expect(settle([1_250, 1_250, 1_250]) == .behind(series([1_250, 1_250, 1_250]).sightings))
+        // With no answer that showed a newer state, the reads are the state now.
+        #expect(settle([1_250, 1_250, 1_250], answerIsNewer: false) == .settled(1_250, stale: []))
     }
 
     @Test func readsThatKeepMovingAreNotJudged() {

@@ -1,5 +1,6 @@
 import Foundation
 import ShopAPI
+import ShopModel
 import ShopCache
 import Testing
 @testable import ShopViewModels
@@ -67,6 +68,7 @@ import Testing
         await fake.set(holdBalance: true)
         store.perform(.refresh)  // a balance request out, held
         #expect(await eventually { await fake.heldCount == 1 })
+        await fake.set(holdBalance: false)  // the spend's own reads (its baseline, its verification) answer
         store.perform(.beginSpend)
         store.perform(.editSpend(amount: "50", comment: ""))
         store.perform(.submitAction)
@@ -111,7 +113,8 @@ import Testing
         #expect(store.state.balance.phase == .live(1200, fetchedAt: t0))
         // Page 1 after the spend: the verification's own reads (the fake's history does not move, so it is read
         // again up to the bound of three); the list takes the page they settled on, with no read of its own.
-        #expect(await fake.count("history qa-alice 1") == 1 + ReadSeries<Int>.maxReads)
+        // Page 1: the start's, the baseline's (one read: nothing known says it lags), and the verification's.
+        #expect(await fake.count("history qa-alice 1") == 2 + ReadSeries<Int>.maxReads)
         #expect(store.state.history.pages[1]?.isLoading == false && store.state.history.rows.count == 50)
         // The fake's balance moved by the amount (its history and pack totals do not: those checks fail).
         #expect(store.state.checks.records.first { $0.name == "spend-balance" }?.outcome == .passed)

@@ -55,7 +55,9 @@ import Testing
     @Test func aRefusalChangesNothingAndAReplayIsTheServersOwnAnswer() {
         let low = ShopAPIError.http(status: 402, message: "too low", code: "insufficient_balance", requestID: "rq-402", endpoint: .post("/api/v1/spend_cheer"), retryAfter: nil)
         let refused = WriteOutcome.judge(verification(spend, .failure(low), fresh: 1_250), requestID: "rq-402")
-        #expect(refused.applied == .no && refused.checks.map(\.name) == ["refused-unchanged"] && refused.headline.hasSuffix("Nothing was spent (balance 1,250, unchanged)."))
+        #expect(refused.applied == .no && refused.checks.map(\.name) == ["refused-unchanged", "insufficient-balance"] && refused.headline.hasSuffix("Nothing was spent (balance 1,250, unchanged)."))
+        // A 402 while the balance (1,250 before and after) covers the spend is the shop's rule broken.
+        #expect(refused.failed.map(\.name) == ["insufficient-balance"])
         #expect(refused.requestID == "rq-402" && !refused.succeeded && refused.answer == .refused)
         let replay = ShopAPIError.http(status: 409, message: "dup", code: "duplicate_transaction", requestID: "rq-409", endpoint: .post("/api/v2/purchase_cheer"), retryAfter: nil)
         let again = WriteOutcome.judge(verification(buy, .failure(replay), fresh: 1_250), requestID: "rq-409")

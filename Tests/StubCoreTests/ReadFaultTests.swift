@@ -37,22 +37,39 @@ import Testing
         #expect(try await store.staleHistory(user: "qa-whale", page: 1, perPage: 50, now: 5.5, lag: 1_000) == nil)
     }
 
-    @Test func theLatestWriteDecidesAndOnlyWhatChangedIsStale() async throws {
+    @Test func aReplicaLaggingPastSeveralWritesAnswersTheStateOfThatMomentAndOnlyWhatChangedIsStale() async throws {
         let product = try await firstProduct()
+        let before = try await store.history(user: "qa-alice", page: 1, perPage: 50)
         _ = try await store.spend(user: "qa-alice", amount: 7, product: product, comment: nil, now: 5)
         let afterSpend = try await store.history(user: "qa-alice", page: 1, perPage: 50)
-        // A purchase changes the balance alone: the balance before it is stale, the history is not.
         #expect(try await store.purchase(user: "qa-alice", identifier: bundle, transactionID: 7, now: 5.3) == 1443)
-        #expect(try await store.staleBalance(user: "qa-alice", now: 5.4, lag: 1_000) == 1243)
-        #expect(try await store.staleHistory(user: "qa-alice", page: 1, perPage: 50, now: 5.4, lag: 1_000) == nil)
+        // At 5.4 a replica 1 s behind holds the state of 4.4: before both writes (a lag longer than the gap
+        // between two writes answers a state several writes old).
+        #expect(try await store.staleBalance(user: "qa-alice", now: 5.4, lag: 1_000) == 1250)
+        #expect(try await store.staleHistory(user: "qa-alice", page: 1, perPage: 50, now: 5.4, lag: 1_000) == before)
+        // At 6.2 it holds 5.2: the spend, not yet the purchase. The purchase changed the balance alone, so the
+        // history is fresh.
+        #expect(try await store.staleBalance(user: "qa-alice", now: 6.2, lag: 1_000) == 1243)
+        #expect(try await store.staleHistory(user: "qa-alice", page: 1, perPage: 50, now: 6.2, lag: 1_000) == nil)
         #expect(try await store.history(user: "qa-alice", page: 1, perPage: 50) == afterSpend)
-        // A write that changed nothing (no debit, no entry) is no write to lag behind: the purchase stays
-        // the latest, and the window counts from it (it ends at 5.3 + 1 s).
+        // A write that changed nothing (no debit, no entry) is no write to lag behind.
         let nothing = try await store.spendLeniently(user: "qa-alice", amount: 3, product: product, comment: nil, now: 5.5,
                                                      quirks: [.noDebit, .noEntry])
         #expect(nothing.after == 1443)
         #expect(try await store.staleBalance(user: "qa-alice", now: 6.2, lag: 1_000) == 1243)
         #expect(try await store.staleBalance(user: "qa-alice", now: 6.4, lag: 1_000) == nil)
+    }
+
+    @Test func aReplicaOneWriteBehindStaysThereUntilTheNextWrite() async throws {
+        let product = try await firstProduct()
+        #expect(try await store.staleBalance(user: "qa-alice", now: 1, lag: 0, writes: 1) == nil)  // nothing written yet
+        _ = try await store.spend(user: "qa-alice", amount: 7, product: product, comment: nil, now: 5)
+        // However long after: the state before the latest write.
+        #expect(try await store.staleBalance(user: "qa-alice", now: 500, lag: 0, writes: 1) == 1250)
+        _ = try await store.spend(user: "qa-alice", amount: 3, product: product, comment: nil, now: 600)
+        #expect(try await store.staleBalance(user: "qa-alice", now: 9_000, lag: 0, writes: 1) == 1243)
+        #expect(try await store.staleBalance(user: "qa-alice", now: 9_000, lag: 0, writes: 2) == 1250)
+        #expect(try await store.staleBalance(user: "qa-alice", now: 9_000, lag: 0, writes: 3) == nil)  // not that many writes
     }
 
     @Test func creditsLagToo() async throws {

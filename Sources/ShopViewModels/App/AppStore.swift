@@ -1,5 +1,6 @@
 import Foundation
 import ShopAPI
+import ShopModel
 import ShopCache
 import TerminalText
 
@@ -84,7 +85,8 @@ public final class AppStore {
         return CachedShop(balance: cache.readNow(CheerBalance.self, kind: .balance, key: keys.userKey),
                           packs: cache.readNow(AudioPackList.self, kind: .packs, key: keys.shopKey),
                           firstPage: firstPage ? cache.readNow(CheerHistoryPage.self, kind: .historyFirstPage, key: keys.userKey) : nil,
-                          firstPageDeferred: !firstPage)
+                          firstPageDeferred: !firstPage,
+                          timeline: cache.readNow(Timeline.self, kind: .timeline, key: keys.userKey)?.value)
     }
 
     /// Mirrors the REST core's exchange log into the requests inspector.
@@ -248,6 +250,7 @@ public final class AppStore {
             send(.snapshotSaved(await comparer.saveSnapshot(user: user)))
         case let .readCache(token, userKey, shopKey):
             guard let cache else { return send(.cacheLoaded(token, balance: nil, packs: nil, firstPage: nil)) }
+            send(.timelineLoaded(await cache.read(Timeline.self, kind: .timeline, key: userKey)?.value ?? Timeline(), user: userKey))
             let balance = await cache.read(CheerBalance.self, kind: .balance, key: userKey)
             let packs = await cache.read(AudioPackList.self, kind: .packs, key: shopKey)
             let firstPage = await cache.read(CheerHistoryPage.self, kind: .historyFirstPage, key: userKey)
@@ -260,6 +263,8 @@ public final class AppStore {
             await cache?.write(value, kind: .packs, key: key, fetchedAt: fetchedAt)
         case let .writeFirstPage(key, value, fetchedAt):
             await cache?.write(value, kind: .historyFirstPage, key: key, fetchedAt: fetchedAt)
+        case let .writeTimeline(key, timeline):
+            await cache?.write(timeline, kind: .timeline, key: key, fetchedAt: timeline.latest?.at ?? Date())
         case .makeTransactionID:
             send(.transactionIDMade(UInt64.random(in: 1...UInt64.max)))
         case .writeHAR:
@@ -333,4 +338,6 @@ extension CacheKind {
     public static let balance: CacheKind = "balance"
     public static let packs: CacheKind = "packs"
     public static let historyFirstPage: CacheKind = "history-page1"
+    /// A user's states as this machine's writes came to know them (`Timeline`).
+    public static let timeline: CacheKind = "timeline"
 }

@@ -1,5 +1,6 @@
 import Foundation
 import ShopAPI
+import ShopModel
 import ShopCache
 
 /// Which shop and which user the app is looking at.
@@ -242,9 +243,12 @@ public struct CachedShop: Sendable {
     public var firstPage: CacheEntry<CheerHistoryPage>?
     /// The first history page was left for after the first frame (which shows the Shop tab).
     public var firstPageDeferred: Bool
+    /// The user's states as this machine's writes came to know them.
+    public var timeline: Timeline?
 
     public init(balance: CacheEntry<CheerBalance>? = nil, packs: CacheEntry<AudioPackList>? = nil, firstPage: CacheEntry<CheerHistoryPage>? = nil,
-                firstPageDeferred: Bool = false) {
+                firstPageDeferred: Bool = false, timeline: Timeline? = nil) {
+        self.timeline = timeline
         self.balance = balance
         self.packs = packs
         self.firstPage = firstPage

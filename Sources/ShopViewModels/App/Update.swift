@@ -1,5 +1,6 @@
 import Foundation
 import ShopAPI
+import ShopModel
 import ShopCompare
 import ShopCache
 
@@ -29,6 +30,8 @@ public enum Message: Sendable {
     case signal(Int32)
     // Results of effects
     case cacheLoaded(Token, balance: CacheEntry<CheerBalance>?, packs: CacheEntry<AudioPackList>?, firstPage: CacheEntry<CheerHistoryPage>?)
+    /// The user's timeline as the cache kept it (for the user of that key).
+    case timelineLoaded(Timeline, user: CacheKey)
     /// A shop request (`Effect.request`) answered; the token's purpose says what it was for.
     case answered(Token, ShopReply)
     /// The watch's wait is over.
@@ -102,6 +105,8 @@ public indirect enum Effect: Equatable, Sendable {
     case writeBalance(key: CacheKey, CheerBalance, fetchedAt: Date)
     case writePacks(key: CacheKey, AudioPackList, fetchedAt: Date)
     case writeFirstPage(key: CacheKey, CheerHistoryPage, fetchedAt: Date)
+    /// Keeps the user's timeline for the next run.
+    case writeTimeline(key: CacheKey, Timeline)
     /// A random transaction id for the buy form (answered with `.transactionIDMade`).
     case makeTransactionID
     // For the front end
@@ -186,12 +191,17 @@ public enum ShopUpdate {
         case let .startWithCache(cached):
             noteStart(&state)
             applyCache(balance: cached.balance, packs: cached.packs, firstPage: cached.firstPage, &state)
+            if let timeline = cached.timeline { state.write.timeline = timeline }
             // The first page the first frame did not need is read now, before the requests go out.
             let deferred: [Effect] = cached.firstPageDeferred ? [.readCachedFirstPage(state.ask(.cacheRead), user: state.context.userKey)] : []
             let effects: [Effect] = deferred + [.batch(loadBalance(&state) + loadPacks(&state) + loadHistoryPage(state.history.page, &state))]
             return effects + (state.watch.onAtStart ? startWatch(&state) : [])
         case let .notify(text):
             state.notice = Notice(.info, text)
+            return []
+        case let .timelineLoaded(timeline, user):
+            // Only the current user's, and never over what this run has learnt since.
+            if user == state.context.userKey, state.write.timeline.points.isEmpty { state.write.timeline = timeline }
             return []
         case let .evidenceWritten(what, result):
             return evidenceWritten(what, result, &state)

@@ -1,5 +1,6 @@
 import Foundation
 import ShopAPI
+import ShopModel
 import ShopCache
 
 // MARK: Balance and session

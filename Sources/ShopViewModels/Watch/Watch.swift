@@ -1,5 +1,6 @@
 import Foundation
 import ShopAPI
+import ShopModel
 
 /// What the watch reads: the purpose of its reads (`Purpose.watch`), each sent as a `ShopRequest`.
 public enum WatchRead: Hashable, Sendable {

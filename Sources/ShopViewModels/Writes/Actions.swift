@@ -1,5 +1,6 @@
 import Foundation
 import ShopAPI
+import ShopModel
 import TerminalText
 
 extension ShopUpdate {
@@ -212,7 +213,6 @@ extension ShopUpdate {
 
     /// Sends the write, noting what its verification will compare against.
     static func send(_ kind: ShopWrite, summary: String, backgrounded: Bool = false, _ state: inout AppState) -> [Effect] {
-        let token = state.ask(.write)
         // Sent as typed: the steps say so (the next write starts with the client's checks on again).
         let asTyped = state.write.action?.asTyped == true
         state.steps.add(describe(kind, name: state.packName(kind.spend?.product)) + (asTyped ? " — sent as typed (the client's input checks off)" : ""))
@@ -224,11 +224,20 @@ extension ShopUpdate {
         state.write.outcome = nil
         state.write.sentAfter = state.exchanges.map(\.id).max() ?? 0
         let product = kind.spend?.product
-        let packCheer = product.flatMap { p in state.packs.all.first { $0.identifier == p }?.cheerTotal }
         let credit = kind.purchase.flatMap { WriteExpectation.credit(of: $0, bundles: state.context.bundles) }
-        let before = Verification.Before(balance: state.balance.value, historyTotal: state.history.totalCount, packCheer: packCheer,
+        // What the verification compares against is read first, and settled (`readBaseline`): never the
+        // balance from when the screen was last read (another tester may have written meanwhile).
+        let before = Verification.Before(balance: nil, historyTotal: nil, packCheer: nil,
                                          refusals: expectedRefusals(kind, state), packName: state.packName(product), credit: credit)
         state.write.action = ActionState(phase: .pending(kind, summary: summary, before: before))
+        return readBaseline(kind, summary: summary, before: before, &state)
+    }
+
+    /// The baseline is settled: the write goes out, with what its verification compares against.
+    static func sendWrite(_ kind: ShopWrite, summary: String, before: Verification.Before, _ state: inout AppState) -> [Effect] {
+        guard case .pending? = state.write.action?.phase else { return [] }
+        let token = state.ask(.write)
+        state.write.action?.phase = .pending(kind, summary: summary, before: before)
         return [.request(token, .write(kind, user: state.context.user))]
     }
 

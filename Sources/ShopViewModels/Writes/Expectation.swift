@@ -34,6 +34,10 @@ public enum ExpectedRefusal: Equatable, Sendable {
     /// A purchase whose transaction id is not the contract's whole number from 0 to 2⁶⁴ − 1 (sent as
     /// typed: a negative number, or text).
     case transactionNotWhole(TransactionID)
+    /// A purchase whose transaction the App Store's verified record says was refunded or revoked.
+    case revokedInAppStore(TransactionID)
+    /// A purchase posted for another product than the one the App Store's verified record says was paid.
+    case otherProductInAppStore(paid: String, sent: String)
 
     /// In plain words: `105 cheer is more than the balance (100 cheer)`.
     public var reason: String {
@@ -44,6 +48,8 @@ public enum ExpectedRefusal: Equatable, Sendable {
         case let .overspend(amount, balance): return "\(g(amount)) cheer is more than the balance (\(g(balance)) cheer)"
         case let .notPositive(amount): return "an amount of \(g(amount)) is below the contract's minimum of 1"
         case let .transactionNotWhole(id): return "the transaction id \(id) is not a whole number from 0 to 18446744073709551615"
+        case let .revokedInAppStore(id): return "the App Store's record says transaction \(id) was refunded"
+        case let .otherProductInAppStore(paid, sent): return "the App Store's record says \(paid) was paid, not \(sent)"
         }
     }
 }
@@ -66,6 +72,12 @@ public enum WriteExpectation {
             let (identifier, transactionID) = (purchase.identifier, purchase.transactionID)
             var out: [ExpectedRefusal] = credit(identifier, bundles: bundles) == nil ? [.notABundle(identifier: identifier)] : []
             if case .number = transactionID {} else { out.append(.transactionNotWhole(transactionID)) }
+            // What the App Store's verified record says (read before the write, never typed): a refunded
+            // transaction, or one of another product, is not to be credited.
+            if let paid = purchase.paid {
+                if paid.revoked { out.append(.revokedInAppStore(transactionID)) }
+                if paid.product != identifier { out.append(.otherProductInAppStore(paid: paid.product, sent: identifier)) }
+            }
             return out
         }
     }

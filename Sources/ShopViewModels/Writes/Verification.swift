@@ -1,5 +1,6 @@
 import Foundation
 import ShopAPI
+import ShopModel
 
 // The verification of a write: what is read again after it, until the reads settle (SettledReads.swift),
 // and the one outcome those reads make (WriteOutcome.swift).
@@ -11,6 +12,12 @@ import ShopAPI
 public struct Verification: Equatable, Sendable {
     var kind: ShopWrite
     var at: Date
+    /// Which reads these are: the baseline read right before the write is sent (the TUI's dialog and
+    /// `spend`/`buy` alike), or the reads after its answer. One rule settles both.
+    var stage: Stage = .after
+    /// What this machine knew of the user's state when the reads began (the baseline's point is its latest
+    /// once the baseline is settled): a read showing a state it has left is a lagging replica's.
+    var timeline = Timeline()
     /// What was known before the write was sent.
     var before: Before
     /// The write's answer: the balance it said, or its error.
@@ -31,6 +38,14 @@ public struct Verification: Equatable, Sendable {
     var history: Read<HistoryFacts> = .waiting
     var packs: Read<Int?> = .waiting
 
+    enum Stage: Equatable, Sendable {
+        /// Reading the state the write is judged against; then the write is sent (its summary).
+        case baseline(summary: String)
+        case after
+    }
+
+    var isBaseline: Bool { if case .baseline = stage { return true } else { return false } }
+
     public struct Before: Equatable, Sendable {
         var balance: Int?
         var historyTotal: Int?
@@ -46,6 +61,14 @@ public struct Verification: Equatable, Sendable {
     struct HistoryFacts: Equatable, Sendable {
         var newest: CheerHistoryEntry?
         var total: Int
+
+        /// `total 231, newest s-1 (5 on com.… at 2026-11-28T10:00:00Z)`: every field the reads compare, so
+        /// reads that disagree show where.
+        var described: String {
+            let g = Wording.grouped
+            guard let e = newest else { return "total \(g(total)), no newest entry" }
+            return "total \(g(total)), newest \(e.id ?? "no id") (\(g(e.amount)) on \(e.product) at \(e.date))"
+        }
     }
 
     enum Read<Value: Equatable & Sendable>: Equatable, Sendable {
@@ -89,6 +112,8 @@ public struct Verification: Equatable, Sendable {
     /// What the write implies for each value (a read showing it ends that value's reads), and the state
     /// from before it (a read showing that after a write that changed it may be a lagging one).
     func balanceIsTarget(_ value: Int) -> Bool {
+        // The baseline: a read that shows no state this machine has left ends the reads.
+        if isBaseline { return !timeline.hasLeft(balance: value) }
         if case let .success(answered) = answer { return value == answered }
         guard let before = before.balance else { return true }
         guard mayHaveApplied, let delta = WriteRules.of(kind, credit: self.before.credit).delta else { return value == before }
@@ -96,30 +121,33 @@ public struct Verification: Equatable, Sendable {
     }
 
     func balanceIsOlder(_ value: Int) -> Bool {
-        guard let before = before.balance, mayHaveApplied else { return false }
+        if timeline.hasLeft(balance: value), !balanceIsTarget(value) { return true }
+        guard !isBaseline, let before = before.balance, mayHaveApplied else { return false }
         if case let .success(answered) = answer, answered == before { return false }
         return value == before
     }
 
     func historyIsTarget(_ facts: HistoryFacts) -> Bool {
+        if isBaseline { return !timeline.hasLeft(historyTotal: facts.total) }
         guard let total = before.historyTotal else { return true }
         guard mayHaveApplied, before.refusals.isEmpty, let spend = kind.spend else { return facts.total == total }
         return facts.total == total.plusSaturating(1) && facts.newest.map(spend.explains) == true
     }
 
     func historyIsOlder(_ facts: HistoryFacts) -> Bool {
-        guard let total = before.historyTotal, mayHaveApplied, before.refusals.isEmpty else { return false }
+        if timeline.hasLeft(historyTotal: facts.total), !historyIsTarget(facts) { return true }
+        guard !isBaseline, let total = before.historyTotal, mayHaveApplied, before.refusals.isEmpty else { return false }
         return facts.total == total
     }
 
     func packsIsTarget(_ cheer: Int?) -> Bool {
-        guard let cheer0 = before.packCheer else { return true }
+        guard !isBaseline, let cheer0 = before.packCheer else { return true }
         guard mayHaveApplied, before.refusals.isEmpty, let amount = kind.spend?.amount else { return cheer == cheer0 }
         return cheer == cheer0.plusSaturating(amount)
     }
 
     func packsIsOlder(_ cheer: Int?) -> Bool {
-        guard let cheer0 = before.packCheer, mayHaveApplied, before.refusals.isEmpty else { return false }
+        guard !isBaseline, let cheer0 = before.packCheer, mayHaveApplied, before.refusals.isEmpty else { return false }
         return cheer == cheer0
     }
 
@@ -132,25 +160,67 @@ public struct Verification: Equatable, Sendable {
 
     /// What every value's reads settled on (`balance`, `history`, `packs` set), and the findings the
     /// reads make of their own (a stale read, reads that never agreed).
+    ///
+    /// The baseline: reads that only show states the timeline has left settle on its latest (the reads
+    /// lag). After the write: a refusal's reads of an older state settle on the state before it; a 2xx's
+    /// reads that never show it are `behind` (not judged, never a ✔ or a ✗) only when the lag shows in
+    /// every value read — a balance that showed the spend beside a history that did not is no lag, and is
+    /// judged as read.
     mutating func settle(user: String) -> [CheckRecord] {
-        let answerIsNewer = answer.isSuccess
-        let b = balanceReads.settle(isTarget: balanceIsTarget, isOlder: balanceIsOlder, answerIsNewer: answerIsNewer)
+        let answerIsNewer = isBaseline ? timeline.latest != nil : answer.isSuccess
+        let balanceKnown: Int? = isBaseline ? timeline.latest?.balance : (mayHaveApplied ? nil : before.balance)
+        var b = balanceReads.settle(isTarget: balanceIsTarget, isOlder: balanceIsOlder, answerIsNewer: answerIsNewer, known: balanceKnown)
+        var h: Settlement<HistoryFacts>?
+        var p: Settlement<Int?>?
+        if isSpend {
+            h = historyReads.settle(isTarget: historyIsTarget, isOlder: historyIsOlder, answerIsNewer: answerIsNewer)
+            p = packsReads.settle(isTarget: packsIsTarget, isOlder: packsIsOlder, answerIsNewer: answerIsNewer)
+        }
+        // A lag shows in the user's reads together (one replica): behind on the balance and, for a spend, on
+        // the history. Behind on one value while another showed the write is no lag: that value is judged on
+        // its reads (a debit without an entry, an entry without a debit, a pack total that did not move).
+        func isBehind<V>(_ s: Settlement<V>?) -> Bool { if case .behind? = s { true } else { false } }
+        if !isBaseline, !(isBehind(b) && (!isSpend || isBehind(h))) {
+            if isBehind(b) { b = balanceReads.settle(isTarget: balanceIsTarget, isOlder: balanceIsOlder, answerIsNewer: false) }
+            if isBehind(h) { h = historyReads.settle(isTarget: historyIsTarget, isOlder: historyIsOlder, answerIsNewer: false) }
+        }
+        if !isBaseline, isBehind(p), !isBehind(b) {
+            p = packsReads.settle(isTarget: packsIsTarget, isOlder: packsIsOlder, answerIsNewer: false)
+        }
         balance = b.read
         let g = Wording.grouped
-        var findings = ReadAnomaly.records(b, what: "the balance", request: Balance.endpoint.description, user: user, at: at) { g($0) }
-        if isSpend {
-            let h = historyReads.settle(isTarget: historyIsTarget, isOlder: historyIsOlder, answerIsNewer: answerIsNewer)
-            let p = packsReads.settle(isTarget: packsIsTarget, isOlder: packsIsOlder, answerIsNewer: answerIsNewer)
+        let what = isBaseline ? "before the write, " : ""
+        var findings = ReadAnomaly.records(b, what: "\(what)the balance", request: Balance.endpoint.description, user: user, at: at) { g($0) }
+        if isSpend, let h, let p {
             history = h.read
             packs = p.read
             // One finding of each kind for the whole write (the key groups them anyway).
-            for more in ReadAnomaly.records(h, what: "the history's total", request: CheerHistory.endpoint.description, user: user, at: at, describe: { g($0.total) })
-                + ReadAnomaly.records(p, what: "the pack's cheer total", request: AudioPacks.endpoint.description, user: user, at: at, describe: { $0.map(g) ?? "absent" })
+            for more in ReadAnomaly.records(h, what: "\(what)the history", request: CheerHistory.endpoint.description, user: user, at: at, describe: { $0.described })
+                + ReadAnomaly.records(p, what: "\(what)the pack's cheer total", request: AudioPacks.endpoint.description, user: user, at: at, describe: { $0.map(g) ?? "absent" })
             where !findings.contains(where: { $0.key == more.key }) {
                 findings.append(more)
             }
         }
         return findings
+    }
+
+    /// The state the reads settled on, as the timeline records it: after a 2xx whose reads lagged, the
+    /// answer's balance and the spend's one more entry (what the write made, by the shop's model), so
+    /// that a later read of the state before it is known for a lagging one.
+    func settledPoint(at: Date) -> Timeline.Point? {
+        var balance = self.balance.value
+        var total = history.value?.total
+        if !isBaseline, case let .success(answered) = answer {
+            if balance == nil { balance = answered }
+            if total == nil, isSpend, before.refusals.isEmpty, let t = before.historyTotal { total = t.plusSaturating(1) }
+        }
+        if isBaseline {
+            if balance == nil { balance = timeline.latest?.balance }
+            if total == nil, case .unread = history, historyReads.sightings.isEmpty == false { total = timeline.latest?.historyTotal }
+        }
+        guard balance != nil || total != nil else { return nil }
+        let requestID = balanceReads.sightings.last?.requestID
+        return Timeline.Point(balance: balance, historyTotal: total, at: at, requestID: requestID)
     }
 }
 
@@ -162,6 +232,7 @@ extension ShopUpdate {
         state.write.verification = nil
         var verification = Verification(kind: kind, at: at, before: before, answer: answer)
         verification.writeRequestID = requestID
+        verification.timeline = state.write.timeline
         let effects = verificationReads(&verification, balance: true, history: verification.isSpend, packs: verification.isSpend, &state)
         state.write.verification = verification
         return effects
@@ -265,13 +336,21 @@ extension ShopUpdate {
     static func concludeVerification(_ state: inout AppState) -> [Effect] {
         guard var v = state.write.verification else { return [] }
         state.write.verification = nil
+        if case let .baseline(summary) = v.stage { return concludeBaseline(&v, summary: summary, &state) }
         let anomalies = v.settle(user: state.context.user)
         let requestID = v.answer.failureRequestID ?? v.writeRequestID ?? state.lastWriteExchange?.requestID
         var outcome = WriteOutcome.judge(v, requestID: requestID)
-        outcome.readFindings = anomalies
+        outcome.readFindings = state.write.baselineFindings + anomalies
+        state.write.baselineFindings = []
         if case let .read(settled) = v.balance { outcome.settledBalance = settled }
-        if outcome.settlesLostPurchase, case .purchase = v.kind { state.write.lostPurchase = nil }
+        // What the write made is what this machine knows of the user now: a later read of the state before
+        // it is a lagging one (the timeline, kept in the cache for the next run).
         var effects: [Effect] = []
+        if outcome.applied == .yes || outcome.answer == .refused, let point = v.settledPoint(at: v.at) {
+            state.write.timeline.record(point)
+            effects.append(.writeTimeline(key: state.context.userKey, state.write.timeline))
+        }
+        if outcome.settlesLostPurchase, case .purchase = v.kind { state.write.lostPurchase = nil }
         // What the reads settled on is what this machine knows now: the cache holds it (the next run's
         // baseline is checked against it), and the history list reads its pages again, after the lag.
         if case let .read(facts) = v.history, let i = v.historyReads.sightings.lastIndex(where: { $0.value == facts }), i < v.historyPages.count {
@@ -307,5 +386,39 @@ extension ShopUpdate {
 
 extension ReadFailure {
     /// A failed read in our words (`ErrorText`).
-    init(_ error: ShopAPIError) { words = ErrorText.line(error) }
+    init(_ error: ShopAPIError) { self.init(words: ErrorText.line(error)) }
+}
+
+extension ShopUpdate {
+    /// Reads the state a write is judged against, by the one settled-read rule, before it is sent: the
+    /// balance, and for a spend the history's first page and the packs (the TUI's dialog and `spend`/`buy`
+    /// alike). The dialog shows the write as sending meanwhile.
+    static func readBaseline(_ kind: ShopWrite, summary: String, before: Verification.Before, _ state: inout AppState) -> [Effect] {
+        // No answer yet: the baseline stage reads none of `answer` (every rule asks `isBaseline` first).
+        var v = Verification(kind: kind, at: state.clock ?? .distantPast, before: before, answer: .success(0))
+        v.stage = .baseline(summary: summary)
+        v.timeline = state.write.timeline
+        state.write.verification = nil
+        state.write.baselineFindings = []
+        let effects = verificationReads(&v, balance: true, history: v.isSpend, packs: v.isSpend, &state)
+        state.write.verification = v
+        return effects
+    }
+
+    /// The baseline is settled: what the write is judged against, then the write itself.
+    static func concludeBaseline(_ v: inout Verification, summary: String, _ state: inout AppState) -> [Effect] {
+        let anomalies = v.settle(user: state.context.user)
+        state.write.baselineFindings = anomalies
+        state.checks.add(anomalies)
+        var before = v.before
+        let point = v.settledPoint(at: state.clock ?? v.at)
+        before.balance = point?.balance
+        before.historyTotal = point?.historyTotal
+        if case let .read(cheer) = v.packs { before.packCheer = cheer }
+        // The refusals the shop owes, by the balance just settled (the packs as the list now holds them).
+        let packs = state.packs.source == .live && state.packs.unreadable.isEmpty ? state.packs.all.map(\.identifier) : nil
+        before.refusals = WriteExpectation.refusals(v.kind, balance: before.balance, packs: packs, bundles: state.context.bundles)
+        if let point { state.write.timeline.record(point) }
+        return sendWrite(v.kind, summary: summary, before: before, &state)
+    }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import ShopAPI
+import ShopModel
 
 /// A spend or purchase, from its form through its answer to its verified outcome: one value
 /// (`state.write`), changed only by the update. Its request is the in-flight table's `.write`;
@@ -24,6 +25,11 @@ public struct WriteFlow: Equatable, Sendable {
     public internal(set) var outcome: WriteOutcome?
     /// A purchase whose answer was lost (its transaction id is offered again).
     public internal(set) var lostPurchase: ShopWrite.Purchase?
+    /// The user's states as this machine came to know them, write after write (read from the cache at
+    /// start, written back after each write): what a read is judged against.
+    public internal(set) var timeline = Timeline()
+    /// What the baseline's reads found of their own (a stale read), until the write's outcome holds it.
+    var baselineFindings: [CheckRecord] = []
 
     public init() {}
 

@@ -1,5 +1,6 @@
 import Foundation
 import ShopAPI
+import ShopModel
 
 /// How a write ended, judged once: whether it was applied, each check with expected against actual,
 /// and the sentence that says so. `WriteOutcome.judge` is a pure function of the write, its answer,
@@ -35,6 +36,9 @@ public struct WriteOutcome: Equatable, Sendable {
     public var settledFirstPage: CheerHistoryPage?
 
     public var failed: [CheckRecord] { checks.filter { $0.outcome == .failed } }
+    /// The checks the reads could not make, and why (`spend-history: not judged: …`): a ✔ says what it
+    /// covered, so these follow it.
+    public var notJudged: [String] = []
 
     /// The server took a write the shop must refuse (an overspend, an unknown pack, not a bundle…):
     /// the finding that leads the verdict and sets `spend`/`buy`'s exit status.
@@ -51,7 +55,8 @@ public struct WriteOutcome: Equatable, Sendable {
         let failed = failed
         let summary = failed.first.map { " " + $0.line + (failed.count > 1 ? " (and \(failed.count - 1) more)" : "") }
             ?? (checks.isEmpty ? "" : " ✔ \(checks.count) check\(checks.count == 1 ? "" : "s") passed")
-        return headline + summary
+        let open = notJudged.isEmpty ? "" : " (\(notJudged.joined(separator: "; ")))"
+        return headline + summary + open
     }
 
     /// The outcome as a notice: the failure in its parts, then the words and the checks' verdict.
@@ -84,6 +89,9 @@ public enum WriteCheck: String, Sendable, Equatable, CaseIterable {
     /// A write the shop must refuse (`ExpectedRefusal`: an overspend, an unknown pack, an amount
     /// below 1, an identifier that is not a bundle) was refused.
     case refusalExpected = "refusal-expected"
+    /// A spend refused `402 insufficient_balance` was below the balance: the shop refuses for the
+    /// balance only when it is below the amount (on the balances settled before and after it).
+    case insufficientBalance = "insufficient-balance"
 }
 
 /// What differs between kinds of write, as data: how the balance moves when one is applied, the
@@ -166,7 +174,7 @@ extension WriteOutcome {
             switch refusal {
             case .overspend: return after.map { $0 < 0 } ?? false
             case .unknownPack: if case .read(.some) = v.packs { return false } else { return true }
-            case .notABundle, .notPositive, .transactionNotWhole: return true
+            case .notABundle, .notPositive, .transactionNotWhole, .revokedInAppStore, .otherProductInAppStore: return true
             }
         }
         let mustRefuse = !refusals.isEmpty
@@ -198,6 +206,11 @@ extension WriteOutcome {
             if !mustRefuse, let expected, let before, let fresh {
                 check(rules.balanceCheck, answered == expected && fresh == expected, expected: "\(g(expected)) (\(g(before)) \(rules.deltaText))",
                       actual: answered == fresh ? g(fresh) : "answered \(g(answered)), read \(g(fresh))")
+            } else if !mustRefuse, let expected, let before, case let .unread(why) = v.balance, why.contains("stale-read") {
+                // The reads lag behind the write: its own answer is judged, and the ✔ says it was not read back.
+                check(rules.balanceCheck, answered == expected, expected: "\(g(expected)) (\(g(before)) \(rules.deltaText))",
+                      actual: answered == expected ? "answered \(g(answered)) (not read back: every read still showed the state before the write)"
+                                                   : "answered \(g(answered))")
             }
         case let .failure(error):
             outcome.answer = error.category.mayHaveBeenApplied ? .unanswered : .refused
@@ -231,7 +244,8 @@ extension WriteOutcome {
             } else if error.category.mayHaveBeenApplied {
                 outcome.failure = ErrorText.words(error)
                 if case let .unread(why) = v.balance, why.hasPrefix("not judged") {
-                    outcome.headline = " — whether the \(noun) was applied is \(why) (reads-disagree)."
+                    let check = why.contains("stale-read") ? "" : " (reads-disagree)"
+                    outcome.headline = " — whether the \(noun) was applied is \(why)\(check)."
                 } else {
                     outcome.headline = " — " + rules.unknown
                 }
@@ -243,9 +257,20 @@ extension WriteOutcome {
                     // Said once, and only as read: the balance after the refusal.
                     if fresh == before, let words = rules.refusedUnchanged { outcome.headline += words(fresh) }
                 }
+                // The shop's rule (the contract's 402): not enough cheer only when the balance is below the
+                // amount, on the balances settled before and after (a balance that fell meanwhile judges nothing).
+                if error.status == 402, case let .spend(spend) = v.kind,
+                   let founded = ShopRules.refusalForBalanceIsFounded(amount: spend.amount, before: before, after: fresh), let before {
+                    let amount = g(spend.amount)
+                    check(.insufficientBalance, founded,
+                          expected: founded ? "402: the balance (\(g(before))) is below \(amount)"
+                                            : "the spend taken: the balance (\(g(before))) covers \(amount), and 402 is only for a balance below the amount",
+                          actual: "refused HTTP 402 with the balance at \(g(before)) before and \(fresh.map(g) ?? "?") after")
+                }
             }
         }
         if outcome.applied == .yes, case let .spend(spend) = v.kind {
+            if case let .unread(why) = v.history, why.contains("stale-read") { outcome.notJudged.append("\(WriteCheck.spendHistory.rawValue) \(why)") }
             let (product, amount, comment) = (spend.product, spend.amount, spend.comment)
             // What a spend changes besides the balance: the history's newest entry and the pack's total.
             if let facts = v.history.value {
