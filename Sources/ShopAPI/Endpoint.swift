@@ -112,6 +112,17 @@ public struct CheerHistory: Endpoint {
         return max(1, x)
     }
 
+    /// The smaller page sizes to read on in when the server refuses a `per_page` the contract allows (1–200)
+    /// with a 4xx: each divides `asked` (every page edge lands), largest first, the contract's default 50
+    /// among them, three at most (a bounded fallback, never a walk down to 1).
+    public static func fallbackSizes(below asked: Int) -> [Int] {
+        Array([100, 50, 25, 10].filter { $0 < asked && asked % $0 == 0 }.prefix(3))
+    }
+
+    /// Whether `error` refuses a history read for its page size: a 400 or 422 (not the sign-in, not a rate
+    /// limit, not a failure of the server's).
+    public static func refusesPageSize(_ error: ShopAPIError) -> Bool { error.status == 400 || error.status == 422 }
+
     public var user: String
     public var page: Int
     public var perPage: Int

@@ -144,7 +144,24 @@ final class LiveSide: SideReader {
     /// on the short answer says so), from page 1 again so that every page read has one size.
     func historyReads(page: Int, perPage: Int) async throws -> [RecordedRead]? {
         if let size = served.withLock({ $0 }) { return try await pages(of: page, perPage: perPage, size: size) }
-        guard let first = try await history(page: page, perPage: perPage) else { return nil }
+        let read: RecordedRead?
+        do {
+            read = try await history(page: page, perPage: perPage)
+        } catch let error as ShopAPIError where page == 1 && CheerHistory.refusesPageSize(error) && !CheerHistory.fallbackSizes(below: perPage).isEmpty {
+            // A legal page size refused: read on in a smaller one the server takes (each lands on every page
+            // edge), and say so; the snapshot or comparison still reaches every entry.
+            var taken: Int?
+            for smaller in CheerHistory.fallbackSizes(below: perPage) where (try? await history(page: 1, perPage: smaller)) != nil {
+                taken = smaller
+                break
+            }
+            Terminal.err("warning: " + ErrorText.pageSizeRefused(error, asked: perPage, readOn: taken) + "\n")
+            guard let taken else { throw error }
+            served.withLock { $0 = taken }
+            resetPaging()
+            return try await pages(of: page, perPage: perPage, size: taken)
+        }
+        guard let first = read else { return nil }
         let (count, totalPages) = first.historyShape
         guard count < perPage, count > 0, page < (totalPages ?? 0) else { return [first] }
         let size = CheerHistory.pageSize(landingOn: perPage, served: count)  // lands on every page edge

@@ -169,7 +169,9 @@ enum NegativeAnswer: Equatable {
         let said = ErrorText.sentence(error)
         switch (error, error.status) {
         case (.signInExpired, _): return .notJudged("not signed in (401), \(said)")
-        case (.undecodable, nil): return .accepted("HTTP 2xx whose body could not be read: \(said)")
+        case let (.undecodable(problem, _, _), nil):
+            if case .errorBody = problem.reason { return .accepted(said) }  // the status leads: "HTTP 200 with an error body …"
+            return .accepted("HTTP 2xx whose body could not be read: \(said)")
         case (_, nil): return .notJudged("no answer, \(said)")
         case let (_, status?):
             switch status {

@@ -65,7 +65,22 @@ struct HistoryStream {
                 return page
             }
         }
-        var ahead: [Int: Task<CheerHistoryPage, any Error>] = [1: fetch(1, size)]
+        // Page 1 in the size asked; a server that refuses that legal size (a 4xx) is read on in a smaller one
+        // that it takes, and the refusal is a warning (a finding about the server, never a failed print).
+        var firstPage: CheerHistoryPage
+        do {
+            firstPage = try await fetch(1, size).value
+        } catch let error as ShopAPIError where CheerHistory.refusesPageSize(error) && !CheerHistory.fallbackSizes(below: size).isEmpty {
+            var taken: (CheerHistoryPage, Int)?
+            for smaller in CheerHistory.fallbackSizes(below: size) {
+                if let page = try? await fetch(1, smaller).value { taken = (page, smaller); break }
+            }
+            Terminal.err("warning: " + ErrorText.pageSizeRefused(error, asked: size, readOn: taken?.1) + "\n")
+            guard let taken else { throw error }
+            (firstPage, size) = taken
+        }
+        let firstRead = firstPage
+        var ahead: [Int: Task<CheerHistoryPage, any Error>] = [1: Task { firstRead }]
         defer { for task in ahead.values { task.cancel() } }
         // The first page's total, and whether page 1 was read again once because another page's differed.
         var first: (total: Int, requestID: String?)?

@@ -292,6 +292,8 @@ enum ExitStatus: Int32 {
     static func of(_ outcome: WriteOutcome, error: ShopAPIError?, strict: Bool, findings: Int) -> Int32 {
         // The server took what the shop must refuse: a finding whatever --strict says.
         if outcome.acceptedRefusable != nil { return dataError.rawValue }
+        // A 2xx with an error body: an answer that breaks the contract's status, never "no answer".
+        if case let .undecodable(problem, _, _)? = error, case .errorBody = problem.reason { return dataError.rawValue }
         // A failed check of the write is a finding whatever --strict says (scripts rely on it).
         if !outcome.failed.isEmpty { return dataError.rawValue }
         if outcome.applied == .yes {  // an answer lost but the write found applied counts as done

@@ -280,3 +280,32 @@ import Testing
         #expect(DecodingFailure.beyond64Bits(in: .object(["amount": .double(1.5e3)])) == nil)
     }
 }
+
+/// Issue 44: a 2xx whose body is the contract's Error object is told by its status first ("HTTP 200 with an
+/// error body; the contract says 402"), never as a field missing from an accepted answer.
+@Suite struct ErrorBodyOn2xxTests {
+    func answer(_ body: String, status: Int = 200) -> TransportResponse {
+        TransportResponse(status: status, headers: [.contentType: "application/json", .requestID: "rq-eb"], body: Array(body.utf8))
+    }
+
+    @Test func aSpendAnswered200WithAnErrorBodyNamesTheStatusTheContractGives() {
+        let body = #"{"message": "not enough cheer", "code": "insufficient_balance"}"#
+        let problem = DecodeProblem(path: "", reason: .errorBody(status: 200, code: "insufficient_balance", message: "not enough cheer"))
+        #expect(throws: ShopAPIError.undecodable(problem, requestID: "rq-eb", endpoint: SpendCheer.endpoint.key)) {
+            _ = try ShopClient.decoded(SpendCheer.self, answer(body))
+        }
+        #expect(DecodingFailure.describe(problem) == "HTTP 200 with an error body (insufficient_balance); the contract says 402")
+        let unnamed = DecodeProblem(path: "", reason: .errorBody(status: 201, code: nil, message: "nope"))
+        #expect(DecodingFailure.describe(unnamed) == "HTTP 201 with an error body; the contract gives an error body only with a 4xx or 5xx")
+    }
+
+    @Test func aBodyThatIsNoErrorObjectIsStillAFieldMissing() {
+        #expect(throws: ShopAPIError.undecodable(DecodeProblem(path: "balance", reason: .missing), requestID: "rq-eb", endpoint: Balance.endpoint.key)) {
+            _ = try ShopClient.decoded(Balance.self, answer(#"{"saldo": 3}"#))
+        }
+        // A `message` that is not text is no Error object either.
+        #expect(throws: ShopAPIError.undecodable(DecodeProblem(path: "balance", reason: .missing), requestID: "rq-eb", endpoint: Balance.endpoint.key)) {
+            _ = try ShopClient.decoded(Balance.self, answer(#"{"message": 3}"#))
+        }
+    }
+}

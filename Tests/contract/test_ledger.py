@@ -514,3 +514,22 @@ def test_the_tuis_purchases_tab_holds_the_apps_purchases_against_the_app_store(a
     assert answer.headers["X-Request-Id"] in detail, detail
     t.keys("Escape", "q")
     assert t.wait_exit() == 0
+
+
+def test_buy_of_a_refunded_transaction_expects_a_refusal(appstore):
+    """Issue 44: `buy` of a transaction the App Store's record says was refunded passed ✔, exit 0. The shop must
+    refuse it: without --unchecked nothing is sent; sent as typed, a backend that credits it is a finding."""
+    tx = appstore.purchase(product="com.reiterate.cheer.100")
+    appstore.refund(tx)
+    appstore.mark()
+    r = appstore.run("buy", "--bundle", "com.reiterate.cheer.100", "--transaction-id", tx, "--yes")
+    assert r.returncode == 64, r.stdout + r.stderr
+    assert f"the App Store's record says transaction {tx} was refunded" in r.stderr and "nothing was sent" in r.stderr, r.stderr
+    assert appstore.since("purchase_cheer") == []
+    # Sent as typed to a backend that keeps refunded purchases: the credit is the finding that leads (65).
+    appstore.stub.fault(kind="keep_refunded", path="/api/v2/purchase_cheer")
+    r = appstore.run("buy", "--bundle", "com.reiterate.cheer.100", "--transaction-id", tx, "--yes", "--unchecked")
+    if r.stdout.startswith("The server accepted"):
+        assert r.returncode == 65 and "✗ refusal-expected" in r.stdout, r.stdout + r.stderr
+    else:  # refused as it should be: never a ✔ on a credit
+        assert r.returncode == 1 and "✔ purchase-balance" not in r.stdout, r.stdout + r.stderr

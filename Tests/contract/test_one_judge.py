@@ -5,8 +5,11 @@ the state of 4 s ago, several writes back) and one that stays behind until the n
 Against each, correct writes made back to back fail no check, `negative` finds only the lag, and a real
 wrong debit is still flagged. The shop's rules in words: a 402 while the balance covers the amount is a
 failed check, and `spend`/`buy` exit 65 on a failed check without `--strict`."""
+import http.server
+import json
 import re
 import tempfile
+import threading
 
 import pytest
 
@@ -90,3 +93,109 @@ def test_a_402_for_the_whole_balance_is_a_failed_check(start_stub):
     assert "✗ insufficient-balance" in r.stdout and "✔ 1 check passed" not in r.stdout, r.stdout
     assert r.returncode == 65, r.stdout + r.stderr
     assert any("[insufficient-balance]" in w and "(request id rq-" in w for w in warnings(r.stderr)), r.stderr
+
+
+class _ErrorBodyOn200(http.server.BaseHTTPRequestHandler):
+    """A shop that answers a spend 200 with the contract's Error object and no balance (the status is the bug:
+    the contract says 402), and answers every read as the contract says."""
+
+    balance = 120
+
+    def answer(self, body, status=200):
+        data = json.dumps(body).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("X-Request-Id", f"rq-eb-{self.path.split('?')[0].rsplit('/', 1)[-1]}")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def do_GET(self):
+        if self.path.startswith("/api/v1/balance"):
+            self.answer({"balance": self.balance})
+        elif self.path.startswith("/api/v1/audio_packs"):
+            self.answer({"packs": [{"identifier": RAIN, "name": "Rain", "cheer_total": 5}]})
+        else:
+            self.answer({"history": [], "page": 1, "per_page": 50, "total_count": 0, "total_pages": 0})
+
+    def do_POST(self):
+        self.rfile.read(int(self.headers.get("Content-Length", "0")))
+        self.answer({"message": "not enough cheer", "code": "insufficient_balance"})
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.mark.parametrize("balance", [120, 0])
+def test_a_200_with_an_error_body_is_told_by_its_status_and_exits_65(balance):
+    _ErrorBodyOn200.balance = balance
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _ErrorBodyOn200)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}"
+        r = shop("spend", "--base-url", url, "--product", RAIN, "--amount", "5", "--yes", "--unchecked")
+        first = r.stdout.splitlines()[0] if r.stdout else ""
+        assert "HTTP 200 with an error body (insufficient_balance); the contract says 402: not enough cheer" in first, r.stdout + r.stderr
+        assert "(request id rq-eb-spend_cheer)" in r.stdout, r.stdout
+        assert "ACCEPTED" not in r.stdout and "no answer" not in r.stdout + r.stderr, r.stdout + r.stderr
+        assert r.returncode == 65, r.stdout + r.stderr
+    finally:
+        server.shutdown()
+
+
+class _RefusesPerPage200(http.server.BaseHTTPRequestHandler):
+    """A shop of 230 entries whose history refuses `per_page` above 100 (the contract allows 1–200)."""
+
+    total = 230
+
+    def answer(self, body, status=200, rid="rq-pp"):
+        data = json.dumps(body).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("X-Request-Id", rid)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def do_GET(self):
+        if self.path.startswith("/api/v1/balance"):
+            return self.answer({"balance": 10})
+        if self.path.startswith("/api/v1/audio_packs"):
+            return self.answer({"packs": [{"identifier": RAIN, "name": "Rain", "cheer_total": 5}]})
+        page = int(re.search(r"[?&]page=(\d+)", self.path).group(1))
+        per_page = int(re.search(r"per_page=(\d+)", self.path).group(1))
+        if per_page > 100:
+            return self.answer({"message": "per_page too large", "code": "bad_request"}, status=400, rid=f"rq-refused-{per_page}")
+        ids = range((page - 1) * per_page, min(page * per_page, self.total))
+        entries = [{"id": f"h-{i}", "creator": "C", "amount": 1, "product": RAIN,
+                    "date": f"2026-11-{1 + (self.total - i) // 1440:02d}T{((self.total - i) // 60) % 24:02d}:{(self.total - i) % 60:02d}:00Z",
+                    "comments": []} for i in ids]
+        self.answer({"history": entries, "page": page, "per_page": per_page, "total_count": self.total,
+                     "total_pages": -(-self.total // per_page)})
+
+    def log_message(self, *args):
+        pass
+
+
+def test_a_legal_page_size_refused_is_a_warning_and_every_entry_is_still_reached(tmp_path):
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _RefusesPerPage200)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}"
+        r = shop("print", "history", "--all", "--json", "--base-url", url)
+        assert r.returncode == 0, r.stdout + r.stderr
+        ids = [json.loads(line)["id"] for line in r.stdout.splitlines()]
+        assert ids == [f"h-{i}" for i in range(230)], ids[:5]
+        refused = [w for w in warnings(r.stderr) if "per_page=200" in w]
+        assert len(refused) == 1 and "(request id rq-refused-200)" in refused[0] and "read on in pages of 100" in refused[0], r.stderr
+        assert "the contract allows 1–200" in refused[0], refused[0]
+        # A snapshot reads the same way: all of the history's first 200 entries, in pages of 100.
+        out = tmp_path / "snap.json"
+        r = shop("snapshot", "--base-url", url, "--out", str(out))
+        assert r.returncode == 0, r.stdout + r.stderr
+        assert any("read on in pages of 100" in w for w in warnings(r.stderr)), r.stderr
+        pages = [read for read in json.loads(out.read_text())["reads"] if "cheer_history" in read.get("target", "")]
+        assert pages and all("per_page=100" in p["target"] for p in pages), [p.get("target") for p in pages]
+        assert sum(len(p["body"]["history"]) for p in pages) == 200
+    finally:
+        server.shutdown()

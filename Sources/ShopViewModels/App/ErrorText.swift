@@ -55,6 +55,8 @@ public enum ErrorText {
             case .cutShort: return "the response is not valid JSON (it ends early: cut short)"
             case .invalidJSON where problem.path.isEmpty: return "the response is not valid JSON"
             case .beyond64Bits: return Sanitizer.line(DecodingFailure.describe(problem))
+            // The status is what is wrong: it leads, with the server's words.
+            case let .errorBody(_, _, message): return Sanitizer.line(DecodingFailure.describe(problem)) + said(message)
             default: return "unexpected answer: \(Sanitizer.line(DecodingFailure.describe(problem)))"
             }
         case let .signInExpired(problem, _):
@@ -181,6 +183,14 @@ public enum ErrorText {
     /// `… (request id rq-1)` when there is one.
     static func withRequestID(_ text: String, _ id: String?) -> String {
         id.map { "\(text) (request id \(Sanitizer.line($0)))" } ?? text
+    }
+
+    /// `warning: GET /api/v1/cheer_history: [status] expected per_page=200 taken (the contract allows 1–200),
+    /// got HTTP 400 …; read on in pages of 100` — a legal page size refused, and what the reading did.
+    public static func pageSizeRefused(_ error: ShopAPIError, asked: Int, readOn: Int?) -> String {
+        let then = readOn.map { "; read on in pages of \($0)" } ?? "; no smaller page size was taken either"
+        return "\(CheerHistory.endpoint.description): [status] expected per_page=\(asked) taken (the contract allows 1–\(CheerHistory.maxPerPage)), "
+            + "got \(sentence(error))\(error.requestID.map { " (request id \(Sanitizer.line($0)))" } ?? "")\(then)"
     }
 
     static func said(_ message: String?) -> String {

@@ -121,6 +121,19 @@ extension ShopUpdate {
         guard var find = state.history.find, var scan = find.scan else { return [] }
         switch result {
         case let .failure(error):
+            // A page size the contract allows, refused: the scan reads on from the same entry in a smaller
+            // size (each divides the one before, so it lands on the page edge), and says so.
+            if CheerHistory.refusesPageSize(error), let smaller = CheerHistory.fallbackSizes(below: scan.perPage).first {
+                let start = (page - 1) * scan.perPage
+                scan.page = start / smaller + 1
+                scan.totalPages = scan.totalPages * (scan.perPage / smaller)
+                scan.pagesScanned *= scan.perPage / smaller
+                state.notice = Notice(.error, ErrorText.pageSizeRefused(error, asked: scan.perPage, readOn: smaller))
+                scan.perPage = smaller
+                find.scan = scan
+                state.history.find = find
+                return askScanPage(&state)
+            }
             find.scan = nil
             state.history.find = find
             state.notice = Notice(.error, "Find stopped: ", failure: ErrorText.words(error))

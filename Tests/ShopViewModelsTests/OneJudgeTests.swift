@@ -1,0 +1,135 @@
+import Foundation
+import ShopAPI
+import ShopModel
+import Testing
+@testable import ShopViewModels
+
+/// Issue 44 (one judge): a write is judged against a baseline read right before it and settled by the one
+/// rule, against the timeline of states this machine's writes made; a change an earlier write explains is
+/// that write's. Each test below failed on the code before it.
+@Suite struct OneJudgeTests {
+    let transitions = ActionTransitions()
+
+    /// A spend of `amount` confirmed in the dialog, its baseline reads left to the test.
+    func confirmed(_ amount: Int, timeline: Timeline? = nil) -> Driver {
+        var d = transitions.ready()
+        if let timeline { d.state.write.timeline = timeline }
+        d.servesBaseline = false
+        d.send(.beginSpend)
+        d.send(.editSpend(amount: String(amount), comment: ""))
+        d.send(.submitAction)
+        d.send(.submitAction)
+        return d
+    }
+
+    @Test func theDialogReadsItsBaselineSoAnotherWritersSpendIsNoFailedCheck() {
+        // The screen read 1,250 when the TUI opened; another tester spent 50 since. The dialog's spend of 4
+        // reads the balance first (1,200), and the server answers 1,196: a correct spend, ✔.
+        var d = confirmed(4)
+        #expect(d.state.token(for: .write) == nil)  // nothing sent before the baseline is read
+        transitions.answerReads(&d, balance: 1200, total: 231, rainCheer: 60)
+        #expect(d.state.token(for: .write) != nil)
+        d.apply(.actionFinished(d.actionToken, .success(CheerBalance(balance: 1196)), at: t0))
+        transitions.answerReads(&d, balance: 1196, newest: transitions.spendEntry(4, comment: nil), total: 232, rainCheer: 64)
+        let outcome = d.state.write.outcome
+        #expect(outcome?.failed.isEmpty == true, "\(outcome?.text ?? "no outcome")")
+        #expect(outcome?.checks.first { $0.name == "spend-balance" }?.expected == "1,196 (1,200 − 4)")
+    }
+
+    @Test func aBaselineReadOfAStateAnEarlierWriteLeftSettlesOnTheTimelineAndIsNamed() {
+        // This machine's last spend took the balance from 1,254 to 1,250 (its answer); a replica lagging past
+        // that write still answers 1,254 three times. The baseline is 1,250, the lag a stale-read finding.
+        var timeline = Timeline()
+        timeline.record(.init(balance: 1254, historyTotal: 229, at: t0.addingTimeInterval(-10)))
+        timeline.record(.init(balance: 1250, historyTotal: 230, at: t0.addingTimeInterval(-9)))
+        var d = confirmed(4, timeline: timeline)
+        transitions.answerReads(&d, balance: 1254, total: 229)
+        guard case let .pending(_, _, before)? = d.state.write.action?.phase else { Issue.record("not sent"); return }
+        #expect(before.balance == 1250 && before.historyTotal == 230)
+        d.apply(.actionFinished(d.actionToken, .success(CheerBalance(balance: 1246)), at: t0))
+        transitions.answerReads(&d, balance: 1246, newest: transitions.spendEntry(4, comment: nil), total: 231, rainCheer: 54)
+        let outcome = d.state.write.outcome
+        #expect(outcome?.failed.isEmpty == true, "\(outcome?.text ?? "no outcome")")
+        #expect(outcome?.readFindings.map(\.name) == ["stale-read"])
+        // The timeline now ends at the spend's state.
+        #expect(d.state.write.timeline.latest?.balance == 1246 && d.state.write.timeline.latest?.historyTotal == 231)
+    }
+
+    @Test func readsThatNeverShowTheWriteJudgeItsAnswerAndSayTheHistoryWasNotJudged() {
+        // A replica that stays behind until the next write: every read after the spend shows the state from
+        // before it. Its answer is judged (✔, "not read back"); the history is not judged, and says so.
+        var d = confirmed(4)
+        transitions.answerReads(&d, balance: 1250, total: 230)
+        d.apply(.actionFinished(d.actionToken, .success(CheerBalance(balance: 1246)), at: t0))
+        transitions.answerReads(&d, balance: 1250, total: 230, rainCheer: 54)
+        guard let outcome = d.state.write.outcome else { Issue.record("no outcome"); return }
+        #expect(outcome.failed.isEmpty, "\(outcome.text)")
+        #expect(outcome.checks.first { $0.name == "spend-balance" }?.actual.hasPrefix("answered 1,246 (not read back") == true)
+        #expect(outcome.text.contains("spend-history not judged"))
+        #expect(outcome.readFindings.map(\.name) == ["stale-read"])
+        // A wrong answer is flagged all the same.
+        var wrong = confirmed(4)
+        transitions.answerReads(&wrong, balance: 1250, total: 230)
+        wrong.apply(.actionFinished(wrong.actionToken, .success(CheerBalance(balance: 1245)), at: t0))
+        transitions.answerReads(&wrong, balance: 1250, total: 230, rainCheer: 54)
+        #expect(wrong.state.write.outcome?.failed.map(\.name) == ["spend-balance"])
+    }
+
+    @Test func aDebitWithoutAnEntryIsNoLag() {
+        // The balance showed the spend; the history never did: judged on the history's reads (✗), never
+        // "behind".
+        var d = confirmed(4)
+        transitions.answerReads(&d, balance: 1250, total: 230)
+        d.apply(.actionFinished(d.actionToken, .success(CheerBalance(balance: 1246)), at: t0))
+        transitions.answerReads(&d, balance: 1246, total: 230, rainCheer: 54)
+        #expect(d.state.write.outcome?.failed.map(\.name) == ["spend-history"])
+        #expect(d.state.write.outcome?.readFindings.isEmpty == true)
+    }
+
+    @Test func aPurchaseTheAppStoreSaysWasRefundedOrOfAnotherProductMustBeRefused() {
+        let refunded = ShopWrite.purchase(ShopWrite.Purchase(identifier: "com.reiterate.cheer.100", transactionID: 42,
+                                                             paid: .init(product: "com.reiterate.cheer.100", quantity: 1, revoked: true)))
+        #expect(WriteExpectation.refusals(refunded, balance: 0, packs: nil, bundles: CheerBundle.standIn) == [.revokedInAppStore(42)])
+        let other = ShopWrite.purchase(ShopWrite.Purchase(identifier: "com.reiterate.cheer.5000", transactionID: 42,
+                                                          paid: .init(product: "com.reiterate.cheer.100", quantity: 1)))
+        #expect(WriteExpectation.refusals(other, balance: 0, packs: nil, bundles: CheerBundle.standIn)
+                == [.otherProductInAppStore(paid: "com.reiterate.cheer.100", sent: "com.reiterate.cheer.5000")])
+        let paid = ShopWrite.purchase(ShopWrite.Purchase(identifier: "com.reiterate.cheer.100", transactionID: 42,
+                                                         paid: .init(product: "com.reiterate.cheer.100", quantity: 2)))
+        #expect(WriteExpectation.refusals(paid, balance: 0, packs: nil, bundles: CheerBundle.standIn).isEmpty)
+    }
+}
+
+/// Issue 44: `/` reads the history in pages of 200; a server that refuses that legal size (a 400) is read on in
+/// a smaller one it takes, from the same entry, and the refusal is said — never "Find stopped".
+@Suite struct FindPageSizeTests {
+    @Test func aRefusedPageSizeIsReadOnInASmallerOne() {
+        var d = Driver.loaded()
+        d.send(.find("C"))
+        func scan() -> (token: Token, page: Int)? {
+            for (token, purpose) in d.state.requestsOut { if case let .findScan(page) = purpose { return (token, page) } }
+            return nil
+        }
+        guard let first = scan() else { Issue.record("no scan"); return }
+        d.apply(.historyLoaded(first.token, page: first.page, .failure(http(400, "bad_request", "per_page too large")), at: t0))
+        #expect(d.state.history.find?.scan?.perPage == 100)
+        #expect(d.state.notice?.text.contains("[status] expected per_page=200 taken (the contract allows 1–200)") == true)
+        #expect(d.state.notice?.text.contains("read on in pages of 100") == true)
+        guard let again = scan() else { Issue.record("the find stopped"); return }
+        #expect(again.page == 1 && d.asked(again.token) == .history(user: "qa-alice", page: 1, perPage: 100))
+        // Read on: every entry is reached (230 entries: pages 1–3 of 100).
+        d.apply(.historyLoaded(again.token, page: 1, .success(historyPage(1, perPage: 100, total: 230)), at: t0))
+        #expect(d.state.history.find?.matches.isEmpty == false)
+        // A server that refuses every size: bounded, then the find stops with its words.
+        var e = Driver.loaded()
+        e.send(.find("C"))
+        for _ in 0..<5 {
+            guard let s = { () -> (Token, Int)? in
+                for (token, purpose) in e.state.requestsOut { if case let .findScan(page) = purpose { return (token, page) } }
+                return nil
+            }() else { break }
+            e.apply(.historyLoaded(s.0, page: s.1, .failure(http(400, "bad_request")), at: t0))
+        }
+        #expect(e.state.history.find?.scan == nil && e.state.notice?.text.hasPrefix("Find stopped") == true)
+    }
+}
