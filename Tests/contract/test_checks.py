@@ -237,10 +237,10 @@ def test_spend_prints_its_verification_and_a_wrong_debit_fails_it(start_stub):
     assert r.returncode == 65, r.stdout + r.stderr
     assert "✗ spend-balance: expected 1,236 (1,243 − 7), got 1,235" in r.stdout
     assert any("[spend-balance] expected 1,236 (1,243 − 7), got 1,235" in line for line in warnings(r.stderr)), r.stderr
-    # A cut comment fails spend-history.
+    # A cut comment fails spend-history, and a failed check exits 65 without --strict (issue 44: scripts rely on it).
     s.fault(kind="cut_comment", path="/api/v1/spend_cheer", count=1)
     r = shop("spend", "--product", "com.reiterate.pack.rain", "--amount", "1", "--comment", "a whole sentence", "--yes", "--base-url", s.url)
-    assert r.returncode == 0 and "✗ spend-history" in r.stdout, r.stdout
+    assert r.returncode == 65 and "✗ spend-history" in r.stdout, r.stdout
     assert any("[spend-history]" in line for line in warnings(r.stderr)), r.stderr
 
 

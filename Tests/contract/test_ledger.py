@@ -240,7 +240,8 @@ def test_a_backend_fault_gives_its_verdict_blamed_on_the_server(appstore, tmp_pa
     tx = appstore.purchase(quantity=2)
     appstore.stub.fault(kind=fault, path="/api/v2/purchase_cheer")
     hars = [tmp_path / "one.har", tmp_path / "two.har"]
-    assert appstore.buy(tx, hars[0]).returncode == 0
+    # `buy` judges the credit by the App Store's record: one bundle for two is its own failed check (65).
+    assert appstore.buy(tx, hars[0]).returncode == (65 if fault == "ignore_quantity" else 0)
     if fault == "replay_credit":
         appstore.buy(tx, hars[1])
     lines, r = appstore.ledger("--transaction", tx, "--har", *[str(h) for h in hars if h.exists()])
@@ -252,7 +253,12 @@ def test_a_backend_fault_gives_its_verdict_blamed_on_the_server(appstore, tmp_pa
 def test_a_post_under_another_product_credited_by_that_one_is_a_mismatch(appstore, tmp_path):
     tx = appstore.purchase(product="com.reiterate.cheer.100")
     appstore.stub.fault(kind="trust_product", path="/api/v2/purchase_cheer")
-    assert appstore.buy(tx, tmp_path / "buy.har", bundle="com.reiterate.cheer.500").returncode == 0
+    # The App Store's record says 100 was paid: `buy` refuses to post 500 (nothing sent) unless sent as typed,
+    # and a backend that credits it so is the finding that leads (65).
+    refused = appstore.buy(tx, tmp_path / "refused.har", bundle="com.reiterate.cheer.500")
+    assert refused.returncode == 64 and "was paid, not com.reiterate.cheer.500; nothing was sent" in refused.stderr, refused.stderr
+    r = appstore.run("buy", "--bundle", "com.reiterate.cheer.500", "--transaction-id", tx, "--yes", "--unchecked", "--har", str(tmp_path / "buy.har"))
+    assert r.returncode == 65 and "✗ refusal-expected" in r.stdout, r.stdout + r.stderr
     lines, r = appstore.ledger("--transaction", tx, "--har", str(tmp_path / "buy.har"))
     assert r.returncode == 65
     assert (lines[0]["verdict"], lines[0]["blame"]) == ("credit mismatch", "server")
