@@ -86,6 +86,29 @@ import Testing
         #expect(d.state.write.outcome?.readFindings.isEmpty == true)
     }
 
+    @Test func aDateThatMovesBetweenReadsLeavesTheEntrysOtherFieldsJudged() {
+        // The server stores the comment with "?" for every non-ASCII character and dates the newest entry
+        // anew on every read: the comment is still judged (✗), and the moving date is a finding of its own.
+        var d = transitions.ready()
+        d.send(.beginSpend)
+        d.send(.editSpend(amount: "4", comment: "café"))
+        d.send(.submitAction)
+        d.send(.submitAction)
+        d.apply(.actionFinished(d.actionToken, .success(CheerBalance(balance: 1246)), at: t0))
+        for read in 0..<ReadSeries<Int>.maxReads {
+            var entry = transitions.spendEntry(4, comment: "caf?")
+            entry.date = t0.addingTimeInterval(86_400 * Double(read + 1))
+            transitions.answerReadsOnce(&d, balance: 1246, newest: entry, total: 231, rainCheer: 54)
+            guard let token = d.state.token(for: .verificationWake) else { break }
+            d.apply(.woke(token, at: t0))
+        }
+        guard let outcome = d.state.write.outcome else { Issue.record("no outcome"); return }
+        #expect(outcome.failed.map(\.name) == ["spend-history"], "\(outcome.text)")
+        #expect(outcome.failed.first?.actual.contains("“caf?”") == true)
+        let drift = outcome.readFindings.first { $0.name == "reads-disagree" }
+        #expect(drift?.actual.contains("its content moved") == true && drift?.actual.contains("its other fields were judged") == true, "\(outcome.readFindings.map(\.actual))")
+    }
+
     @Test func aPurchaseTheAppStoreSaysWasRefundedOrOfAnotherProductMustBeRefused() {
         let refunded = ShopWrite.purchase(ShopWrite.Purchase(identifier: "com.reiterate.cheer.100", transactionID: 42,
                                                              paid: .init(product: "com.reiterate.cheer.100", quantity: 1, revoked: true)))

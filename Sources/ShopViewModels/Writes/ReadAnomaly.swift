@@ -38,6 +38,22 @@ enum ReadAnomaly {
     }
 }
 
+extension ReadAnomaly {
+    /// The newest entry read several times, the same by id, with fields that moved between reads: a
+    /// `reads-disagree` finding on the entry (the contract: an entry's content is stable), each read with
+    /// its request id. The fields the write's check judges are judged all the same.
+    static func drift(_ sightings: [Sighting<Verification.HistoryFacts>], request: String, user: String, at: Date) -> [CheckRecord] {
+        guard let id = sightings.first?.value.newest?.id else { return [] }
+        let expected = "an entry's content the same on every read (entry \(id))"
+        let reads = sightings.map { "\($0.value.described) (\($0.requestID ?? "no request id"))" }.joined(separator: ", ")
+        let actual = "the history's newest entry \(id) read \(sightings.count) times, its content moved: \(reads); its other fields were judged"
+        let key = FindingKey(Finding(check: .readsDisagree, expected: "an entry's content the same on every read", actual: "entries of \(user)"),
+                             method: "GET", target: "entries of \(user)")
+        return [CheckRecord(check: .contract(.readsDisagree), outcome: .failed, expected: expected, actual: actual, request: request,
+                            requestID: sightings.last?.requestID, at: at, key: key)]
+    }
+}
+
 extension Settlement {
     /// As the judging reads it: reads that lag behind a write never judge it (neither ✔ nor ✗).
     var read: Verification.Read<Value> {

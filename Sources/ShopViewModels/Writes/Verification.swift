@@ -62,6 +62,22 @@ public struct Verification: Equatable, Sendable {
         var newest: CheerHistoryEntry?
         var total: Int
 
+        /// Reads agree on what the spend's check judges: the total and the newest entry's identity and the
+        /// fields a spend explains (its id, product, amount and comments). A field that moves between reads
+        /// (a date) does not make the others unjudgeable; it is a finding of its own (`drift`).
+        static func == (a: HistoryFacts, b: HistoryFacts) -> Bool {
+            a.total == b.total && a.newest?.id == b.newest?.id && a.newest?.product == b.newest?.product
+                && a.newest?.amount == b.newest?.amount && a.newest?.comments == b.newest?.comments
+        }
+
+        /// Reads of one newest entry (by id) whose other fields differ: each read's whole entry, else nil.
+        static func drift(_ sightings: [Sighting<HistoryFacts>]) -> [Sighting<HistoryFacts>]? {
+            guard let first = sightings.first?.value.newest, first.id != nil else { return nil }
+            let same = sightings.filter { $0.value.newest?.id == first.id }
+            guard same.count > 1, same.contains(where: { $0.value.newest != first }) else { return nil }
+            return same
+        }
+
         /// `total 231, newest s-1 (5 on com.… at 2026-11-28T10:00:00Z)`: every field the reads compare, so
         /// reads that disagree show where.
         var described: String {
@@ -194,6 +210,11 @@ public struct Verification: Equatable, Sendable {
         if isSpend, let h, let p {
             history = h.read
             packs = p.read
+            // An entry whose content moved between reads (its id the same): a finding of its own, while the
+            // fields the check judges still are.
+            if let drift = HistoryFacts.drift(historyReads.sightings) {
+                findings += ReadAnomaly.drift(drift, request: CheerHistory.endpoint.description, user: user, at: at)
+            }
             // One finding of each kind for the whole write (the key groups them anyway).
             for more in ReadAnomaly.records(h, what: "\(what)the history", request: CheerHistory.endpoint.description, user: user, at: at, describe: { $0.described })
                 + ReadAnomaly.records(p, what: "\(what)the pack's cheer total", request: AudioPacks.endpoint.description, user: user, at: at, describe: { $0.map(g) ?? "absent" })
