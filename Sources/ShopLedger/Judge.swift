@@ -118,13 +118,16 @@ struct Judge {
             case let amount?:
                 return set(.creditMismatch, .server, "credited \(amount); the App Store sold \(t.quantity) × \(t.productID)" + (expected.map { " = \($0)" } ?? "") + ", and the app posted it as \(posted)")
             case nil:
+                line.amountUnjudged = true
                 return set(.credited, .app, "the app posted it as \(posted), not the App Store's \(t.productID); the amount credited was not seen")
             }
         }
         guard let expected else {
+            line.amountUnjudged = true
             return set(.credited, nil, "credited; \(t.productID) × \(t.quantity) is not among the environment's bundles, so the amount is not judged", finding: false)
         }
         guard let seen else {
+            line.amountUnjudged = true
             return set(.credited, nil, "credited; the amount was not seen (no balance of the user just before the post)", finding: false)
         }
         if seen.amount != expected {
@@ -143,7 +146,9 @@ struct Judge {
         }
         let statuses = indices.compactMap { events[$0].status }
         if statuses.contains(409) {
-            return set(.credited, nil, "credited before, by a post not among the exchanges given (answered 409)", false)
+            var credited = set(.credited, nil, "credited before, by a post not among the exchanges given (answered 409); the amount credited was not seen", false)
+            credited.amountUnjudged = true
+            return credited
         }
         let unanswered = indices.filter { events[$0].status == nil }
         if !unanswered.isEmpty {
@@ -166,7 +171,15 @@ struct Judge {
         line.isFinding = false
         let reason = t.revocationReason == 1 ? " (reason: an issue in the app)" : t.revocationReason == 0 ? " (reason: other)" : ""
         guard let first = credits.first else {
-            line.words = "refunded by the App Store\(reason); it was never credited, so there was nothing to take back"
+            // "Never credited" is a fact only where the exchanges cover the purchase and the refund; else no
+            // credit was seen, which is not the same (a post outside the exchanges given may have credited it).
+            guard covers(t.purchaseDate), let window, window.upperBound >= revoked else {
+                line.verdict = .notSeen
+                line.words = "refunded by the App Store\(reason); no credit of it among the exchanges given, which do not cover it (\(coverage)): "
+                    + "whether it was credited, and taken back, was not seen"
+                return line
+            }
+            line.words = "refunded by the App Store\(reason); it was never credited (the exchanges given cover it), so there was nothing to take back"
             return line
         }
         if let late = credits.first(where: { (events[$0].at ?? .distantPast) > revoked }) {

@@ -50,6 +50,9 @@ public struct LedgerLine: Sendable, Equatable {
     public var words: String
     /// Whether it is a finding (a deviation of the backend or the app).
     public var isFinding: Bool
+    /// A credit whose amount was not judged (not seen, or not among the bundles): the line says so, and an
+    /// all-clear counts it as not covered.
+    public var amountUnjudged = false
 
     public init(at: Date?, transactionID: String, productID: String?, quantity: Int?, requestIDs: [String], user: String?, verdict: Verdict,
                 blame: Blame?, words: String, isFinding: Bool) {
@@ -80,6 +83,8 @@ public struct Ledger: Sendable, Equatable {
     public var findings: Int { lines.filter(\.isFinding).count }
     /// Lines that judge nothing: the ledger is incomplete (a credit not checked, a purchase not seen).
     public var unchecked: Int { lines.filter { $0.verdict == .notChecked || $0.verdict == .notSeen }.count }
+    /// Credited lines whose amount was not judged: what an all-clear did not cover.
+    public var amountsUnjudged: Int { lines.filter { $0.amountUnjudged && !$0.isFinding }.count }
 
     /// Judges. `history` is the customer's listing (every record checked); `refunds` the refund
     /// listing's records (a revocation may show there before the history has it); `lookups` what the

@@ -21,13 +21,18 @@ public enum ProbeResult: Sendable, Equatable {
 
 extension Ledger {
     /// The ledger after `--probe`: each probed transaction's line settled by what the backend answered.
-    public func probed(_ results: [String: ProbeResult]) -> Ledger {
+    /// `refunded`: the ids the App Store says were refunded or revoked (a post of one must be refused).
+    public func probed(_ results: [String: ProbeResult], refunded: Set<String> = []) -> Ledger {
         var copy = self
         for i in copy.lines.indices {
             let line = copy.lines[i]
             guard line.verdict != .notVerified, line.verdict != .notPaid, let result = results[line.transactionID] else { continue }
             var l = line
             if let id = result.requestID { l.requestIDs.append(id) }
+            if refunded.contains(line.transactionID) {
+                copy.lines[i] = Self.probedRefund(l, result)
+                continue
+            }
             switch result {
             case .credited where [.credited, .creditMismatch, .creditedTwice].contains(line.verdict):
                 // Credited before (the exchanges show it), and credited again: a replayed transaction.
@@ -47,7 +52,8 @@ extension Ledger {
                     l.verdict = .credited
                     l.blame = nil
                     l.isFinding = false
-                    l.words = "credited before, by a post not in the HAR files given (the probe's repeat answered 409)"
+                    l.words = "credited before, by a post not in the HAR files given (the probe's repeat answered 409); the amount credited was not seen"
+                    l.amountUnjudged = true
                 } else {
                     l.words += "; the probe's repeat answered 409"
                 }
@@ -67,5 +73,25 @@ extension Ledger {
             copy.lines[i] = l
         }
         return copy
+    }
+
+    /// A refunded transaction posted once more: the backend must refuse it. A 200 is a finding (the
+    /// server's); a 409 says it was credited before (whether the cheer was taken back is the refund's
+    /// judgement); any other refusal is as it must be.
+    static func probedRefund(_ line: LedgerLine, _ result: ProbeResult) -> LedgerLine {
+        var l = line
+        switch result {
+        case .credited:
+            l.words += "; the probe's post of this refunded transaction was credited (200): a refunded transaction must be refused"
+            l.blame = .server
+            l.isFinding = true
+        case .alreadyCredited:
+            l.words += "; the probe's post answered 409 (credited before)"
+        case let .refused(status, code, _):
+            l.words += "; the probe's post was refused (\(status)\(code.map { " \($0)" } ?? "")), as a refunded transaction must be"
+        case .unanswered:
+            l.words += "; the probe's answer was lost: whether it credited is not known (read the balance)"
+        }
+        return l
     }
 }

@@ -94,14 +94,17 @@ struct LedgerCommand: AsyncParsableCommand {
         var out = ""
         var probeFinding: String?
         if probe {
-            // Every paid, unrevoked consumable of the customer, with the App Store's own product id.
+            // Every paid consumable of the customer, with the App Store's own product id — the refunded ones too:
+            // the backend must refuse those, and the probe judges what it answers.
             var seen = Set<String>()
-            let probes = (read.history.records + read.refunds.records).compactMap(\.transaction).filter {
-                $0.isConsumable && !$0.isRevoked && UInt64($0.transactionID) != nil && seen.insert($0.transactionID).inserted
+            let records = (read.history.records + read.refunds.records).compactMap(\.transaction)
+            let refunded = Set(records.filter(\.isRevoked).map(\.transactionID))
+            let probes = records.filter {
+                $0.isConsumable && UInt64($0.transactionID) != nil && seen.insert($0.transactionID).inserted
             }
             let sent = try await Self.probe(probes, settings: settings, envName: envName, send: yes)
             if yes {
-                ledger = ledger.probed(sent.results)
+                ledger = ledger.probed(sent.results, refunded: refunded)
                 if let change = sent.balanceWords, !sent.balanceFinding { FileHandle.standardError.write(Data("probe: \(change)\n".utf8)) }
             } else {
                 for t in probes {
@@ -116,7 +119,8 @@ struct LedgerCommand: AsyncParsableCommand {
         if !json { out += Self.summary(ledger) + "\n" }
         FileHandle.standardOutput.write(Data(out.utf8))
         if ledger.findings > 0 || probeFinding != nil { throw ExitCode(ExitStatus.dataError.rawValue) }
-        if ledger.unchecked > 0 { throw ExitCode(ExitStatus.unavailable.rawValue) }
+        // An all-clear covers only what was judged: a line not seen, or a credit whose amount was not, leaves it incomplete.
+        if ledger.unchecked > 0 || ledger.amountsUnjudged > 0 { throw ExitCode(ExitStatus.unavailable.rawValue) }
     }
 
     struct ProbeRun {

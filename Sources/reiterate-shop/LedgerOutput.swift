@@ -58,7 +58,12 @@ extension LedgerCommand {
         for line in ledger.lines { counts[line.verdict, default: 0] += 1 }
         let parts = Verdict.allCases.compactMap { v in counts[v].map { "\($0) \(v.rawValue)" } }
         let findings = ledger.findings == 1 ? "1 finding" : "\(ledger.findings) findings"
-        return "ledger: \(ledger.lines.count) line\(ledger.lines.count == 1 ? "" : "s")" + (parts.isEmpty ? "" : " (" + parts.joined(separator: ", ") + ")") + "; \(findings)"
+        // What the summary covered: lines not seen or not checked, and credits whose amount was not judged.
+        let open = ledger.unchecked + ledger.amountsUnjudged
+        let covered = open == 0 ? "" : "; \(ledger.lines.count - open) of \(ledger.lines.count) judged whole"
+            + (ledger.amountsUnjudged == 0 ? "" : ", \(ledger.amountsUnjudged) credited with the amount not judged")
+            + (ledger.unchecked == 0 ? "" : ", \(ledger.unchecked) not seen or not checked")
+        return "ledger: \(ledger.lines.count) line\(ledger.lines.count == 1 ? "" : "s")" + (parts.isEmpty ? "" : " (" + parts.joined(separator: ", ") + ")") + "; \(findings)" + covered
     }
 
     static func stamp(_ date: Date) -> String {

@@ -245,4 +245,34 @@ import Testing
         let replayed = before.probed(["1": .credited(requestID: "p1")]).lines.first { $0.transactionID == "1" }
         #expect(replayed?.verdict == .creditedTwice && replayed?.blame == .server && replayed?.isFinding == true)
     }
+
+    /// Issue 44: the probe's all-clear covered neither refunds nor amounts.
+    @Test func theProbeJudgesARefundedPurchaseAndSaysWhichAmountsItDidNotSee() throws {
+        let before = Self.ledger()
+        let after = before.probed(["3": .alreadyCredited(requestID: "p3")])
+        let three = try #require(after.lines.first { $0.transactionID == "3" })
+        // Credited before by a post the HAR files lack: credited, but its amount is not judged, and the
+        // ledger's all-clear does not cover it.
+        #expect(three.verdict == .credited && three.amountUnjudged && after.amountsUnjudged >= 1)
+        // A refunded purchase the backend credits when the probe posts it again: the server's finding.
+        let refunded = Ledger.judge(history: [LedgerTests.paid("9", revoked: LedgerTests.t0 + 60)], lookups: [:],
+                                    events: [LedgerTests.balance(0, at: -5), LedgerTests.balance(0, at: 120)], catalog: LedgerTests.catalog)
+        let credited = try LedgerTests.only(refunded.probed(["9": .credited(requestID: "p9")], refunded: ["9"]))
+        #expect(credited.isFinding && credited.blame == .server && credited.words.contains("must be refused"))
+        let refused = try LedgerTests.only(refunded.probed(["9": .refused(status: 400, code: "refunded", requestID: "p9")], refunded: ["9"]))
+        #expect(!refused.isFinding && refused.words.contains("as a refunded transaction must be"))
+    }
+
+    /// Issue 44: "never credited" is said of a refunded purchase only where the exchanges cover it.
+    @Test func aRefundWithNoCreditSeenIsNotSeenUnlessTheExchangesCoverIt() throws {
+        let history = [LedgerTests.paid("9", revoked: LedgerTests.t0 + 60)]
+        // The exchanges begin after the purchase: a credit before them may have happened.
+        let late = try LedgerTests.only(Ledger.judge(history: history, lookups: [:], events: [LedgerTests.balance(0, at: 30), LedgerTests.balance(0, at: 90)],
+                                                     catalog: LedgerTests.catalog))
+        #expect(late.verdict == .notSeen && !late.isFinding && late.words.contains("was not seen") && !late.words.contains("never credited"))
+        // From before the purchase to past the refund: never credited is a fact.
+        let covered = try LedgerTests.only(Ledger.judge(history: history, lookups: [:], events: [LedgerTests.balance(0, at: -5), LedgerTests.balance(0, at: 90)],
+                                                        catalog: LedgerTests.catalog))
+        #expect(covered.verdict == .refunded && covered.words.contains("never credited (the exchanges given cover it)"))
+    }
 }

@@ -539,3 +539,23 @@ def test_buy_of_a_refunded_transaction_expects_a_refusal(appstore):
         assert r.returncode == 65 and "✗ refusal-expected" in r.stdout, r.stdout + r.stderr
     else:  # refused as it should be: never a ✔ on a credit
         assert r.returncode == 1 and "✔ purchase-balance" not in r.stdout, r.stdout + r.stderr
+
+
+def test_the_probe_posts_refunded_purchases_too_and_its_all_clear_says_what_it_covered(appstore, tmp_path):
+    """Issue 44: `ledger --probe --yes` said "0 findings", exit 0, with a refunded purchase the backend would
+    credit: the probe skipped refunded transactions. It posts them too; a backend that credits one is the
+    server's finding. A credit the probe finds by its 409 has no amount seen: the all-clear says so (69)."""
+    kept = appstore.purchase()
+    refunded = appstore.purchase(product="com.reiterate.cheer.100")
+    appstore.refund(refunded)
+    assert appstore.buy(kept, tmp_path / "buy.har").returncode == 0
+    appstore.stub.fault(kind="unverified_credit", path="/api/v2/purchase_cheer")
+    lines, r = appstore.ledger("--transaction", kept, "--probe", "--yes")
+    found = by_id(lines)
+    assert r.returncode == 65, r.stdout + r.stderr
+    assert found[refunded]["finding"] and found[refunded]["blame"] == "server", found[refunded]
+    assert "a refunded transaction must be refused" in found[refunded]["words"]
+    # The kept one: credited before (409), by a post the ledger was not given: its amount was not seen.
+    assert found[kept]["verdict"] == "credited" and "the amount credited was not seen" in found[kept]["words"], found[kept]
+    text = appstore.run("ledger", "--transaction", kept)
+    assert "judged whole" in text.stdout.splitlines()[-1], text.stdout
