@@ -32,6 +32,25 @@ import Testing
         #expect(ShopUpdate.update(&s, .action(.refresh)).contains(.readLedger))
     }
 
+    /// Issue 44: a ledger finding is on the Checks tab and in the ⚠ count, once however often the ledger is read.
+    @Test func aLedgerFindingGoesToTheChecksTabOnce() {
+        var s = AppState(context: alice, appStore: true)
+        _ = ShopUpdate.update(&s, .action(.purchases))
+        _ = ShopUpdate.update(&s, .ledgerRead(.success(Self.view(findings: true))))
+        let record = s.checks.records.first { $0.name == "ledger-not-credited" }
+        #expect(record?.outcome == .failed && record?.requestID == "rq-1" && record?.check.source == .ledger)
+        #expect(record?.actual.hasPrefix("transaction 2000000000000001 (com.reiterate.cheer.200 ×1): not credited") == true, "\(record?.actual ?? "")")
+        #expect(s.checks.failures == 1)
+        _ = ShopUpdate.update(&s, .action(.refresh))
+        _ = ShopUpdate.update(&s, .ledgerRead(.success(Self.view(findings: true))))
+        #expect(s.checks.records.filter { $0.name == "ledger-not-credited" }.count == 1 && s.checks.failures == 1)
+        // A ledger with no finding adds nothing.
+        var clean = AppState(context: alice, appStore: true)
+        _ = ShopUpdate.update(&clean, .action(.purchases))
+        _ = ShopUpdate.update(&clean, .ledgerRead(.success(Self.view())))
+        #expect(clean.checks.records.isEmpty)
+    }
+
     @Test func aFailedReadKeepsTheLinesAndSaysWhy() {
         var s = AppState(context: alice, appStore: true)
         _ = ShopUpdate.update(&s, .action(.purchases))

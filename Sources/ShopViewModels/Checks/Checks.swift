@@ -1,5 +1,7 @@
 import Foundation
 import ShopAPI
+import ShopLedger
+
 
 // The Checks tab's records (the verification of a write that makes some of them: Verification.swift).
 
@@ -15,6 +17,8 @@ public enum CheckSource: Equatable, Sendable {
     case watch
     /// The app's own traffic, seen through the proxy: its errors.
     case appTraffic
+    /// The purchase ledger: the App Store's verified records held against the backend's credits.
+    case ledger
 }
 
 /// Which check a record is of: the contract's (and the pin's), a write's, or the watch's.
@@ -25,6 +29,8 @@ public enum CheckID: Equatable, Sendable {
     /// An app request seen through the proxy that ended in an error (a 4xx or 5xx, an answer cut short
     /// or in HTML, the server unreachable): kept, not a finding (the contract allows errors).
     case appError
+    /// A purchase ledger line that is a finding (`ledger-credit-mismatch`, `ledger-not-credited` …).
+    case ledger(Verdict)
 
     /// `spend-balance`, `schema`, …: the name docs/checks.md gives it, as the Checks tab shows it.
     public var name: String {
@@ -33,6 +39,7 @@ public enum CheckID: Equatable, Sendable {
         case let .write(check): return check.rawValue
         case let .watch(check): return check.rawValue
         case .appError: return "app-error"
+        case let .ledger(verdict): return "ledger-" + verdict.rawValue.replacingOccurrences(of: " ", with: "-")
         }
     }
 
@@ -43,6 +50,7 @@ public enum CheckID: Equatable, Sendable {
         case .write: return .writeVerification
         case .watch: return .watch
         case .appError: return .appTraffic
+        case .ledger: return .ledger
         }
     }
 }
@@ -70,7 +78,7 @@ public struct CheckRecord: Equatable, Sendable {
     public var first: Sighting?
     /// Who is at fault, for a finding on the app's traffic (its request: the app; its answer: the
     /// server); nil on the tool's own (always the server's) and for checks that blame no one.
-    public var blame: Blame?
+    public var blame: ShopAPI.Blame?
 
     /// The check's name: `spend-balance`, `purchase-balance`, …
     public var name: String { check.name }

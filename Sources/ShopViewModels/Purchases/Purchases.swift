@@ -64,6 +64,8 @@ public struct PurchasesState: Equatable, Sendable {
     public internal(set) var detailFull = false
     /// The lines whose finding was told while the watch ran (each is told once).
     var told: Set<String> = []
+    /// The findings already on the Checks tab (by transaction and verdict): a ledger read again adds none twice.
+    var checked: Set<String> = []
     /// While the watch runs, the ledger is read again this often (seconds; each watch round asks).
     public static let liveInterval: TimeInterval = 30
 
@@ -114,6 +116,18 @@ extension ShopUpdate {
             state.purchases.view = view
             state.purchases.phase = .loaded
             state.purchases.list.replace(with: view.ledger.lines) { $0.transactionID }
+            // Each finding goes to the Checks tab and the ⚠ count too, once (one finding type for every judge).
+            var records: [CheckRecord] = []
+            for line in view.ledger.lines where line.isFinding && state.purchases.checked.insert("\(line.transactionID) \(line.verdict.rawValue)").inserted {
+                let blame = line.blame.map { $0 == .unknown ? " (blame not known)" : " (the \($0.rawValue)'s fault)" } ?? ""
+                let product = (line.productID ?? "?") + (line.quantity.map { " ×\($0)" } ?? "")
+                records.append(CheckRecord(check: .ledger(line.verdict), outcome: .failed,
+                                           expected: "the App Store's verified record and the backend's credits agree",
+                                           actual: "transaction \(line.transactionID) (\(product)): \(line.verdict.rawValue)\(blame): \(line.words)",
+                                           request: PurchaseCheer.endpoint.description, requestID: line.requestIDs.last,
+                                           at: state.clock ?? line.at ?? .distantPast))
+            }
+            state.checks.add(records)
             // While the watch runs, a new finding is told at once (and once), wherever the tab is.
             let fresh = view.ledger.lines.filter { $0.isFinding && !state.purchases.told.contains($0.transactionID) }
             state.purchases.told.formUnion(fresh.map(\.transactionID))
