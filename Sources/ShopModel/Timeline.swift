@@ -55,16 +55,22 @@ public struct Timeline: Codable, Equatable, Sendable {
         if points.count > Self.kept { points.removeFirst(points.count - Self.kept) }
     }
 
-    /// Whether `balance` is a balance the user's state has left: held by an earlier point and not by the
-    /// latest (a read that shows it answers from before a write this machine saw take effect).
-    public func hasLeft(balance: Int) -> Bool {
+    /// How long after a state was left a read of it still counts as a lagging replica's: past this, the
+    /// same value read again is another writer's doing (a balance can come back to a value it had), and the
+    /// read is believed.
+    public static let lagWindow: TimeInterval = 120
+
+    /// Whether `balance` is a balance the user's state has left, as of `now`: held by an earlier point, not
+    /// by the latest, and left (the point after it known) less than `lagWindow` before `now` — a read that
+    /// shows it answers from before a write this machine saw take effect.
+    public func hasLeft(balance: Int, now: Date) -> Bool {
         guard let latest, latest.balance != balance else { return false }
-        return points.dropLast().contains { $0.balance == balance }
+        return points.indices.dropLast().contains { i in points[i].balance == balance && points[i + 1].at >= now - Self.lagWindow }
     }
 
-    /// Whether `total` is a history total the user's history has left (as `hasLeft(balance:)`).
-    public func hasLeft(historyTotal total: Int) -> Bool {
+    /// Whether `total` is a history total the user's history has left (as `hasLeft(balance:now:)`).
+    public func hasLeft(historyTotal total: Int, now: Date) -> Bool {
         guard let latest, latest.historyTotal != total else { return false }
-        return points.dropLast().contains { $0.historyTotal == total }
+        return points.indices.dropLast().contains { i in points[i].historyTotal == total && points[i + 1].at >= now - Self.lagWindow }
     }
 }

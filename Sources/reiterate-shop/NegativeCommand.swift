@@ -216,9 +216,9 @@ struct NegativeRun {
             if let seen = unseen.lastIndex(where: { $0.answered != nil && $0.answered == before.balance }) { unseen.removeFirst(seen + 1) }
             let target = c.unknownUser ? "qa-negative-nobody-\(UInt32.random(in: 0...UInt32.max))" : user
             var now = facts
-            // The balance a case's body is built from (an overspend: one more than it): the latest a write
-            // answered while no read has shown it yet (the reads lag), else what the reads settled on.
-            now.balance = unseen.last?.answered ?? before.balance ?? balance
+            // The balance a case's body is built from (an overspend: one more than it): the higher of what the
+            // reads settled on and the latest a write answered while no read has shown it yet (the reads lag).
+            now.balance = max(unseen.last?.answered ?? Int.min, before.balance ?? balance)
             let body = c.body(now)
             var status: Int?
             var requestID: String?

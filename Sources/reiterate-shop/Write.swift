@@ -189,7 +189,7 @@ struct WriteRun {
                     // Never sent (refused before it left): the notice says why.
                     if let notice = after.notice { Terminal.out(Sanitizer.line(notice.text) + "\n") }
                     if let error = after.write.lastError { throw error }
-                    throw CLIError(message: "the \(verb) was not sent", exitCode: .software)
+                    throw CLIError(message: "the \(verb) was not sent", exitCode: .unavailable)
                 }
                 // A ✗ line names the request it is about (the write's request id), as every warning does.
                 func about(_ requestID: String?) -> String { requestID.map { " (request id \(Sanitizer.line($0)))" } ?? "" }

@@ -4,6 +4,7 @@ import Testing
 
 @Suite struct TimelineTests {
     let t0 = Date(timeIntervalSince1970: 1_800_000_000)
+    var now: Date { t0.addingTimeInterval(60) }
 
     func point(_ balance: Int?, _ total: Int?, _ s: Double) -> Timeline.Point {
         Timeline.Point(balance: balance, historyTotal: total, at: t0.addingTimeInterval(s))
@@ -11,14 +12,14 @@ import Testing
 
     @Test func aStateIsLeftOnlyOnceALaterOneIsKnown() {
         var t = Timeline()
-        #expect(!t.hasLeft(balance: 1250))
+        #expect(!t.hasLeft(balance: 1250, now: now))
         t.record(point(1250, 230, 0))
-        #expect(!t.hasLeft(balance: 1250))  // the latest: not left
+        #expect(!t.hasLeft(balance: 1250, now: now))  // the latest: not left
         t.record(point(1247, 231, 1))
-        #expect(t.hasLeft(balance: 1250) && t.hasLeft(historyTotal: 230))
-        #expect(!t.hasLeft(balance: 1247) && !t.hasLeft(historyTotal: 231))
+        #expect(t.hasLeft(balance: 1250, now: now) && t.hasLeft(historyTotal: 230, now: now))
+        #expect(!t.hasLeft(balance: 1247, now: now) && !t.hasLeft(historyTotal: 231, now: now))
         // A value never known is another writer's, never a lag.
-        #expect(!t.hasLeft(balance: 1000) && !t.hasLeft(historyTotal: 229))
+        #expect(!t.hasLeft(balance: 1000, now: now) && !t.hasLeft(historyTotal: 229, now: now))
     }
 
     @Test func theSameStateAgainMovesOnlyItsTime() {
@@ -36,15 +37,24 @@ import Testing
         t.record(point(100, 5, 0))
         t.record(point(97, 6, 1))
         t.record(point(100, 6, 2))  // a purchase of 3 after a spend of 3
-        #expect(!t.hasLeft(balance: 100) && t.hasLeft(balance: 97))
+        #expect(!t.hasLeft(balance: 100, now: now) && t.hasLeft(balance: 97, now: now))
     }
 
     @Test func atMostKeptPointsAreKept() {
         var t = Timeline()
         for i in 0..<(Timeline.kept + 10) { t.record(point(10_000 - i, i, Double(i))) }
         #expect(t.points.count == Timeline.kept)
-        #expect(!t.hasLeft(balance: 10_000))  // dropped: no longer known to be left
-        #expect(t.hasLeft(balance: 10_000 - 10))
+        #expect(!t.hasLeft(balance: 10_000, now: now))  // dropped: no longer known to be left
+        #expect(t.hasLeft(balance: 10_000 - 10, now: now))
+    }
+
+    @Test func aStateLeftLongAgoIsAnotherWritersIfItComesBack() {
+        var t = Timeline()
+        t.record(point(100, 5, 0))
+        t.record(point(300, 5, 1))  // bought 200
+        #expect(t.hasLeft(balance: 100, now: t0.addingTimeInterval(60)))
+        // Five minutes on, a read of 100 is another tester's spend of 200, not a lag.
+        #expect(!t.hasLeft(balance: 100, now: t0.addingTimeInterval(301)))
     }
 
     @Test func itRoundTripsThroughJSON() throws {

@@ -55,16 +55,18 @@ import Testing
         #expect(d.state.write.timeline.latest?.balance == 1246 && d.state.write.timeline.latest?.historyTotal == 231)
     }
 
-    @Test func readsThatNeverShowTheWriteJudgeItsAnswerAndSayTheHistoryWasNotJudged() {
+    @Test func readsThatNeverShowTheWriteLeaveItNotJudgedAndAWrongAnswerFailed() {
         // A replica that stays behind until the next write: every read after the spend shows the state from
-        // before it. Its answer is judged (✔, "not read back"); the history is not judged, and says so.
+        // before it. A right answer alone is no ✔ (no read agrees with it): the balance and the history are
+        // "not judged", and say so; a wrong answer fails on its own.
         var d = confirmed(4)
         transitions.answerReads(&d, balance: 1250, total: 230)
         d.apply(.actionFinished(d.actionToken, .success(CheerBalance(balance: 1246)), at: t0))
         transitions.answerReads(&d, balance: 1250, total: 230, rainCheer: 54)
         guard let outcome = d.state.write.outcome else { Issue.record("no outcome"); return }
         #expect(outcome.failed.isEmpty, "\(outcome.text)")
-        #expect(outcome.checks.first { $0.name == "spend-balance" }?.actual.hasPrefix("answered 1,246 (not read back") == true)
+        #expect(outcome.checks.first { $0.name == "spend-balance" } == nil)
+        #expect(outcome.text.contains("spend-balance not judged: answered 1,246 as expected, but every read still showed"), "\(outcome.text)")
         #expect(outcome.text.contains("spend-history not judged"))
         #expect(outcome.readFindings.map(\.name) == ["stale-read"])
         // A wrong answer is flagged all the same.
@@ -73,6 +75,28 @@ import Testing
         wrong.apply(.actionFinished(wrong.actionToken, .success(CheerBalance(balance: 1245)), at: t0))
         transitions.answerReads(&wrong, balance: 1250, total: 230, rainCheer: 54)
         #expect(wrong.state.write.outcome?.failed.map(\.name) == ["spend-balance"])
+    }
+
+    @Test func aBaselineThatCannotBeReadSendsNothing() {
+        func confirmedPurchase() -> Driver {
+            var d = transitions.ready()
+            d.servesBaseline = false
+            d.send(.beginPurchase(transactionID: 42))
+            d.send(.submitAction)
+            d.send(.submitAction)
+            return d
+        }
+        func sentAWrite(_ d: Driver) -> Bool { d.effects.contains { if case .request(_, .write) = $0 { true } else { false } } }
+        // The balance read before it fails: there is nothing to judge the purchase against, so it is not sent.
+        var failed = confirmedPurchase()
+        failed.apply(.balanceLoaded(failed.balanceToken, .failure(http(503, "unavailable")), at: t0))
+        #expect(!sentAWrite(failed) && failed.state.write.verification == nil && !failed.state.isWriting)
+        #expect(failed.state.notice?.text.hasPrefix("The purchase was not sent: the balance could not be read before it") == true)
+        // A quit (or any stop) cancels the baseline's read: the write is never sent after it.
+        var quit = confirmedPurchase()
+        quit.apply(.cancelled(quit.balanceToken))
+        #expect(!sentAWrite(quit) && quit.state.write.verification == nil)
+        #expect(quit.state.notice?.text.contains("the read was cancelled") == true)
     }
 
     @Test func aDebitWithoutAnEntryIsNoLag() {

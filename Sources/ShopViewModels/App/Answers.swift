@@ -64,17 +64,27 @@ extension ShopUpdate {
         case .cacheRead: break
         case .balance:
             state.balance.withdrawn()
-            if state.write.verification?.balanceRead == token { return verificationUnread(.balance, unread, &state) }
+            if state.write.verification?.balanceRead == token {
+                if state.write.verification?.isBaseline == true { return abortBaseline(unread, &state) }
+                return verificationUnread(.balance, unread, &state)
+            }
         case .packs:
             state.packs.list.withdrawn()
-            if state.write.verification?.packsRead == token { return verificationUnread(.packs, unread, &state) }
+            if state.write.verification?.packsRead == token {
+                if state.write.verification?.isBaseline == true { return abortBaseline(unread, &state) }
+                return verificationUnread(.packs, unread, &state)
+            }
         case let .historyPage(page): pageWithdrawn(page, &state)
         case .findScan:
             guard state.history.find?.scan != nil else { break }
             state.history.find?.scan = nil
             state.notice = Notice(.info, "Find stopped")
-        case .verificationHistory: return verificationUnread(.history, unread, &state)
+        case .verificationHistory:
+            if state.write.verification?.isBaseline == true { return abortBaseline(unread, &state) }
+            return verificationUnread(.history, unread, &state)
         case .verificationWake:
+            // A baseline's pause cancelled (a quit, a stop): the write is not sent.
+            if state.write.verification?.isBaseline == true { return abortBaseline("the reads before it were cancelled", &state) }
             // The pause was cancelled: judge on the reads so far.
             if state.write.verification?.readsAreIn == true { return concludeVerification(&state) }
         case .write: actionCancelled(&state)

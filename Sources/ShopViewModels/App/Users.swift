@@ -1,5 +1,6 @@
 import Foundation
 import ShopAPI
+import ShopModel
 import TerminalText
 
 /// Where a user was, kept while another user is looked at (`u`): switching back returns there.
@@ -67,6 +68,7 @@ extension ShopUpdate {
         }
         state.history = history
         state.write.lostPurchase = place?.lostPurchase
+        state.write.timeline = Timeline()  // the new user's comes from the cache (`timelineLoaded`)
         state.notice = Notice(.info, place == nil ? "Now looking at \(user)." : "Back to \(user), where you were.")
         // The cached balance and first page first (the header shows them at once), then the live ones.
         let read = Effect.readCache(state.ask(.cacheRead), user: state.context.userKey, shop: state.context.shopKey)

@@ -20,8 +20,34 @@ extension ShopUpdate {
         return effects
     }
 
+    /// The baseline could not be read (a read cancelled, by a quit or a stop; the balance not read at all):
+    /// the write is not sent — nothing is sent that could not be judged — and the dialog says why.
+    static func abortBaseline(_ why: String, _ state: inout AppState) -> [Effect] {
+        guard let v = state.write.verification, v.isBaseline else { return [] }
+        var effects: [Effect] = []
+        for token in [v.balanceRead, v.packsRead].compactMap({ $0 }) { effects.append(.cancel(token)) }
+        effects += cancel(.verificationHistory, &state) + cancel(.verificationWake, &state)
+        state.write.verification = nil
+        state.write.baselineFindings = []
+        let noun = v.isSpend ? "spend" : "purchase"
+        let text = "The \(noun) was not sent: the balance could not be read before it (\(why)); nothing changed."
+        state.steps.add("the \(noun) was not sent (its baseline could not be read)")
+        if state.dialogShown {
+            state.write.action = ActionState(phase: .failed(text, requestID: nil))
+        } else {
+            state.write.action = nil
+        }
+        state.notice = Notice(.error, text)
+        return effects
+    }
+
     /// The baseline is settled: what the write is judged against, then the write itself.
     static func concludeBaseline(_ v: inout Verification, summary: String, _ state: inout AppState) -> [Effect] {
+        // No balance read at all (a refusal, a failure): nothing to judge the write against, so it is not sent.
+        if v.balanceReads.sightings.isEmpty {
+            state.write.verification = v
+            return abortBaseline(v.balanceReads.failure ?? "no answer", &state)
+        }
         let anomalies = v.settle(user: state.context.user)
         state.write.baselineFindings = anomalies
         state.checks.add(anomalies)

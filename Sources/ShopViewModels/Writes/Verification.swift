@@ -18,6 +18,8 @@ public struct Verification: Equatable, Sendable {
     /// What this machine knew of the user's state when the reads began (the baseline's point is its latest
     /// once the baseline is settled): a read showing a state it has left is a lagging replica's.
     var timeline = Timeline()
+    /// A read of this write (or of its baseline) lagged: a refusal's rule is then not judged on them.
+    var lagSeen = false
     /// What was known before the write was sent.
     var before: Before
     /// The write's answer: the balance it said, or its error.
@@ -129,7 +131,7 @@ public struct Verification: Equatable, Sendable {
     /// from before it (a read showing that after a write that changed it may be a lagging one).
     func balanceIsTarget(_ value: Int) -> Bool {
         // The baseline: a read that shows no state this machine has left ends the reads.
-        if isBaseline { return !timeline.hasLeft(balance: value) }
+        if isBaseline { return !timeline.hasLeft(balance: value, now: at) }
         if case let .success(answered) = answer { return value == answered }
         guard let before = before.balance else { return true }
         guard mayHaveApplied, let delta = WriteRules.of(kind, credit: self.before.credit).delta else { return value == before }
@@ -137,21 +139,21 @@ public struct Verification: Equatable, Sendable {
     }
 
     func balanceIsOlder(_ value: Int) -> Bool {
-        if timeline.hasLeft(balance: value), !balanceIsTarget(value) { return true }
+        if timeline.hasLeft(balance: value, now: at), !balanceIsTarget(value) { return true }
         guard !isBaseline, let before = before.balance, mayHaveApplied else { return false }
         if case let .success(answered) = answer, answered == before { return false }
         return value == before
     }
 
     func historyIsTarget(_ facts: HistoryFacts) -> Bool {
-        if isBaseline { return !timeline.hasLeft(historyTotal: facts.total) }
+        if isBaseline { return !timeline.hasLeft(historyTotal: facts.total, now: at) }
         guard let total = before.historyTotal else { return true }
         guard mayHaveApplied, before.refusals.isEmpty, let spend = kind.spend else { return facts.total == total }
         return facts.total == total.plusSaturating(1) && facts.newest.map(spend.explains) == true
     }
 
     func historyIsOlder(_ facts: HistoryFacts) -> Bool {
-        if timeline.hasLeft(historyTotal: facts.total), !historyIsTarget(facts) { return true }
+        if timeline.hasLeft(historyTotal: facts.total, now: at), !historyIsTarget(facts) { return true }
         guard !isBaseline, let total = before.historyTotal, mayHaveApplied, before.refusals.isEmpty else { return false }
         return facts.total == total
     }
@@ -236,7 +238,6 @@ public struct Verification: Equatable, Sendable {
             if total == nil, isSpend, before.refusals.isEmpty, let t = before.historyTotal { total = t.plusSaturating(1) }
         }
         if isBaseline {
-            if balance == nil { balance = timeline.latest?.balance }
             if total == nil, case .unread = history, historyReads.sightings.isEmpty == false { total = timeline.latest?.historyTotal }
         }
         guard balance != nil || total != nil else { return nil }
@@ -359,6 +360,7 @@ extension ShopUpdate {
         state.write.verification = nil
         if case let .baseline(summary) = v.stage { return concludeBaseline(&v, summary: summary, &state) }
         let anomalies = v.settle(user: state.context.user)
+        v.lagSeen = !(anomalies + state.write.baselineFindings).isEmpty
         let requestID = v.answer.failureRequestID ?? v.writeRequestID ?? state.lastWriteExchange?.requestID
         var outcome = WriteOutcome.judge(v, requestID: requestID)
         outcome.readFindings = state.write.baselineFindings + anomalies
