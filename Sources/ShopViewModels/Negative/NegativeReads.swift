@@ -1,31 +1,44 @@
-import ArgumentParser
 import Foundation
 import JSONTokens
 import ShopAPI
-import ShopSettings
-import ShopViewModels
 import TerminalText
 
 /// The reads that say whether anything changed. A nil is a read that failed: not known, never a change.
-struct NegativeReads {
-    struct History: Equatable {
-        var total: Int
+public struct NegativeReads: Sendable {
+    public struct History: Equatable, Sendable {
+        public var total: Int
         /// `h-1 (5 on com.…)`, or nil when the history is empty.
-        var newest: String?
+        public var newest: String?
         /// The newest entry's amount (nil: no entry, or unreadable).
-        var newestAmount: Int?
+        public var newestAmount: Int?
         /// The newest entry's product (nil: no entry, or unreadable).
-        var newestProduct: String? = nil
+        public var newestProduct: String?
+
+        public init(total: Int, newest: String?, newestAmount: Int?, newestProduct: String? = nil) {
+            self.total = total
+            self.newest = newest
+            self.newestAmount = newestAmount
+            self.newestProduct = newestProduct
+        }
     }
 
-    var balance: Int?
-    var history: History?
+    public var balance: Int?
+    public var history: History?
     /// Each pack's `cheer_total` by identifier (nil: that pack could not be read); nil: the list could not.
-    var packs: [String: Int?]?
-    var second: Int?
-    var requestIDs: [String]
+    public var packs: [String: Int?]?
+    public var second: Int?
+    public var requestIDs: [String]
     /// Why the balance could not be read, when it could not.
-    var failure: ShopAPIError? = nil
+    public var failure: ShopAPIError? = nil
+
+    public init(balance: Int?, history: History?, packs: [String: Int?]?, second: Int?, requestIDs: [String], failure: ShopAPIError? = nil) {
+        self.balance = balance
+        self.history = history
+        self.packs = packs
+        self.second = second
+        self.requestIDs = requestIDs
+        self.failure = failure
+    }
 
     /// What differs, in words (`balance 1,250 → 1,249`), what cannot be told because a read failed on
     /// either side, and what moved by another amount than the write's. Of the packs only `pack` is compared:
@@ -33,7 +46,7 @@ struct NegativeReads {
     /// the second user's balance move with other testers' activity too: a move of them is this write's only
     /// when it is the case's amount (`effect`); any other is `meanwhile`, never a change. The user's own
     /// balance and history are the user's alone: any move of them is a change.
-    func changes(to after: NegativeReads, pack: String?, effect: NegativeEffect) -> (changed: [String], unknown: [String], meanwhile: [String]) {
+    public func changes(to after: NegativeReads, pack: String?, effect: NegativeEffect) -> (changed: [String], unknown: [String], meanwhile: [String]) {
         let g = Wording.grouped
         var changed: [String] = [], unknown: [String] = [], meanwhile: [String] = []
         func compareMove(_ what: String, _ a: Int?, _ b: Int?, expected: Set<Int>) {
@@ -67,7 +80,7 @@ struct NegativeReads {
     }
 
     /// The same state as `other` wherever both were read (the case's pack only): nothing changed, nothing moved.
-    func agrees(with other: NegativeReads, pack: String?) -> Bool {
+    public func agrees(with other: NegativeReads, pack: String?) -> Bool {
         let (changed, _, meanwhile) = changes(to: other, pack: pack, effect: .none)
         return changed.isEmpty && meanwhile.isEmpty
     }
@@ -76,7 +89,7 @@ struct NegativeReads {
     /// taken (or may have been) and whose effect no read had shown yet (`pending`): the user's balance
     /// moved by their sum, and a new newest entry has one of their spends' amount and product. A change
     /// explained so is that earlier write's, never this case's (a lagging read showed it late).
-    func explained(_ after: NegativeReads, by pending: [NegativeEffect], pack: String?) -> Bool {
+    public func explained(_ after: NegativeReads, by pending: [NegativeEffect], pack: String?) -> Bool {
         guard !pending.isEmpty else { return false }
         if let a = balance, let b = after.balance, a != b {
             let delta = b.minusSaturating(a)
@@ -97,7 +110,7 @@ struct NegativeReads {
 
     /// Whether the write was applied on the user tested: the balance moved by the case's amount, or a new
     /// newest entry of the case's amount (a spend's). Reads that failed tell nothing: false.
-    func applied(to after: NegativeReads, effect: NegativeEffect) -> Bool {
+    public func applied(to after: NegativeReads, effect: NegativeEffect) -> Bool {
         if let a = balance, let b = after.balance, a != b, effect.balanceMoves.contains(b.minusSaturating(a)) { return true }
         if let a = history, let b = after.history, a != b, let amount = b.newestAmount, b.newest != a.newest,
            effect.packRises.contains(amount), amount != 0 { return true }
@@ -110,23 +123,23 @@ struct NegativeReads {
 /// that does not say it plainly is read every way a lenient server could: 1.5 as 1 or 2, "1" as 1, an
 /// amount missing as 1; a purchase's identifier not among the bundles by the number it ends in
 /// (`….cheer.7`: 7), one missing or not text as any bundle's credit.
-struct NegativeEffect: Sendable, Equatable {
+public struct NegativeEffect: Sendable, Equatable {
     /// How a balance moves (a spend's −amount, a purchase's +credit); 0 is no move.
-    var balanceMoves: Set<Int>
+    public var balanceMoves: Set<Int>
     /// How the pack's `cheer_total` rises (a spend's amount; none for a purchase).
-    var packRises: Set<Int>
+    public var packRises: Set<Int>
     /// A spend's product as its body names it (nil: a purchase, or not text).
-    var product: String? = nil
+    public var product: String? = nil
 
-    init(balanceMoves: Set<Int>, packRises: Set<Int>) {
+    public init(balanceMoves: Set<Int>, packRises: Set<Int>) {
         self.balanceMoves = balanceMoves
         self.packRises = packRises
     }
 
     /// No move at all: what "the same state" compares with.
-    static let none = NegativeEffect(balanceMoves: [], packRises: [])
+    public static let none = NegativeEffect(balanceMoves: [], packRises: [])
 
-    init(body: String, write: OperationID, bundles: [CheerBundle]) {
+    public init(body: String, write: OperationID, bundles: [CheerBundle]) {
         let object = (try? JSONSerialization.jsonObject(with: Data(body.utf8), options: [.fragmentsAllowed])) as? [String: Any]
         if write == SpendCheer.endpoint.operation {
             let amounts: Set<Int>
@@ -156,7 +169,7 @@ struct NegativeEffect: Sendable, Equatable {
 }
 
 /// What an answer says about a case's write.
-enum NegativeAnswer: Equatable {
+public enum NegativeAnswer: Equatable, Sendable {
     /// A 2xx: the write was taken (what it answered).
     case accepted(String)
     /// A 4xx that judges the write: its status.
@@ -165,7 +178,7 @@ enum NegativeAnswer: Equatable {
     /// a server failure, no answer.
     case notJudged(String)
 
-    static func of(_ error: ShopAPIError) -> NegativeAnswer {
+    public static func of(_ error: ShopAPIError) -> NegativeAnswer {
         let said = ErrorText.sentence(error)
         switch (error, error.status) {
         case (.signInExpired, _): return .notJudged("not signed in (401), \(said)")
