@@ -50,7 +50,9 @@ extension Endpoint where Response: Decodable {
     /// `JSONDecoder`'s reading (lone surrogates repaired first, with the body's tokens when they are
     /// already made), which words every problem.
     static func decodedByFoundation(_ body: [UInt8], tokens: [JSONToken]? = nil) throws -> Response {
-        try JSONDecoder().decode(Response.self, from: Data(JSONRepair.replacingLoneSurrogates(body, tokens: tokens)))
+        let utf8 = JSONRepair.replacingInvalidUTF8(body, tokens: tokens)
+        let repaired = utf8 == body ? JSONRepair.replacingLoneSurrogates(body, tokens: tokens) : JSONRepair.replacingLoneSurrogates(utf8)
+        return try JSONDecoder().decode(Response.self, from: Data(repaired))
     }
 
     /// The same, with the tokens the client already made of the body (the repair reuses them).
@@ -65,6 +67,23 @@ public enum JSONRepair {
     public static func replacingLoneSurrogates(_ bytes: [UInt8], tokens: [JSONToken]? = nil) -> [UInt8] {
         guard bytes.contains(UInt8(ascii: "\\")) else { return bytes }
         return JSONText.replacingLoneSurrogates(bytes, tokens: tokens ?? JSONTokenizer.tokens(bytes))
+    }
+
+    /// Bytes inside a string that are not UTF-8 become U+FFFD (shown as �), so one field that is not text
+    /// costs that field's bytes, not the whole entry: the entry stays readable, and the contract watchdog
+    /// names the field and the byte (`schema`, rule `utf8`). Bytes are returned unchanged when all is UTF-8.
+    public static func replacingInvalidUTF8(_ bytes: [UInt8], tokens: [JSONToken]? = nil) -> [UInt8] {
+        guard bytes.contains(where: { $0 >= 0x80 }), UTF8Scan.firstInvalid(bytes) != nil else { return bytes }
+        let strings = (tokens ?? JSONTokenizer.tokens(bytes)).filter { $0.kind == .string }
+        var bad = Set<Int>()
+        for t in strings { bad.formUnion(UTF8Scan.invalid(bytes[t.contentRange])) }
+        guard !bad.isEmpty else { return bytes }
+        var out: [UInt8] = []
+        out.reserveCapacity(bytes.count + bad.count * 2)
+        for (i, b) in bytes.enumerated() {
+            if bad.contains(i) { out += [0xEF, 0xBF, 0xBD] } else { out.append(b) }
+        }
+        return out
     }
 }
 

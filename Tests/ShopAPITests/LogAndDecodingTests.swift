@@ -1,5 +1,6 @@
 import Foundation
 import HTTPTypes
+import JSONTokens
 import Logging
 import StubCore
 import StubServer
@@ -307,5 +308,25 @@ import Testing
         #expect(throws: ShopAPIError.undecodable(DecodeProblem(path: "balance", reason: .missing), requestID: "rq-eb", endpoint: Balance.endpoint.key)) {
             _ = try ShopClient.decoded(Balance.self, answer(#"{"message": 3}"#))
         }
+    }
+}
+
+/// Issue 44: a comment whose bytes are not UTF-8 costs that field's bytes, not the entry: the entry reads
+/// (the byte as �), and the watchdog names the field and the byte.
+@Suite struct NotUTF8Tests {
+    @Test func anEntryWithACommentNotInUTF8StaysReadable() throws {
+        var body = Array(#"{"history": [{"id": "s-1", "creator": "C", "amount": 4, "product": "p", "date": "2026-11-28T10:00:00Z", "comments": [{"signature": "qa", "body": "caf"#.utf8)
+        body += [0xE9]
+        body += Array(#""}]}], "page": 1, "per_page": 50, "total_pages": 1, "total_count": 1}"#.utf8)
+        let page = try CheerHistory.decode(body)
+        guard case let .entry(e)? = page.items.first else { Issue.record("unreadable: \(page.items)"); return }
+        #expect(e.id == "s-1" && e.amount == 4 && e.comments?.first?.body == "caf\u{FFFD}")
+        #expect(UTF8Scan.firstInvalid(Array("caf".utf8) + [0xE9]) == 3)
+        #expect(UTF8Scan.firstInvalid(Array("café 東京 🎧".utf8)) == nil)
+        // Overlong forms and surrogates are not UTF-8 either.
+        #expect(UTF8Scan.firstInvalid([0xC0, 0xAF]) == 0 && UTF8Scan.firstInvalid([0xED, 0xA0, 0x80]) == 0)
+        // A body all UTF-8 is returned as it was.
+        let clean = Array(#"{"a": "café"}"#.utf8)
+        #expect(JSONRepair.replacingInvalidUTF8(clean) == clean)
     }
 }

@@ -199,3 +199,37 @@ def test_a_legal_page_size_refused_is_a_warning_and_every_entry_is_still_reached
         assert sum(len(p["body"]["history"]) for p in pages) == 200
     finally:
         server.shutdown()
+
+
+class _CommentNotUTF8(_RefusesPerPage200):
+    """One entry whose comment is stored in Latin-1 (0xE9 for é): its bytes are not UTF-8."""
+
+    def do_GET(self):
+        if not self.path.startswith("/api/v1/cheer_history"):
+            return super().do_GET()
+        body = (b'{"history": [{"id": "s-1", "creator": "C", "amount": 4, "product": "com.reiterate.pack.rain", '
+                b'"date": "2026-11-28T10:00:00Z", "comments": [{"signature": "qa-alice", "body": "caf\xe9"}]}], '
+                b'"page": 1, "per_page": 50, "total_pages": 1, "total_count": 1}')
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json; charset=utf-8")
+        self.send_header("X-Request-Id", "rq-latin1")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+
+def test_a_comment_not_in_utf8_is_named_by_field_and_byte_and_its_entry_stays_readable():
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _CommentNotUTF8)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}"
+        r = shop("print", "history", "--json", "--base-url", url)
+        entries = json.loads(r.stdout)["history"]
+        assert [e.get("id") for e in entries] == ["s-1"] and entries[0]["amount"] == 4, r.stdout + r.stderr
+        # The byte that is not UTF-8 reads as �, the rest of the comment as sent; nothing else is invented.
+        assert entries[0]["comments"][0]["body"] == "caf\ufffd", entries[0]
+        found = [w for w in warnings(r.stderr) if "history[0].comments[0].body" in w]
+        assert found and "byte 4 of the value is 0xE9, not UTF-8" in found[0] and "(request id rq-latin1)" in found[0], r.stderr
+        assert "cannot be converted" not in r.stdout + r.stderr
+    finally:
+        server.shutdown()

@@ -133,6 +133,8 @@ public enum FieldRule: String, Hashable, Sendable, Codable {
     /// Rules the contract implies rather than states: a value given twice where it identifies one
     /// thing, a date ahead of the clock, an empty string where a usable value is due.
     case unique, notAhead, nonEmpty
+    /// A string whose bytes are not UTF-8, the charset a JSON body is in (RFC 8259).
+    case utf8
 }
 
 /// What makes two findings one: the same check, blamed on the same side, on the same request (method,

@@ -99,6 +99,14 @@ enum SchemaCheck {
                 }
             case .string:
                 cursor.index += 1
+                // Text that is not UTF-8: named by its field and the byte (the entry stays readable: the
+                // decoder reads the byte as �).
+                if let bad = UTF8Scan.firstInvalid(cursor.bytes[t.contentRange]) {
+                    let here = path.isEmpty ? "the body" : pathText
+                    let byte = cursor.bytes[t.contentRange.lowerBound + bad]
+                    let hex = String(byte, radix: 16, uppercase: true)
+                    add(.utf8, "\(here): text in UTF-8 (a JSON body's charset)", "byte \(bad + 1) of the value is 0x\(hex.count == 1 ? "0" + hex : hex), not UTF-8")
+                }
                 if schema.minLength != nil || schema.maxLength != nil, let s = cursor.string(t) {
                     let here = path.isEmpty ? "the body" : pathText
                     if let minLength = schema.minLength, s.count < minLength { add(.minLength, "\(here) of at least \(minLength) characters", "“\(s.prefix(40))”") }
