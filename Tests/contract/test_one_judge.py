@@ -149,9 +149,11 @@ class _RefusesPerPage200(http.server.BaseHTTPRequestHandler):
     total = 230
 
     def answer(self, body, status=200, rid="rq-pp"):
-        data = json.dumps(body).encode()
+        self.send_bytes(json.dumps(body).encode(), status, rid)
+
+    def send_bytes(self, data, status=200, rid="rq-pp"):
         self.send_response(status)
-        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Type", "application/json; charset=utf-8")
         self.send_header("X-Request-Id", rid)
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
@@ -210,12 +212,7 @@ class _CommentNotUTF8(_RefusesPerPage200):
         body = (b'{"history": [{"id": "s-1", "creator": "C", "amount": 4, "product": "com.reiterate.pack.rain", '
                 b'"date": "2026-11-28T10:00:00Z", "comments": [{"signature": "qa-alice", "body": "caf\xe9"}]}], '
                 b'"page": 1, "per_page": 50, "total_pages": 1, "total_count": 1}')
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json; charset=utf-8")
-        self.send_header("X-Request-Id", "rq-latin1")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
+        self.send_bytes(body, rid="rq-latin1")
 
 
 def test_a_comment_not_in_utf8_is_named_by_field_and_byte_and_its_entry_stays_readable():
