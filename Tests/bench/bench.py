@@ -744,7 +744,9 @@ def bench_ledger(_ctx):
                 p, wall, cpu, err = timed(app_argv, env=env, stdout=f)
             lines = [json.loads(l) for l in out_app.read_text().splitlines() if l.strip()]
             credited = sum(1 for l in lines if l.get("verdict") == "credited")
-            if p.returncode != 0 or len(lines) != LEDGER_TRANSACTIONS or credited != LEDGER_TRANSACTIONS:
+            # Every line credited; exit 0, or 69 when the HAR holds no balance read around the credits (their
+            # amounts are then not judged, and the all-clear says so: issue 44).
+            if p.returncode not in (0, 69) or len(lines) != LEDGER_TRANSACTIONS or credited != LEDGER_TRANSACTIONS:
                 verdicts = {}
                 for l in lines:
                     verdicts[l.get("verdict")] = verdicts.get(l.get("verdict"), 0) + 1
