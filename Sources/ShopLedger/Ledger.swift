@@ -24,16 +24,6 @@ public enum Verdict: String, Sendable, CaseIterable, Codable {
     case notSeen = "not seen"
 }
 
-/// Whose fault a finding is.
-public enum Blame: String, Sendable, Codable {
-    /// The app: it never posted a purchase it made, or posted it wrong.
-    case app
-    /// The backend: it refused or failed a real purchase, credited wrongly, or kept refunded cheer.
-    case server
-    /// The evidence does not say (an answer lost).
-    case unknown = "not known"
-}
-
 /// One line of the ledger.
 public struct LedgerLine: Sendable, Equatable {
     public var at: Date?

@@ -25,7 +25,7 @@ extension Renderer {
             var request = clean(r.request)
             if case let .place(.field(path, _))? = r.key?.at, !path.isEmpty { request = clean(path) + " · " + request }
             // On the app's traffic: who is at fault, ahead of the request.
-            if let blame = r.blame { request = (blame == .app ? "app's fault · " : "server's fault · ") + request }
+            if let blame = r.blame { request = "\(blame.words) · " + request }
             return [(clock(r.at, f.timeZone), nil), (mark.0, mark.1), (name, nil), (request, nil)]
         }
         let empty = "No checks yet: a spend or a purchase is checked by reading again what it should have changed."
@@ -42,7 +42,8 @@ extension Renderer {
             for (k, part) in Columns.wrap("\(label) \(clean(value))", to: width).enumerated() { lines.append((k == 0 ? part : "  " + part, .plain)) }
         }
         if let blame = r.blame {
-            lines.append((blame == .app ? "blame: the app (its request breaks the contract)" : "blame: the server (its answer to the app breaks the contract)",
+            let why = r.source != .watchdog ? "" : blame == .app ? " (its request breaks the contract)" : blame == .server ? " (its answer to the app breaks the contract)" : ""
+            lines.append(("blame: \(blame.words)\(why)",
                           Style(foreground: .warning, bold: true)))
         } else if r.check == .appError {
             lines.append(("the app's request, seen through the proxy", .muted))

@@ -51,7 +51,7 @@ extension Renderer {
         for part in Columns.wrap(clean(e.text(names: names)), to: width) { lines.append((part, .plain)) }
         lines.append(("", .plain))
         if case let .finding(check, _, _) = e.change, f.app.watch.pairing {
-            lines.append((check.blame == .app ? "blame: the app's fault" : "blame: the server's fault", .bold))
+            lines.append(("blame: \(check.blame.words)", .bold))
         }
         if let causes = ChangeCause.list(e.causes) {
             lines.append(("explained by", .bold))

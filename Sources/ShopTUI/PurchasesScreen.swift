@@ -29,12 +29,7 @@ extension Renderer {
         ) { i in
             let l = lines[i]
             let product = clean(l.productID ?? "?") + (l.quantity.map { $0 > 1 ? " ×\($0)" : "" } ?? "")
-            let blame: String = switch l.blame {
-            case .app?: "app"
-            case .server?: "server"
-            case .unknown?: "?"
-            case nil: ""
-            }
+            let blame = l.blame?.short ?? ""
             return [(l.at.map { clock($0, f.timeZone) } ?? "", nil), (product, nil), (clean(l.transactionID), nil),
                     (l.verdict.rawValue, verdictStyle(l)), (blame, l.blame == nil ? nil : Style(foreground: .warning))]
         }
@@ -87,12 +82,7 @@ extension Renderer {
         func add(_ text: String, _ style: Style = .plain) {
             for (k, part) in Columns.wrap(text, to: width).enumerated() { lines.append((k == 0 ? part : "  " + part, style)) }
         }
-        let blame: String = switch line.blame {
-        case .app?: " — the app's fault"
-        case .server?: " — the server's fault"
-        case .unknown?: " — blame not known"
-        case nil: ""
-        }
+        let blame = line.blame.map { " — \($0.words)" } ?? ""
         add("\(line.verdict.rawValue)\(blame)", line.isFinding ? .error : verdictStyle(line).with(bold: true))
         add(clean(line.words))
         lines.append(("", .plain))

@@ -11,7 +11,7 @@ extension LedgerCommand {
         let time = line.at.map(stamp) ?? "-------------------"
         let product = (line.productID.map(Sanitizer.line) ?? "?") + (line.quantity.map { " ×\($0)" } ?? "")
         let ids = line.requestIDs.isEmpty ? "-" : line.requestIDs.map(Sanitizer.line).joined(separator: ",")
-        let blame = line.blame.map { " (\($0 == .unknown ? "blame not known" : "the \($0.rawValue)'s fault"))" } ?? ""
+        let blame = line.blame.map { " (\($0.words))" } ?? ""
         return "\(time)  \(product)  \(Sanitizer.line(line.transactionID))  \(ids)  \(line.verdict.rawValue)\(blame): \(Sanitizer.line(line.words))"
     }
 

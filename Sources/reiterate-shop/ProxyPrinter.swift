@@ -84,7 +84,7 @@ final class ProxyPrinter: Sendable {
             Terminal.out("\(Self.clock(e.startedAt)) \(e.source.rawValue) \(method) \(Sanitizer.line(path)) \(answer) \(Self.msText(e.duration)) \(e.requestID.map(Sanitizer.line) ?? "-")\(fault)\n")
         }
         for finding in e.findings {
-            let side = finding.blame == .app ? "the app's request" : "the answer to the app's request"
+            let side = finding.blame == .server ? "the answer to the app's request" : "the app's request"
             Terminal.err("warning: [\(finding.check.rawValue)] expected \(Sanitizer.line(finding.expected)), got \(Sanitizer.line(finding.actual)) "
                          + "(blame: \(finding.blame.rawValue); \(side) \(method) \(Sanitizer.line(path))\(e.requestID.map { ", request id \(Sanitizer.line($0))" } ?? ""))\n")
         }

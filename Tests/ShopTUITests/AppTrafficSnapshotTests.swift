@@ -38,9 +38,9 @@ import Testing
         _ = ShopUpdate.update(&s, .action(.checks))
         assertSnapshot(Renderer.render(frame(s, width: 120, height: 40)), "checks-app-120x40")
         let text = Renderer.render(frame(s, width: 120, height: 40)).text
-        #expect(text.contains("app's fault · amount · POST /api/v1/spe"))
-        #expect(text.contains("server's fault · balance · GET /api/v1/"))
-        #expect(text.contains("blame: the app (its request breaks the contract)") == false)  // the app error is selected, not the finding
+        #expect(text.contains("the app's fault · amount · POST /api/v1"))
+        #expect(text.contains("the server's fault · balance · GET /api"))
+        #expect(text.contains("blame: the app's fault (its request breaks the contract)") == false)  // the app error is selected, not the finding
     }
 
     @Test func withoutTheAppsTrafficTheRequestsTabIsAsBefore() {

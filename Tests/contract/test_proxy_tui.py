@@ -61,7 +61,7 @@ def test_an_app_request_that_breaks_the_contract_is_blamed_on_the_app(start_stub
     assert r.status_code == 400
     t.keys("4")
     screen = t.wait_for("request-body")
-    assert re.search(r"✗ request-body\s+app's fault · amount · POST /api/v1/spend_cheer", screen), screen
+    assert re.search(r"✗ request-body\s+the app's fault · amount · POST /api/v1/spend_cheer", screen), screen
 
 
 def test_the_live_tab_pairs_the_apps_writes_and_f_loses_the_answer_to_its_next_purchase(start_stub, tui):

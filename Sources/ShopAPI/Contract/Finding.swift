@@ -49,12 +49,34 @@ public enum ContractCheck: String, Sendable, Codable, CaseIterable {
     case readsDisagree = "reads-disagree"
 }
 
-/// Who is at fault for a finding: the server for what it answered, the app under test for what it asked.
+/// Who is at fault for a finding: the one `Blame` of every judge (the watchdog, a write's check, the watch,
+/// the pairing, the ledger), worded here once.
 public enum Blame: String, Sendable, Codable {
-    /// The app under test sent a request the contract does not allow.
+    /// The app under test: it sent a request the contract does not allow, submitted twice, never posted a
+    /// purchase it made, or posted it wrong.
     case app
-    /// The server answered in a way the contract does not allow.
+    /// The server: it answered in a way the contract or the shop's rules do not allow.
     case server
+    /// The evidence does not say (an answer lost).
+    case unknown = "not known"
+
+    /// `the app's fault`, `the server's fault`, `blame not known`.
+    public var words: String {
+        switch self {
+        case .app: "the app's fault"
+        case .server: "the server's fault"
+        case .unknown: "blame not known"
+        }
+    }
+
+    /// `app`, `server`, `?`: for a narrow column.
+    public var short: String {
+        switch self {
+        case .app: "app"
+        case .server: "server"
+        case .unknown: "?"
+        }
+    }
 }
 
 /// Compares an answer with the one pinned for its request, if any (the app sets it; the REST core

@@ -78,7 +78,7 @@ public struct CheckRecord: Equatable, Sendable {
     public var first: Sighting?
     /// Who is at fault, for a finding on the app's traffic (its request: the app; its answer: the
     /// server); nil on the tool's own (always the server's) and for checks that blame no one.
-    public var blame: ShopAPI.Blame?
+    public var blame: Blame?
 
     /// The check's name: `spend-balance`, `purchase-balance`, …
     public var name: String { check.name }

@@ -119,7 +119,7 @@ extension ShopUpdate {
             // Each finding goes to the Checks tab and the ⚠ count too, once (one finding type for every judge).
             var records: [CheckRecord] = []
             for line in view.ledger.lines where line.isFinding && state.purchases.checked.insert("\(line.transactionID) \(line.verdict.rawValue)").inserted {
-                let blame = line.blame.map { $0 == .unknown ? " (blame not known)" : " (the \($0.rawValue)'s fault)" } ?? ""
+                let blame = line.blame.map { " (\($0.words))" } ?? ""
                 let product = (line.productID ?? "?") + (line.quantity.map { " ×\($0)" } ?? "")
                 records.append(CheckRecord(check: .ledger(line.verdict), outcome: .failed,
                                            expected: "the App Store's verified record and the backend's credits agree",
@@ -133,7 +133,7 @@ extension ShopUpdate {
             state.purchases.told.formUnion(fresh.map(\.transactionID))
             if state.watch.isOn, let first = fresh.first {
                 let more = fresh.count > 1 ? " (and \(fresh.count - 1) more)" : ""
-                let text = "Purchase \(first.transactionID): \(first.verdict.rawValue)\(first.blame.map { " (\($0 == .unknown ? "blame not known" : "the \($0.rawValue)'s fault"))" } ?? "")\(more): see 6 Purchases"
+                let text = "Purchase \(first.transactionID): \(first.verdict.rawValue)\(first.blame.map { " (\($0.words))" } ?? "")\(more): see 6 Purchases"
                 state.notice = Notice(.error, text)
                 return state.watch.alert.map { [.alert($0, text)] } ?? []
             }
@@ -157,12 +157,7 @@ extension ShopUpdate {
         let posts = view.posts(of: line)
         // The backend's exchange: the session's own record of the first post (its headers and bodies).
         let exchange = posts.lazy.compactMap(\.requestID).compactMap { id in state.exchanges.first { $0.requestID == id } }.first
-        let blame: String = switch line.blame {
-        case .app?: " (the app's fault)"
-        case .server?: " (the server's fault)"
-        case .unknown?: " (blame not known)"
-        case nil: ""
-        }
+        let blame = line.blame.map { " (\($0.words))" } ?? ""
         var side: [String] = []
         if let t = view.transactions[line.transactionID] {
             side.append("Signature and chain verified.")

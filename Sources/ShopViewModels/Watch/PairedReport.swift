@@ -24,7 +24,7 @@ extension ShopUpdate {
         var verdict: String?
         var checks: [CheckRecord] = []
         if case let .finding(check, _, _) = event.change {
-            let whose = state.watch.pairing ? (check.blame == .app ? " — the app's fault" : " — the server's fault") : ""
+            let whose = state.watch.pairing ? " — \(check.blame.words)" : ""
             verdict = "[\(check.rawValue)]\(whose): \(event.text(names: names))"
             checks = state.checks.records.filter { $0.check == .watch(check) && $0.at == event.at }
         } else {
