@@ -195,9 +195,17 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        // The CLI's runs over the REST core, out of the executable: `negative`'s catalogue, runner and
+        // judging of its reads (the executable parses arguments and prints their events).
+        .target(
+            name: "ShopProbes",
+            dependencies: ["ShopViewModels", "ShopModel", "ShopAPI", "AppStoreRecord", "ShopLedger", "TerminalText", "JSONTokens"],
+            swiftSettings: strict
+        ),
         .executableTarget(
             name: "reiterate-shop",
             dependencies: [
+                "ShopProbes",
                 "ShopTUI",
                 "ShopSettings",
                 "ShopViewModels",
@@ -248,7 +256,7 @@ let package = Package(
         .testTarget(name: "TerminalTextTests", dependencies: ["TerminalText"], swiftSettings: strict),
         .testTarget(name: "JSONTokensTests", dependencies: ["JSONTokens"], swiftSettings: strict),
         .testTarget(name: "ShopCacheTests", dependencies: ["ShopCache"], swiftSettings: strict),
-        .testTarget(name: "ShopCompareTests", dependencies: ["ShopCompare", "ShopAPI", "JSONTokens"], swiftSettings: strict),
+        .testTarget(name: "ShopCompareTests", dependencies: ["ShopCompare", "ShopLedger", "ShopAPI", "JSONTokens"], swiftSettings: strict),
         .testTarget(name: "ProxyWireTests", dependencies: ["ProxyWire"], swiftSettings: strict),
         .testTarget(name: "ProxyCATests", dependencies: ["ProxyCA"], swiftSettings: strict),
         .testTarget(
@@ -259,7 +267,7 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
-        .testTarget(name: "ShopLedgerTests", dependencies: ["ShopLedger", "AppStoreRecord", "ShopAPI"], swiftSettings: strict),
+        .testTarget(name: "ShopLedgerTests", dependencies: ["ShopLedger", "AppStoreRecord", "ShopAPI", "StubServer", "StubCore"], swiftSettings: strict),
         .testTarget(
             name: "ShopProxyTests",
             dependencies: ["ShopProxy", "ProxyWire", "ProxyCA", "ShopAPI", "StubServer", "StubCore", "JSONTokens", .product(name: "NIOCore", package: "swift-nio")],
@@ -276,6 +284,8 @@ let package = Package(
             exclude: ["__Snapshots__"], swiftSettings: strict
         ),
         .testTarget(name: "ShopModelTests", dependencies: ["ShopModel"], swiftSettings: strict),
+        .testTarget(name: "ShopProbesTests", dependencies: ["ShopProbes", "ShopViewModels", "ShopAPI", "StubServer", "StubCore", "AppStoreRecord"],
+                    swiftSettings: strict),
         .testTarget(name: "ShopViewModelsTests", dependencies: ["ShopViewModels", "ShopModel", "ShopCache", "ShopAPI", "StubCore", "ShopCompare", "JSONTokens", "ShopLedger",
                                                          "AppStoreRecord"], swiftSettings: strict),
         // `make bench`: frame build and diff times (p50/p99) at three sizes, as JSON lines.

@@ -14,6 +14,9 @@ public enum HAR {
         var version = "1.2"
         var creator: Creator
         var entries: [Entry]
+        /// The base URL the entries were sent to (the readers take its path off each entry's): a custom
+        /// field, which HAR readers that do not know it pass over.
+        var _baseURL: String?
     }
 
     struct Creator: Codable, Sendable {
@@ -102,7 +105,7 @@ public enum HAR {
         }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        return try encoder.encode(Document(log: Log(creator: Creator(name: creator, version: version), entries: entries)))
+        return try encoder.encode(Document(log: Log(creator: Creator(name: creator, version: version), entries: entries, _baseURL: base)))
     }
 
     /// One exchange as a HAR entry, its URL `base` + its path.

@@ -43,11 +43,10 @@ public struct RecordedRead: Sendable, Equatable {
 
     /// A request key as the read it is: the paths as the endpoint types write them (once).
     static func what(_ key: RequestKey) -> What? {
-        guard key.method == .get else { return nil }
-        switch key.path {
-        case Balance.endpoint.path: return .balance
-        case AudioPacks.endpoint.path: return .packs
-        case CheerHistory.endpoint.path: return .history(page: key.value("page").flatMap { Int($0) } ?? 1)
+        switch key.operation {
+        case .getBalance: return .balance
+        case .listAudioPacks: return .packs
+        case .getCheerHistory: return .history(page: key.value("page").flatMap { Int($0) } ?? 1)
         default: return nil
         }
     }
@@ -154,51 +153,29 @@ public struct Snapshot: Sendable, Equatable {
                         takenAt: string(root["taken_at"]).flatMap(Stamp.date), reads: reads)
     }
 
+    /// A HAR file, read by the one HAR reader (`HAR.read`): the reads this tool compares, the writes among
+    /// them (named, never sent again), and the 2xx answers whose bodies do not parse (cut short).
     static func har(_ root: JSONObject) throws -> Snapshot {
-        guard case let .object(log)? = root["log"], case let .array(entries)? = log["entries"] else {
-            throw Unreadable(reason: "it is a HAR file with no entries")
-        }
+        let recording: HAR.Recording
+        do { recording = try HAR.read(root) } catch { throw Unreadable(reason: error.reason) }
         var reads: [RecordedRead] = []
         var writes: [RecordedWrite] = []
         var cut: [String] = []
-        var base: String?
-        for entry in entries {
-            guard case let .object(e) = entry, case let .object(request)? = e["request"], case let .string(method)? = request["method"],
-                  case let .string(url)? = request["url"], let split = split(url) else { continue }
-            base = base ?? split.base
-            var requestID: String?
-            var status = 0
-            var body: JSONValue?
-            if case let .object(response)? = e["response"] {
-                status = int(response["status"]) ?? 0
-                if case let .array(headers)? = response["headers"] {
-                    for case let .object(h) in headers where string(h["name"])?.lowercased() == "x-request-id" { requestID = string(h["value"]) }
-                }
-                if case let .object(content)? = response["content"], let text = string(content["text"]) {
-                    body = JSONValue.parse(Array(text.utf8))
-                    if body == nil, status / 100 == 2 { cut.append("\(method) \(split.target)") }
-                }
-            }
-            if let what = RecordedRead.what(method: method, target: split.target) {
+        for e in recording.entries {
+            let status = e.status ?? 0
+            let body = e.responseBody.flatMap { JSONValue.parse(Array($0.utf8)) }
+            if e.responseBody != nil, body == nil, status / 100 == 2 { cut.append("\(e.method) \(e.target)") }
+            if let key = e.key, let what = RecordedRead.What(key: key) {
                 if body == nil, status / 100 == 2 { continue }
-                reads.append(RecordedRead(what: what, method: method, target: split.target, requestID: requestID, status: status,
-                                          at: string(e["startedDateTime"]).flatMap(Stamp.date), body: body))
-            } else if method.uppercased() != "GET" {
-                writes.append(RecordedWrite(method: method.uppercased(), target: split.target, requestID: requestID))
+                reads.append(RecordedRead(what: what, method: e.method, target: e.target, requestID: e.requestID, status: status, at: e.startedAt, body: body))
+            } else if e.method != "GET" {
+                writes.append(RecordedWrite(method: e.method, target: e.target, requestID: e.requestID))
             }
         }
-        var snapshot = Snapshot(environment: nil, baseURL: base, user: reads.lazy.compactMap(\.user).first, takenAt: reads.first?.at, reads: reads)
+        var snapshot = Snapshot(environment: nil, baseURL: recording.baseURL, user: reads.lazy.compactMap(\.user).first, takenAt: reads.first?.at, reads: reads)
         snapshot.writes = writes
         snapshot.cut = cut
         return snapshot
-    }
-
-    /// `http://host:8080/api/v1/balance?user_id=x` → (`http://host:8080`, `/api/v1/balance?user_id=x`).
-    static func split(_ url: String) -> (base: String, target: String)? {
-        guard let scheme = url.range(of: "://") else { return nil }
-        let rest = url[scheme.upperBound...]
-        let slash = rest.firstIndex(of: "/") ?? rest.endIndex
-        return (String(url[..<slash]), slash == rest.endIndex ? "/" : String(rest[slash...]))
     }
 
     /// A name kept to letters, digits, `.`, `_` and `-` (the rest `_`): an environment's or a user's,

@@ -47,79 +47,39 @@ public struct ShopEvent: Sendable, Equatable {
     public var isCredit: Bool { purchase != nil && status == 200 }
 }
 
-/// A HAR file that is not one, in plain words.
-public struct UnreadableHAR: Error, Sendable, Equatable {
-    public var reason: String
-}
+/// A HAR file that is not one, in plain words (the one HAR reader's).
+public typealias UnreadableHAR = HAR.Unreadable
 
 public enum ShopEvents {
-    /// The shop's events in a HAR 1.2 file, in its order. Entries that are none of the three (packs,
-    /// history, other hosts) are skipped; `source` names the file when an entry has no `_source`.
+    /// The shop's events in a HAR 1.2 file (read by the one HAR reader, `HAR.read`), in its order. Entries
+    /// that are none of the three (packs, history, other hosts) are skipped; `source` names the file when
+    /// an entry has no `_source`.
     public static func read(har bytes: [UInt8], source: String) throws(UnreadableHAR) -> [ShopEvent] {
-        guard case let .object(root)? = JSONValue.parse(bytes) else { throw UnreadableHAR(reason: "it is not JSON") }
-        guard case let .object(log)? = root["log"], case let .array(entries)? = log["entries"] else {
-            throw UnreadableHAR(reason: "it is not a HAR file (no log.entries)")
+        try HAR.read(bytes).entries.compactMap { e in
+            guard let operation = e.operation else { return nil }
+            return event(operation, requestBody: e.requestBody, status: e.status, responseBody: e.responseBody, user: e.key?.value("user_id"),
+                         at: e.startedAt, end: e.endedAt, requestID: e.requestID, source: e.source ?? source)
         }
-        var events: [ShopEvent] = []
-        events.reserveCapacity(entries.count)
-        for case let .object(entry) in entries {
-            if let event = event(entry, source: source) { events.append(event) }
-        }
-        return events
     }
 
-    static func event(_ entry: JSONObject, source: String) -> ShopEvent? {
-        guard case let .object(request)? = entry["request"], case let .string(method)? = request["method"],
-              case let .string(url)? = request["url"], let (path, query) = split(url)
-        else { return nil }
-        // A base URL may have a path of its own: the operation's path ends it.
+    /// The event an exchange of `operation` is (nil for one that is none of the three), its balance the
+    /// one a 200 answer says, read by the operation's endpoint type.
+    static func event(_ operation: OperationID, requestBody: String?, status: Int?, responseBody: String?, user: String?,
+                      at: Date?, end: Date?, requestID: String?, source: String) -> ShopEvent? {
         let kind: ShopEvent.Kind
-        switch method.uppercased() {
-        case "GET" where path.hasSuffix(Balance.endpoint.path): kind = .balance
-        case "POST" where path.hasSuffix(SpendCheer.endpoint.path): kind = .spend
-        case "POST" where path.hasSuffix(PurchaseCheer.endpoint.path):
-            if case let .object(post)? = request["postData"], case let .string(text)? = post["text"],
-               let purchase = ShopWrite(operation: PurchaseCheer.endpoint.operation, body: Array(text.utf8))?.purchase {
+        switch operation {
+        case .getBalance: kind = .balance
+        case .spendCheer: kind = .spend
+        case .purchaseCheer:
+            if let body = requestBody, let purchase = ShopWrite(operation: operation, body: Array(body.utf8))?.purchase {
                 kind = .purchase(purchase)
             } else {
                 kind = .unreadablePurchase
             }
         default: return nil
         }
-        var status: Int?
-        var balance: Int?
-        var requestID: String?
-        if case let .string(id)? = entry["_requestId"] { requestID = id }
-        if case let .object(response)? = entry["response"] {
-            if case let .int(s)? = response["status"], s > 0 { status = s }
-            if requestID == nil, case let .array(headers)? = response["headers"] {
-                for case let .object(h) in headers {
-                    if case let .string(name)? = h["name"], name.lowercased() == "x-request-id", case let .string(value)? = h["value"] { requestID = value }
-                }
-            }
-            if status == 200, case let .object(content)? = response["content"], case let .string(text)? = content["text"],
-               case let .object(body)? = JSONValue.parse(Array(text.utf8)), case let .int(b)? = body["balance"] {
-                balance = b
-            }
-        }
-        var at: Date?
-        if case let .string(started)? = entry["startedDateTime"] { at = ISO8601.parse(started) }
-        var end = at
-        switch entry["time"] {
-        case let .int(ms)?: end = at.map { $0 + Double(max(0, ms)) / 1000 }
-        case let .double(ms)? where ms.isFinite: end = at.map { $0 + max(0, ms) / 1000 }
-        default: break
-        }
-        let who: String = if case let .string(s)? = entry["_source"] { s } else { source }
-        return ShopEvent(kind: kind, at: at, end: end, user: query["user_id"], status: status, balance: balance, requestID: requestID, source: who)
-    }
-
-    /// `http://host/api/v1/balance?user_id=x` → (`/api/v1/balance`, `["user_id": "x"]`).
-    static func split(_ url: String) -> (String, [String: String])? {
-        guard let components = URLComponents(string: url) else { return nil }
-        var query: [String: String] = [:]
-        for item in components.queryItems ?? [] { query[item.name] = item.value ?? "" }
-        return (components.path, query)
+        let balance = status == 200 ? responseBody.flatMap { operation.answeredBalance(Array($0.utf8)) } : nil
+        return ShopEvent(kind: kind, at: at, end: end, user: user, status: status, balance: balance, requestID: requestID, source: source)
     }
 }
 
@@ -130,26 +90,10 @@ extension ShopEvents {
     public static func from(_ exchanges: [Exchange]) -> [ShopEvent] {
         exchanges.compactMap { e in
             guard !e.isPending, let operation = e.operation else { return nil }
-            let kind: ShopEvent.Kind
-            switch operation {
-            case Balance.endpoint.operation: kind = .balance
-            case SpendCheer.endpoint.operation: kind = .spend
-            case PurchaseCheer.endpoint.operation:
-                if let body = e.requestBodyPreview, let purchase = ShopWrite(operation: operation, body: Array(body.utf8))?.purchase {
-                    kind = .purchase(purchase)
-                } else {
-                    kind = .unreadablePurchase
-                }
-            default: return nil
-            }
-            var balance: Int?
-            if e.status == 200, let body = e.responseBodyPreview, case let .object(o)? = JSONValue.parse(Array(body.utf8)), case let .int(b)? = o["balance"] {
-                balance = b
-            }
-            let query = split("http://host" + e.path)?.1 ?? [:]
             let seconds = Double(e.duration.components.seconds) + Double(e.duration.components.attoseconds) / 1e18
-            return ShopEvent(kind: kind, at: e.startedAt, end: e.startedAt + max(0, seconds), user: query["user_id"], status: e.status, balance: balance,
-                             requestID: e.requestID, source: e.source.rawValue)
+            return event(operation, requestBody: e.requestBodyPreview, status: e.status, responseBody: e.responseBodyPreview,
+                         user: RequestKey(method: e.method, target: e.path)?.value("user_id"), at: e.startedAt, end: e.startedAt + max(0, seconds),
+                         requestID: e.requestID, source: e.source.rawValue)
         }
     }
 }

@@ -104,12 +104,6 @@ public struct ProxyConfiguration: Sendable {
         return ([baseHost].compactMap { $0 } + extraHosts).filter { seen.insert($0).inserted }
     }
 
-    /// The base URL's path prefix, without a trailing slash ("" for none).
-    var pathPrefix: String {
-        let path = baseURL.path
-        return path.hasSuffix("/") ? String(path.dropLast()) : path
-    }
-
     /// Why the proxy must not start as configured (one line), or nil.
     public var refusal: String? {
         if !listen.isLoopback, (password ?? "").isEmpty {

@@ -114,13 +114,8 @@ final class ProxyCore: Sendable {
     /// does not intercept.
     func route(_ method: RequestMethod, scheme: String, host: HostPort, target: String) -> ProxyRoute? {
         guard intercepted.contains(host) else { return nil }
-        var path = target
-        let prefix = configuration.pathPrefix
-        if host == configuration.baseHost, !prefix.isEmpty, path.hasPrefix(prefix + "/") || path.hasPrefix(prefix + "?") || path == prefix {
-            path = String(path.dropFirst(prefix.count))
-            if !path.hasPrefix("/") { path = "/" + path }
-        }
-        guard let key = RequestKey(method: method.rawValue, target: path) else { return nil }
+        let base = host == configuration.baseHost ? BasePath(of: configuration.baseURL) : .none
+        guard let key = base.key(method: method.rawValue, target: target) else { return nil }
         return ProxyRoute(url: "\(scheme)://\(host)\(target)", key: key, match: contract?.match(method: method.rawValue, path: key.path) ?? .unknown)
     }
 }

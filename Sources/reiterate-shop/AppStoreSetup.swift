@@ -44,10 +44,3 @@ extension ResolvedSettings {
     /// The cheer of each product id the environment sells (its `bundles`): what a purchase must credit.
     var cheerByProduct: [String: Int] { Dictionary(zip(bundleIdentifiers, bundles), uniquingKeysWith: { first, _ in first }) }
 }
-
-extension LedgerCommand.Read {
-    /// The ledger of this read against `events`, by the environment's bundles: `ledger` and the TUI judge alike.
-    func judge(_ events: [ShopEvent], settings: ResolvedSettings) -> Ledger {
-        Ledger.judge(history: history.records, refunds: refunds.records, lookups: lookups, events: events, catalog: settings.cheerByProduct)
-    }
-}

@@ -13,12 +13,8 @@ struct TUILedgerReader: LedgerReader {
 
     func readLedger(exchanges: [Exchange]) async -> Result<LedgerView, LedgerFailure> {
         let events = ShopEvents.from(exchanges.reversed())  // the state keeps them newest first
-        var candidates: [String] = []
-        let learned = events.compactMap { event -> String? in
-            if case let .number(n)? = event.purchase?.transactionID { String(n) } else { nil }
-        }
-        for id in (settings.appStore?.transaction.map { [$0] } ?? []) + learned where !candidates.contains(id) { candidates.append(id) }
-        guard !candidates.isEmpty else {
+        let candidates = LedgerSources.candidates(given: settings.appStore?.transaction.map { [$0] } ?? [], events: events)
+        guard let anchor = candidates.first else {
             return .failure(LedgerFailure("no purchase seen yet: buy (b), let the app buy through the proxy, or set transaction in the [appstore] table"))
         }
         let setup: AppStoreSetup
@@ -29,21 +25,14 @@ struct TUILedgerReader: LedgerReader {
         } catch {
             return .failure(LedgerFailure("the App Store client could not start"))
         }
-        let outcome = await LedgerCommand.read(client: setup.client, candidates: Array(candidates.prefix(LedgerCommand.maxCandidates)), events: events)
+        let outcome = await LedgerSources.read(client: setup.client, candidates: candidates, events: events)
         await setup.close()
         switch outcome {
         case let .failure(failure):
             return .failure(LedgerFailure(failure.words))
         case let .success(read):
-            let ledger = read.judge(events, settings: settings)
-            var transactions: [String: AppStoreTransaction] = [:]
-            let looked = read.lookups.values.compactMap { lookup -> AppStoreTransaction? in
-                if case let .record(.verified(t)) = lookup { t } else { nil }
-            }
-            for t in (read.history.records + read.refunds.records).compactMap(\.transaction) + looked where transactions[t.transactionID]?.isRevoked != true {
-                transactions[t.transactionID] = t
-            }
-            return .success(LedgerView(ledger: ledger, transactions: transactions, events: events, anchor: candidates[0], readAt: Date()))
+            return .success(LedgerView(ledger: read.judge(events, catalog: settings.cheerByProduct), transactions: read.transactions, events: events,
+                                       anchor: anchor, readAt: Date()))
         }
     }
 }

@@ -15,14 +15,13 @@ extension ShopRequest {
     /// The read a request key names (a pin's request, read again): the balance, the packs or a history
     /// page, with its query; nil for a write or any other request.
     public init?(reading key: RequestKey) {
-        guard key.method == .get else { return nil }
-        switch key.path {
-        case Balance.endpoint.path:
+        switch key.operation {
+        case .getBalance:
             guard let user = key.value("user_id") else { return nil }
             self = .balance(user: user)
-        case AudioPacks.endpoint.path:
+        case .listAudioPacks:
             self = .packs
-        case CheerHistory.endpoint.path:
+        case .getCheerHistory:
             guard let user = key.value("user_id") else { return nil }
             self = .history(user: user, page: key.value("page").flatMap { Int($0) } ?? 1, perPage: key.value("per_page").flatMap { Int($0) } ?? 50)
         default:

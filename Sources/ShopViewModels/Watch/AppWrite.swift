@@ -60,9 +60,7 @@ public struct AppWrite: Equatable, Sendable, Identifiable {
         write.answerChecks = e.findings.map(\.check)
         if let response = e.response {
             write.status = response.status
-            if case let .object(answer)? = JSONValue.parse(response.body, tokens: response.tokens), case let .int(b)? = answer["balance"] {
-                write.balance = b
-            }
+            if (200..<300).contains(response.status) { write.balance = operation?.answeredBalance(response.body) }
         }
         if e.answeredAt != nil || e.failure != nil || e.response != nil {
             write.answeredAt = answeredAt ?? e.startedAt.addingTimeInterval(Double(e.duration.components.seconds) + Double(e.duration.components.attoseconds) / 1e18)

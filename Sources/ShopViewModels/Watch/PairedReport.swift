@@ -51,7 +51,7 @@ extension ShopUpdate {
     /// What the watch read in a read's answer, in a few words.
     static func readFact(_ e: Exchange) -> String? {
         guard let body = e.responseBodyPreview else { return nil }
-        if case let .object(o)? = JSONValue.parse(Array(body.utf8)), case let .int(n)? = o["balance"] { return "balance \(Wording.grouped(n))" }
+        if let n = e.operation?.answeredBalance(Array(body.utf8)) { return "balance \(Wording.grouped(n))" }
         if e.operation == .getCheerHistory { return "the newest entries (see the response)" }
         return nil
     }

@@ -1,16 +1,14 @@
 import AppStoreRecord
-import ArgumentParser
 import Foundation
 import JSONTokens
 import ShopAPI
-import ShopSettings
 import ShopViewModels
 import TerminalText
 
 /// One write the shop must refuse: its name, what it sends and why it must be refused.
-struct NegativeCase: Sendable {
+public struct NegativeCase: Sendable {
     /// The pack whose `cheer_total` the case's write could change: the one its body names.
-    enum Pack: Sendable, Equatable {
+    public enum Pack: Sendable, Equatable {
         /// The body names no pack (a purchase, a spend without a product or with one that is not text).
         case none
         /// The pack of the live list the run spends on (`NegativeFacts.pack`).
@@ -20,7 +18,7 @@ struct NegativeCase: Sendable {
     }
 
     /// Where a case's rule comes from.
-    enum Source: Sendable, Equatable {
+    public enum Source: Sendable, Equatable {
         /// A request field's rule in the contract's schema: `field` nil is the body itself.
         case field(OperationID, field: String?, rule: FieldRule)
         /// The contract's words about an answer of the operation (a 402, a 409).
@@ -29,12 +27,12 @@ struct NegativeCase: Sendable {
         case shop(String)
 
         /// A request field's rule (what the contract's schema says of it).
-        enum FieldRule: String, Sendable, Encodable {
+        public enum FieldRule: String, Sendable, Encodable {
             case type, required, minimum, format
         }
 
         /// `contract: spendCheer amount minimum 1`.
-        var text: String {
+        public var text: String {
             switch self {
             case let .field(operation, field, rule):
                 let detail: String
@@ -55,7 +53,7 @@ struct NegativeCase: Sendable {
     }
 
     /// A case as `--json` lists it (nothing sent): its name, what it sends, and its rule's source.
-    struct Listed: Encodable {
+    public struct Listed: Encodable, Sendable {
         var name: String
         var what: String
         var source: String
@@ -63,7 +61,7 @@ struct NegativeCase: Sendable {
         var field: String?
         var rule: String?
 
-        init(_ c: NegativeCase) {
+        public init(_ c: NegativeCase) {
             name = c.name
             what = c.what
             source = c.source.text
@@ -75,28 +73,28 @@ struct NegativeCase: Sendable {
         }
     }
 
-    var name: String
-    var what: String
+    public var name: String
+    public var what: String
     /// Where the rule comes from: the contract's field (type, required, minimum, format), its words, or a shop rule.
-    var source: Source
+    public var source: Source
     /// The write's operation: its body goes as it is (`RawJSONWrite`), the contract's endpoint for it.
-    var write: OperationID
+    public var write: OperationID
     /// Whether it sends for an unknown user (else the user tested).
-    var unknownUser = false
+    public var unknownUser = false
     /// The pack whose total it could change (the only one compared before and after).
-    var pack: Pack
+    public var pack: Pack
     /// The body, from what the run knows (a pack, the balance, a bundle, a credited transaction id).
-    var body: @Sendable (NegativeFacts) -> String
+    public var body: @Sendable (NegativeFacts) -> String
     /// A 409 says nothing of this case's rule: the transaction was credited before, so the check the
     /// case is about (the App Store's) was never reached. Such an answer is not judged.
-    var conflictSaysNothing = false
+    public var conflictSaysNothing = false
     /// Why the case cannot be sent with what the run knows (it is then not judged); nil: it can.
-    var needs: @Sendable (NegativeFacts) -> String? = { _ in nil }
+    public var needs: @Sendable (NegativeFacts) -> String? = { _ in nil }
 
     /// The catalogue: the contract's request fields (spendCheer: amount integer, minimum 1, required;
     /// product string, required; comment string. purchaseCheer: identifier string, required; transaction_id integer,
     /// uint64, required) and the shop's rules (packs, bundles, users, balance, transactions).
-    static func catalogue(bundles: [CheerBundle]) -> [NegativeCase] {
+    public static func catalogue(bundles: [CheerBundle]) -> [NegativeCase] {
         let notABundle = ["com.reiterate.cheer.7", "com.reiterate.negative.7"].first { id in !bundles.contains { $0.identifier == id } } ?? "negative.7"
         let unknownPack = "com.reiterate.pack.negative-test-unknown"
         func spend(_ name: String, _ what: String, _ source: Source, unknownUser: Bool = false, pack: Pack = .tested,
@@ -152,7 +150,7 @@ struct NegativeCase: Sendable {
 }
 
 /// What the cases' bodies are made from, read before they are sent.
-struct NegativeFacts: Sendable {
+public struct NegativeFacts: Sendable {
     /// A pack in the live list, as a JSON string.
     var pack: String
     var balance: Int

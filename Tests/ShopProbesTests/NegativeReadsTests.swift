@@ -1,7 +1,8 @@
 import Foundation
 import ShopAPI
 import Testing
-@testable import ShopViewModels
+@testable import ShopProbes
+import ShopViewModels
 
 /// `negative`'s judging of one case's reads (moved out of the executable, issue 44): what changed, what an
 /// earlier case's write explains, and what an answer says about the case.

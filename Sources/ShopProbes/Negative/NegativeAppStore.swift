@@ -6,7 +6,7 @@ import ShopViewModels
 /// What `negative`'s App Store cases send, read from the App Store before the run (issue 38): real
 /// transactions of the sandbox tester, verified, and an id the App Store confirms it does not know.
 /// A fact that could not be had leaves its case not judged, with why.
-struct AppStoreFacts: Sendable {
+public struct AppStoreFacts: Sendable {
     /// The tester's oldest unrefunded consumable: the setup purchase the replay cases resend.
     var setup: AppStoreTransaction?
     /// Its newest other unrefunded consumable: posted under another product id.
@@ -23,7 +23,7 @@ struct AppStoreFacts: Sendable {
     /// At most this many random ids are tried for one the App Store does not know.
     static let unknownTries = 3
 
-    static func read(_ client: AppStoreClient, transaction: String?, other: String?) async -> Result<AppStoreFacts, AppStoreFailure> {
+    public static func read(_ client: AppStoreClient, transaction: String?, other: String?) async -> Result<AppStoreFacts, AppStoreFailure> {
         var facts = AppStoreFacts()
         guard let transaction else {
             let why = "needs --transaction (an App Store transaction id of the sandbox tester)"
@@ -92,7 +92,7 @@ struct AppStoreFacts: Sendable {
 
 extension NegativeCase {
     /// The cases of an environment with an App Store table: real transactions the shop must refuse.
-    static func appStoreCases(bundles: [CheerBundle]) -> [NegativeCase] {
+    public static func appStoreCases(bundles: [CheerBundle]) -> [NegativeCase] {
         let verifies = Source.words(.purchaseCheer, "verifies the transaction with the App Store before it credits")
         func buy(_ name: String, _ what: String, _ body: @escaping @Sendable (NegativeFacts) -> String?) -> NegativeCase {
             var c = NegativeCase(name: name, what: what, source: verifies, write: PurchaseCheer.endpoint.operation, pack: .none) { body($0) ?? "" }

@@ -1,6 +1,7 @@
 import Foundation
 import JSONTokens
 import ShopAPI
+import ShopViewModels
 import TerminalText
 
 /// The reads that say whether anything changed. A nil is a read that failed: not known, never a change.
