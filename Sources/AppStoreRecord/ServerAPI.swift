@@ -58,7 +58,7 @@ public enum AppStoreFailure: Error, Sendable, Equatable {
 
     public var words: String {
         switch self {
-        case let .transport(error): "the App Store could not be reached: " + Self.words(error)
+        case let .transport(error): "the App Store could not be reached: " + error.words
         case .unauthorized:
             "the App Store refused the token (401): check key_id, issuer_id and bundle_id in the environment's [appstore] table, the key file, and this machine's clock"
         case let .apple(status, code, message):
@@ -68,23 +68,6 @@ public enum AppStoreFailure: Error, Sendable, Equatable {
             "the App Store is rate limiting these reads (429)" + (until.map { ", until " + Self.clock($0) } ?? "") + "; try again then"
         case let .unreadable(what): "the App Store's answer for \(what) is not readable"
         case let .tooManyPages(n): "the App Store's listing went past \(n) pages; the ledger stops there"
-        }
-    }
-
-    static func words(_ error: TransportError) -> String {
-        switch error {
-        case let .connectionRefused(host): "connection refused by \(host)"
-        case let .dns(host): "the name \(host) does not resolve"
-        case .tls: "the TLS connection could not be made (check the certificate)"
-        case let .connectTimeout(host): "no connection to \(host) in time"
-        case .timeout: "no answer in time"
-        case .cutShort: "the connection closed before the whole answer came"
-        case .offline: "the network is unreachable"
-        case .responseTooLarge: "the answer was larger than allowed"
-        case .invalidURL: "its url is not a valid URL"
-        case .invalidHeader: "a request header could not be sent"
-        case .proxy: "the HTTP proxy failed the request"
-        case .other: "the request failed"
         }
     }
 

@@ -68,7 +68,7 @@ public actor WatchdogObserver: ExchangeObserver {
         let operation = e.request.operation
         if isApp { findings = RequestConformance(contract: contract).check(e.request) }
         if isApp, case let .transport(error)? = e.failure {
-            findings.append(Finding(check: .noAnswer, expected: "a whole answer from the server", actual: Self.words(error), blame: .server))
+            findings.append(Finding(check: .noAnswer, expected: "a whole answer from the server", actual: error.wordsWithRequestID, blame: .server))
         }
         // An app's answer labelled JSON that does not parse came cut short (for the tool's own it is the
         // request's error already; the app's is told by no one else).
@@ -84,25 +84,6 @@ public actor WatchdogObserver: ExchangeObserver {
     }
 }
 
-extension WatchdogObserver {
-    /// What became of an app's request upstream, in a finding's words (the proxy answered the app itself).
-    static func words(_ error: TransportError) -> String {
-        switch error {
-        case let .connectionRefused(host): "the connection refused by \(host)"
-        case let .dns(host): "no address for \(host)"
-        case .tls: "a TLS connection that failed its checks"
-        case let .connectTimeout(host): "no connection to \(host) in time"
-        case let .timeout(id): "no whole answer in time\(id.map { " (request id \($0))" } ?? "")"
-        case let .cutShort(status, id):
-            "an answer cut short\(status.map { " after its head (HTTP \($0))" } ?? " before its head")\(id.map { " (request id \($0))" } ?? "")"
-        case .offline: "no network"
-        case let .responseTooLarge(limit, _): "an answer over \(limit >> 20) MiB"
-        case let .proxy(address, _): "a failure of the upstream proxy \(address)"
-        case .invalidURL, .invalidHeader: "a request that could not be sent on"
-        case .other: "the connection failed"
-        }
-    }
-}
 
 /// Answers pinned by the tester: a later answer that differs is a finding `pinned`.
 public struct PinsObserver: ExchangeObserver {

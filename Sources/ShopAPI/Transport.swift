@@ -1,4 +1,5 @@
 import HTTPTypes
+import TerminalText
 import JSONTokens
 
 /// The HTTP layer under the client, small enough to fake: one request in, one whole response out.
@@ -146,4 +147,51 @@ public enum TransportError: Error, Sendable, Equatable {
 public protocol HTTPTransport: Sendable {
     /// Sends one request and returns the whole response; throws `TransportError` or `CancellationError`.
     func send(_ request: TransportRequest) async throws -> TransportResponse
+}
+
+extension TransportError {
+    /// What happened, in plain words: the one wording of a failure below HTTP. The CLI's `error:` line and
+    /// the Requests tab (`ErrorText` adds what to try), a finding on the app's traffic, the proxy's own 502
+    /// or 504 answer and the App Store's reads all say it so. A host or a path in it is sanitized.
+    public var words: String {
+        switch self {
+        case let .connectionRefused(host): "connection refused by \(Sanitizer.line(host))"
+        case let .dns(host): "the host name \(Sanitizer.line(host)) could not be found"
+        case let .tls(problem): problem.words
+        case let .connectTimeout(host): "no connection to \(Sanitizer.line(host)) (connect timed out)"
+        case .timeout: "timed out waiting for the server"
+        case let .cutShort(status, _):
+            status == nil ? "the connection closed before an answer came" : "the connection closed before the answer was complete"
+        case .offline: "offline: the network is unreachable"
+        case let .responseTooLarge(limit, _): "the answer is larger than \(limit / (1 << 20)) MiB"
+        case .invalidURL: "the request's address is not a valid URL"
+        case .invalidHeader: "a request header holds characters HTTP does not allow"
+        case .other: "the request failed for an unexpected network reason"
+        case let .proxy(address, problem):
+            switch problem {
+            case .unreachable: "the proxy \(Sanitizer.line(address)) could not be reached"
+            case .credentials: "the proxy \(Sanitizer.line(address)) wants other credentials (HTTP 407): check the user and password in its URL"
+            case .refusedTunnel: "the proxy \(Sanitizer.line(address)) refused to open a tunnel to the server"
+            }
+        }
+    }
+
+    /// `words`, with the request id of an answer whose head had come (` (request id rq-…)`).
+    public var wordsWithRequestID: String {
+        words + (requestID.map { " (request id \(Sanitizer.line($0)))" } ?? "")
+    }
+}
+
+extension TLSProblem {
+    /// The one wording of a TLS failure.
+    public var words: String {
+        switch self {
+        case .untrusted: "TLS error: the server's certificate is not trusted (set ca_file for this environment)"
+        case .untrustedByCAFile: "TLS error: the server's certificate is not signed by the CA in ca_file, or it has expired"
+        case .hostnameMismatch: "TLS error: the server's certificate is for another host name"
+        case .expired: "TLS error: the server's certificate has expired or is not valid yet"
+        case .handshake: "TLS error: the secure connection could not be set up"
+        case let .caFileUnreadable(path): "TLS error: the CA file \(Sanitizer.line(path)) is missing or unreadable"
+        }
+    }
 }

@@ -92,33 +92,16 @@ struct UpstreamExchange: Sendable {
     /// The proxy's own answer when the server gave none: 504 when it was too slow, else 502; one plain line.
     static func gatewayAnswer(_ error: TransportError, timeout: Duration) -> WireResponse {
         let id = error.requestID.map { " (request id \($0))" } ?? ""
-        let (status, words): (Int, String) = switch error {
-        case .timeout: (504, "the shop's server did not answer within \(timeout.components.seconds) s\(id)")
-        case .connectTimeout(let host): (504, "the shop's server \(host) did not take a connection in time")
-        case .connectionRefused(let host): (502, "the shop's server \(host) refused the connection")
-        case .dns(let host): (502, "the shop's server's name \(host) does not resolve")
-        case .tls(let problem): (502, "the shop's server failed the TLS check: \(Self.words(problem))")
-        case .cutShort(let status, _):
-            (502, "the shop's server cut its answer short\(status.map { " (HTTP \($0))" } ?? ", before its head")\(id)")
-        case .offline: (502, "the network is unreachable")
-        case .responseTooLarge(let limit, _): (502, "the shop's server's answer is over \(limit >> 20) MiB\(id)")
-        case .proxy(let address, _): (502, "the upstream proxy \(address) failed the request")
-        case .invalidURL, .invalidHeader: (502, "the request cannot be sent upstream as it is")
-        case .other: (502, "the shop's server could not be reached")
+        // The one wording of the failure (`TransportError.words`), as the shop's server's; 504 when it was too slow.
+        let status = switch error {
+        case .timeout, .connectTimeout: 504
+        default: 502
         }
+        let after = if case .timeout = error { " (after \(timeout.components.seconds) s)" } else { "" }
+        let words = "the shop's server: " + error.words + after + id
         return WireResponse.own(status, words, close: false, kind: status == 504 ? "upstream-timeout" : "upstream-failed")
     }
 
-    static func words(_ problem: TLSProblem) -> String {
-        switch problem {
-        case .untrusted: "its certificate is not trusted"
-        case .untrustedByCAFile: "its certificate is not signed by the configured ca_file"
-        case .hostnameMismatch: "its certificate is for another host"
-        case .expired: "its certificate has expired or is not valid yet"
-        case .handshake: "the handshake failed"
-        case .caFileUnreadable: "the configured ca_file cannot be read"
-        }
-    }
 }
 
 extension TransportError {

@@ -126,14 +126,13 @@ final class LiveSide: SideReader {
     /// again (after 0.5 s, then 1 s: three reads at most), and the latest is kept — a lagging replica's
     /// answer from before the latest write is not what a snapshot or a comparison keeps.
     func balance() async throws -> RecordedRead? {
-        var read = Self.read(try await client.sendRecorded(Balance(user: user)), .balance)
-        guard let known = settled.balance else { return read }
-        for pause in [0.5, 1.0] {
-            guard case let .object(o)? = read.body, case let .int(value)? = o["balance"], value != known else { break }
+        var recorded = try await client.sendRecorded(Balance(user: user))
+        guard let known = settled.balance else { return Self.read(recorded, .balance) }
+        for pause in [0.5, 1.0] where recorded.value.balance != known {
             try? await Task.sleep(for: .milliseconds(Int(pause * 1000)))  // the pause between reads (a pace, not a synchronisation)
-            read = Self.read(try await client.sendRecorded(Balance(user: user)), .balance)
+            recorded = try await client.sendRecorded(Balance(user: user))
         }
-        return read
+        return Self.read(recorded, .balance)
     }
     func packs() async throws -> RecordedRead? { Self.read(try await client.sendRecorded(AudioPacks()), .packs) }
     /// The page size the server really serves, once a page came back shorter than asked while not the last.

@@ -75,3 +75,47 @@ def test_adding_an_endpoint_or_a_write_takes_at_most_four_places():
         body = text.split(section, 1)[1].split("\n## ", 1)[0]
         steps = re.findall(r"^\d+\. ", body, re.M)
         assert 1 <= len(steps) <= 4, (section, len(steps))
+
+
+def package_dependencies():
+    """Each target of Package.swift (not a test target) and the targets of ours it depends on."""
+    package = (ROOT / "Package.swift").read_text()
+    found = {}
+    starts = list(re.finditer(r'\.(target|executableTarget|systemLibrary|testTarget)\(\s*name:\s*"([^"]+)"', package))
+    for k, m in enumerate(starts):
+        if m.group(1) == "testTarget":
+            continue
+        chunk = package[m.end():starts[k + 1].start() if k + 1 < len(starts) else len(package)]
+        deps = re.search(r"dependencies:\s*\[(.*?)\]\s*,?\s*(?:path|swiftSettings|resources|exclude|linkerSettings|pkgConfig|\))", chunk, re.S)
+        names = re.findall(r'(?:^|[\[,])\s*"([^"]+)"', deps.group(1), re.M) if deps else []
+        found[m.group(2)] = set(names)
+    return found
+
+
+def test_the_layer_picture_is_package_swifts_dependencies():
+    """Issue 44, item 7: each line of the picture is a target and every target of ours it depends on."""
+    picture = doc().split("## The layers", 1)[1].split("```", 2)[1]
+    drawn = {}
+    for line in picture.strip().splitlines():
+        if line.startswith("leaves:"):
+            for name in line.split(":", 1)[1].split(","):
+                drawn[name.strip()] = set()
+            continue
+        name, deps = line.split(" ──> ", 1)
+        assert name.strip() not in drawn, name
+        drawn[name.strip()] = {d.strip() for d in deps.split(",")}
+    actual = {name: deps for name, deps in package_dependencies().items()
+              if (ROOT / "Sources" / name).is_dir()}  # test-side executables live in Tests/
+    assert drawn == actual, {name: (sorted(drawn.get(name, [])), sorted(actual.get(name, [])))
+                             for name in set(drawn) | set(actual) if drawn.get(name) != actual.get(name)}
+
+
+def test_the_view_models_build_no_url_and_no_balance_is_read_from_raw_json_outside_the_watchdog():
+    """Issue 44, items 4 and 7: the view models send typed requests, never a URL; a balance is read by the
+    operation's endpoint type (`OperationID.answeredBalance`), never as `["balance"]` of raw JSON, but by
+    the contract watchdog (ShopAPI/Contract/)."""
+    urls = [str(p) for p in (ROOT / "Sources" / "ShopViewModels").rglob("*.swift") if "URL(string" in p.read_text()]
+    assert urls == [], urls
+    raw = [f"{p.relative_to(ROOT)}:{n}" for p in (ROOT / "Sources").rglob("*.swift") if "ShopAPI/Contract/" not in p.as_posix()
+           for n, line in enumerate(p.read_text().splitlines(), 1) if '["balance"]' in line]
+    assert raw == [], raw

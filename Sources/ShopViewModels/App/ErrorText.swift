@@ -95,41 +95,10 @@ public enum ErrorText {
         }
     }
 
-    static func sentenceAlone(_ error: TransportError) -> String {
-        switch error {
-        case .connectionRefused: return parts(error).what
-        case let .dns(host): return "the host name \(Sanitizer.line(host)) could not be found"
-        case let .tls(problem): return sentence(problem)
-        case let .connectTimeout(host): return "no connection to \(Sanitizer.line(host)) (connect timed out)"
-        case .timeout: return "timed out waiting for the server"
-        case let .cutShort(status, _):
-            return status == nil ? "the connection closed before an answer came"
-                : "the connection closed before the answer was complete"
-        case .offline: return "offline: the network is unreachable"
-        case let .responseTooLarge(limit, _): return "the answer is larger than \(limit / (1 << 20)) MiB"
-        case .invalidURL: return "the request's address is not a valid URL"
-        case .invalidHeader: return "a request header holds characters HTTP does not allow"
-        case .other: return "the request failed for an unexpected network reason"
-        case let .proxy(address, problem):
-            let proxy = "the proxy \(Sanitizer.line(address))"
-            switch problem {
-            case .unreachable: return parts(error).what
-            case .credentials: return "\(proxy) wants other credentials (HTTP 407): check the user and password in its URL"
-            case .refusedTunnel: return "\(proxy) refused to open a tunnel to the server"
-            }
-        }
-    }
+    /// The one wording of a failure below HTTP (`TransportError.words`, in ShopAPI).
+    static func sentenceAlone(_ error: TransportError) -> String { error.words }
 
-    public static func sentence(_ problem: TLSProblem) -> String {
-        switch problem {
-        case .untrusted: return "TLS error: the server's certificate is not trusted (set ca_file for this environment)"
-        case .untrustedByCAFile: return "TLS error: the server's certificate is not signed by the CA in ca_file, or it has expired"
-        case .hostnameMismatch: return "TLS error: the server's certificate is for another host name"
-        case .expired: return "TLS error: the server's certificate has expired or is not valid yet"
-        case .handshake: return "TLS error: the secure connection could not be set up"
-        case let .caFileUnreadable(path): return "TLS error: the CA file \(Sanitizer.line(path)) is missing or unreadable"
-        }
-    }
+    public static func sentence(_ problem: TLSProblem) -> String { problem.words }
 
     /// How an exchange in the inspector ended without an answer.
     public static func sentence(_ failure: ExchangeFailure) -> String {

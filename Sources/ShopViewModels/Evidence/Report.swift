@@ -191,7 +191,9 @@ extension ShopUpdate {
         }
         switch e.operation {
         case Balance.endpoint.operation?:
-            return o["balance"].map { "balance \(number($0))" }
+            // Read by the operation's endpoint type (the response itself is in the report, whatever it holds).
+            return OperationID.getBalance.answeredBalance(Array(preview.utf8)).map { "balance \(Wording.grouped($0))" }
+                ?? (o.members.contains { $0.key == "balance" } ? "a balance that is not an integer (see the response)" : nil)
         case CheerHistory.endpoint.operation?:
             var text = o["total_count"].map { "total_count \(number($0))" } ?? "no total_count"
             if case let .array(items)? = o["history"], case let .object(newest)? = items.first {
