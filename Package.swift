@@ -126,7 +126,7 @@ let package = Package(
         ),
         // The purchase ledger (`reiterate-shop ledger`): the App Store's verified transactions held against
         // the backend's purchase_cheer exchanges, one verdict each. Pure: knows no network.
-        .target(name: "ShopLedger", dependencies: ["AppStoreRecord", "ShopAPI", "JSONTokens"], swiftSettings: strict),
+        .target(name: "ShopLedger", dependencies: ["AppStoreRecord", "ShopAPI", "JSONTokens", "TerminalText"], swiftSettings: strict),
         // The proxy's certificate authority: a name-constrained P-256 CA kept in the state folder, leaf
         // certificates per host, PEM and iOS configuration profiles. Knows no network.
         .target(
@@ -196,10 +196,10 @@ let package = Package(
             swiftSettings: strict
         ),
         // The CLI's runs over the REST core, out of the executable: `negative`'s catalogue, runner and
-        // judging of its reads (the executable parses arguments and prints their events).
+        // judging of its reads, `replay`'s settled reads and reports (the executable parses and prints).
         .target(
             name: "ShopProbes",
-            dependencies: ["ShopViewModels", "ShopModel", "ShopAPI", "AppStoreRecord", "ShopLedger", "TerminalText", "JSONTokens"],
+            dependencies: ["ShopViewModels", "ShopModel", "ShopCompare", "ShopAPI", "AppStoreRecord", "ShopLedger", "TerminalText", "JSONTokens"],
             swiftSettings: strict
         ),
         .executableTarget(
@@ -284,7 +284,7 @@ let package = Package(
             exclude: ["__Snapshots__"], swiftSettings: strict
         ),
         .testTarget(name: "ShopModelTests", dependencies: ["ShopModel"], swiftSettings: strict),
-        .testTarget(name: "ShopProbesTests", dependencies: ["ShopProbes", "ShopViewModels", "ShopAPI", "StubServer", "StubCore", "AppStoreRecord"],
+        .testTarget(name: "ShopProbesTests", dependencies: ["ShopProbes", "ShopViewModels", "ShopCompare", "ShopAPI", "StubServer", "StubCore", "AppStoreRecord", "JSONTokens"],
                     swiftSettings: strict),
         .testTarget(name: "ShopViewModelsTests", dependencies: ["ShopViewModels", "ShopModel", "ShopCache", "ShopAPI", "StubCore", "ShopCompare", "JSONTokens", "ShopLedger",
                                                          "AppStoreRecord"], swiftSettings: strict),

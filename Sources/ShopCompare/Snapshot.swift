@@ -228,3 +228,10 @@ public enum Stamp {
         return try? Date(text, strategy: .iso8601)
     }
 }
+
+extension RecordedRead {
+    /// A live read as the read it is (what `compare`, `snapshot` and `replay` keep of an answer).
+    public init<V>(_ r: Recorded<V>, as what: What) {
+        self.init(what: what, method: r.method, target: r.target, requestID: r.requestID, status: r.status, at: r.at, body: r.document)
+    }
+}

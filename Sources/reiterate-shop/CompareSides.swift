@@ -118,9 +118,7 @@ final class LiveSide: SideReader {
         description = SideDescription(name: name, environment: settings.environment, user: settings.user, takenAt: Date())
     }
 
-    static func read<V>(_ r: Recorded<V>, _ what: RecordedRead.What) -> RecordedRead {
-        RecordedRead(what: what, method: r.method, target: r.target, requestID: r.requestID, status: r.status, at: r.at, body: r.document)
-    }
+    static func read<V>(_ r: Recorded<V>, _ what: RecordedRead.What) -> RecordedRead { RecordedRead(r, as: what) }
 
     /// The balance, on settled reads: a read that differs from the one this machine last settled on is read
     /// again (after 0.5 s, then 1 s: three reads at most), and the latest is kept — a lagging replica's

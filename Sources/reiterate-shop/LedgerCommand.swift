@@ -105,9 +105,9 @@ struct LedgerCommand: AsyncParsableCommand {
             }
             if sent.balanceFinding { probeFinding = sent.balanceWords }
         }
-        for line in ledger.lines { out += (json ? Self.json(line) : Self.text(line)) + "\n" }
-        if let probeFinding { out += (json ? Self.probeJSON(probeFinding) : "probe: finding: " + probeFinding) + "\n" }
-        if !json { out += Self.summary(ledger) + "\n" }
+        for line in ledger.lines { out += (json ? line.json : line.text) + "\n" }
+        if let probeFinding { out += (json ? LedgerProbe.findingJSON(probeFinding) : "probe: finding: " + probeFinding) + "\n" }
+        if !json { out += ledger.summary + "\n" }
         FileHandle.standardOutput.write(Data(out.utf8))
         if ledger.findings > 0 || probeFinding != nil { throw ExitCode(ExitStatus.dataError.rawValue) }
         // An all-clear covers only what was judged: a line not seen, or a credit whose amount was not, leaves it incomplete.

@@ -72,3 +72,36 @@ extension Result where Failure == any Error {
         do { self = .success(try await body()) } catch { self = .failure(error) }
     }
 }
+
+/// `ledger`'s lines, out of the executable: the text line sanitizes what the server and the App Store sent,
+/// the JSON line reads back, and the summary says what it did not cover.
+@Suite struct LedgerWordsTests {
+    static func line(_ verdict: Verdict, words: String = "seen", finding: Bool = false) -> LedgerLine {
+        LedgerLine(at: LedgerTests.t0, transactionID: "20000\u{1B}[31m1", productID: "com.reiterate.cheer.200", quantity: 2, requestIDs: ["rq-1"],
+                   user: "qa-alice", verdict: verdict, blame: finding ? .server : nil, words: words, isFinding: finding)
+    }
+
+    @Test func theTextLineIsOnePrintableLineWithItsBlame() {
+        let text = Self.line(.creditMismatch, words: "credited 200\nnot 400", finding: true).text
+        #expect(!text.contains("\u{1B}") && !text.contains("\n"))
+        #expect(text.hasPrefix("2026-") && text.contains("com.reiterate.cheer.200 ×2") && text.contains("credit mismatch (the server's fault): credited 200"))
+    }
+
+    @Test func theJSONLineReadsBack() throws {
+        let json = Self.line(.credited).json
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any])
+        #expect(object["transaction_id"] as? String == "20000\u{1B}[31m1")  // JSON keeps the value; its reader shows it
+        #expect(object["verdict"] as? String == "credited" && object["finding"] as? Bool == false && object["blame"] is NSNull)
+        #expect(object["request_ids"] as? [String] == ["rq-1"] && object["quantity"] as? Int == 2)
+        let probe = try #require(try JSONSerialization.jsonObject(with: Data(LedgerProbe.findingJSON("moved by 3").utf8)) as? [String: Any])
+        #expect(probe["probe"] as? Bool == true && probe["words"] as? String == "moved by 3")
+    }
+
+    @Test func theSummarySaysWhatItCovered() {
+        var notSeen = Self.line(.notSeen)
+        notSeen.transactionID = "2"
+        let ledger = Ledger(lines: [Self.line(.credited), notSeen])
+        #expect(ledger.summary == "ledger: 2 lines (1 credited, 1 not seen); 0 findings; 1 of 2 judged whole, 1 not seen or not checked")
+        #expect(Ledger(lines: [Self.line(.credited)]).summary == "ledger: 1 line (1 credited); 0 findings")
+    }
+}

@@ -1,5 +1,4 @@
 import Foundation
-import Logging
 import ShopAPI
 import ShopViewModels
 import StubCore
@@ -15,31 +14,20 @@ import Testing
     /// Runs the cases named (every case when nil) against a fresh stand-in with `faults`.
     static func run(_ names: Set<String>?, faults: [String] = [], token: String = "dev-token") async throws
         -> (tally: NegativeRun.Tally, lines: [NegativeRun.Line], warnings: [String]) {
-        let stub = try await RunningStub.start(StubSettings(requestLog: false))
-        for fault in faults { try await stub.addFault(fault) }
-        let transport = try AsyncHTTPTransport(configuration: .init(connectTimeout: .seconds(2)))
-        let logger = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
-        let client = ShopClient(configuration: ShopClientConfiguration(baseURL: stub.url, requestTimeout: .seconds(5)), transport: transport,
-                                tokens: TokenStore(accessToken: token, refreshToken: nil), pipeline: .standard(logger: logger), logger: logger)
         let cases = NegativeCase.catalogue(bundles: bundles).filter { names?.contains($0.name) ?? true }
         var lines: [NegativeRun.Line] = []
         var warnings: [String] = []
-        let outcome: Result<NegativeRun.Tally, any Error>
-        do {
-            outcome = .success(try await NegativeRun(client: client, user: "qa-alice", second: "qa-whale", bundles: bundles, pacer: Pacer(perSecond: 0), appStore: nil)
-            .run(cases) { event in
-                switch event {
-                case let .line(line, _): lines.append(line)
-                case let .warning(text): warnings.append(text)
-                case .note: break
+        let tally = try await withStandIn(faults: faults, token: token) { client, _ in
+            try await NegativeRun(client: client, user: "qa-alice", second: "qa-whale", bundles: bundles, pacer: Pacer(perSecond: 0), appStore: nil)
+                .run(cases) { event in
+                    switch event {
+                    case let .line(line, _): lines.append(line)
+                    case let .warning(text): warnings.append(text)
+                    case .note: break
+                    }
                 }
-            })
-        } catch {
-            outcome = .failure(error)
         }
-        try? await transport.shutdown()
-        await stub.stop()
-        return (try outcome.get(), lines, warnings)
+        return (tally, lines, warnings)
     }
 
     /// A shop that refuses what it must: every case refused with a 4xx, nothing changed, no finding.

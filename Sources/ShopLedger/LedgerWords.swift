@@ -1,13 +1,14 @@
 import Foundation
 import JSONTokens
 import ShopAPI
-import ShopLedger
 import TerminalText
 
-/// How `ledger` prints: one line per verdict (text or JSON), and the summary.
-extension LedgerCommand {
+/// How `ledger` prints (out of the executable, issue 44): one line per verdict (text or JSON), and the summary.
+extension LedgerLine {
     /// `2026-11-27 12:00:01  com.reiterate.cheer.200 ×2  2000000000000001  req abc  credited  credited 400`.
-    static func text(_ line: LedgerLine) -> String {
+    public var text: String {
+        let line = self
+        let stamp = LedgerLine.stamp
         let time = line.at.map(stamp) ?? "-------------------"
         let product = (line.productID.map(Sanitizer.line) ?? "?") + (line.quantity.map { " ×\($0)" } ?? "")
         let ids = line.requestIDs.isEmpty ? "-" : line.requestIDs.map(Sanitizer.line).joined(separator: ",")
@@ -15,7 +16,9 @@ extension LedgerCommand {
         return "\(time)  \(product)  \(Sanitizer.line(line.transactionID))  \(ids)  \(line.verdict.rawValue)\(blame): \(Sanitizer.line(line.words))"
     }
 
-    static func json(_ line: LedgerLine) -> String {
+    /// One JSON object (the `--json` line).
+    public var json: String {
+        let line = self
         var w = JSONWriter(capacity: 256)
         w.raw("{\"transaction_id\":")
         w.string(line.transactionID)
@@ -44,8 +47,18 @@ extension LedgerCommand {
         return String(decoding: w.bytes, as: UTF8.self)
     }
 
+    static func stamp(_ date: Date) -> String {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        formatter.dateFormat = "yyyy-MM-dd HH:mm:ss"
+        return formatter.string(from: date)
+    }
+}
+
+extension LedgerProbe {
     /// The probe's own finding (the balance moved otherwise than its answers say), as a JSON line.
-    static func probeJSON(_ words: String) -> String {
+    public static func findingJSON(_ words: String) -> String {
         var w = JSONWriter(capacity: 128)
         w.raw("{\"probe\":true,\"finding\":true,\"blame\":\"server\",\"words\":")
         w.string(words)
@@ -53,7 +66,12 @@ extension LedgerCommand {
         return String(decoding: w.bytes, as: UTF8.self)
     }
 
-    static func summary(_ ledger: Ledger) -> String {
+}
+
+extension Ledger {
+    /// `ledger: 3 lines (2 credited, 1 refunded); 1 finding`, and what it did not cover.
+    public var summary: String {
+        let ledger = self
         var counts: [Verdict: Int] = [:]
         for line in ledger.lines { counts[line.verdict, default: 0] += 1 }
         let parts = Verdict.allCases.compactMap { v in counts[v].map { "\($0) \(v.rawValue)" } }
@@ -64,13 +82,5 @@ extension LedgerCommand {
             + (ledger.amountsUnjudged == 0 ? "" : ", \(ledger.amountsUnjudged) credited with the amount not judged")
             + (ledger.unchecked == 0 ? "" : ", \(ledger.unchecked) not seen or not checked")
         return "ledger: \(ledger.lines.count) line\(ledger.lines.count == 1 ? "" : "s")" + (parts.isEmpty ? "" : " (" + parts.joined(separator: ", ") + ")") + "; \(findings)" + covered
-    }
-
-    static func stamp(_ date: Date) -> String {
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "UTC")
-        formatter.dateFormat = "yyyy-MM-dd HH:mm:ss"
-        return formatter.string(from: date)
     }
 }
