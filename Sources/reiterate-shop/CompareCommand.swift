@@ -5,6 +5,7 @@ import Logging
 import ShopAPI
 import ShopCache
 import ShopCompare
+import ShopProbes
 import ShopSettings
 import ShopViewModels
 import Synchronization
@@ -209,11 +210,12 @@ extension ConnectionOptions {
     func withSide<T: Sendable>(_ side: CompareSide, name: String, config: ConfigFile?, logger: Logger, _ body: (any SideReader) async throws -> T) async throws -> T {
         switch side {
         case let .file(path):
-            return try await body(try FileSide(path: path))
+            return try await body(try FileSide.opened(path))
         case let .live(env, user):
             let settings = try settings(config: config, env: env, user: user)
             return try await withClient(settings, logger: logger) { client in
-                let result = try await body(LiveSide(client: client, settings: settings, name: name, settled: await settledState(settings, logger: logger)))
+                let result = try await body(LiveSide(client: client, user: settings.user, environment: settings.environment, name: name,
+                                                             settled: await settledState(settings, logger: logger), warn: { Terminal.err($0) }))
                 // The side's answers were held to the contract as they came (pages that disagree too):
                 // each deviation is a `warning:` line; the comparison's status is its own.
                 _ = reportFindings(await client.exchangesWithPinsSettled())

@@ -5,6 +5,7 @@ import Logging
 import ShopAPI
 import ShopCache
 import ShopCompare
+import ShopProbes
 import ShopSettings
 import ShopViewModels
 import Synchronization
@@ -42,7 +43,7 @@ struct PinsCommand: AsyncParsableCommand {
         do {
             if let add {
                 let read: RecordedRead? = try await connection.withClient(settings, logger: logger) { client in
-                    let side = LiveSide(client: client, settings: settings, name: "")
+                    let side = LiveSide(client: client, user: settings.user, environment: settings.environment, name: "", warn: { Terminal.err($0) })
                     switch ComparedPart(rawValue: add) {
                     case .balance?: return try await side.balance()
                     case .packs?: return try await side.packs()

@@ -36,7 +36,7 @@ struct ReplayCommand: AsyncParsableCommand {
         do {
             let config = try connection.loadConfig()
             let rules = try IgnoreRules.of(config, ignore)
-            let recorded = try FileSide(path: file).snapshot
+            let recorded = try FileSide.opened(file).snapshot
             let reads = recorded.reads.filter { $0.status / 100 == 2 && $0.body != nil }
             guard !reads.isEmpty else { throw CLIError(message: "\(file) holds no read to send again", exitCode: .usage) }
             let settings = try target(recorded, config: config)

@@ -5,6 +5,7 @@ import Logging
 import ShopAPI
 import ShopCache
 import ShopCompare
+import ShopProbes
 import ShopSettings
 import ShopViewModels
 import Synchronization
@@ -54,7 +55,7 @@ struct SnapshotCommand: AsyncParsableCommand {
 
     /// The balance, the packs and the first history pages of `settings.user`, read now.
     static func take(client: ShopClient, settings: ResolvedSettings, historyPages: Int, settled: SettledState = SettledState()) async throws -> Snapshot {
-        let side = LiveSide(client: client, settings: settings, name: "", settled: settled)
+        let side = LiveSide(client: client, user: settings.user, environment: settings.environment, name: "", settled: settled, warn: { Terminal.err($0) })
         var reads: [RecordedRead] = []
         if let b = try await side.balance() { reads.append(b) }
         if let p = try await side.packs() { reads.append(p) }

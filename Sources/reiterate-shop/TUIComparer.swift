@@ -5,6 +5,7 @@ import Logging
 import ShopAPI
 import ShopCache
 import ShopCompare
+import ShopProbes
 import ShopSettings
 import ShopViewModels
 import Synchronization
