@@ -51,7 +51,7 @@ struct CompareCommand: AsyncParsableCommand {
             let (parts, pages) = (parts, historyPages)
             let outcome = try await connection.withSide(sideA, name: a, config: config, logger: logger) { readerA in
                 try await connection.withSide(sideB, name: b, config: config, logger: logger) { readerB in
-                    try await Self.compare(readerA, readerB, parts: parts, historyPages: pages, ignore: rules)
+                    try await CompareRun.compare(readerA, readerB, parts: parts, historyPages: pages, ignore: rules)
                 }
             }
             if let note = DiffReport.edgeNote(outcome.pastTheEdge) { Terminal.err(note + "\n") }
@@ -65,86 +65,6 @@ struct CompareCommand: AsyncParsableCommand {
         }
     }
 
-    struct Outcome: Sendable {
-        var differences: [Difference]
-        var requestIDs: (a: [String], b: [String])
-        var a: SideDescription
-        var b: SideDescription
-        var pastTheEdge = 0
-    }
-
-    /// The reads of both sides, each pair at once, compared as they come.
-    static func compare(_ sideA: any SideReader, _ sideB: any SideReader, parts: Set<ComparedPart>, historyPages: Int, ignore: IgnoreRules) async throws -> Outcome {
-        let a = Tagged(side: .a, inner: sideA), b = Tagged(side: .b, inner: sideB)
-        var comparison = Comparison(ignore: ignore, dates: { ISO8601.parse($0) })
-        func both(_ what: String, _ x: RecordedRead?, _ y: RecordedRead?) throws -> (RecordedRead, RecordedRead) {
-            guard let x else { throw CLIError(message: "A (\(a.description.name)) holds no \(what)", exitCode: .serverError) }
-            guard let y else { throw CLIError(message: "B (\(b.description.name)) holds no \(what)", exitCode: .serverError) }
-            return (x, y)
-        }
-        if parts.contains(.balance) {
-            async let x = a.balance()
-            async let y = b.balance()
-            let (ra, rb) = try both("balance", try await x, try await y)
-            comparison.balance(ra, rb)
-        }
-        if parts.contains(.packs) {
-            async let x = a.packs()
-            async let y = b.packs()
-            let (ra, rb) = try both("pack list", try await x, try await y)
-            comparison.packs(ra, rb)
-        }
-        if parts.contains(.history) {
-            var page = 1
-            while page <= historyPages {
-                let n = page
-                // Each side's page whole, in as many reads as its server needs (pages need not come in step).
-                async let x = a.historyReads(page: n, perPage: CheerHistory.maxPerPage)
-                async let y = b.historyReads(page: n, perPage: CheerHistory.maxPerPage)
-                let (ra, rb) = (try await x, try await y)
-                if ra == nil, rb == nil { break }
-                if page == 1 { _ = try both("history", ra?.first, rb?.first) }
-                comparison.history(a: ra?.first, b: rb?.first)
-                for more in (ra ?? []).dropFirst() { comparison.history(a: more, b: nil) }
-                for more in (rb ?? []).dropFirst() { comparison.history(a: nil, b: more) }
-                page += 1
-            }
-        }
-        let differences = comparison.finish()
-        return Outcome(differences: differences, requestIDs: comparison.requestIDs, a: a.description, b: b.description, pastTheEdge: comparison.pastTheEdge)
-    }
-
-    /// Which side a failure came from, for its one line.
-    enum Side: String {
-        case a = "A", b = "B"
-
-        func tag<T>(_ value: () async throws -> T) async throws -> T {
-            do {
-                return try await value()
-            } catch let error as ShopAPIError {
-                throw SideFailure(side: self, error: error)
-            }
-        }
-    }
-
-    /// A side whose failures say which side they came from.
-    struct Tagged: SideReader {
-        let side: Side
-        let inner: any SideReader
-        var description: SideDescription { inner.description }
-        func balance() async throws -> RecordedRead? { try await side.tag { try await inner.balance() } }
-        func packs() async throws -> RecordedRead? { try await side.tag { try await inner.packs() } }
-        func history(page: Int, perPage: Int) async throws -> RecordedRead? { try await side.tag { try await inner.history(page: page, perPage: perPage) } }
-        func historyReads(page: Int, perPage: Int) async throws -> [RecordedRead]? {
-            try await side.tag { try await inner.historyReads(page: page, perPage: perPage) }
-        }
-    }
-
-    struct SideFailure: Error {
-        var side: Side
-        var error: ShopAPIError
-    }
-
     /// Exit status 2, with the reason on one line.
     static func couldNotCompare(_ error: any Error) -> ExitCode {
         // A setting that is wrong is that, whatever the command: 78, as every command says it.
@@ -153,14 +73,12 @@ struct CompareCommand: AsyncParsableCommand {
         return ExitCode(2)
     }
 
-    /// Why a comparison could not be made, in plain words.
+    /// Why a comparison could not be made, in plain words (a setting's or an argument's failure, or the run's).
     static func reason(_ error: any Error) -> String {
         switch error {
-        case let failure as SideFailure: return "side \(failure.side.rawValue): " + ErrorText.line(failure.error)
-        case let failure as ShopAPIError: return ErrorText.line(failure)
         case let failure as CLIError: return Sanitizer.line(failure.message)
         case let failure as ValidationError: return Sanitizer.line(failure.message)
-        default: return "an unexpected internal failure"
+        default: return CompareRun.reason(error)
         }
     }
 }

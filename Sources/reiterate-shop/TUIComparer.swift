@@ -37,7 +37,7 @@ struct TUIComparer: Comparer {
             let sideA = try a.existing(), sideB = try b.existing()
             let outcome = try await connection.withSide(sideA, name: a.description, config: config, logger: logger) { readerA in
                 try await connection.withSide(sideB, name: b.description, config: config, logger: logger) { readerB in
-                    try await CompareCommand.compare(readerA, readerB, parts: [what], historyPages: 1, ignore: ignore)
+                    try await CompareRun.compare(readerA, readerB, parts: [what], historyPages: 1, ignore: ignore)
                 }
             }
             return .success(DiffResult(what: what, a: outcome.a, b: outcome.b, differences: outcome.differences, pastTheEdge: outcome.pastTheEdge))
