@@ -3,6 +3,7 @@ import ArgumentParser
 import Foundation
 import JSONTokens
 import ShopAPI
+import ShopProbes
 import ShopLedger
 import ShopSettings
 import TerminalText

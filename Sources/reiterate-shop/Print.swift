@@ -3,6 +3,7 @@ import Foundation
 import JSONTokens
 import Logging
 import ShopAPI
+import ShopProbes
 import ShopCache
 import ShopSettings
 import ShopViewModels
@@ -83,7 +84,8 @@ struct Print: AsyncParsableCommand {
         case .history where all:
             var stream = HistoryStream(user: user, json: json, find: find,
                                        since: since.flatMap(HistoryStream.dayStart),
-                                       until: until.flatMap(HistoryStream.dayAfter))
+                                       until: until.flatMap(HistoryStream.dayAfter),
+                                       lines: HistoryStream.Lines(out: { Terminal.out($0) }, err: { Terminal.err($0) }))
             // Incomplete (pages served short the reading could not get past): said on the last line, and 69.
             guard try await stream.run(client, perPage: perPage ?? CheerHistory.maxPerPage) else { throw ExitCode(ExitStatus.unavailable.rawValue) }
             return ""

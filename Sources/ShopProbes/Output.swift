@@ -1,20 +1,16 @@
-import ArgumentParser
 import Foundation
 import JSONTokens
-import Logging
 import ShopAPI
-import ShopCache
-import ShopSettings
 import ShopViewModels
 import TerminalText
 
 /// Text and JSON renderings for `print`. Every server string passes the sanitizer before it is printed.
-enum Output {
-    static func balance(_ balance: CheerBalance, user: String) -> String {
+public enum Output {
+    public static func balance(_ balance: CheerBalance, user: String) -> String {
         "\(Wording.grouped(balance.balance)) cheer  (\(Sanitizer.line(user)))\n"
     }
 
-    static func packs(_ list: AudioPackList) -> String {
+    public static func packs(_ list: AudioPackList) -> String {
         var rows = list.packs.map { p in
             [
                 Sanitizer.line(p.name), Sanitizer.line(p.creator ?? ""), price(p.priceCents, p.currency),
@@ -32,7 +28,7 @@ enum Output {
         return text
     }
 
-    static func history(_ page: CheerHistoryPage, user: String) -> String {
+    public static func history(_ page: CheerHistoryPage, user: String) -> String {
         var rows: [[String]] = [HistoryColumns.titles]
         var notes: [Int: String] = [:]
         for item in page.items {
@@ -56,7 +52,7 @@ enum Output {
 
     /// Columns padded by display width (wide characters count 2); a text column cut with `…` at its
     /// cap, a right-aligned (number) column as wide as its widest value: a number is never cut.
-    static func table(_ rows: [[String]], caps: [Int], rightAligned: Set<Int>) -> String {
+    public static func table(_ rows: [[String]], caps: [Int], rightAligned: Set<Int>) -> String {
         guard let columns = rows.first?.count else { return "" }
         let widths = (0..<columns).map { c in
             let widest = rows.map { DisplayWidth.of($0[c]) }.max() ?? 0
@@ -71,18 +67,18 @@ enum Output {
         }.joined(separator: "\n") + "\n"
     }
 
-    static func price(_ cents: Int?, _ currency: String?) -> String {
+    public static func price(_ cents: Int?, _ currency: String?) -> String {
         Wording.price(cents: cents, currency: currency.map(Sanitizer.line))
     }
 
     /// One line of JSON (JSON Lines), escaped as `json`.
-    static func jsonLine<T: Encodable>(_ value: T) throws -> String {
+    public static func jsonLine<T: Encodable>(_ value: T) throws -> String {
         try json(value, pretty: false)
     }
 
     /// One history entry as a line of JSON, written directly (`print history --all --json` writes a
     /// million): the same keys, order and escaping as `json`.
-    static func jsonLine(_ e: CheerHistoryEntry) -> String {
+    public static func jsonLine(_ e: CheerHistoryEntry) -> String {
         var w = JSONWriter()
         w.raw("{\"amount\":")
         w.int(e.amount)
@@ -117,7 +113,7 @@ enum Output {
 
     /// Pretty JSON with snake_case keys; invisible and control characters escaped so none reach stdout
     /// raw (`JSONWriter.mustEscape`). Printable ASCII, most of any answer, is passed on as it is.
-    static func json<T: Encodable>(_ value: T, pretty: Bool = true) throws -> String {
+    public static func json<T: Encodable>(_ value: T, pretty: Bool = true) throws -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = pretty ? [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes] : [.sortedKeys, .withoutEscapingSlashes]
         let text = String(decoding: try encoder.encode(value), as: UTF8.self)
@@ -137,32 +133,5 @@ enum Output {
             }
         }
         return out + "\n"
-    }
-}
-
-/// Where a session's exchanges past the in-memory window go (`ExchangeLog`'s spill): a file of its
-/// own in `STATE/sessions/`, removed when the session ends. Files a crash left behind are removed
-/// once a day old.
-enum SessionSpill {
-    static func path(environment: [String: String]) -> String? {
-        let folder = EvidenceFiles.stateDirectory(environment: environment) + "/sessions"
-        guard (try? AtomicFile.ensureDirectory(folder)) != nil else { return nil }
-        let manager = FileManager.default
-        let dayAgo = Date().addingTimeInterval(-86_400)
-        for name in (try? manager.contentsOfDirectory(atPath: folder)) ?? [] where name.hasPrefix("session-") {
-            // A session still running keeps its file, however long it has been idle.
-            let pid = name.dropFirst("session-".count).prefix { $0.isNumber }
-            if let pid = Int32(pid), kill(pid, 0) == 0 || errno == EPERM { continue }
-            let file = folder + "/" + name
-            if let modified = (try? manager.attributesOfItem(atPath: file))?[.modificationDate] as? Date, modified < dayAgo { try? manager.removeItem(atPath: file) }
-        }
-        return folder + "/session-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).jsonl"
-    }
-
-    /// What a HAR of the session lacks, in words ("" when it lacks nothing).
-    static func gap(_ session: SessionExchanges) -> String {
-        if session.spillFailed { return "; the oldest requests past the last 100 could not be kept in the state folder and are missing" }
-        guard session.droppedReads > 0 else { return "" }
-        return "; \(Wording.grouped(session.droppedReads)) of the oldest reads were dropped to keep it within \(ExchangeLog.spillLimit >> 20) MiB (every write is kept)"
     }
 }

@@ -1,16 +1,25 @@
-import ArgumentParser
 import Foundation
 import JSONTokens
-import Logging
 import ShopAPI
-import ShopCache
-import ShopSettings
 import ShopViewModels
 import TerminalText
 
 /// `print history --all`: every page, newest first, each written as it comes (so `| head` stops it
 /// after one page), in the contract's largest pages; `--since` stops at the first older entry.
-struct HistoryStream {
+public struct HistoryStream {
+    /// Where the stream's lines go: stdout's (the entries, the header, the last line) and stderr's
+    /// (progress, notes and warnings).
+    public struct Lines: Sendable {
+        public var out: @Sendable (String) -> Void
+        public var err: @Sendable (String) -> Void
+
+        public init(out: @escaping @Sendable (String) -> Void, err: @escaping @Sendable (String) -> Void) {
+            self.out = out
+            self.err = err
+        }
+    }
+
+    let lines: Lines
     let user: String
     let json: Bool
     let find: String?
@@ -23,7 +32,8 @@ struct HistoryStream {
     /// The date of the last entry read: the history must go back in time.
     var previous: Date?
     var orderWarned = false
-    init(user: String, json: Bool, find: String?, since: Date?, until: Date?) {
+    public init(user: String, json: Bool, find: String?, since: Date?, until: Date?, lines: Lines) {
+        self.lines = lines
         self.user = user
         self.json = json
         self.find = find
@@ -32,10 +42,10 @@ struct HistoryStream {
     }
 
     /// The start of the day `text` names (YYYY-MM-DD, local time).
-    static func dayStart(_ text: String) -> Date? { day(text)?.start }
+    public static func dayStart(_ text: String) -> Date? { day(text)?.start }
 
     /// The start of the day after the day `text` names.
-    static func dayAfter(_ text: String) -> Date? { day(text)?.next }
+    public static func dayAfter(_ text: String) -> Date? { day(text)?.next }
 
     static func day(_ text: String) -> (start: Date, next: Date)? {
         guard case let .day(y, m, d)? = GoToTarget(text) else { return nil }
@@ -49,12 +59,12 @@ struct HistoryStream {
     /// below `per_page` while its paging fields follow the `per_page` asked) is a `paging` warning, and the
     /// reading goes on from the entries reached in pages of the size the server served (the largest size
     /// that divides the offset reached and is no larger than what it served), so no entry is skipped.
-    mutating func run(_ client: ShopClient, perPage asked: Int = CheerHistory.maxPerPage) async throws -> Bool {
+    public mutating func run(_ client: ShopClient, perPage asked: Int = CheerHistory.maxPerPage) async throws -> Bool {
         let showProgress = isatty(STDERR_FILENO) == 1
-        if !json { Terminal.out(Self.header) }
+        if !json { lines.out(Self.header) }
         var page = 1
         var size = asked
-        defer { if progressShown { Terminal.err("\r\u{1B}[K") } }
+        defer { if progressShown { lines.err("\r\u{1B}[K") } }
         // The pages ahead are asked while this one is printed and the one after is read: the server
         // makes page N + 2 while the client reads N + 1, instead of each waiting for the other.
         let user = user
@@ -75,7 +85,7 @@ struct HistoryStream {
             for smaller in CheerHistory.fallbackSizes(below: size) {
                 if let page = try? await fetch(1, smaller).value { taken = (page, smaller); break }
             }
-            Terminal.err("warning: " + ErrorText.pageSizeRefused(error, asked: size, readOn: taken?.1) + "\n")
+            lines.err("warning: " + ErrorText.pageSizeRefused(error, asked: size, readOn: taken?.1) + "\n")
             guard let taken else { throw error }
             (firstPage, size) = taken
         }
@@ -104,7 +114,7 @@ struct HistoryStream {
                 let words = "page 1 said \(Wording.grouped(said.total)) entries (\(id(said.requestID))), page \(Wording.grouped(page)) "
                     + "\(Wording.grouped(answer.totalCount)) (\(id(answer.requestID))), page 1 again \(Wording.grouped(again.totalCount)) "
                     + "(\(id(again.requestID)))"
-                Terminal.err("\(progressShown ? "\r\u{1B}[K" : "")note: the history's total changed while it was read: \(words); "
+                lines.err("\(progressShown ? "\r\u{1B}[K" : "")note: the history's total changed while it was read: \(words); "
                     + "entries at page edges may show twice or be missed\n")
                 answer.totalPages = max(answer.totalPages, again.totalPages)
             }
@@ -122,7 +132,7 @@ struct HistoryStream {
                 case let .entry(e):
                     if let previous, e.date > previous, !orderWarned {
                         orderWarned = true
-                        Terminal.err("\(progressShown ? "\r\u{1B}[K" : "")warning: the server's history is not newest first (page \(page) has an entry newer than the one before it)\(since == nil ? "" : "; --since may stop too early")\n")
+                        lines.err("\(progressShown ? "\r\u{1B}[K" : "")warning: the server's history is not newest first (page \(page) has an entry newer than the one before it)\(since == nil ? "" : "; --since may stop too early")\n")
                     }
                     previous = e.date
                     if let until, e.date >= until { continue }
@@ -138,17 +148,17 @@ struct HistoryStream {
                 if stopped { break }
             }
             received += answer.items.count
-            if !out.isEmpty { Terminal.out(out) }
+            if !out.isEmpty { lines.out(out) }
             if showProgress {
                 progressShown = true
-                Terminal.err("\r\u{1B}[Kpage \(Wording.grouped(page)) of \(Wording.grouped(max(1, answer.totalPages))) · \(Wording.grouped(printed)) printed")
+                lines.err("\r\u{1B}[Kpage \(Wording.grouped(page)) of \(Wording.grouped(max(1, answer.totalPages))) · \(Wording.grouped(printed)) printed")
             }
             if stopped { break }
             if servedShort {
                 short += 1
                 let served = answer.items.count
                 let next = CheerHistory.pageSize(landingOn: received, served: served)
-                Terminal.err("\(progressShown ? "\r\u{1B}[K" : "")warning: GET \(CheerHistory.endpoint.path): [paging] page \(Wording.grouped(page)) asked \(size) entries and "
+                lines.err("\(progressShown ? "\r\u{1B}[K" : "")warning: GET \(CheerHistory.endpoint.path): [paging] page \(Wording.grouped(page)) asked \(size) entries and "
                     + "served \(served), but it is not the last page (of \(Wording.grouped(answer.totalPages))): reading on from entry "
                     + "\(Wording.grouped(received + 1)) in pages of \(next) (request id \(id(answer.requestID)))\n")
                 for task in ahead.values { task.cancel() }
@@ -167,10 +177,10 @@ struct HistoryStream {
         if !json {
             var last = "\(Wording.grouped(printed)) cheer\(printed == 1 ? "" : "s") · \(Sanitizer.line(user))"
             if !whole { last = "\(Wording.grouped(received)) of \(Wording.grouped(total)) entries read (\(last)): incomplete, see warnings" }
-            Terminal.out(last + "\n")
+            lines.out(last + "\n")
         }
         if !whole {
-            Terminal.err("\(progressShown ? "\r\u{1B}[K" : "")warning: the history is incomplete: \(Wording.grouped(received)) of \(Wording.grouped(total)) entries read"
+            lines.err("\(progressShown ? "\r\u{1B}[K" : "")warning: the history is incomplete: \(Wording.grouped(received)) of \(Wording.grouped(total)) entries read"
                 + (short > 0 ? " (pages served short)" : "") + "\n")
         }
         return whole
