@@ -199,7 +199,7 @@ let package = Package(
         // judging of its reads, `replay`'s settled reads and reports (the executable parses and prints).
         .target(
             name: "ShopProbes",
-            dependencies: ["ShopViewModels", "ShopModel", "ShopCompare", "ShopAPI", "AppStoreRecord", "ShopLedger", "TerminalText", "JSONTokens"],
+            dependencies: ["ShopViewModels", "ShopModel", "ShopCompare", "ShopProxy", "ShopAPI", "AppStoreRecord", "ShopLedger", "TerminalText", "JSONTokens"],
             swiftSettings: strict
         ),
         .executableTarget(
@@ -284,7 +284,7 @@ let package = Package(
             exclude: ["__Snapshots__"], swiftSettings: strict
         ),
         .testTarget(name: "ShopModelTests", dependencies: ["ShopModel"], swiftSettings: strict),
-        .testTarget(name: "ShopProbesTests", dependencies: ["ShopProbes", "ShopViewModels", "ShopCompare", "ShopAPI", "StubServer", "StubCore", "AppStoreRecord", "JSONTokens"],
+        .testTarget(name: "ShopProbesTests", dependencies: ["ShopProbes", "ShopViewModels", "ShopCompare", "ShopProxy", "ShopAPI", "StubServer", "StubCore", "AppStoreRecord", "JSONTokens"],
                     swiftSettings: strict),
         .testTarget(name: "ShopViewModelsTests", dependencies: ["ShopViewModels", "ShopModel", "ShopCache", "ShopAPI", "StubCore", "ShopCompare", "JSONTokens", "ShopLedger",
                                                          "AppStoreRecord"], swiftSettings: strict),

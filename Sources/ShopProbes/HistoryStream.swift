@@ -7,19 +7,9 @@ import TerminalText
 /// `print history --all`: every page, newest first, each written as it comes (so `| head` stops it
 /// after one page), in the contract's largest pages; `--since` stops at the first older entry.
 public struct HistoryStream {
-    /// Where the stream's lines go: stdout's (the entries, the header, the last line) and stderr's
-    /// (progress, notes and warnings).
-    public struct Lines: Sendable {
-        public var out: @Sendable (String) -> Void
-        public var err: @Sendable (String) -> Void
-
-        public init(out: @escaping @Sendable (String) -> Void, err: @escaping @Sendable (String) -> Void) {
-            self.out = out
-            self.err = err
-        }
-    }
-
-    let lines: Lines
+    /// Where the stream's lines go: the entries, the header and the last line on `out`; progress, notes
+    /// and warnings on `err`.
+    let lines: OutputLines
     let user: String
     let json: Bool
     let find: String?
@@ -32,7 +22,7 @@ public struct HistoryStream {
     /// The date of the last entry read: the history must go back in time.
     var previous: Date?
     var orderWarned = false
-    public init(user: String, json: Bool, find: String?, since: Date?, until: Date?, lines: Lines) {
+    public init(user: String, json: Bool, find: String?, since: Date?, until: Date?, lines: OutputLines) {
         self.lines = lines
         self.user = user
         self.json = json

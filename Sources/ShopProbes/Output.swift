@@ -135,3 +135,15 @@ public enum Output {
         return out + "\n"
     }
 }
+
+/// Where a run's lines go: stdout's (`out`: what the run answers) and stderr's (`err`: progress, notes and
+/// warnings). The executable passes the terminal's; a test collects them.
+public struct OutputLines: Sendable {
+    public var out: @Sendable (String) -> Void
+    public var err: @Sendable (String) -> Void
+
+    public init(out: @escaping @Sendable (String) -> Void, err: @escaping @Sendable (String) -> Void) {
+        self.out = out
+        self.err = err
+    }
+}

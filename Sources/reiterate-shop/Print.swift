@@ -85,7 +85,7 @@ struct Print: AsyncParsableCommand {
             var stream = HistoryStream(user: user, json: json, find: find,
                                        since: since.flatMap(HistoryStream.dayStart),
                                        until: until.flatMap(HistoryStream.dayAfter),
-                                       lines: HistoryStream.Lines(out: { Terminal.out($0) }, err: { Terminal.err($0) }))
+                                       lines: .standard)
             // Incomplete (pages served short the reading could not get past): said on the last line, and 69.
             guard try await stream.run(client, perPage: perPage ?? CheerHistory.maxPerPage) else { throw ExitCode(ExitStatus.unavailable.rawValue) }
             return ""

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import ProxyCA
 import ShopAPI
+import ShopProbes
 import ShopProxy
 import ShopSettings
 import ShopViewModels
@@ -86,7 +87,7 @@ struct ProxyRun: AsyncParsableCommand {
         }
         for line in setup.notes(listening: server.address) { Terminal.err("note: \(line)\n") }
         let started = Date()
-        let printer = ProxyPrinter(json: json, count: count)
+        let printer = ProxyPrinter(json: json, count: count, lines: .standard)
         let why = await ProxyRunLoop.run(events: events, seconds: duration.flatMap(WatchCommand.seconds)) { printer.write($0) }
         await server.stop()
         sink.finish()

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Logging
 import ShopAPI
+import ShopProbes
 import ShopProxy
 import ShopSettings
 import ShopViewModels
@@ -18,13 +19,14 @@ extension ProxyRun {
             throw fail(error)
         }
         let started = Date()
-        let printer = ProxyPrinter(json: json, count: nil)
+        let printer = ProxyPrinter(json: json, count: nil, lines: .standard)
         let json = json, strict = strict, count = count, seconds = duration.flatMap(WatchCommand.seconds)
         let result: (WatchOutcome, ProxyStats.Counts, String)? = try await connection.withClient(settings, logger: logger) { client in
             var watch = settings.watchState
             if isatty(STDERR_FILENO) != 1 { watch.alert = nil }
             let store = await AppStore(state: AppState(context: settings.shopContext, watch: watch), service: LiveShopService(client: client), cache: nil)
-            let watcher = await Watcher(store: store, json: json, strict: strict, count: count, seconds: seconds)
+            let watcher = await Watcher(store: store, json: json, strict: strict, count: count, seconds: seconds, lines: .standard,
+                                        alert: WatchCommand.alert)
             // The app's writes to the watch, every one, in order; every event to the printer, through a
             // bounded queue (a flood of refusals, or a stalled stdout, holds at most this many lines).
             let feed = await AppWriteFeed(store: store)

@@ -9,8 +9,8 @@ import Testing
     final class Collected: Sendable {
         let out = Mutex<[String]>([])
         let err = Mutex<[String]>([])
-        var lines: HistoryStream.Lines {
-            HistoryStream.Lines(out: { text in self.out.withLock { $0.append(text) } }, err: { text in self.err.withLock { $0.append(text) } })
+        var lines: OutputLines {
+            OutputLines(out: { text in self.out.withLock { $0.append(text) } }, err: { text in self.err.withLock { $0.append(text) } })
         }
     }
 

@@ -1,26 +1,28 @@
 import Foundation
 import ShopAPI
-import ShopProbes
-import ShopCache
 import ShopProxy
 import ShopViewModels
 import Synchronization
 import TerminalText
 
+// `proxy`'s printing, out of the executable (issue 44, item 5).
+
 /// `proxy`'s output: a line per app exchange on stdout (`14:02:11 app POST /api/v1/spend_cheer 200 2.1 ms rq-…`),
 /// each finding as a `warning:` line on stderr; with `--json` one object a line on stdout for each.
-final class ProxyPrinter: Sendable {
+public final class ProxyPrinter: Sendable {
+    let lines: OutputLines
     let json: Bool
     let count: Int?
     private let exchanges = Mutex(0)
 
-    init(json: Bool, count: Int?) {
+    public init(json: Bool, count: Int?, lines: OutputLines) {
+        self.lines = lines
         self.json = json
         self.count = count
     }
 
     /// Writes the event's lines; true once `count` app exchanges have been written.
-    func write(_ event: ProxyEvent) -> Bool {
+    public func write(_ event: ProxyEvent) -> Bool {
         switch event {
         case .exchange(let e):
             exchange(e)
@@ -33,7 +35,7 @@ final class ProxyPrinter: Sendable {
                 line.error = t.failure
                 out(line)
             } else {
-                Terminal.out("\(Self.clock(t.startedAt)) \(Self.tunnelText(t))\n")
+                lines.out("\(Self.clock(t.startedAt)) \(Self.tunnelText(t))\n")
             }
         case .sending:
             break  // its line comes when it ends
@@ -46,7 +48,7 @@ final class ProxyPrinter: Sendable {
                 (line.source, line.method, line.path, line.status, line.fault) = (e.source.rawValue, method, path, e.response?.status, fault)
                 out(line)
             } else {
-                Terminal.out("\(Self.clock(e.startedAt)) app \(method) \(Sanitizer.line(path)) fault \(fault): never reached the server, \(answer)\n")
+                lines.out("\(Self.clock(e.startedAt)) app \(method) \(Sanitizer.line(path)) fault \(fault): never reached the server, \(answer)\n")
             }
             let n = exchanges.withLock { $0 += 1; return $0 }
             return count.map { n >= $0 } ?? false
@@ -57,7 +59,7 @@ final class ProxyPrinter: Sendable {
                 line.error = r.reason
                 out(line)
             } else {
-                Terminal.out("\(Self.clock(r.at)) refused \(r.request.map(Sanitizer.line) ?? "a request") → \(r.status): \(Sanitizer.line(r.reason))\n")
+                lines.out("\(Self.clock(r.at)) refused \(r.request.map(Sanitizer.line) ?? "a request") → \(r.status): \(Sanitizer.line(r.reason))\n")
             }
         }
         return false
@@ -82,17 +84,17 @@ final class ProxyPrinter: Sendable {
         } else {
             let answer = status.map(String.init) ?? "no answer (\(failure ?? "cancelled"))"
             let fault = e.fault.map { " (fault \($0.name)\($0.name == InjectedFault.loseAnswer.rawValue ? ": the app never got it" : ""))" } ?? ""
-            Terminal.out("\(Self.clock(e.startedAt)) \(e.source.rawValue) \(method) \(Sanitizer.line(path)) \(answer) \(Self.msText(e.duration)) \(e.requestID.map(Sanitizer.line) ?? "-")\(fault)\n")
+            lines.out("\(Self.clock(e.startedAt)) \(e.source.rawValue) \(method) \(Sanitizer.line(path)) \(answer) \(Self.msText(e.duration)) \(e.requestID.map(Sanitizer.line) ?? "-")\(fault)\n")
         }
         for finding in e.findings {
             let side = finding.blame == .server ? "the answer to the app's request" : "the app's request"
-            Terminal.err("warning: [\(finding.check.rawValue)] expected \(Sanitizer.line(finding.expected)), got \(Sanitizer.line(finding.actual)) "
+            lines.err("warning: [\(finding.check.rawValue)] expected \(Sanitizer.line(finding.expected)), got \(Sanitizer.line(finding.actual)) "
                          + "(blame: \(finding.blame.rawValue); \(side) \(method) \(Sanitizer.line(path))\(e.requestID.map { ", request id \(Sanitizer.line($0))" } ?? ""))\n")
         }
     }
 
     private func out(_ line: ProxyLine) {
-        if let text = try? Output.jsonLine(line) { Terminal.out(text) }
+        if let text = try? Output.jsonLine(line) { lines.out(text) }
     }
 
     static func failureWords(_ failure: ExchangeFailure) -> String {
@@ -153,19 +155,5 @@ struct ProxyLine: Encodable {
         self.time = ISO8601.format(time)
         self.kind = kind
         self.text = Sanitizer.line(text)
-    }
-}
-
-/// `--har FILE`: every app exchange the proxy kept, written when it ends (0600, no secret).
-enum ProxyHAR {
-    static func write(_ log: ExchangeLog, to path: String, baseURL: String) async {
-        let exchanges = await log.session()
-        do {
-            let data = try HAR.encode(exchanges, baseURL: baseURL, creator: "reiterate-shop proxy", version: ShopClientConfiguration.appVersion)
-            try AtomicFile.write(data, to: path, directory: URL(fileURLWithPath: path).deletingLastPathComponent().path)
-            Terminal.err("note: wrote \(exchanges.count) app exchange\(exchanges.count == 1 ? "" : "s") to \(Sanitizer.line(path)) (HAR 1.2)\(SessionSpill.gap(exchanges))\n")
-        } catch {
-            Terminal.err("warning: could not write the HAR file \(Sanitizer.line(path)): check that its folder exists and is writable\n")
-        }
     }
 }
