@@ -136,7 +136,7 @@ extension ConnectionOptions {
                                                              settled: await settledState(settings, logger: logger), warn: { Terminal.err($0) }))
                 // The side's answers were held to the contract as they came (pages that disagree too):
                 // each deviation is a `warning:` line; the comparison's status is its own.
-                _ = reportFindings(await client.exchangesWithPinsSettled())
+                _ = reportFindings(await client.exchangesWithPinsSettled(), lines: .standard)
                 return result
             }
         }

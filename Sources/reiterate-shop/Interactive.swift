@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Logging
 import ShopAPI
+import ShopProbes
 import ShopProxy
 import ShopCache
 import ShopSettings
@@ -174,31 +175,6 @@ struct AppProxy {
     func stop() async {
         await server.stop()
         try? await transport.shutdown()
-    }
-}
-
-/// The proxy's count of the app's exchanges, told to the store at most one message at a time (a burst
-/// of a thousand exchanges is not a thousand frames).
-final class SeenCounter: Sendable {
-    private let state = Mutex((count: 0, told: true))
-    private let store: AppStore
-
-    init(store: AppStore) { self.store = store }
-
-    func one() {
-        let tell = state.withLock { s -> Bool in
-            s.count += 1
-            defer { s.told = false }
-            return s.told
-        }
-        guard tell else { return }
-        Task { @MainActor in
-            let count = self.state.withLock { s -> Int in
-                s.told = true
-                return s.count
-            }
-            self.store.send(.proxy(.seen(count)))
-        }
     }
 }
 

@@ -26,26 +26,7 @@ struct Keys: AsyncParsableCommand {
         } catch {
             throw fail(CLIError(message: error.description, exitCode: .config))
         }
-        Terminal.out(markdown ? Self.markdown(keymap) : Self.text(keymap))
-    }
-
-    static func text(_ keymap: Keymap) -> String {
-        let rows = keymap.bindings.map { b in
-            (b.action.rawValue, b.keys.map(\.configName).joined(separator: " "), Keymap.whereText(b), b.help)
-        }
-        let w0 = max(6, rows.map(\.0.count).max() ?? 0), w1 = max(4, rows.map(\.1.count).max() ?? 0), w2 = max(5, rows.map(\.2.count).max() ?? 0)
-        func pad(_ s: String, _ w: Int) -> String { s + String(repeating: " ", count: max(0, w - s.count)) }
-        var out = "\(pad("ACTION", w0))  \(pad("KEYS", w1))  \(pad("WHERE", w2))  HELP\n"
-        for r in rows { out += "\(pad(r.0, w0))  \(pad(r.1, w1))  \(pad(r.2, w2))  \(r.3)\n" }
-        return out
-    }
-
-    static func markdown(_ keymap: Keymap) -> String {
-        var out = "| keys | action | what it does | where |\n|---|---|---|---|\n"
-        for b in keymap.bindings {
-            out += "| \(b.keys.map { "`\($0.display)`" }.joined(separator: " ")) | `\(b.action.rawValue)` | \(b.help) | \(Keymap.whereText(b)) |\n"
-        }
-        return out
+        Terminal.out(markdown ? keymap.markdownTable : keymap.textTable)
     }
 }
 

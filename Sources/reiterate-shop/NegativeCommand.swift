@@ -102,7 +102,7 @@ struct NegativeCommand: AsyncParsableCommand {
                 }
                 // The contract watchdog's findings on the run's own answers (an error body that is not the Error
                 // schema …), grouped, as `spend` and `buy` report theirs: warning lines that change no verdict.
-                _ = reportFindings(await client.exchangesWithPinsSettled())
+                _ = reportFindings(await client.exchangesWithPinsSettled(), lines: .standard)
                 if let lag = tally.lagWarning { Terminal.err(lag) }
                 if !json {
                     var summary = "\(tally.findings) finding\(tally.findings == 1 ? "" : "s")"

@@ -56,10 +56,10 @@ struct Print: AsyncParsableCommand {
             output = try await connection.withClient(settings, logger: logger) { client in
                 do {
                     let text = try await produce(client, settings: settings, logger: logger)
-                    findings = reportFindings(await client.exchangesWithPinsSettled())
+                    findings = reportFindings(await client.exchangesWithPinsSettled(), lines: .standard)
                     return text
                 } catch {
-                    findings = reportFindings(await client.exchangesWithPinsSettled())  // the deviations still show
+                    findings = reportFindings(await client.exchangesWithPinsSettled(), lines: .standard)  // the deviations still show
                     throw error
                 }
             }

@@ -36,7 +36,7 @@ struct SnapshotCommand: AsyncParsableCommand {
                 let taken = try await Self.take(client: client, settings: settings, historyPages: pages,
                                                 settled: await connection.settledState(settings, logger: logger))
                 // Each deviation of the answers saved (pages that disagree too) is a `warning:` line.
-                _ = reportFindings(await client.exchangesWithPinsSettled())
+                _ = reportFindings(await client.exchangesWithPinsSettled(), lines: .standard)
                 return taken
             }
             try Self.write(snapshot.encoded(), to: out)

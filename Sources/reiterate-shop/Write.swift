@@ -3,6 +3,7 @@ import ArgumentParser
 import Foundation
 import Logging
 import ShopAPI
+import ShopProbes
 import ShopCache
 import ShopSettings
 import ShopViewModels
@@ -99,21 +100,10 @@ struct Buy: AsyncParsableCommand {
     static func paidInAppStore(_ id: String, settings: ResolvedSettings) async throws -> ShopWrite.Purchase.Paid? {
         let setup: AppStoreSetup
         do { setup = try AppStoreSetup(settings) } catch { throw fail(error) }
-        let result = await setup.client.transaction(id)
+        let (paid, line) = await AppStorePaid.read(setup.client, id: id)
         await setup.close()
-        switch result {
-        case let .success(.verified(t)?):
-            Terminal.err("note: the App Store's record of \(id): \(t.quantity) × \(Sanitizer.line(t.productID))"
-                         + (t.isRevoked ? ", refunded: the shop must refuse to credit it\n" : "; the credit expected comes from it\n"))
-            return ShopWrite.Purchase.Paid(product: t.productID, quantity: t.quantity, revoked: t.isRevoked)
-        case .success(nil):
-            Terminal.err("warning: the App Store does not know transaction \(id): a backend that verifies must refuse it\n")
-        case let .success(.notVerified(why)?):
-            Terminal.err("warning: the App Store's record of \(id) is not believed: \(Sanitizer.line(why.words))\n")
-        case let .failure(failure):
-            Terminal.err("warning: the App Store's record of \(id) could not be read: \(Sanitizer.line(failure.words)); the credit expected is the bundle's\n")
-        }
-        return nil
+        Terminal.err(line)
+        return paid
     }
 }
 
@@ -152,7 +142,7 @@ struct WriteRun {
                 await store.settle()
                 let before = await store.state
                 guard before.balance.source == .live, before.balance.value != nil else {
-                    _ = reportFindings(await client.exchangesWithPinsSettled())
+                    _ = reportFindings(await client.exchangesWithPinsSettled(), lines: .standard)
                     if let error = before.balance.error { throw error }
                     throw CLIError(message: "the balance could not be read before the \(verb)", exitCode: .unavailable)
                 }
@@ -169,19 +159,19 @@ struct WriteRun {
                 let exchanges = await client.exchangesWithPinsSettled()
                 // A write the shop must refuse, taken: that finding leads stderr as it leads stdout.
                 let lead = after.write.outcome?.acceptedRefusable
-                if let lead { Terminal.err(Self.warning(lead)) }
+                if let lead { Terminal.err(lead.warningLine) }
                 // The findings about the write first (they set --strict's status), then the others.
                 let scope = WriteScope(kind: write, packs: after.packs.list.value ?? before.packs.list.value)
                 let (own, others) = scope.split(exchanges)
                 // What the reads after the write showed of their own (a stale read): the server's, told once, first,
                 // since a total that came back across the reads follows from it.
                 let readFindings = after.write.outcome?.readFindings ?? []
-                for record in readFindings { Terminal.err(Self.warning(record)) }
-                var findings = reportFindings(own, lagging: !readFindings.isEmpty)
+                for record in readFindings { Terminal.err(record.warningLine) }
+                var findings = reportFindings(own, lagging: !readFindings.isEmpty, lines: .standard)
                 if strict != .off { findings += readFindings.count }
                 if others.contains(where: { !$0.findings.isEmpty }) {
                     Terminal.err("note: findings about other reads (not the \(verb)'s: \(strict == .all ? "they count under --strict=all" : "--strict leaves them out")):\n")
-                    let more = reportFindings(others, lagging: !readFindings.isEmpty)
+                    let more = reportFindings(others, lagging: !readFindings.isEmpty, lines: .standard)
                     if strict == .all { findings += more }
                 }
                 // The write's one outcome: its words, its checks, and whether it was applied.
@@ -199,7 +189,7 @@ struct WriteRun {
                 for check in outcome.checks {
                     Terminal.out("  " + Sanitizer.line(check.outcome == .passed ? "✔ \(check.name): \(check.actual)" : check.line)
                                  + (check.outcome == .failed ? about(check.requestID) : "") + "\n")
-                    if check.outcome == .failed, check != lead { Terminal.err(Self.warning(check)) }
+                    if check.outcome == .failed, check != lead { Terminal.err(check.warningLine) }
                 }
                 if let footer { Terminal.out(footer + "\n") }
                 // What the reads settled on is what the cache keeps, whatever a later read of the screen's said:
@@ -221,10 +211,6 @@ struct WriteRun {
     }
 
     /// `warning: POST /api/v1/spend_cheer: [spend-balance] expected …, got … (request id …)`.
-    static func warning(_ check: CheckRecord) -> String {
-        let id = check.requestID.map { " (request id \(Sanitizer.line($0)))" } ?? ""
-        return "warning: \(Sanitizer.line(check.request)): [\(check.name)] expected \(Sanitizer.line(check.expected)), got \(Sanitizer.line(check.actual))\(id)\n"
-    }
 }
 
 /// `--strict` (the write's findings set the status), `--strict=all` (any finding does), or neither.
@@ -238,59 +224,5 @@ enum StrictScope: Equatable {
     static func spelled(_ arguments: [String]) -> [String] {
         guard let first = arguments.first, ["spend", "buy"].contains(first) else { return arguments }
         return arguments.map { $0 == "--strict=all" ? "--strict-all" : $0 == "--strict=write" ? "--strict" : $0 }
-    }
-}
-
-/// Which findings are about a write: those on its own answer, and on the reads it depends on — every
-/// balance read; for a spend, the history page's newest entry and its paging, and the pack list's
-/// entry for the pack spent on (and the list as a whole). The rest (another entry of the page, another
-/// pack; for a purchase the packs and the history) are about other reads.
-struct WriteScope {
-    let kind: ShopWrite
-    /// The pack list as read (to find the pack's position among the packs sent).
-    let packs: AudioPackList?
-
-    /// The exchanges twice, each with the findings of one side only.
-    func split(_ exchanges: [Exchange]) -> (own: [Exchange], others: [Exchange]) {
-        var own: [Exchange] = [], others: [Exchange] = []
-        for exchange in exchanges {
-            var mine = exchange, theirs = exchange
-            mine.findings = exchange.findings.filter { isAboutWrite($0, in: exchange) }
-            theirs.findings = exchange.findings.filter { !isAboutWrite($0, in: exchange) }
-            own.append(mine)
-            others.append(theirs)
-        }
-        return (own, others)
-    }
-
-    func isAboutWrite(_ finding: Finding, in exchange: Exchange) -> Bool {
-        guard let operation = exchange.operation else { return true }
-        switch (operation, kind) {
-        case (.spendCheer, _), (.purchaseCheer, _), (.getBalance, _), (.refreshToken, _): return true
-        case (.listAudioPacks, .purchase), (.getCheerHistory, .purchase): return false
-        case (.getCheerHistory, .spend): return Self.item(of: finding, in: "history").map { $0 == 0 } ?? true
-        case let (.listAudioPacks, .spend(spend)): return Self.item(of: finding, in: "packs").map { $0 == position(of: spend.product) } ?? true
-        }
-    }
-
-    /// The position among the packs sent of `product` (readable or not); nil when it is not there.
-    func position(of product: String) -> Int? {
-        guard let packs else { return nil }
-        let unreadable = Dictionary(packs.unreadable.map { ($0.index, $0.id) }, uniquingKeysWith: { a, _ in a })
-        var readable = packs.packs.makeIterator()
-        for i in 0..<(packs.packs.count + packs.unreadable.count) {
-            if let id = unreadable[i] {
-                if id == product { return i }
-            } else if readable.next()?.identifier == product {
-                return i
-            }
-        }
-        return nil
-    }
-
-    /// `3` for a finding at `history[3]…`; nil for one about the answer as a whole.
-    static func item(of finding: Finding, in array: String) -> Int? {
-        guard case let .field(path, _)? = finding.place, path.hasPrefix(array + "[") else { return nil }
-        return Int(path.dropFirst(array.count + 1).prefix { $0.isNumber })
     }
 }

@@ -26,3 +26,17 @@ struct TransportWordsTests {
         #expect(!TransportError.dns(host: "evil\u{1B}[2Jhost").words.contains("\u{1B}"))
     }
 }
+
+/// `reiterate-shop keys`, out of the executable: the table and the README's Markdown come from the keymap.
+struct KeymapTablesTests {
+    @Test func everyBindingIsARowOfBothTables() {
+        let keymap = Keymap.standard
+        let text = keymap.textTable.split(separator: "\n")
+        let markdown = keymap.markdownTable.split(separator: "\n")
+        #expect(text.first?.hasPrefix("ACTION") == true && text.count == keymap.bindings.count + 1)
+        #expect(markdown.first == "| keys | action | what it does | where |" && markdown.count == keymap.bindings.count + 2)
+        for binding in keymap.bindings {
+            #expect(markdown.contains { $0.contains("| `\(binding.action.rawValue)` |") }, "\(binding.action)")
+        }
+    }
+}
