@@ -1,48 +1,9 @@
 // swift-tools-version:6.2
 import PackageDescription
 
-// Layers; dependency arrows point one way (each target below lists the targets it depends on):
-//
-//   reiterate-shop (executable: the TUI, and `print`, `spend`, `buy`, `negative`, `watch`, `snapshot`,
-//        │          `compare`, `pins`, `replay`, `config check`, `keys`, `contract`, `proxy`, `ledger`)
-//        │
-//        ├──> ShopProxy (the app's proxy: NIO server, CONNECT, TLS interception, blind tunnels; the app's
-//        │        │      exchanges go into ShopAPI's pipeline, forwarded by ShopAPI's transport)
-//        │        ├──> ProxyWire (the HTTP/1.1 request reader; pure, a leaf)
-//        │        ├──> ProxyCA (name-constrained CA and leaves: swift-certificates, swift-crypto)
-//        │        └──> ShopAPI
-//        ├──> ShopTUI (widgets → cell grid → Terminal: the frame shown, the diff by runs → a TerminalBackend
-//        │        │     writes the runs: curses, the only curses caller, or TestBackend; the loop:
-//        │        │     keys → Keymap → Message → AppStore)
-//        │        ├──> CNcursesw (system library + shim)
-//        │        └──> ShopViewModels, ShopAPI, ShopCompare, JSONTokens, TerminalText
-//        ├──> ShopViewModels (the one model, messages, effects as data, keymap, pure update per
-//        │        │           feature, ErrorText wording; AppStore runs effects; no terminal code)
-//        │        ├──> ShopModel (the shop's rules in words, the one settled-read rule, the timeline of
-//        │        │              states a read is judged against; pure, a leaf)
-//        │        ├──> ShopLedger (the Purchases tab's verdicts)
-//        │        ├──> ShopCache (on-disk cache: atomic, versioned; knows nothing of the API)
-//        │        ├──> ShopCompare (the diff view, pins)
-//        │        └──> ShopAPI, JSONTokens, TerminalText
-//        ├──> ShopSettings (config.toml through TOMLKit: environments and their tier, users, proxy,
-//        │        │        theme, [keys])
-//        │        └──> ShopAPI (only the environment's `Tier`, which the view models share)
-//        ├──> ShopCompare (snapshot/HAR files, the keyed structural diff, ignore rules, pins; pure)
-//        │        └──> ShopAPI (the models and their keys: `EntryKey`), JSONTokens, TerminalText
-//        ├──> ShopAPI (REST core: models, endpoints, client actor, transport, retry, auth, exchange log,
-//        │        │    the contract watchdog, HAR; errors as facts)
-//        │        └──> JSONTokens, TerminalText
-//        ├──> ShopLedger (the purchase ledger: HAR exchanges, the pure judgement; `ledger`)
-//        │        └──> AppStoreRecord (the App Store Server API: signed records verified, tokens, the client
-//        │                 actor over ShopAPI's transport) ──> ShopAPI
-//        ├──> BuildStamp (the commit `--version` names, filled in after linking)
-//        └──> ShopCache (above), JSONTokens (the one JSON scanner), TerminalText (sanitizer + display
-//                 width for untrusted server text): the last three depend on no other target of ours
-//
-//   reiterate-contract (executable) ──> ContractReader (OpenAPIKit, Yams) ──> ShopAPI
-//   reiterate-stub (executable) ──> StubServer (Hummingbird) ──> StubCore (data, state, faults; a leaf)
-//
-// Tests of ShopAPI run the stand-in in-process (StubServer) on 127.0.0.1.
+// Layers: each target lists the targets it depends on, and the arrows point one way. docs/architecture.md
+// draws them, one line a target (Tests/contract/test_docs.py holds that picture to this file), and says what
+// each target holds. Tests of ShopAPI run the stand-in in-process (StubServer) on 127.0.0.1.
 
 let strict: [SwiftSetting] = [
     .swiftLanguageMode(.v6),
@@ -125,7 +86,8 @@ let package = Package(
             swiftSettings: strict
         ),
         // The purchase ledger (`reiterate-shop ledger`): the App Store's verified transactions held against
-        // the backend's purchase_cheer exchanges, one verdict each. Pure: knows no network.
+        // the backend's purchase_cheer exchanges, one verdict each (the judgement is pure), and the App Store
+        // read and the probe's posts that feed it (`LedgerSources`, over AppStoreRecord's and ShopAPI's clients).
         .target(name: "ShopLedger", dependencies: ["AppStoreRecord", "ShopAPI", "JSONTokens", "TerminalText"], swiftSettings: strict),
         // The proxy's certificate authority: a name-constrained P-256 CA kept in the state folder, leaf
         // certificates per host, PEM and iOS configuration profiles. Knows no network.

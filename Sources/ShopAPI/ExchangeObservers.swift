@@ -68,7 +68,7 @@ public actor WatchdogObserver: ExchangeObserver {
         let operation = e.request.operation
         if isApp { findings = RequestConformance(contract: contract).check(e.request) }
         if isApp, case let .transport(error)? = e.failure {
-            findings.append(Finding(check: .noAnswer, expected: "a whole answer from the server", actual: error.wordsWithRequestID, blame: .server))
+            findings.append(Finding(check: .noAnswer, expected: "a whole answer from the server", actual: error.wordsWithHead, blame: .server))
         }
         // An app's answer labelled JSON that does not parse came cut short (for the tool's own it is the
         // request's error already; the app's is told by no one else).

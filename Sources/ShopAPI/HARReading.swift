@@ -1,8 +1,8 @@
 import Foundation
 import JSONTokens
 
-// The one HAR reader: every command that reads a HAR 1.2 file (`ledger`, `compare`, `replay`, `snapshot`'s
-// readers) reads it through `HAR.read`, and each entry is keyed and named by `BasePath` and `RequestKey.operation`.
+// The one HAR reader: every command that reads a HAR 1.2 file (`ledger`, `compare`, `replay`) reads it
+// through `HAR.read`, and each entry is keyed and named by `BasePath` and `RequestKey.operation`.
 
 extension HAR {
     /// A HAR file that is not one, in plain words.
@@ -41,7 +41,7 @@ extension HAR {
     /// A HAR file's entries, in its order, and the base URL they were sent to.
     public struct Recording: Sendable, Equatable {
         /// The base URL's origin (`https://host:8443`): the file's `_baseURL`, else the first entry's origin
-        /// whose path names an operation.
+        /// whose path names an operation (each origin's own prefix is inferred the same way).
         public var origin: String?
         public var basePath: BasePath
         public var entries: [Recorded]
@@ -61,21 +61,24 @@ extension HAR {
         guard case let .object(log)? = root["log"], case let .array(items)? = log["entries"] else {
             throw Unreadable(reason: "it is not a HAR file (no log.entries)")
         }
-        // The base URL: as the writer said it, else inferred from the first request whose path ends with an
-        // operation's (a browser's or a proxy's file: what comes before that path is the base URL's own).
+        // The base URL: as the writer said it, else inferred, origin by origin, from the first request whose
+        // path ends with an operation's (a browser's or a proxy's file: what comes before that path is that
+        // host's base URL's own). An origin is compared in lower case, its default port left out.
+        var bases: [String: BasePath] = [:]
         var origin: String?
         var base = BasePath.none
         if case let .string(said)? = log["_baseURL"], let (o, path) = BasePath.split(url: said) {
             origin = o
             base = BasePath(String(path.prefix { $0 != "?" }))
+            bases[Self.origin(o)] = base
         } else {
             for case let .object(entry) in items {
                 guard case let .object(request)? = entry["request"], case let .string(url)? = request["url"],
-                      let (o, target) = BasePath.split(url: url), let inferred = BasePath(inferredFrom: String(target.prefix { $0 != "?" }))
+                      let (o, target) = BasePath.split(url: url), bases[Self.origin(o)] == nil,
+                      let inferred = BasePath(inferredFrom: String(target.prefix { $0 != "?" }))
                 else { continue }
-                origin = o
-                base = inferred
-                break
+                bases[Self.origin(o)] = inferred
+                if origin == nil { (origin, base) = (o, inferred) }
             }
         }
         var entries: [Recorded] = []
@@ -84,7 +87,7 @@ extension HAR {
             guard case let .object(request)? = entry["request"], case let .string(method)? = request["method"],
                   case let .string(url)? = request["url"], let (o, full) = BasePath.split(url: url)
             else { continue }
-            let target = o.lowercased() == origin?.lowercased() ? base.relative(full) : full
+            let target = bases[Self.origin(o)]?.relative(full) ?? full
             let key = RequestKey(method: method, target: target)
             var recorded = Recorded(method: method.uppercased(), origin: o, target: target, key: key, operation: key?.operation)
             if case let .object(post)? = request["postData"], case let .string(text)? = post["text"] { recorded.requestBody = text }
@@ -98,7 +101,8 @@ extension HAR {
                 }
                 if case let .object(content)? = response["content"], case let .string(text)? = content["text"] {
                     if case let .string(encoding)? = content["encoding"], encoding.lowercased() == "base64" {
-                        recorded.responseBody = Data(base64Encoded: text).map { String(decoding: $0, as: UTF8.self) }
+                        // A body that does not decode is kept as it came: it reads as no JSON (a reader says so).
+                        recorded.responseBody = Data(base64Encoded: text).map { String(decoding: $0, as: UTF8.self) } ?? text
                     } else {
                         recorded.responseBody = text
                     }
@@ -115,5 +119,13 @@ extension HAR {
             entries.append(recorded)
         }
         return Recording(origin: origin, basePath: base, entries: entries)
+    }
+
+    /// `https://Host:443` → `https://host`: an origin as compared (scheme and host in lower case, a default port left out).
+    static func origin(_ text: String) -> String {
+        let lower = text.lowercased()
+        if lower.hasPrefix("https://"), lower.hasSuffix(":443") { return String(lower.dropLast(4)) }
+        if lower.hasPrefix("http://"), lower.hasSuffix(":80") { return String(lower.dropLast(3)) }
+        return lower
     }
 }

@@ -176,9 +176,10 @@ extension TransportError {
         }
     }
 
-    /// `words`, with the request id of an answer whose head had come (` (request id rq-…)`).
-    public var wordsWithRequestID: String {
-        words + (requestID.map { " (request id \(Sanitizer.line($0)))" } ?? "")
+    /// `words`, with what came of an answer's head before the failure (` (HTTP 503, request id rq-…)`).
+    public var wordsWithHead: String {
+        let head = [status.map { "HTTP \($0)" }, requestID.map { "request id \(Sanitizer.line($0))" }].compactMap { $0 }
+        return words + (head.isEmpty ? "" : " (" + head.joined(separator: ", ") + ")")
     }
 }
 

@@ -57,8 +57,8 @@ public final class Watcher {
             sources.append(source)
         }
         store.onChange = { [weak self] state in self?.changed(state) }
-        store.onFrontEnd = { effect in
-            if case let .alert(style, text) = effect { self.alert(style, text) }
+        store.onFrontEnd = { [weak self] effect in
+            if case let .alert(style, text) = effect { self?.alert(style, text) }
         }
         store.send(.action(.watch))
         if let seconds {
@@ -69,6 +69,7 @@ public final class Watcher {
         }
         if !done { await withCheckedContinuation { finished = $0 } }
         sources.forEach { $0.cancel() }
+        for sig in [SIGINT, SIGTERM] { signal(sig, SIG_DFL) }  // the process's own again (a test runner's, a CLI's exit)
         store.send(.action(.quit))  // every request still out is cancelled
         store.stop()
         outcome.rounds = store.state.watch.rounds

@@ -98,7 +98,11 @@ struct UpstreamExchange: Sendable {
         default: 502
         }
         let after = if case .timeout = error { " (after \(timeout.components.seconds) s)" } else { "" }
-        let words = "the shop's server: " + error.words + after + id
+        let head = error.status.map { " (HTTP \($0))" } ?? ""
+        let words = switch error {
+        case .invalidURL, .invalidHeader: "the app's request cannot be sent on: " + error.words  // the app's, not the server's
+        default: "the shop's server: " + error.words + after + head + id
+        }
         return WireResponse.own(status, words, close: false, kind: status == 504 ? "upstream-timeout" : "upstream-failed")
     }
 

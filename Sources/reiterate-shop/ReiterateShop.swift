@@ -348,13 +348,13 @@ func fail(_ error: any Error, tokenVariable: String? = nil) -> ExitCode {
     return ExitCode(status.rawValue)
 }
 
-/// stdout and stderr for a command that scripts pipe: a reader that goes away (`| head`) ends the
-/// process quietly with status 141 (as SIGPIPE would) instead of a trap.
 extension OutputLines {
     /// The terminal's stdout and stderr.
     static var standard: OutputLines { OutputLines(out: { Terminal.out($0) }, err: { Terminal.err($0) }) }
 }
 
+/// stdout and stderr for a command that scripts pipe: a reader that goes away (`| head`) ends the
+/// process quietly with status 141 (as SIGPIPE would) instead of a trap.
 enum Terminal {
     static func out(_ text: String) { write(text, to: .standardOutput) }
     static func err(_ text: String) { write(text, to: .standardError) }

@@ -51,24 +51,30 @@ struct OperationAndHARTests {
         #expect(balances == [1250, 1300])
     }
 
-    /// A file another tool wrote (no `_baseURL`): the base path is what comes before the first operation's
-    /// path; a base64 body is decoded; another host's request keeps its whole path and is no operation.
-    @Test func aForeignFileHasItsBasePathInferredAndItsBase64BodiesRead() throws {
+    /// A file another tool wrote (no `_baseURL`): each origin's base path is what comes before its first
+    /// operation's path (an origin compared without its default port); a base64 body is decoded, and one
+    /// that does not decode is kept as it came; a path that names no operation keeps its whole path.
+    @Test func aForeignFileHasItsBasePathsInferredByOriginAndItsBase64BodiesRead() throws {
         let body = Data(#"{"balance":77}"#.utf8).base64EncodedString()
         let har = """
         {"log":{"version":"1.2","entries":[
-          {"startedDateTime":"2026-11-28T10:00:00.000Z","time":12,"request":{"method":"GET","url":"https://cdn.example/staging/api/v1/balance"},
+          {"startedDateTime":"2026-11-28T10:00:00.000Z","time":12,"request":{"method":"GET","url":"https://cdn.example/assets/api/v1/balance"},
            "response":{"status":200,"headers":[],"content":{"text":"{}"}}},
-          {"startedDateTime":"2026-11-28T10:00:01.000Z","time":12,"request":{"method":"GET","url":"https://api.example/staging/api/v1/balance?user_id=u"},
-           "response":{"status":200,"headers":[{"name":"X-Request-Id","value":"rq-h"}],"content":{"text":"\(body)","encoding":"base64"}}}
+          {"startedDateTime":"2026-11-28T10:00:01.000Z","time":12,"request":{"method":"GET","url":"https://API.example:443/staging/api/v1/balance?user_id=u"},
+           "response":{"status":200,"headers":[{"name":"X-Request-Id","value":"rq-h"}],"content":{"text":"\(body)","encoding":"base64"}}},
+          {"startedDateTime":"2026-11-28T10:00:02.000Z","time":12,"request":{"method":"POST","url":"https://api.example/staging/api/v1/spend_cheer"},
+           "response":{"status":200,"headers":[],"content":{"text":"%%%","encoding":"base64"}}},
+          {"startedDateTime":"2026-11-28T10:00:03.000Z","time":12,"request":{"method":"GET","url":"https://api.example/staging/health"},
+           "response":{"status":200,"headers":[],"content":{"text":"ok"}}}
         ]}}
         """
         let recording = try HAR.read(Array(har.utf8))
-        // The first request whose path names an operation sets the base: cdn.example's.
-        #expect(recording.baseURL == "https://cdn.example/staging")
-        #expect(recording.entries[0].operation == .getBalance)
-        #expect(recording.entries[1].target == "/staging/api/v1/balance?user_id=u" && recording.entries[1].operation == nil)
+        // The first request whose path names an operation sets the file's base URL: cdn.example's.
+        #expect(recording.baseURL == "https://cdn.example/assets")
+        #expect(recording.entries.map(\.operation) == [.getBalance, .getBalance, .spendCheer, nil])
+        #expect(recording.entries[1].target == "/api/v1/balance?user_id=u" && recording.entries[3].target == "/health")
         #expect(recording.entries[1].responseBody == #"{"balance":77}"# && recording.entries[1].requestID == "rq-h")
+        #expect(recording.entries[2].responseBody == "%%%")
         #expect(throws: HAR.Unreadable(reason: "it is not a HAR file (no log.entries)")) { try HAR.read(Array(#"{"log":{}}"#.utf8)) }
         #expect(throws: HAR.Unreadable(reason: "it is not JSON")) { try HAR.read(Array("nope".utf8)) }
     }

@@ -27,13 +27,16 @@ import Testing
             return (total, whole, wholeJSON)
         }
         #expect(whole && wholeJSON)
-        let rows = text.out.withLock { $0 }.joined().split(separator: "\n")
-        #expect(rows.first.map(String.init) == HistoryStream.header.trimmingCharacters(in: .newlines))
-        #expect(rows.count - 1 >= total, "\(rows.count - 1) rows for \(total) entries")  // the last line may be a summary
+        let rows = text.out.withLock { $0 }.joined().split(separator: "\n").map(String.init)
+        #expect(rows.first == HistoryStream.header.trimmingCharacters(in: .newlines))
+        // Every entry once: each id once among the JSON lines; the text rows are the header, one row an entry
+        // and at most a last line.
         let objects = json.out.withLock { $0 }.joined().split(separator: "\n").compactMap {
             try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
         }
-        #expect(objects.count == total && objects.allSatisfy { $0["amount"] is Int && $0["id"] is String })
+        let ids = objects.compactMap { $0["id"] as? String }
+        #expect(objects.count == total && ids.count == total && Set(ids).count == total)
+        #expect(rows.count == total + 1 || rows.count == total + 2, "\(rows.count) rows for \(total) entries")
         // The stand-in's short pages are a paging warning on stderr, said once.
         #expect(text.err.withLock { $0 }.filter { $0.contains("[paging]") }.count == 1, "\(text.err.withLock { $0 })")
     }

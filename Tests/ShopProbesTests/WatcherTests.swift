@@ -15,8 +15,9 @@ import Testing
             let store = await AppStore(state: AppState(context: ShopContext(environment: "local", baseURL: stub.url, user: "qa-alice"),
                                                        watch: WatchState(interval: 0.2)),
                                        service: LiveShopService(client: client), cache: nil)
-            let spending = Task {
-                try await Task.sleep(for: .milliseconds(700))  // a deliberate delay: the watch's first round is read first
+            // The spend once the watch's first round is read (a poll of the store, bounded: 10 s).
+            let spending = Task { @MainActor in
+                for _ in 0..<500 where store.state.watch.rounds < 1 { try await Task.sleep(for: .milliseconds(20)) }
                 _ = try await client.send(SpendCheer(amount: 2, product: "com.reiterate.pack.rain", user: "qa-alice"))
             }
             let outcome = await Watcher(store: store, json: false, strict: false, count: 1, seconds: 10, lines: lines).run()
@@ -26,6 +27,7 @@ import Testing
         #expect(outcome.events == 1 && outcome.findings == 0 && outcome.rounds >= 1 && outcome.why == nil, "\(outcome)")
         let printed = out.withLock { $0 }
         #expect(printed.count == 1, "\(printed)")
+        // The round that sees the spend tells the balance's move first (its entry explains it: reconciled).
         #expect(printed.first?.contains("  balance 1,250 → 1,248 (−2)  [reconciled]\n") == true, "\(printed)")
         #expect(err.withLock { $0 }.allSatisfy { $0.hasPrefix("note: ") }, "\(err.withLock { $0 })")
     }

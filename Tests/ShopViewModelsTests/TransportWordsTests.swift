@@ -21,7 +21,11 @@ struct TransportWordsTests {
             #expect(!error.words.contains("NIO") && !error.words.contains("errno"), "no library's words: \(error.words)")
         }
         #expect(TransportError.dns(host: "no-such-host.invalid").words == "the host name no-such-host.invalid could not be found")
-        #expect(TransportError.timeout(requestID: "rq-1").wordsWithRequestID == "timed out waiting for the server (request id rq-1)")
+        #expect(TransportError.timeout(requestID: "rq-1").wordsWithHead == "timed out waiting for the server (request id rq-1)")
+        #expect(TransportError.cutShort(status: 503, requestID: "rq-2").wordsWithHead
+                == "the connection closed before the answer was complete (HTTP 503, request id rq-2)")
+        // The CLI's line adds what to try, after the same words.
+        #expect(ErrorText.parts(.connectionRefused(host: "127.0.0.1")) == ("connection refused by 127.0.0.1", " — is the server running?"))
         // A host the server or a config gave is text like any other: no escape reaches the terminal.
         #expect(!TransportError.dns(host: "evil\u{1B}[2Jhost").words.contains("\u{1B}"))
     }

@@ -88,9 +88,8 @@ public enum ErrorText {
     /// A failure below HTTP: what happened, and what to try (` — is the server running?`, or empty).
     static func parts(_ error: TransportError) -> (what: String, advice: String) {
         switch error {
-        case let .connectionRefused(host): return ("connection refused by \(Sanitizer.line(host))", " — is the server running?")
-        case let .proxy(address, .unreachable):
-            return ("the proxy \(Sanitizer.line(address)) could not be reached", " — is it running? (the proxy comes from HTTPS_PROXY/HTTP_PROXY or the config)")
+        case .connectionRefused: return (error.words, " — is the server running?")
+        case .proxy(_, .unreachable): return (error.words, " — is it running? (the proxy comes from HTTPS_PROXY/HTTP_PROXY or the config)")
         default: return (sentenceAlone(error), "")
         }
     }
