@@ -88,7 +88,7 @@ let package = Package(
         // The purchase ledger (`reiterate-shop ledger`): the App Store's verified transactions held against
         // the backend's purchase_cheer exchanges, one verdict each (the judgement is pure), and the App Store
         // read and the probe's posts that feed it (`LedgerSources`, over AppStoreRecord's and ShopAPI's clients).
-        .target(name: "ShopLedger", dependencies: ["AppStoreRecord", "ShopAPI", "JSONTokens", "TerminalText"], swiftSettings: strict),
+        .target(name: "ShopLedger", dependencies: ["AppStoreRecord", "ShopModel", "ShopAPI", "JSONTokens", "TerminalText"], swiftSettings: strict),
         // The proxy's certificate authority: a name-constrained P-256 CA kept in the state folder, leaf
         // certificates per host, PEM and iOS configuration profiles. Knows no network.
         .target(

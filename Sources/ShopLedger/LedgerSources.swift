@@ -1,6 +1,7 @@
 import AppStoreRecord
 import Foundation
 import ShopAPI
+import ShopModel
 
 // The ledger's read-and-judge, out of the executable (issue 44, item 5): the App Store read `ledger` and the
 // Purchases tab share, and `ledger --probe --yes`'s posts. The command parses, sends through these, and prints.
@@ -146,12 +147,11 @@ public enum LedgerProbe {
         return run
     }
 
-    /// The balance when two reads in a row agree; nil when they do not (or a read fails).
+    /// The balance when two reads in a row agree, by the one rule (`ReadRule`: a third read after 1 s when the
+    /// first two disagree); nil when no two agree (or a read fails).
     static func settledBalance(_ client: ShopClient, user: String) async -> Int? {
-        guard let first = try? await client.send(Balance(user: user)).balance, let second = try? await client.send(Balance(user: user)).balance,
-              first == second
-        else { return nil }
-        return first
+        guard let reads = try? await ReadRule<Int>(twoAgree: ==).reads({ try await client.send(Balance(user: user)).balance }), reads.met else { return nil }
+        return reads.last
     }
 
 }

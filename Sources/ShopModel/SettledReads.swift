@@ -45,11 +45,11 @@ public struct ReadSeries<Value: Equatable & Sendable>: Equatable, Sendable {
         }
     }
 
-    /// Whether one more read is due: the latest one disagrees with what is expected, and the bound is not
-    /// reached.
-    public func wantsAnother(_ isTarget: (Value) -> Bool) -> Bool {
-        guard !out, failure == nil, let last = sightings.last, sightings.count < Self.maxReads else { return false }
-        return !isTarget(last.value)
+    /// Whether one more read is due, by the one rule (`ReadRule.next`): the latest one disagrees with what
+    /// is expected, and the bound is not reached.
+    public func wantsAnother(_ isTarget: @escaping (Value) -> Bool) -> Bool {
+        guard !out, failure == nil, !sightings.isEmpty else { return false }
+        return ReadRule(expecting: isTarget).next(after: sightings.map(\.value)) != .done
     }
 
     /// What the reads settle on.
@@ -130,3 +130,82 @@ public enum Settlement<Value: Equatable & Sendable>: Equatable, Sendable {
         }
     }
 }
+
+/// When to read a value again: the one rule every settled read follows, whether its reads are driven by
+/// the view models' effects (`ReadSeries.wantsAnother`) or awaited in a row (`reads(_:)`: `negative`, the
+/// live side of `compare` and `snapshot`, `replay`, the ledger probe's balance).
+///
+/// At most `ReadSeries.maxReads` reads (3). A read follows after a pause (0.5 s, then 1 s) when the latest
+/// disagrees with what is expected (a lagging replica gets time to catch up), at once when nothing says it
+/// is wrong but the verdict wants a second read that agrees with it. The reads end on what is expected
+/// (`isExpected`), or, when the verdict rests on agreement (`twoAgree`), on two reads in a row that agree.
+public struct ReadRule<Value> {
+    /// What the reads are expected to show: a write's effect, the state this machine last settled on, a
+    /// recording. Nil: nothing is known beforehand.
+    public var isExpected: ((Value) -> Bool)?
+    /// When set, the reads end only on two reads in a row that are the same by it, even when the first
+    /// showed what was expected (a verdict never rests on one read).
+    public var twoAgree: ((Value, Value) -> Bool)?
+
+    public init(expecting isExpected: ((Value) -> Bool)? = nil, twoAgree: ((Value, Value) -> Bool)? = nil) {
+        self.isExpected = isExpected
+        self.twoAgree = twoAgree
+    }
+
+    public enum Step: Equatable, Sendable {
+        /// No more reads: the rule is met, or the bound is reached.
+        case done
+        /// Read again, after this many seconds.
+        case again(after: Double)
+    }
+
+    /// After `values` (in the order they were answered): done, or when to read again.
+    public func next(after values: [Value]) -> Step {
+        guard let last = values.last else { return .again(after: 0) }
+        if met(by: values) || values.count >= ReadSeries<Int>.maxReads { return .done }
+        let pauses = ReadSeries<Int>.pauses
+        let pause = pauses[min(values.count - 1, pauses.count - 1)]
+        // Only a confirmation is due (the first read showed what was expected, or nothing was): at once.
+        if twoAgree != nil, values.count == 1, isExpected?(last) ?? true { return .again(after: 0) }
+        return .again(after: pause)
+    }
+
+    /// Whether the reads end as the rule wants: on two in a row that agree when agreement is asked for,
+    /// else on what is expected (or on any read when nothing is).
+    public func met(by values: [Value]) -> Bool {
+        guard let last = values.last else { return false }
+        if let same = twoAgree {
+            return values.count >= 2 && same(values[values.count - 2], last)
+        }
+        return isExpected?(last) ?? true
+    }
+
+    /// Takes the reads this rule asks for, one after another: `read` answers one (an error it throws ends
+    /// the reads and is thrown on); `pause` waits between them (a pace, not a synchronisation).
+    public func reads(pause: (Double) async -> Void = ReadRule.sleep, _ read: () async throws -> Value) async rethrows -> ReadsTaken<Value> {
+        var values = [try await read()]
+        while case let .again(after) = next(after: values) {
+            if after > 0 { await pause(after) }
+            values.append(try await read())
+        }
+        return ReadsTaken(all: values, met: met(by: values))
+    }
+
+    /// Waits `seconds` (cut short when the task is cancelled).
+    public static func sleep(_ seconds: Double) async {
+        try? await Task.sleep(for: .milliseconds(Int(seconds * 1000)))
+    }
+}
+
+/// The reads a `ReadRule` took: never none.
+public struct ReadsTaken<Value> {
+    /// In the order they were answered; the first is `all[0]`.
+    public let all: [Value]
+    /// The reads ended as the rule wants (on what was expected, or on two that agree).
+    public let met: Bool
+
+    /// The latest read.
+    public var last: Value { all[all.count - 1] }
+}
+
+extension ReadsTaken: Sendable where Value: Sendable {}

@@ -1,6 +1,7 @@
 import Foundation
 import JSONTokens
 import ShopAPI
+import ShopModel
 import ShopCompare
 import ShopViewModels
 import Synchronization
@@ -125,13 +126,9 @@ public final class LiveSide: SideReader {
     /// again (after 0.5 s, then 1 s: three reads at most), and the latest is kept — a lagging replica's
     /// answer from before the latest write is not what a snapshot or a comparison keeps.
     public func balance() async throws -> RecordedRead? {
-        var recorded = try await client.sendRecorded(Balance(user: user))
-        guard let known = settled.balance else { return Self.read(recorded, .balance) }
-        for pause in [0.5, 1.0] where recorded.value.balance != known {
-            try? await Task.sleep(for: .milliseconds(Int(pause * 1000)))  // the pause between reads (a pace, not a synchronisation)
-            recorded = try await client.sendRecorded(Balance(user: user))
-        }
-        return Self.read(recorded, .balance)
+        let known = settled.balance
+        let rule = ReadRule<Recorded<Balance.Response>>(expecting: known.map { k in { $0.value.balance == k } })
+        return Self.read(try await rule.reads { try await client.sendRecorded(Balance(user: user)) }.last, .balance)
     }
     public func packs() async throws -> RecordedRead? { Self.read(try await client.sendRecorded(AudioPacks()), .packs) }
     /// The page size the server really serves, once a page came back shorter than asked while not the last.
@@ -190,13 +187,9 @@ public final class LiveSide: SideReader {
     /// from before the latest write would make every later page look shifted.
     public func history(page: Int, perPage: Int) async throws -> RecordedRead? {
         if let total = totalPages.withLock({ $0 }), page > max(1, total), !fullPages.withLock({ $0.contains(page - 1) }) { return nil }
-        var answer = try await client.sendRecorded(CheerHistory(user: user, page: page, perPage: perPage))
-        if page == 1, let known = settled.historyTotal {
-            for pause in [500, 1000] where answer.value.totalCount != known {
-                try? await Task.sleep(for: .milliseconds(pause))  // the pause between reads (a pace, not a synchronisation)
-                answer = try await client.sendRecorded(CheerHistory(user: user, page: page, perPage: perPage))
-            }
-        }
+        let known = page == 1 ? settled.historyTotal : nil
+        let rule = ReadRule<Recorded<CheerHistory.Response>>(expecting: known.map { k in { $0.value.totalCount == k } })
+        let answer = try await rule.reads { try await client.sendRecorded(CheerHistory(user: user, page: page, perPage: perPage)) }.last
         if page == 1 { totalPages.withLock { $0 = answer.value.totalPages } }
         if answer.value.items.count >= perPage { fullPages.withLock { _ = $0.insert(page) } }
         // A page past the server's last with nothing on it is the end, as the contract's paging has it.

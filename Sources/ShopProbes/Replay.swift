@@ -1,6 +1,7 @@
 import Foundation
 import JSONTokens
 import ShopAPI
+import ShopModel
 import ShopCompare
 import TerminalText
 
@@ -30,9 +31,6 @@ public enum Replay {
         }
     }
 
-    /// The pauses before a second read of a value that differs and before a third (the verification's).
-    public static let pauses: [Duration] = [.milliseconds(500), .milliseconds(1000)]
-
     /// A recorded read sent again until its verdict rests on two reads that agree: a second read follows
     /// at once when the first matched the recording, after 0.5 s when it differed; a third, 1 s later,
     /// when those two disagree. Judged on the last two reads: `matched` or `changed` when they agree,
@@ -47,18 +45,16 @@ public enum Replay {
             }
             return comparison.finish()
         }
-        var answers = [try await send(read, as: user, client: client)]
-        let pauses: [Duration] = [differences(read, answers[0]).isEmpty ? .zero : Self.pauses[0], Self.pauses[1]]
-        for pause in pauses {
-            if pause > .zero { try await Task.sleep(for: pause) }
-            answers.append(try await send(read, as: user, client: client))
-            if differences(answers[answers.count - 2], answers[answers.count - 1]).isEmpty { break }
-        }
-        let last = answers[answers.count - 1]
+        // The one rule (`ReadRule`): the recording is what is expected, and the verdict rests on two reads
+        // in a row that agree.
+        let rule = ReadRule<RecordedRead>(expecting: { differences(read, $0).isEmpty }, twoAgree: { differences($0, $1).isEmpty })
+        let taken = try await rule.reads { try await send(read, as: user, client: client) }
+        let answers = taken.all
+        let last = taken.last
         let changes = differences(read, last)
         let disagreed = answers.dropFirst().contains { !differences(answers[0], $0).isEmpty }
         let ids = disagreed ? answers.map { $0.requestID ?? "—" } : []
-        guard differences(answers[answers.count - 2], last).isEmpty else {
+        guard taken.met else {
             return Result(recorded: read, outcome: .unsettled, differences: changes, again: last, reads: ids)
         }
         return Result(recorded: read, outcome: changes.isEmpty ? .matched : .changed, differences: changes, again: last, reads: ids)

@@ -110,6 +110,17 @@ def test_the_layer_picture_is_package_swifts_dependencies():
                              for name in set(drawn) | set(actual) if drawn.get(name) != actual.get(name)}
 
 
+def test_one_settled_read_rule_says_when_to_read_again():
+    """Issue 44, item 2: the pauses between reads of one value are written once (`ReadSeries.pauses`, which
+    `ReadRule` and the view models' series use); no other file has its own schedule of reads."""
+    schedule = re.compile(r"\[\s*0?\.5\s*,\s*1(\.0)?\s*\]|\[\s*500\s*,\s*1000\s*\]|milliseconds\(500\)\s*,\s*\.milliseconds\(1000\)")
+    own = [f"{p.relative_to(ROOT)}:{n}" for p in (ROOT / "Sources").rglob("*.swift") if p.name != "SettledReads.swift"
+           for n, line in enumerate(p.read_text().splitlines(), 1) if schedule.search(line)]
+    assert own == [], own
+    rule = (ROOT / "Sources" / "ShopModel" / "SettledReads.swift").read_text()
+    assert "struct ReadRule" in rule and "func reads(" in rule and schedule.search(rule)
+
+
 def test_the_view_models_build_no_url_and_no_balance_is_read_from_raw_json_outside_the_watchdog():
     """Issue 44, items 4 and 7: the view models send typed requests, never a URL; a balance is read by the
     operation's endpoint type (`OperationID.answeredBalance`), never as `["balance"]` of raw JSON, but by

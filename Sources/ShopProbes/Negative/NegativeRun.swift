@@ -2,6 +2,7 @@ import AppStoreRecord
 import Foundation
 import JSONTokens
 import ShopAPI
+import ShopModel
 import ShopViewModels
 import TerminalText
 
@@ -243,17 +244,14 @@ public struct NegativeRun {
         return tally
     }
 
-    /// Reads until they agree with `expected`: at most three reads over 1.5 s, the latest kept (two reads
-    /// that agree prove nothing while a replica lags: its stale answers agree too). Reads that disagree,
-    /// then come back to what was expected, went back to an older state or forward again: noted in `lag`.
+    /// Reads until they agree with `expected`, by the one rule (`ReadRule`: at most three reads over 1.5 s),
+    /// the latest kept (two reads that agree prove nothing while a replica lags: its stale answers agree
+    /// too). Reads that disagree, then come back to what was expected, went back to an older state or
+    /// forward again: noted in `lag`.
     func settledRead(expecting expected: NegativeReads, pack: String?, lag: inout LaggingReads) async throws -> NegativeReads {
-        var reads = [try await read()]
-        for pause in [0.5, 1.0] where !reads[reads.count - 1].agrees(with: expected, pack: pack) {
-            try? await Task.sleep(for: .milliseconds(Int(pause * 1000)))  // the pause between reads (a pace, not a synchronisation)
-            reads.append(try await read())
-        }
-        if reads.count > 1 { lag.note(reads, expected: expected, pack: pack) }
-        return reads[reads.count - 1]
+        let reads = try await ReadRule(expecting: { $0.agrees(with: expected, pack: pack) }).reads { try await read() }
+        if reads.all.count > 1 { lag.note(reads.all, expected: expected, pack: pack) }
+        return reads.last
     }
 
     /// The reads before and after a case; a read that fails is nil (not known).

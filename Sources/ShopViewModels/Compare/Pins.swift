@@ -1,6 +1,7 @@
 import Foundation
 import JSONTokens
 import ShopAPI
+import ShopModel
 import ShopCache
 import ShopCompare
 
@@ -94,15 +95,15 @@ public actor PinStore: AnswerPins {
                         actual: DiffReport.summary(differences) + " — " + DiffReport.brief(differences) + " (the same in two answers in a row: \(ids))")]
     }
 
-    /// Reads each pinned request whose difference is not settled again, 0.5 s later and then 1 s
-    /// later while it is still unsettled: the answers go through the pipeline, where `check` judges them.
+    /// Reads each pinned request whose difference is not settled again, after the one rule's pauses
+    /// (`ReadSeries.pauses`: 0.5 s, then 1 s) while it is still unsettled: the answers go through the pipeline, where `check` judges them.
     /// `read` sends one read (the pin's request); two reads a request at most, counted across calls
     /// until an answer comes from elsewhere.
     public func confirm(reading read: @Sendable (RequestKey) async -> Void) async {
-        for pause in [Duration.milliseconds(500), .milliseconds(1000)] {
+        for seconds in ReadSeries<Int>.pauses {
             let keys = unsettled
             guard !keys.isEmpty else { return }
-            do { try await Task.sleep(for: pause) } catch { return }
+            do { try await Task.sleep(for: .milliseconds(Int(seconds * 1000))) } catch { return }
             for key in keys where unsettled.contains(key) {
                 confirmReads[key, default: 0] += 1
                 confirming.insert(key)
