@@ -16,7 +16,8 @@ public enum ExchangeSource: String, Sendable, Codable {
 public struct ExchangeRequest: Sendable {
     public var key: RequestKey
     /// Which of the contract's operations its method and path are, decided once when the exchange is
-    /// made: from the endpoint type for the tool's own, from the contract for the app's (`Contract.match`).
+    /// made: from the endpoint type for the tool's own; for the app's, `RequestKey.operation`, else how the
+    /// contract says it misses (`ProxyCore.match`).
     public let match: RequestMatch
     /// The contract's operation it was for: its method and path are that operation's (nil when it is
     /// none of them, or only another version's path or another method). Set with `match`.

@@ -109,14 +109,25 @@ final class ProxyCore: Sendable {
         }
     }
 
-    /// Where an app request for `host` at `target` goes, its key as the contract reads it (the base URL's
-    /// path prefix removed for the base URL's host) and the operation it is; nil for a host the proxy
-    /// does not intercept.
+    /// Where an app request for `host` at `target` goes, its key (the base URL's path prefix removed for
+    /// the base URL's host) and the operation it is; nil for a host the proxy does not intercept.
+    ///
+    /// The operation is the one decider's (`RequestKey.operation`), as for HAR files, snapshots and pins:
+    /// the ledger reading this session's HAR later sees the same operations. Only a request that is no
+    /// operation of the tool's is held against the contract document, which says how it misses (another
+    /// version of a path, another method, no path) or, for a `--contract` document with a path of its own,
+    /// that it is that document's operation.
     func route(_ method: RequestMethod, scheme: String, host: HostPort, target: String) -> ProxyRoute? {
         guard intercepted.contains(host) else { return nil }
         let base = host == configuration.baseHost ? BasePath(of: configuration.baseURL) : .none
         guard let key = base.key(method: method.rawValue, target: target) else { return nil }
-        return ProxyRoute(url: "\(scheme)://\(host)\(target)", key: key, match: contract?.match(method: method.rawValue, path: key.path) ?? .unknown)
+        return ProxyRoute(url: "\(scheme)://\(host)\(target)", key: key, match: Self.match(key, contract: contract))
+    }
+
+    /// What an app request is: the operation `RequestKey.operation` says, else the contract's word on how it misses.
+    static func match(_ key: RequestKey, contract: Contract?) -> RequestMatch {
+        if let operation = key.operation { return .operation(operation) }
+        return contract?.match(method: key.method.rawValue, path: key.path) ?? .unknown
     }
 }
 
