@@ -71,8 +71,10 @@ extension Renderer {
             lines.append(("", .plain))
             // Each with its glyph: the colour alone would not tell a refusal from the form's own lines.
             switch note {
-            case let .problem(text): lines.append(("✖ " + text, .error))
-            case let .kept(text): lines.append(("⚠ " + text, warning))
+            // Wrapped, never cut: a refusal's reasons can be longer than the dialog is wide.
+            case let .problem(text): for line in Columns.wrap("✖ " + clean(text), to: width - 4) { lines.append((line, .error)) }
+            case let .kept(text): for line in Columns.wrap("⚠ " + clean(text), to: width - 4) { lines.append((line, warning)) }
+            case let .reading(text): for line in Columns.wrap(clean(text) + " " + String(spinner[f.tick % spinner.count]), to: width - 4) { lines.append((line, .muted)) }
             case nil: break
             }
         case let .confirming(_, summary):

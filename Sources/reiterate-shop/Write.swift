@@ -3,6 +3,7 @@ import ArgumentParser
 import Foundation
 import Logging
 import ShopAPI
+import ShopLedger
 import ShopProbes
 import ShopCache
 import ShopSettings
@@ -100,10 +101,10 @@ struct Buy: AsyncParsableCommand {
     static func paidInAppStore(_ id: String, settings: ResolvedSettings) async throws -> ShopWrite.Purchase.Paid? {
         let setup: AppStoreSetup
         do { setup = try AppStoreSetup(settings) } catch { throw fail(error) }
-        let (paid, line) = await AppStorePaid.read(setup.client, id: id)
+        let record = await AppStorePaid.read(setup.client, id: id)
         await setup.close()
-        Terminal.err(line)
-        return paid
+        Terminal.err(record.line)
+        return record.paid
     }
 }
 

@@ -1,6 +1,7 @@
 import Foundation
 import ShopAPI
 import ShopCompare
+import ShopLedger
 import StubCore
 import Testing
 import TerminalText
@@ -266,6 +267,24 @@ import TerminalText
         l.press(.tab, .backspace, .backspace)
         l.type("4242424242")
         both("buy", l.app)
+    }
+
+    /// Issue 44: the form reads the App Store's record, and its refusal is wrapped in full (it was cut at the
+    /// dialog's edge: "… the App Store's record says tra").
+    @Test func buyDialogRefusedByTheAppStoresRecord() {
+        var l = Loop()
+        l.app.purchases = PurchasesState(enabled: true)
+        l.press(.char("b"))
+        l.press(.tab, .backspace, .backspace)
+        l.type("2000000000000042")
+        l.press(.enter)
+        both("buy-reading-record", l.app)
+        l.send(.appStoreRecordRead(AppStoreRecordRead(
+            transactionID: "2000000000000042", paid: .init(product: "com.reiterate.cheer.200", quantity: 1, revoked: true),
+            line: "note: the App Store's record of 2000000000000042: 1 × com.reiterate.cheer.200, refunded: the shop must refuse to credit it\n")))
+        both("buy-refused-by-record", l.app)
+        let text = Renderer.render(frame(l.app, width: 80, height: 24)).text
+        #expect(text.contains("transaction 2000000000000042 was refunded. Send it as typed") && text.contains("│ to try."), "\(text)")
     }
 
     @Test func offlineWithTheCachedBalance() {

@@ -1,6 +1,7 @@
 import Foundation
 import ShopAPI
 import ShopModel
+import ShopLedger
 import Testing
 @testable import ShopViewModels
 
@@ -131,6 +132,64 @@ import Testing
         #expect(outcome.failed.first?.actual.contains("“caf?”") == true)
         let drift = outcome.readFindings.first { $0.name == "reads-disagree" }
         #expect(drift?.actual.contains("its content moved") == true && drift?.actual.contains("its other fields were judged") == true, "\(outcome.readFindings.map(\.actual))")
+    }
+
+    /// The TUI's purchase form, in an environment with an App Store: a purchase form submitted for transaction `id`.
+    func purchaseForm(_ id: String, bundle: String) -> (Driver, [Effect]) {
+        var d = transitions.ready()
+        d.state.purchases = PurchasesState(enabled: true)
+        d.send(.beginPurchase(transactionID: 1))
+        d.send(.editPurchase(identifier: bundle, transactionID: id))
+        let effects = d.send(.submitAction)
+        return (d, effects)
+    }
+
+    func asksForTheRecord(_ effects: [Effect], _ id: String) -> Bool {
+        effects.contains { if case let .readAppStoreRecord(asked) = $0 { asked == id } else { false } }
+    }
+
+    @Test func theTUIsPurchaseFormReadsTheAppStoresRecordAndExpectsARefundedOneRefused() {
+        // Before, the form sent a refunded transaction with no expectation (only `buy` read the record).
+        var (d, effects) = purchaseForm("2000000000000042", bundle: "com.reiterate.cheer.100")
+        #expect(asksForTheRecord(effects, "2000000000000042"))
+        guard case let .editing(_, note: .reading(reading))? = d.state.write.action?.phase else { Issue.record("no reading note"); return }
+        #expect(reading == "Reading the App Store's record of transaction 2000000000000042…")
+        #expect(d.send(.submitAction).isEmpty)  // a second Enter while it is read
+        d.apply(.appStoreRecordRead(AppStoreRecordRead(
+            transactionID: "2000000000000042", paid: .init(product: "com.reiterate.cheer.100", quantity: 1, revoked: true),
+            line: "note: the App Store's record of 2000000000000042: 1 × com.reiterate.cheer.100, refunded: the shop must refuse to credit it\n")))
+        guard case let .editing(_, note: .problem(problem))? = d.state.write.action?.phase else { Issue.record("not refused: \(String(describing: d.state.write.action?.phase))"); return }
+        #expect(problem == "The shop must refuse this: the App Store's record says transaction 2000000000000042 was refunded. Send it as typed to try.")
+        #expect(d.state.token(for: .write) == nil)
+        #expect(d.state.steps.steps.contains { $0.contains("the App Store's record of 2000000000000042: 1 × com.reiterate.cheer.100, refunded") })
+    }
+
+    @Test func theTUIsPurchaseFormExpectsTheCreditTheRecordSaysWasPaid() {
+        // Two of the 200 bundle, paid in one transaction: the credit expected is 400, not the bundle's 200.
+        var (d, effects) = purchaseForm("2000000000000043", bundle: "com.reiterate.cheer.200")
+        #expect(asksForTheRecord(effects, "2000000000000043"))
+        d.apply(.appStoreRecordRead(AppStoreRecordRead(
+            transactionID: "2000000000000043", paid: .init(product: "com.reiterate.cheer.200", quantity: 2),
+            line: "note: the App Store's record of 2000000000000043: 2 × com.reiterate.cheer.200; the credit expected comes from it\n")))
+        guard case let .confirming(kind, summary)? = d.state.write.action?.phase else { Issue.record("not confirming"); return }
+        #expect(kind.purchase?.paid == .init(product: "com.reiterate.cheer.200", quantity: 2))
+        #expect(summary.hasPrefix("Buy 400 cheer (com.reiterate.cheer.200), transaction 2000000000000043, as qa-alice on STAGING?"))
+        #expect(summary.hasSuffix(" The App Store's record of 2000000000000043: 2 × com.reiterate.cheer.200; the credit expected comes from it."))
+        d.send(.submitAction)
+        guard case let .pending(_, _, before)? = d.state.write.action?.phase else { Issue.record("not sent"); return }
+        #expect(before.credit == 400)
+        // A record that answers for another transaction (the form changed meanwhile) is dropped.
+        var (e, _) = purchaseForm("2000000000000044", bundle: "com.reiterate.cheer.200")
+        e.apply(.appStoreRecordRead(AppStoreRecordRead(transactionID: "7", paid: nil, line: "warning: …\n")))
+        guard case .editing(_, note: .reading)? = e.state.write.action?.phase else { Issue.record("taken for another transaction"); return }
+    }
+
+    @Test func withoutAnAppStoreThePurchaseFormReadsNoRecord() {
+        var d = transitions.ready()
+        d.send(.beginPurchase(transactionID: 1))
+        d.send(.editPurchase(identifier: "com.reiterate.cheer.200", transactionID: "2000000000000045"))
+        #expect(!asksForTheRecord(d.send(.submitAction), "2000000000000045"))
+        guard case .confirming? = d.state.write.action?.phase else { Issue.record("not confirming"); return }
     }
 
     @Test func aPurchaseTheAppStoreSaysWasRefundedOrOfAnotherProductMustBeRefused() {

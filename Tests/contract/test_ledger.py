@@ -541,6 +541,40 @@ def test_buy_of_a_refunded_transaction_expects_a_refusal(appstore):
         assert r.returncode == 1 and "✔ purchase-balance" not in r.stdout, r.stdout + r.stderr
 
 
+def test_the_tuis_purchase_form_reads_the_app_stores_record_as_buy_does(appstore, tui, tmp_path):
+    """Issue 44: the TUI's purchase form sent a refunded transaction with no expectation, and expected the
+    bundle's credit for a purchase of two: only `buy` read the App Store's record. The real binary in tmux:
+    the form reads the record first; a refunded transaction is refused before anything is sent, and a
+    purchase of 2 × 200 expects 400."""
+    paid = appstore.purchase(quantity=2)
+    refunded = appstore.purchase(product="com.reiterate.cheer.100")
+    appstore.refund(refunded)
+    home = tmp_path / "config"
+    (home / "reiterate-shop").mkdir(parents=True)
+    (home / "reiterate-shop" / "config.toml").write_text(appstore.config())
+    t = tui(appstore.stub.url, width=140, height=36, env={"XDG_CONFIG_HOME": str(home)}, args=("--env", "stub"))
+    t.wait_for("Balance 1,250 cheer")
+    appstore.mark()
+    t.keys("b")
+    t.wait_for("Transaction")
+    t.keys("Tab", *(["BSpace"] * 24), refunded, "Enter")
+    screen = t.wait_for("Send it as typed to try", timeout=15)
+    assert "The shop must refuse this" in screen and "was refunded" in screen, screen
+    assert appstore.since("purchase_cheer") == []  # nothing sent
+    t.keys("Escape")
+    t.wait_screen(lambda s: "Transaction" not in s, what="the form closed")
+    t.keys("b")
+    t.wait_for("Transaction")
+    t.keys("Tab", *(["BSpace"] * 24), paid, "Enter")
+    screen = t.wait_for("┌─ Confirm", timeout=15)
+    assert "Buy 400 cheer (com.reiterate.cheer.200), transaction" in screen and paid in screen, screen
+    t.keys("y")
+    screen = t.wait_for("✔ 1 check passed", timeout=15)
+    assert "Balance 1,650 cheer" in screen, screen
+    t.keys("Enter", "q")
+    assert t.wait_exit() == 0
+
+
 def test_the_probe_posts_refunded_purchases_too_and_its_all_clear_says_what_it_covered(appstore, tmp_path):
     """Issue 44: `ledger --probe --yes` said "0 findings", exit 0, with a refunded purchase the backend would
     credit: the probe skipped refunded transactions. It posts them too; a backend that credits one is the

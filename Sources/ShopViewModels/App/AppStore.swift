@@ -1,5 +1,6 @@
 import Foundation
 import ShopAPI
+import ShopLedger
 import ShopModel
 import ShopCache
 import TerminalText
@@ -245,6 +246,12 @@ public final class AppStore {
         case .readLedger:
             guard let ledgerReader else { return send(.ledgerRead(.failure(LedgerFailure("no App Store is configured for this environment")))) }
             send(.ledgerRead(await ledgerReader.readLedger(exchanges: state.exchanges)))
+        case let .readAppStoreRecord(id):
+            guard let ledgerReader else {
+                return send(.appStoreRecordRead(AppStoreRecordRead(transactionID: id, paid: nil,
+                                                                   line: "warning: no App Store is configured for this environment; the credit expected is the bundle's\n")))
+            }
+            send(.appStoreRecordRead(await ledgerReader.appStoreRecord(id)))
         case let .saveSnapshot(user):
             guard let comparer else { return send(.snapshotSaved(.failure(CompareFailure("snapshots are not available here")))) }
             send(.snapshotSaved(await comparer.saveSnapshot(user: user)))

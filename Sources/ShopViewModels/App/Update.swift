@@ -1,5 +1,6 @@
 import Foundation
 import ShopAPI
+import ShopLedger
 import ShopModel
 import ShopCompare
 import ShopCache
@@ -57,6 +58,8 @@ public enum Message: Sendable {
     case snapshotSaved(Result<String, CompareFailure>)
     /// The Purchases tab's ledger was read, or not.
     case ledgerRead(Result<LedgerView, LedgerFailure>)
+    /// The App Store's record of the purchase form's transaction was read (or said why not).
+    case appStoreRecordRead(AppStoreRecordRead)
 }
 
 extension Message {
@@ -133,6 +136,8 @@ public indirect enum Effect: Equatable, Sendable {
     case saveSnapshot(user: String)
     /// Read the App Store's ledger for the Purchases tab (the program's `LedgerReader`).
     case readLedger
+    /// Read the App Store's record of one transaction, for the purchase form (the program's `LedgerReader`).
+    case readAppStoreRecord(transactionID: String)
 
     /// Whether the store starts it at once, wherever it stands (in a sequence or a batch too): a
     /// cancellation, what the front end does (quit, copy, alert), a report (the screen as it is now) and
@@ -224,6 +229,8 @@ public enum ShopUpdate {
             return snapshotSaved(result, &state)
         case let .ledgerRead(result):
             return ledgerRead(result, &state)
+        case let .appStoreRecordRead(record):
+            return appStoreRecordRead(record, &state)
         case let .text(c):
             return typed(c, &state)
         case let .select(index):

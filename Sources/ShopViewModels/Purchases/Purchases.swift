@@ -11,6 +11,9 @@ import ShopLedger
 public protocol LedgerReader: Sendable {
     /// The ledger now, over `exchanges` (the session's, newest first as the state keeps them).
     func readLedger(exchanges: [Exchange]) async -> Result<LedgerView, LedgerFailure>
+    /// The App Store's record of one transaction (`AppStorePaid.read`), for the purchase form: what was
+    /// paid, believed only once verified.
+    func appStoreRecord(_ transactionID: String) async -> AppStoreRecordRead
 }
 
 public struct LedgerFailure: Error, Equatable, Sendable {

@@ -1,6 +1,7 @@
 import Foundation
 import ShopAPI
 import ShopModel
+import ShopLedger
 import TerminalText
 
 extension ShopUpdate {
@@ -147,7 +148,7 @@ extension ShopUpdate {
     }
 
     static func submit(_ state: inout AppState) -> [Effect] {
-        guard let action = state.write.action else { return [] }
+        guard let action = state.write.action, action.readingRecord == nil else { return [] }  // a second Enter while the record is read
         let where_ = "as \(state.context.user) on \(state.context.environment.uppercased())"
         func problem(_ form: ActionState.Form, _ text: String) -> [Effect] {
             state.write.action?.phase = .editing(form, note: .problem(text))
@@ -184,11 +185,22 @@ extension ShopUpdate {
                     return problem(form, action.asTyped ? "Give a transaction id: a number, or text (digits in double quotes go as a string)."
                                                         : "The transaction id is a whole number (0 to 18446744073709551615).")
                 }
-                kind = .purchase(identifier: id, transactionID: transaction)
-                // The credit is the environment's bundle's, not read from the identifier.
-                let amount = WriteExpectation.credit(id, bundles: state.context.bundles)
+                // What the App Store's record says was paid, read before the purchase is judged (as `buy` does),
+                // when the environment has an App Store: a refunded transaction, or another product, must be refused.
+                var paid: ShopWrite.Purchase.Paid?
+                var recordWords: String?
+                if state.purchases.phase != .off, case let .number(n) = transaction {
+                    guard action.record?.transactionID == String(n) else { return readAppStoreRecord(String(n), form: form, &state) }
+                    paid = action.record?.paid
+                    recordWords = action.record?.words
+                }
+                let purchase = ShopWrite.Purchase(identifier: id, transactionID: transaction, paid: paid)
+                kind = .purchase(purchase)
+                // The credit is the App Store record's (its product × quantity), else the environment's bundle's,
+                // never read from the identifier typed.
+                let amount = WriteExpectation.credit(of: purchase, bundles: state.context.bundles)
                 let what = amount.map { "\(Wording.grouped($0)) cheer (\(id))" } ?? id
-                summary = "Buy \(what), transaction \(transaction), \(where_)?"
+                summary = "Buy \(what), transaction \(transaction), \(where_)?" + (recordWords.map { " " + $0.prefix(1).uppercased() + $0.dropFirst() + "." } ?? "")
             }
             // What the shop must refuse, by its own data (the live balance and packs, the bundles):
             // not sent unless sent as typed — then said before it is sent, and a finding if taken.

@@ -1,6 +1,7 @@
 import Foundation
 import ShopAPI
 import ShopModel
+import ShopLedger
 
 /// A spend or purchase, from its form through its answer to its verified outcome: one value
 /// (`state.write`), changed only by the update. Its request is the in-flight table's `.write`;
@@ -83,6 +84,8 @@ public struct ActionState: Equatable, Sendable {
     public enum FormNote: Equatable, Sendable {
         case problem(String)
         case kept(String)
+        /// Something read before the form goes on (the App Store's record of its transaction).
+        case reading(String)
     }
 
     public enum Phase: Equatable, Sendable {
@@ -111,6 +114,10 @@ public struct ActionState: Equatable, Sendable {
     /// "Send as typed" (a negative test): the client's own input checks are off for this one write,
     /// until it is sent or the form is closed. Never in a read-only environment.
     public var asTyped = false
+    /// The App Store's record of a purchase form's transaction, once read (the form's expectation and
+    /// credit come from it); `readingRecord`: the transaction whose record is being read.
+    public var record: AppStoreRecordRead?
+    public var readingRecord: String?
 
     public init(phase: Phase, asTyped: Bool = false) {
         self.phase = phase
