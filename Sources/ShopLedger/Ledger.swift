@@ -2,28 +2,6 @@ import AppStoreRecord
 import Foundation
 import ShopAPI
 
-/// What the ledger says of one App Store transaction, or of one credit the backend gave.
-public enum Verdict: String, Sendable, CaseIterable, Codable {
-    /// Posted once, credited the product's cheer × quantity (or credited, the amount not seen).
-    case credited
-    /// Paid in the App Store; the backend never answered a post of it with a credit.
-    case notCredited = "not credited"
-    /// Credited another amount than the product's cheer × quantity, or under another product.
-    case creditMismatch = "credit mismatch"
-    case creditedTwice = "credited twice"
-    /// The App Store revoked it (a refund).
-    case refunded
-    /// A credit with no App Store payment behind it.
-    case notPaid = "not paid"
-    /// A signed record that did not verify: no verdict rests on it.
-    case notVerified = "not verified"
-    /// A credit that could not be checked (the App Store could not be read for it, or it is another
-    /// tester's purchase for another user).
-    case notChecked = "not checked"
-    /// Paid, and no post of it among the exchanges given, which do not cover its time: not judged.
-    case notSeen = "not seen"
-}
-
 /// One line of the ledger.
 public struct LedgerLine: Sendable, Equatable {
     public var at: Date?

@@ -43,6 +43,9 @@ extension LedgerLine {
         w.raw(line.isFinding ? "true" : "false")
         w.raw(",\"words\":")
         w.string(line.words)
+        // The one finding's record (the same object as in every JSON output that carries a finding), or null.
+        w.raw(",\"shop_finding\":")
+        if let finding = line.finding { w.verbatim(finding.json) } else { w.raw("null") }
         w.raw("}")
         return String(decoding: w.bytes, as: UTF8.self)
     }
@@ -82,5 +85,18 @@ extension Ledger {
             + (ledger.amountsUnjudged == 0 ? "" : ", \(ledger.amountsUnjudged) credited with the amount not judged")
             + (ledger.unchecked == 0 ? "" : ", \(ledger.unchecked) not seen or not checked")
         return "ledger: \(ledger.lines.count) line\(ledger.lines.count == 1 ? "" : "s")" + (parts.isEmpty ? "" : " (" + parts.joined(separator: ", ") + ")") + "; \(findings)" + covered
+    }
+}
+
+extension LedgerLine {
+    /// The line as the one finding type, when it is one (nil otherwise): of kind `ledger-…`, about the
+    /// transaction by identity, with its blame ("not known" when the ledger cannot say) and every post's
+    /// request id. The Checks tab and the ⚠ count read it.
+    public var finding: ShopFinding? {
+        guard isFinding else { return nil }
+        let product = (productID ?? "?") + (quantity.map { " ×\($0)" } ?? "")
+        return ShopFinding(kind: .ledger(verdict), subject: "transaction \(transactionID) (\(product))", blame: blame ?? .unknown,
+                           expected: "the App Store's verified record and the backend's credits agree",
+                           actual: "\(verdict.rawValue): \(words)", requestIDs: requestIDs)
     }
 }

@@ -58,8 +58,5 @@ extension ShopClient {
 
 extension CheckRecord {
     /// `warning: POST /api/v1/spend_cheer: [spend-balance] expected 1,243, got 1,242 (request id rq-…)`.
-    public var warningLine: String {
-        let id = requestID.map { " (request id \(Sanitizer.line($0)))" } ?? ""
-        return "warning: \(Sanitizer.line(request)): [\(name)] expected \(Sanitizer.line(expected)), got \(Sanitizer.line(actual))\(id)\n"
-    }
+    public var warningLine: String { finding.warningLine }
 }

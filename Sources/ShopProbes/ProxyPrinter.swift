@@ -79,6 +79,7 @@ public final class ProxyPrinter: Sendable {
                 var f = ProxyLine(time: e.startedAt, kind: "finding", text: finding.line)
                 (f.source, f.method, f.path, f.status, f.requestId) = (e.source.rawValue, method, path, status, e.requestID)
                 (f.check, f.blame, f.expected, f.actual) = (finding.check.rawValue, finding.blame.rawValue, finding.expected, finding.actual)
+                f.shopFinding = ShopFinding(finding, subject: "\(method) \(path)", requestID: e.requestID)
                 out(f)
             }
         } else {
@@ -86,11 +87,8 @@ public final class ProxyPrinter: Sendable {
             let fault = e.fault.map { " (fault \($0.name)\($0.name == InjectedFault.loseAnswer.rawValue ? ": the app never got it" : ""))" } ?? ""
             lines.out("\(Self.clock(e.startedAt)) \(e.source.rawValue) \(method) \(Sanitizer.line(path)) \(answer) \(Self.msText(e.duration)) \(e.requestID.map(Sanitizer.line) ?? "-")\(fault)\n")
         }
-        for finding in e.findings {
-            let side = finding.blame == .server ? "the answer to the app's request" : "the app's request"
-            lines.err("warning: [\(finding.check.rawValue)] expected \(Sanitizer.line(finding.expected)), got \(Sanitizer.line(finding.actual)) "
-                         + "(blame: \(finding.blame.rawValue); \(side) \(method) \(Sanitizer.line(path))\(e.requestID.map { ", request id \(Sanitizer.line($0))" } ?? ""))\n")
-        }
+        // Blamed on the app for its request, on the server for its answer: the one finding's words.
+        for finding in e.findings { lines.err(ShopFinding(finding, subject: "\(method) \(path)", requestID: e.requestID).warningLine) }
     }
 
     private func out(_ line: ProxyLine) {
@@ -145,10 +143,12 @@ struct ProxyLine: Encodable {
     /// The fault the proxy put into it (`lose_answer`, …).
     var fault: String?
     var text: String
+    /// A finding's one record (`ShopFinding`), as every JSON output that carries a finding has it.
+    var shopFinding: ShopFinding?
 
     enum CodingKeys: String, CodingKey {
         case time, kind, source, method, path, status, ms, check, blame, expected, actual, host, port, error, text, fault
-        case requestId = "request_id", bytesUp = "bytes_up", bytesDown = "bytes_down"
+        case requestId = "request_id", bytesUp = "bytes_up", bytesDown = "bytes_down", shopFinding = "shop_finding"
     }
 
     init(time: Date, kind: String, text: String) {

@@ -124,3 +124,14 @@ public enum Replay {
         return w.text
     }
 }
+
+extension Replay.Result {
+    /// Reads of one recorded request that answered differently, as the one finding type: `reads-disagree`,
+    /// blame not known (a lagging replica, or another writer), every read's request id.
+    public var disagreement: ShopFinding {
+        let judged = outcome == .unsettled ? "not judged" : "judged on the last two, which agree"
+        return ShopFinding(kind: .contract(.readsDisagree), subject: "\(recorded.method) \(recorded.target)", blame: .unknown,
+                           expected: "two reads in a row that agree", actual: "\(reads.count) reads that answered differently: \(judged)",
+                           requestIDs: reads)
+    }
+}

@@ -108,16 +108,18 @@ public final class Watcher {
             return
         }
         outcome.events += 1
+        let finding = event.finding(user: store.state.context.user)
         if json {
-            lines.out((try? Output.jsonLine(WatchLine(event, names: names))) ?? "")
+            var line = WatchLine(event, names: names)
+            line.shopFinding = finding
+            lines.out((try? Output.jsonLine(line)) ?? "")
         } else {
             let mark = event.outcomeWord.map { "  [\($0)]" } ?? ""
             lines.out("\(ISO8601.format(event.at))  \(Sanitizer.line(event.text(names: names)))\(mark)\n")
         }
-        if case let .finding(check, expected, actual) = event.change {
+        if let finding {
             outcome.findings += 1
-            let ids = event.requestIDs.isEmpty ? "" : " (request id\(event.requestIDs.count == 1 ? "" : "s") \(event.requestIDs.map(Sanitizer.line).joined(separator: ", ")))"
-            lines.err("warning: [\(check.rawValue)] expected \(Sanitizer.line(expected)), got \(Sanitizer.line(actual))\(ids)\n")
+            lines.err(finding.warningLine)
         }
         if let count, outcome.events >= count { finish(nil) }
     }
@@ -152,10 +154,14 @@ public struct WatchLine: Encodable {
     var blame: String?
     /// An app write's fields.
     var app: AppFields?
+    /// A finding's one record (`ShopFinding`: kind, subject, blame, expected, actual, request ids, caused by),
+    /// the same object in every JSON output that carries a finding.
+    var shopFinding: ShopFinding?
 
     enum CodingKeys: String, CodingKey {
         case time, kind, outcome, from, to, delta, entry, product, check, expected, actual, text, added, removed, cause, blame, app
         case requestIds = "request_ids", productName = "product_name", priceChanged = "price_changed", causedBy = "caused_by", madeBy = "made_by"
+        case shopFinding = "shop_finding"
     }
 
     struct AppFields: Encodable {

@@ -62,6 +62,12 @@ extension Renderer {
             }
             lines.append(("last request id \(clean(r.requestID ?? "—"))", .plain))
             lines.append(("  at \(date(r.at, f.timeZone))", .plain))
+        } else if r.finding.requestIDs.count > 1 {
+            // The reads it rests on (the watch's two rounds), first to last.
+            for (k, part) in Columns.wrap("request ids " + r.finding.requestIDs.map(clean).joined(separator: ", "), to: width).enumerated() {
+                lines.append((k == 0 ? part : "  " + part, .plain))
+            }
+            lines.append(("at \(date(r.at, f.timeZone))", .plain))
         } else {
             lines.append(("request id \(clean(r.requestID ?? "—"))", .plain))
             lines.append(("at \(date(r.at, f.timeZone))", .plain))

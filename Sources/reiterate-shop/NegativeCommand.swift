@@ -98,18 +98,19 @@ struct NegativeCommand: AsyncParsableCommand {
                     switch event {
                     case let .line(line, text): Terminal.out(json ? ((try? Output.jsonLine(line)) ?? "") : text)
                     case let .note(text), let .warning(text): Terminal.err(text)
+                    case let .finding(finding): Terminal.err(finding.warningLine)
                     }
                 }
                 // The contract watchdog's findings on the run's own answers (an error body that is not the Error
                 // schema …), grouped, as `spend` and `buy` report theirs: warning lines that change no verdict.
                 _ = reportFindings(await client.exchangesWithPinsSettled(), lines: .standard)
-                if let lag = tally.lagWarning { Terminal.err(lag) }
+                if let lag = tally.lag { Terminal.err(lag.warningLine) }
                 if !json {
                     var summary = "\(tally.findings) finding\(tally.findings == 1 ? "" : "s")"
                     if tally.notJudged > 0 { summary += ", \(tally.notJudged) not judged" }
                     Terminal.out(summary + "\n")
                 }
-                tally.lagWarning = nil
+                tally.lag = nil
                 return tally
             }
         } catch let notSent as NegativeRun.NotSent {

@@ -53,12 +53,7 @@ struct ReplayCommand: AsyncParsableCommand {
                 }
                 return out
             }
-            for result in results where result.reads.count > 1 {
-                let ids = result.reads.joined(separator: ", ")
-                let judged = result.outcome == .unsettled ? "not judged" : "judged on the last two, which agree"
-                Terminal.err("warning: [reads-disagree] \(result.recorded.method) \(Sanitizer.line(result.recorded.target)) answered differently across "
-                             + "\(result.reads.count) reads (request ids \(Sanitizer.line(ids))): \(judged)\n")
-            }
+            for result in results where result.reads.count > 1 { Terminal.err(result.disagreement.warningLine) }
             Terminal.out(json ? Replay.json(results, writes: recorded.writes) : Replay.text(results, writes: recorded.writes, environment: settings.environment, baseURL: settings.baseURL))
             if results.contains(where: { $0.outcome == .failed || $0.outcome == .unsettled }) { throw ExitCode(2) }
             if results.contains(where: { $0.outcome == .changed }) { throw ExitCode(1) }

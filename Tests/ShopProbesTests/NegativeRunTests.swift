@@ -23,6 +23,7 @@ import Testing
                     switch event {
                     case let .line(line, _): lines.append(line)
                     case let .warning(text): warnings.append(text)
+                    case let .finding(finding): warnings.append(finding.warningLine)
                     case .note: break
                     }
                 }
@@ -35,7 +36,7 @@ import Testing
         let (tally, lines, warnings) = try await Self.run(nil)
         #expect(lines.count == NegativeCase.catalogue(bundles: Self.bundles).count)
         #expect(lines.allSatisfy { $0.verdict == "refused" && $0.refused && ($0.status ?? 0) / 100 == 4 && $0.changed.isEmpty }, "\(lines.filter { $0.verdict != "refused" })")
-        #expect(tally.findings == 0 && tally.notJudged == 0 && tally.lagWarning == nil && warnings.isEmpty)
+        #expect(tally.findings == 0 && tally.notJudged == 0 && tally.lag == nil && warnings.isEmpty)
     }
 
     /// A shop that takes a spend on an unknown pack: that case, and only it, is a finding, with what changed;
@@ -47,7 +48,8 @@ import Testing
         let accepted = try #require(lines.first)
         #expect(accepted.verdict == "accepted" && accepted.finding != nil && accepted.changed.contains { $0.contains("balance") })
         #expect(lines.dropFirst().allSatisfy { $0.verdict == "refused" && $0.changed.isEmpty })
-        #expect(tally.findings == 1 && warnings.count == 1 && warnings[0].hasPrefix("warning: negative unknown-pack:"))
+        #expect(tally.findings == 1 && warnings.count == 1 && warnings[0].hasPrefix("warning: negative unknown-pack: [refusal-expected] expected "), "\(warnings)")
+        #expect(warnings.first?.contains(" refused (") == true && warnings.first?.contains(", got accepted (") == true && warnings.first?.contains(" (the server's fault; request id rq-") == true, "\(warnings)")
     }
 
     /// No baseline, no case: a balance that cannot be read sends nothing and says why, with the answer's failure.

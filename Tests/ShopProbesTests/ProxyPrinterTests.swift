@@ -29,7 +29,8 @@ import Testing
         #expect(printed.count == 3 && printed[0].contains(" app POST /api/v1/spend_cheer 400 ") && printed[1].contains("cdn.example"))
         #expect(printed.allSatisfy { !$0.contains("\u{1B}") }, "\(printed)")
         let warned = err.withLock { $0 }
-        #expect(warned.count == 1 && warned[0].hasPrefix("warning: [request-body] expected amount: integer, got string “3” (blame: app; the app's request POST"))
+        // The one finding's words: the request, the check, expected and actual, whose fault.
+        #expect(warned.count == 1 && warned[0].hasPrefix("warning: POST /api/v1/spend_cheer: [request-body] expected amount: integer, got string “3” (the app's fault"), "\(warned)")
     }
 
     @Test func withJSONEachExchangeAndFindingIsAnObject() throws {
@@ -40,5 +41,9 @@ import Testing
         let objects = try out.withLock { $0 }.map { try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]) }
         #expect(objects.map { $0["kind"] as? String } == ["exchange", "finding"])
         #expect(objects[1]["blame"] as? String == "server" && objects[1]["check"] as? String == "schema")
+        // The one finding's record, as every JSON output that carries a finding has it.
+        let one = try #require(objects[1]["shop_finding"] as? [String: Any])
+        #expect(one["kind"] as? String == "schema" && one["subject"] as? String == "POST /api/v1/balance" && one["blame"] as? String == "server", "\(one)")
+        #expect(one["expected"] as? String == "balance: integer" && one["actual"] as? String == "string" && one["request_ids"] is [String])
     }
 }

@@ -39,7 +39,10 @@ import Testing
         _ = ShopUpdate.update(&s, .ledgerRead(.success(Self.view(findings: true))))
         let record = s.checks.records.first { $0.name == "ledger-not-credited" }
         #expect(record?.outcome == .failed && record?.requestID == "rq-1" && record?.check.source == .ledger)
-        #expect(record?.actual.hasPrefix("transaction 2000000000000001 (com.reiterate.cheer.200 ×1): not credited") == true, "\(record?.actual ?? "")")
+        // One finding type: the transaction by identity is its subject, its blame said ("not known" when the ledger cannot say).
+        #expect(record?.request == "transaction 2000000000000001 (com.reiterate.cheer.200 ×1)" && record?.actual.hasPrefix("not credited: ") == true,
+                "\(record?.request ?? "") \(record?.actual ?? "")")
+        #expect(record?.blame != nil && record?.finding.line.hasPrefix("✗ ledger-not-credited (") == true, "\(record?.finding.line ?? "")")
         #expect(s.checks.failures == 1)
         _ = ShopUpdate.update(&s, .action(.refresh))
         _ = ShopUpdate.update(&s, .ledgerRead(.success(Self.view(findings: true))))

@@ -282,7 +282,7 @@ import Testing
             round(&d, balance: 1_236, entries: older, total: 230, id: "d\(n)")
         }
         #expect(d.state.watch.findingCount == 1 && d.state.checks.records.first?.name == "debit-without-entry")
-        #expect(d.state.checks.records.first?.actual.contains("rq-bd2") == true)
+        #expect(d.state.checks.records.first?.finding.requestIDs.contains("rq-bd2") == true)
         #expect(!d.state.checks.records.contains { $0.name == "stale-read" })
     }
 }

@@ -88,7 +88,7 @@ import Testing
         #expect(d.effects.contains { if case let .alert(.bell, text) = $0 { return text.hasPrefix("reiterate-shop: [debit-without-entry]") } else { return false } })
         let finding = d.state.checks.records.first
         #expect(finding?.name == "debit-without-entry" && finding?.isFinding == true && finding?.outcome == .failed)
-        #expect(finding?.actual.contains("rq-b2, rq-h2, rq-b3, rq-h3") == true && d.state.watch.findingCount == 1)
+        #expect(finding?.finding.requestIDs == ["rq-b2", "rq-h2", "rq-b3", "rq-h3"] && d.state.watch.findingCount == 1)
     }
 
     @Test func failuresBackOffAndRetryAfterIsHonoured() {

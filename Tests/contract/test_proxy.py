@@ -358,4 +358,8 @@ def test_findings_blame_the_app_for_its_requests_and_the_server_for_its_answers(
     history = of("/api/v1/cheer_history")
     assert history and all(f["blame"] == "server" for f in history) and any(f["check"] == "schema" for f in history), history
     assert all(f["source"] == "app" and f["method"] and f["time"] for f in findings)
-    assert "warning: [request-body] " in p.err() and "(blame: app;" in p.err() and "(blame: server;" in p.err(), p.err()
+    # The one finding's words: the request, the check, whose fault, the request id.
+    assert any(line.startswith("warning: POST ") and ": [request-body] " in line and "(the app's fault; request id" in line
+               for line in p.err().splitlines()), p.err()
+    assert "(the server's fault; request id" in p.err(), p.err()
+    assert all(f["shop_finding"]["kind"] == f["check"] and f["shop_finding"]["blame"] == f["blame"] for f in findings), findings

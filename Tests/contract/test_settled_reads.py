@@ -302,7 +302,7 @@ def test_replay_judges_on_two_reads_that_agree_and_leaves_disagreeing_reads_unse
             lines = [w for w in warnings(r.stderr) if "[reads-disagree]" in w]
             if warned:
                 ids = ", ".join(f"rq-b{n}" for n in range(2, 2 + len(answers)))
-                assert len(lines) == 1 and f"(request ids {ids})" in lines[0], (answers, r.stderr)
+                assert len(lines) == 1 and f"(blame not known; request ids {ids})" in lines[0], (answers, r.stderr)
                 assert read["request_ids"] == ids.split(", ")
             else:
                 assert lines == [] and "request_ids" not in read, (answers, r.stderr)

@@ -159,7 +159,9 @@ def test_each_fault_that_breaks_a_rule_is_flagged_by_its_check(start_stub):
             findings = [e["check"] for e in events if e["kind"] == "finding"]
             assert check in findings, (kind, findings, err)
             assert code == 65, (kind, code, err)
-            assert f"warning: [{check}] expected" in err and "request id" in err, err
+            assert f": [{check}] expected" in err and "warning: watch of " in err and "request id" in err, err
+            one = [e["shop_finding"] for e in events if e["kind"] == "finding"]
+            assert any(f["kind"] == check and f["subject"].startswith("watch of ") and f["request_ids"] for f in one), one
         finally:
             w.stop()
         s.http.delete(s.url + "/_stub/faults", timeout=5)

@@ -125,7 +125,7 @@ public struct Finding: Sendable, Equatable, Codable {
     }
 
     /// `[schema] expected balance: integer, got "12"`.
-    public var line: String { "[\(check.rawValue)] expected \(expected), got \(actual)" }
+    public var line: String { ShopFinding.stated(check.rawValue, expected: expected, actual: actual) }
 }
 
 /// Where in an answer a finding is.

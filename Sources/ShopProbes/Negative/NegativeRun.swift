@@ -32,6 +32,9 @@ public struct NegativeRun {
         case line(Line, text: String)
         case note(String)
         case warning(String)
+        /// A case's finding (a write the shop must refuse, taken), as the one finding type: the command
+        /// prints its `warningLine`.
+        case finding(ShopFinding)
     }
 
     /// Why no case was sent: the reads before failed (with the failure, when an answer said why).
@@ -62,8 +65,8 @@ public struct NegativeRun {
     public struct Tally: Sendable {
         public var findings = 0
         public var notJudged = 0
-        /// The lagging reads' one finding (counted in `findings`), worded as a `warning:` line.
-        public var lagWarning: String?
+        /// The lagging reads' one finding (counted in `findings`): the command prints its `warningLine`.
+        public var lag: ShopFinding?
         public init() {}
     }
 
@@ -224,7 +227,9 @@ public struct NegativeRun {
             if taken, changed.isEmpty { unseen.append((c.name, effect, answeredBalance)) }
             if let finding {
                 tally.findings += 1
-                tell(.warning("warning: negative \(c.name): \(Sanitizer.line(c.what)) must be refused (\(c.source.text)); \(Sanitizer.line(finding))\(id)\n"))
+                tell(.finding(ShopFinding(kind: .write(.refusalExpected), subject: "negative \(c.name)", blame: .server,
+                                          expected: "\(c.what) refused (\(c.source.text))", actual: finding,
+                                          requestIDs: requestID.map { [$0] } ?? [])))
             }
             let verdict = switch answer {
             case .refused: "refused"
@@ -236,10 +241,10 @@ public struct NegativeRun {
                             meanwhile: meanwhile, unknown: unknown, finding: finding, why: why),
                        text: "\(c.name.padding(toLength: 24, withPad: " ", startingAt: 0)) \(Sanitizer.line(line))\n"))
         }
-        if let line = lag.warning(user: user) {
+        if let finding = lag.finding(user: user) {
             // The server's reads went back to an older state: one finding however often, named once.
             tally.findings += 1
-            tally.lagWarning = line
+            tally.lag = finding
         }
         return tally
     }
@@ -329,12 +334,14 @@ public struct LaggingReads: Sendable {
         last = ids
     }
 
-    func warning(user: String) -> String? {
+    /// The run's one `stale-read` finding, with the first lagging reads' request ids and the last's.
+    func finding(user: String) -> ShopFinding? {
         guard count > 0 else { return nil }
         let times = count == 1 ? "once" : "\(count) times"
-        let again = count > 1 ? "; last \(last.joined(separator: ", "))" : ""
-        return "warning: GET reads of \(Sanitizer.line(user)): [stale-read] expected reads of one state to agree when no write was taken, "
-            + "got reads that answered another state, then this one (a lagging replica?), \(times): first \(first.joined(separator: ", "))\(again)\n"
+        return ShopFinding(kind: .contract(.staleRead), subject: "GET reads of \(user)", blame: .server,
+                           expected: "reads of one state to agree when no write was taken",
+                           actual: "reads that answered another state, then this one (a lagging replica?), \(times)",
+                           requestIDs: first + (count > 1 ? last : []))
     }
 }
 

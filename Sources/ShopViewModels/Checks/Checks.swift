@@ -21,28 +21,7 @@ public enum CheckSource: Equatable, Sendable {
     case ledger
 }
 
-/// Which check a record is of: the contract's (and the pin's), a write's, or the watch's.
-public enum CheckID: Equatable, Sendable {
-    case contract(ContractCheck)
-    case write(WriteCheck)
-    case watch(WatchCheck)
-    /// An app request seen through the proxy that ended in an error (a 4xx or 5xx, an answer cut short
-    /// or in HTML, the server unreachable): kept, not a finding (the contract allows errors).
-    case appError
-    /// A purchase ledger line that is a finding (`ledger-credit-mismatch`, `ledger-not-credited` …).
-    case ledger(Verdict)
-
-    /// `spend-balance`, `schema`, …: the name docs/checks.md gives it, as the Checks tab shows it.
-    public var name: String {
-        switch self {
-        case let .contract(check): return check.rawValue
-        case let .write(check): return check.rawValue
-        case let .watch(check): return check.rawValue
-        case .appError: return "app-error"
-        case let .ledger(verdict): return "ledger-" + verdict.rawValue.replacingOccurrences(of: " ", with: "-")
-        }
-    }
-
+extension CheckID {
     public var source: CheckSource {
         switch self {
         case .contract(.pinned): return .pins
@@ -56,19 +35,16 @@ public enum CheckID: Equatable, Sendable {
 }
 
 /// One check's result: a write's verification, or a finding (of the contract watchdog or a pin on an
-/// answer, or of the watch: `isFinding`; a finding that recurs is one record, counted).
+/// answer, of the watch, of the ledger: `isFinding`; a finding that recurs is one record, counted). What
+/// it says is one `ShopFinding` (the one finding type, worded once); the record adds when it was seen, how
+/// often, and whether it passed.
 public struct CheckRecord: Equatable, Sendable {
     public enum Outcome: Equatable, Sendable { case passed, failed }
 
-    /// Which check: `.write(.spendBalance)`, `.contract(.schema)`, …
-    public var check: CheckID
+    /// The kind, the subject (the request it is about: `POST /api/v1/spend_cheer`), the blame, expected
+    /// and actual, the request ids, what it may follow from.
+    public var finding: ShopFinding
     public var outcome: Outcome
-    public var expected: String
-    public var actual: String
-    /// The request it is about: `POST /api/v1/spend_cheer`.
-    public var request: String
-    /// The (last) request it was seen on.
-    public var requestID: String?
     public var at: Date
     /// What makes a later finding the same one (a watchdog's finding); nil: never grouped.
     public var key: FindingKey?
@@ -76,9 +52,37 @@ public struct CheckRecord: Equatable, Sendable {
     public var count = 1
     /// The first answer that showed it, when it recurred.
     public var first: Sighting?
+
+    /// Which check: `.write(.spendBalance)`, `.contract(.schema)`, …
+    public var check: CheckID {
+        get { finding.kind }
+        set { finding.kind = newValue }
+    }
+    public var expected: String {
+        get { finding.expected }
+        set { finding.expected = newValue }
+    }
+    public var actual: String {
+        get { finding.actual }
+        set { finding.actual = newValue }
+    }
+    /// The request it is about: `POST /api/v1/spend_cheer`.
+    public var request: String {
+        get { finding.subject }
+        set { finding.subject = newValue }
+    }
+    /// The (last) request it was seen on.
+    public var requestID: String? {
+        get { finding.requestID }
+        set { finding.requestIDs = newValue.map { [$0] } ?? [] }
+    }
     /// Who is at fault, for a finding on the app's traffic (its request: the app; its answer: the
-    /// server); nil on the tool's own (always the server's) and for checks that blame no one.
-    public var blame: Blame?
+    /// server), of the watch's pairing and of the ledger; nil on the tool's own (always the server's) and
+    /// for checks that blame no one.
+    public var blame: Blame? {
+        get { finding.blame }
+        set { finding.blame = newValue }
+    }
 
     /// The check's name: `spend-balance`, `purchase-balance`, …
     public var name: String { check.name }
@@ -95,28 +99,37 @@ public struct CheckRecord: Equatable, Sendable {
 
     public init(check: CheckID, outcome: Outcome, expected: String, actual: String, request: String, requestID: String?, at: Date,
                 key: FindingKey? = nil) {
-        self.check = check
+        self.init(ShopFinding(kind: check, subject: request, expected: expected, actual: actual, requestIDs: requestID.map { [$0] } ?? []),
+                  outcome: outcome, at: at, key: key)
+    }
+
+    public init(_ finding: ShopFinding, outcome: Outcome = .failed, at: Date, key: FindingKey? = nil) {
+        self.finding = finding
         self.outcome = outcome
-        self.expected = expected
-        self.actual = actual
-        self.request = request
-        self.requestID = requestID
         self.at = at
         self.key = key
     }
 
-    /// `✗ spend-balance: expected 1,243, got 1,242` or `✔ spend-balance`.
-    public var line: String {
-        outcome == .passed ? "✔ \(name)" : "✗ \(name): expected \(expected), got \(actual)"
-    }
+    /// `✗ spend-balance: expected 1,243, got 1,242` or `✔ spend-balance` (`ShopFinding.verdict`).
+    public var line: String { finding.verdict(passed: outcome == .passed) }
 
-    /// What this finding may follow from, among the other checks: a total that came back across the
-    /// history's pages while reads lag behind the writes (a `stale-read` finding is there) is possibly
-    /// that lag, not a paging bug of its own. Nil when nothing explains it.
+    /// What this finding may follow from: what its judge said (`ShopFinding.causedBy`: the watch's), else,
+    /// among the other checks, a total that came back across the history's pages while reads lag behind
+    /// the writes (a `stale-read` finding is there) is possibly that lag, not a paging bug of its own. Nil
+    /// when nothing explains it.
     public func follows(among records: [CheckRecord]) -> String? {
+        if let causedBy = finding.causedBy { return causedBy }
         guard key?.check == .paging, case .place(.pages(.oneTotal))? = key?.at,
               records.contains(where: { $0.check == .contract(.staleRead) }) else { return nil }
         return "possibly caused by reads that lag behind the writes (stale-read)"
+    }
+
+    /// The finding as the Checks tab shows it, with what it may follow from among `records`.
+    public func shown(among records: [CheckRecord]) -> ShopFinding {
+        var f = finding
+        f.causedBy = follows(among: records)
+        if let first, count > 1, let id = first.requestID, !f.requestIDs.contains(id) { f.requestIDs.insert(id, at: 0) }
+        return f
     }
 
     /// `×5, first rq-1, last rq-9` for a finding seen more than once (nil otherwise).

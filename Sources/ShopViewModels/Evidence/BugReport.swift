@@ -59,9 +59,15 @@ public struct BugReport: Equatable, Sendable {
         for c in checks {
             let verdict = c.outcome == .passed ? "✔ passed" : "✗ failed"
             let kind = c.isFinding ? "finding" : "verification"
-            out += "- \(verdict) \(Self.code(c.name)) (\(kind), \(Self.utc(c.at))) on \(Self.code(c.request))"
-            if let id = c.requestID { out += ", request id \(Self.code(id))" }
-            out += ": expected \(Self.text(c.expected)), got \(Self.text(c.actual))\n"
+            // The one finding's fields: its subject, request ids, expected and actual, blame, what it may follow from.
+            let f = c.shown(among: checks)
+            out += "- \(verdict) \(Self.code(c.name)) (\(kind), \(Self.utc(c.at))) on \(Self.code(f.subject))"
+            if f.requestIDs.count == 1 { out += ", request id \(Self.code(f.requestIDs[0]))" }
+            if f.requestIDs.count > 1 { out += ", request ids " + f.requestIDs.map(Self.code).joined(separator: ", ") }
+            out += ": expected \(Self.text(f.expected)), got \(Self.text(f.actual))"
+            if let blame = f.blame, c.outcome == .failed { out += "; \(blame.words)" }
+            if let cause = f.causedBy { out += "; \(Self.text(cause))" }
+            out += "\n"
         }
         if !reads.isEmpty {
             out += "\n## The reads the checks depend on\n\n"

@@ -24,7 +24,7 @@ extension ShopUpdate {
                 let words = e.responseBodyPreview.map { ServerWords.read(Array($0.utf8), contentType: e.responseHeaders[.contentType]) }
                 title = "\(e.method) \(e.path) → HTTP \(status) \(ErrorText.reasonPhrase(status))" + (words?.text.map { ": \($0)" } ?? "")
             } else if let finding = e.findings.first {
-                title = "\(e.method) \(e.path): [\(finding.check.rawValue)] expected \(finding.expected), got \(finding.actual)"
+                title = "\(e.method) \(e.path): \(finding.line)"
             } else if e.isPending {
                 title = "\(e.method) \(e.path): no answer yet after \(Int(e.duration.components.seconds)) s"
             } else {

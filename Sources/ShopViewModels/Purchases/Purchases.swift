@@ -122,13 +122,7 @@ extension ShopUpdate {
             // Each finding goes to the Checks tab and the ⚠ count too, once (one finding type for every judge).
             var records: [CheckRecord] = []
             for line in view.ledger.lines where line.isFinding && state.purchases.checked.insert("\(line.transactionID) \(line.verdict.rawValue)").inserted {
-                let blame = line.blame.map { " (\($0.words))" } ?? ""
-                let product = (line.productID ?? "?") + (line.quantity.map { " ×\($0)" } ?? "")
-                records.append(CheckRecord(check: .ledger(line.verdict), outcome: .failed,
-                                           expected: "the App Store's verified record and the backend's credits agree",
-                                           actual: "transaction \(line.transactionID) (\(product)): \(line.verdict.rawValue)\(blame): \(line.words)",
-                                           request: PurchaseCheer.endpoint.description, requestID: line.requestIDs.last,
-                                           at: state.clock ?? line.at ?? .distantPast))
+                if let finding = line.finding { records.append(CheckRecord(finding, at: state.clock ?? line.at ?? .distantPast)) }
             }
             state.checks.add(records)
             // While the watch runs, a new finding is told at once (and once), wherever the tab is.

@@ -95,12 +95,10 @@ extension ShopUpdate {
     static func addFindings(_ exchange: Exchange, _ state: inout AppState) {
         guard !exchange.findings.isEmpty else { return }
         state.checks.add(exchange.findings.map {
-            var record = CheckRecord(check: .contract($0.check), outcome: .failed, expected: $0.expected, actual: $0.actual,
-                                     request: "\(exchange.method) \(exchange.path)", requestID: exchange.requestID, at: exchange.startedAt,
-                                     key: FindingKey($0, method: exchange.method, target: exchange.path))
+            var finding = ShopFinding($0, subject: "\(exchange.method) \(exchange.path)", requestID: exchange.requestID)
             // On the app's traffic, who is at fault is said (on the tool's own it is always the server).
-            if exchange.source == .app { record.blame = $0.blame }
-            return record
+            if exchange.source != .app { finding.blame = nil }
+            return CheckRecord(finding, at: exchange.startedAt, key: FindingKey($0, method: exchange.method, target: exchange.path))
         })
     }
 }

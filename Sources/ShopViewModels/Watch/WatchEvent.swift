@@ -35,41 +35,6 @@ public struct Observation: Equatable, Sendable {
     func sameState(as other: Observation) -> Bool { balance == other.balance && total == other.total && items == other.items }
 }
 
-/// What the watch flags: a rule of the shop that two reads break.
-public enum WatchCheck: String, Sendable, Equatable, CaseIterable {
-    /// The balance fell by other than the new entries' amounts (and no bundle explains the rest).
-    case debitMismatch = "debit-mismatch"
-    /// The balance fell with no new entry.
-    case debitWithoutEntry = "debit-without-entry"
-    /// A new entry with no debit of its amount.
-    case entryWithoutDebit = "entry-without-debit"
-    /// The balance rose by what no sum of the environment's bundles makes.
-    case creditUnexplained = "credit-unexplained"
-    /// An entry seen before is gone, or changed.
-    case entryVanished = "entry-vanished"
-    case entryChanged = "entry-changed"
-    /// The history's total fell.
-    case historyShrank = "history-shrank"
-    case balanceNegative = "balance-negative"
-    /// A pack's total did not grow by the amounts cheered for it.
-    case packTotal = "pack-total"
-    // Verdicts only pairing the app's writes (seen through the proxy) with the reads can give:
-    /// One app request, two history entries.
-    case entryTwice = "entry-twice"
-    /// A purchase of bundle N credited other than N.
-    case creditMismatch = "credit-mismatch"
-    /// A purchase answered 200 and not credited.
-    case notCredited = "not-credited"
-    /// A transaction id already credited, credited again (answered 200, not 409).
-    case replayCredited = "replay-credited"
-    /// The answer to the app said one balance; the next read shows another.
-    case answerContradicted = "answer-contradicted"
-    /// The app sent the same write twice: the second before the first's answer, or within a second of it.
-    case doubleSubmission = "double-submission"
-    /// After a purchase's answer was lost, the app bought again with a new transaction id (a double charge).
-    case retryNewTransaction = "retry-new-transaction"
-}
-
 /// One change seen by the watch: what changed, and how it reconciled.
 public struct WatchEvent: Equatable, Sendable {
     public enum Change: Equatable, Sendable {
@@ -196,7 +161,7 @@ extension WatchEvent {
             let parts = [(added.count, "new"), (removed.count, "gone"), (repriced.count, "price changed")].filter { $0.0 > 0 }.map { "\($0.0) \($0.1)" }
             return "packs: " + parts.joined(separator: ", ")
         case let .finding(check, expected, actual):
-            return "[\(check.rawValue)] expected \(expected), got \(actual)" + (causedBy.map { " — " + $0.words } ?? "")
+            return ShopFinding.stated(check.rawValue, expected: expected, actual: actual) + (causedBy.map { " — " + $0.words } ?? "")
         case let .error(failure, then): return failure.line + then
         case let .note(text): return text + causeWords
         case let .status(text): return text
@@ -277,5 +242,16 @@ public struct WatchMarks: Equatable, Sendable {
     public static func == (a: WatchMarks, b: WatchMarks) -> Bool {
         a.balanceDelta == b.balanceDelta && a.balanceSeen == b.balanceSeen && a.entries == b.entries
             && a.packs.mapValues { $0.0 } == b.packs.mapValues { $0.0 } && a.packs.mapValues { $0.1 } == b.packs.mapValues { $0.1 }
+    }
+}
+
+extension WatchEvent {
+    /// The event as the one finding type, when it is a finding: the watch's rule about `user`'s reads, blamed
+    /// by its rule (`WatchCheck.blame`), resting on the reads of both rounds, with what it may follow from.
+    /// The Checks tab, `watch`'s lines and its JSON read it.
+    public func finding(user: String) -> ShopFinding? {
+        guard case let .finding(check, expected, actual) = change else { return nil }
+        return ShopFinding(kind: .watch(check), subject: "watch of \(user)", blame: check.blame, expected: expected, actual: actual,
+                           requestIDs: requestIDs, causedBy: causedBy?.words)
     }
 }

@@ -6,16 +6,8 @@ extension ShopUpdate {
     /// are told (the bell, or an OSC 9 notification) to a tester looking at the phone.
     static func note(_ events: [WatchEvent], _ state: inout AppState) -> [Effect] {
         state.watch.add(events)
-        let records: [CheckRecord] = events.compactMap { event in
-            guard case let .finding(check, expected, actual) = event.change else { return nil }
-            let sides = event.requestIDs.isEmpty ? "" : " (reads \(event.requestIDs.joined(separator: ", ")))"
-            let cause = event.causedBy.map { " — " + $0.words } ?? ""
-            var record = CheckRecord(check: .watch(check), outcome: .failed, expected: expected, actual: actual + sides + cause,
-                                     request: "watch of \(state.context.user)", requestID: event.requestIDs.last, at: event.at)
-            // Pairing the app's writes tells whose fault it is.
-            if state.watch.pairing { record.blame = check.blame }
-            return record
-        }
+        let user = state.context.user
+        let records: [CheckRecord] = events.compactMap { event in event.finding(user: user).map { CheckRecord($0, at: event.at) } }
         state.checks.add(records)
         guard let style = state.watch.alert, let first = events.first(where: { if case .finding = $0.change { return true } else { return false } }) else { return [] }
         return [.alert(style, "reiterate-shop: " + first.text())]

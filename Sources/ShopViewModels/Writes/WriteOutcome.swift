@@ -73,27 +73,6 @@ public struct WriteOutcome: Equatable, Sendable {
     }
 }
 
-/// The checks of a write, by name (what each means: docs/checks.md).
-public enum WriteCheck: String, Sendable, Equatable, CaseIterable {
-    /// The balance moved by the write's amount (answered and read again), or, with no answer, to
-    /// one of the two outcomes.
-    case spendBalance = "spend-balance", purchaseBalance = "purchase-balance"
-    /// The newest history entry is this spend, and the total grew by one.
-    case spendHistory = "spend-history"
-    /// The pack's cheer total grew by the amount.
-    case spendPackTotal = "spend-pack-total"
-    /// A refusal (4xx) left the balance as it was.
-    case refusedUnchanged = "refused-unchanged"
-    /// A replayed purchase (409) left the balance as it was.
-    case replayUnchanged = "replay-unchanged"
-    /// A write the shop must refuse (`ExpectedRefusal`: an overspend, an unknown pack, an amount
-    /// below 1, an identifier that is not a bundle) was refused.
-    case refusalExpected = "refusal-expected"
-    /// A spend refused `402 insufficient_balance` was below the balance: the shop refuses for the
-    /// balance only when it is below the amount (on the balances settled before and after it).
-    case insufficientBalance = "insufficient-balance"
-}
-
 /// What differs between kinds of write, as data: how the balance moves when one is applied, the
 /// names of its checks, and its words. The judging below is the same for every kind.
 struct WriteRules {
