@@ -325,6 +325,12 @@ import Testing
         #expect(UTF8Scan.firstInvalid(Array("café 東京 🎧".utf8)) == nil)
         // Overlong forms and surrogates are not UTF-8 either.
         #expect(UTF8Scan.firstInvalid([0xC0, 0xAF]) == 0 && UTF8Scan.firstInvalid([0xED, 0xA0, 0x80]) == 0)
+        // The watchdog names the field, the byte and the entry (by its id).
+        let findings = ContractWatchdog.check(ObservedExchange(operation: .getCheerHistory, pathAndQuery: "/api/v1/cheer_history?user_id=qa&page=1&per_page=50",
+                                                               status: 200, headers: [.contentType: "application/json"], body: body))
+        let utf8 = findings.first { if case .field(_, .utf8)? = $0.place { true } else { false } }
+        #expect(utf8?.expected == "history[0].comments[0].body: text in UTF-8 (a JSON body's charset)", "\(findings)")
+        #expect(utf8?.actual == "byte 4 of the value is 0xE9, not UTF-8 — in the entry id=s-1" && utf8?.entry == "id=s-1", "\(findings)")
         // A body all UTF-8 is returned as it was.
         let clean = Array(#"{"a": "café"}"#.utf8)
         #expect(JSONRepair.replacingInvalidUTF8(clean) == clean)

@@ -226,7 +226,7 @@ def test_a_comment_not_in_utf8_is_named_by_field_and_byte_and_its_entry_stays_re
         # The byte that is not UTF-8 reads as �, the rest of the comment as sent; nothing else is invented.
         assert entries[0]["comments"][0]["body"] == "caf\ufffd", entries[0]
         found = [w for w in warnings(r.stderr) if "history[0].comments[0].body" in w]
-        assert found and "byte 4 of the value is 0xE9, not UTF-8" in found[0] and "(request id rq-latin1)" in found[0], r.stderr
+        assert found and "byte 4 of the value is 0xE9, not UTF-8 — in the entry id=s-1" in found[0] and "(request id rq-latin1)" in found[0], r.stderr
         assert "cannot be converted" not in r.stdout + r.stderr
     finally:
         server.shutdown()

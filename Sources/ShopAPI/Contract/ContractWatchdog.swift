@@ -131,6 +131,8 @@ public struct ContractWatchdog: Sendable {
         for i in findings.indices {
             guard let n = index(findings[i]), n < items.count, let key = EntryKey(json: items[n]) else { continue }
             findings[i].entry = key.description
+            // Bytes that are not UTF-8 are named by field, entry and byte: the entry is found by its id again.
+            if case .field(_, .utf8)? = findings[i].place { findings[i].actual += " — in the entry \(key.description)" }
         }
     }
 
