@@ -116,7 +116,16 @@ public enum ShopWrite: Hashable, Sendable {
             let comment: String? = if case let .string(c)? = json["comment"] { c } else { nil }
             self = .spend(product: product, amount: amount, comment: comment)
         case PurchaseCheer.endpoint.operation:
-            guard case let .string(identifier)? = json["identifier"], let sent = json["transaction_id"] else { return nil }
+            guard let named = json["identifier"], let sent = json["transaction_id"] else { return nil }
+            // An identifier sent as a JSON number (`42`) is kept as its digits: a credit made for it is still one
+            // the ledger and the watch weigh (the request's own `request-body` finding says it is not text).
+            let identifier: String
+            switch named {
+            case let .string(s): identifier = s
+            case let .int(n): identifier = String(n)
+            case let .double(d): identifier = String(d)
+            default: identifier = named.describe
+            }
             let transaction: TransactionID
             switch sent {
             case let .string(s): transaction = .text(s)

@@ -1,7 +1,7 @@
 import AppStoreRecord
 import Foundation
 import ShopAPI
-import ShopLedger
+@testable import ShopLedger
 import Testing
 
 /// The ledger's verdicts on hand-made histories and exchanges: each verdict and blame, and what must
@@ -46,6 +46,19 @@ import Testing
         let line = try Self.only(ledger)
         #expect(line.verdict == .creditMismatch && line.blame == .server && line.isFinding)
         #expect(line.words.contains("credited 200") && line.words.contains("= 400"))
+    }
+
+    /// Issue 44: the ledger left out a credit made for the identifier `42` (a JSON number, not text): its body
+    /// did not read as a purchase, so the credit was never weighed.
+    @Test func aCreditForAnIdentifierSentAsANumberIsWeighed() throws {
+        let body = #"{"identifier": 42, "transaction_id": 7}"#
+        let event = try #require(ShopEvents.event(.purchaseCheer, requestBody: body, status: 200, responseBody: #"{"balance": 300}"#, user: "qa-alice",
+                                                  at: Self.t0 + 2, end: nil, requestID: "post-42", source: "app"))
+        #expect(event.purchase == ShopWrite.Purchase(identifier: "42", transactionID: 7))
+        let ledger = Ledger.judge(history: [Self.paid("7")], lookups: [:], events: [Self.balance(100, at: 1), event], catalog: Self.catalog)
+        let line = try Self.only(ledger)
+        #expect(line.transactionID == "7" && line.requestIDs == ["post-42"] && line.isFinding && line.blame == .app, "\(line)")
+        #expect(line.words == "credited the App Store's 200, but the app posted it as 42, not com.reiterate.cheer.200", "\(line.words)")
     }
 
     @Test func aPostUnderAnotherProductIsACreditMismatch() throws {
