@@ -40,6 +40,9 @@ public struct Exchange: Sendable, Equatable, Identifiable {
     /// A fault the app's proxy put into it on purpose (the app never got the server's whole answer
     /// unless it is `latency`).
     public var fault: FaultNote?
+    /// `scheme://host:port` of a request to another host than the base URL's (`ExchangeRequest.origin`);
+    /// nil: its `path` is relative to the base URL.
+    public var origin: String?
 
     /// The request's key, as logged (token-like query values redacted: its `target` shows the placeholder
     /// percent-encoded, so show `path`); nil for a method the API does not use. Read once, when the

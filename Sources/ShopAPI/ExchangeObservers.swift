@@ -136,6 +136,7 @@ public final class ExchangeLogObserver: ExchangeObserver {
         record.operation = e.request.operation
         record.source = e.source
         record.fault = e.fault
+        record.origin = e.request.origin
         record.findings = e.findings
         return record
     }

@@ -24,6 +24,9 @@ public struct ExchangeRequest: Sendable {
     public let operation: OperationID?
     public var headers: HTTPFields
     public var body: [UInt8]?
+    /// `scheme://host:port` of a request sent to another host than the base URL's (a further host the
+    /// proxy intercepts): its URL is this + its key's target. Nil: the base URL's (its key is relative to it).
+    public var origin: String?
 
     public init(key: RequestKey, match: RequestMatch, headers: HTTPFields, body: [UInt8]?) {
         self.key = key

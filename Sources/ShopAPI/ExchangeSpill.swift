@@ -7,7 +7,7 @@ import Foundation
 /// `ExchangeLog` (an actor), so it is used by one task at a time.
 final class ExchangeSpill {
     /// One spilled exchange: its number in the session, whether it was a write, its HAR entry (the URL
-    /// is the path; the base is added when the HAR is made).
+    /// is the path, the base added when the HAR is made; a request to another host holds its own origin).
     struct Line: Codable {
         var id: Int
         var write: Bool

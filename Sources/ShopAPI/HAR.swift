@@ -100,7 +100,8 @@ public enum HAR {
         numbered.sort { $0.id < $1.id }
         let entries = numbered.map { item -> Entry in
             var entry = item.entry
-            entry.request.url = base + entry.request.url
+            // A path is the base URL's; a request to another host already holds its own origin.
+            if entry.request.url.hasPrefix("/") { entry.request.url = base + entry.request.url }
             return entry
         }
         let encoder = JSONEncoder()
@@ -108,7 +109,8 @@ public enum HAR {
         return try encoder.encode(Document(log: Log(creator: Creator(name: creator, version: version), entries: entries, _baseURL: base)))
     }
 
-    /// One exchange as a HAR entry, its URL `base` + its path.
+    /// One exchange as a HAR entry, its URL `base` + its path (its own origin + its path for a request to
+    /// another host than the base URL's).
     static func entry(_ e: Exchange, base: String) -> Entry {
         let ms = Double(e.duration.components.seconds) * 1000 + Double(e.duration.components.attoseconds) / 1e15
         let (_, query) = ContractWatchdog.split(e.path)
@@ -117,7 +119,7 @@ public enum HAR {
         let status = e.status ?? 0
         return Entry(
             startedDateTime: ISO8601.format(e.startedAt), time: ms,
-            request: Request(method: e.method, url: base + e.path, headers: pairs(e.requestHeaders),
+            request: Request(method: e.method, url: (e.origin ?? base) + e.path, headers: pairs(e.requestHeaders),
                              queryString: query.sorted { $0.key < $1.key }.map { NameValue(name: $0.key, value: $0.value) },
                              postData: e.requestBodyPreview.map { PostData(mimeType: requestType, text: $0) }, bodySize: e.requestBytes),
             response: Response(status: status, statusText: e.status.flatMap(HTTPStatusWords.known) ?? "",

@@ -121,7 +121,8 @@ final class ProxyCore: Sendable {
         guard intercepted.contains(host) else { return nil }
         let base = host == configuration.baseHost ? BasePath(of: configuration.baseURL) : .none
         guard let key = base.key(method: method.rawValue, target: target) else { return nil }
-        return ProxyRoute(url: "\(scheme)://\(host)\(target)", key: key, match: Self.match(key, contract: contract))
+        return ProxyRoute(url: "\(scheme)://\(host)\(target)", key: key, match: Self.match(key, contract: contract),
+                          origin: host == configuration.baseHost ? nil : "\(scheme)://\(host)")
     }
 
     /// What an app request is: the operation `RequestKey.operation` says, else the contract's word on how it misses.
@@ -136,6 +137,8 @@ struct ProxyRoute: Sendable {
     var url: String
     var key: RequestKey
     var match: RequestMatch
+    /// `scheme://host:port` for a further host (its key is its own target); nil for the base URL's host.
+    var origin: String?
 }
 
 /// The password the phone must send (`Proxy-Authorization: Basic`; any user name). Compared in time

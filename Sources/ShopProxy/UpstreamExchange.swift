@@ -36,6 +36,7 @@ struct UpstreamExchange: Sendable {
             request: ExchangeRequest(key: route.key, match: route.match, headers: HTTPFields(pairs: head.headers.map { ($0.name, $0.value) }), body: sentBody),
             attempt: 1)
         exchange.fault = fault?.note
+        exchange.request.origin = route.origin
         return exchange
     }
 

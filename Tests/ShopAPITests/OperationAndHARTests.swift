@@ -1,6 +1,6 @@
 import Foundation
 import JSONTokens
-import ShopAPI
+@testable import ShopAPI
 import Testing
 
 /// Issue 44, item 4: which operation an exchange is, decided in one place (`RequestKey.operation`, relative to
@@ -49,6 +49,29 @@ struct OperationAndHARTests {
         #expect(abs(took - 0.04) < 0.001)
         let balances = recording.entries.compactMap { e in e.operation.flatMap { op in e.responseBody.flatMap { op.answeredBalance(Array($0.utf8)) } } }
         #expect(balances == [1250, 1300])
+    }
+
+    /// A request the proxy saw on a further host (`proxy_hosts`) keeps its own origin in the file: its URL
+    /// was the base URL's + its path before, a request that never went there (kept in memory or spilled).
+    @Test func aRequestToAnotherHostKeepsItsOwnURL() throws {
+        var other = Self.exchange("GET", "/v2/events?since=1", status: 200, requestID: "rq-x", answer: "{}")
+        other.origin = "https://analytics.example:443"
+        let base = Self.exchange("GET", "/api/v1/balance?user_id=qa-alice", status: 200, requestID: "rq-1", answer: #"{"balance":1250}"#)
+        var spilledOther = Self.exchange("GET", "/v2/ping", status: 204, requestID: "rq-y", answer: nil)
+        spilledOther.origin = "https://analytics.example:443"
+        spilledOther.id = 0
+        var kept = [base, other]
+        for i in kept.indices { kept[i].id = i + 1 }
+        let session = SessionExchanges(kept: kept, spilled: [.init(id: 0, write: false, entry: HAR.entry(spilledOther, base: ""))], droppedReads: 0, spillFailed: false)
+        let data = try HAR.encode(session, baseURL: "https://staging.example/shop/", creator: "t", version: "0")
+        let doc = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        let entries = try #require((doc["log"] as? [String: Any])?["entries"] as? [[String: Any]])
+        let urls = entries.compactMap { ($0["request"] as? [String: Any])?["url"] as? String }
+        #expect(urls == ["https://analytics.example:443/v2/ping", "https://staging.example/shop/api/v1/balance?user_id=qa-alice",
+                         "https://analytics.example:443/v2/events?since=1"], "\(urls)")
+        // Read back: the base URL's request is its operation; the other host's names none.
+        let recording = try HAR.read(Array(data))
+        #expect(recording.entries.map(\.operation) == [nil, .getBalance, nil])
     }
 
     /// A file another tool wrote (no `_baseURL`): each origin's base path is what comes before its first

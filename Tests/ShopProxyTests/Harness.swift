@@ -29,7 +29,8 @@ protocol ProxyTesting {}
 
 extension ProxyTesting {
     func start(password: String? = nil, events: Events = Events(), headTimeout: Duration = .seconds(10),
-               bodyTimeout: Duration = .seconds(60), faults: [ProxyFault] = []) async throws -> (RunningStub, ProxyServer, AsyncHTTPTransport, Seen) {
+               bodyTimeout: Duration = .seconds(60), faults: [ProxyFault] = [], extraHosts: @Sendable (Int) -> [HostPort] = { _ in [] })
+        async throws -> (RunningStub, ProxyServer, AsyncHTTPTransport, Seen) {
         let stub = try await RunningStub.start()
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("proxy-ca-\(UUID().uuidString)")
         let ca = try ProxyCA.loadOrCreate(folder: folder, permitted: PermittedNames(hosts: ["127.0.0.1"]))
@@ -39,6 +40,7 @@ extension ProxyTesting {
                                                baseURL: try #require(URL(string: stub.url)), headTimeout: headTimeout)
         configuration.bodyTimeout = bodyTimeout
         configuration.faults = faults
+        configuration.extraHosts = extraHosts(stub.port)
         let proxy = try await ProxyServer.start(configuration: configuration, ca: ca, transport: transport,
                                                 pipeline: .standard(extra: [seen]), events: { events.add($0) })
         return (stub, proxy, transport, seen)

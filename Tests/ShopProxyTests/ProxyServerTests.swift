@@ -32,6 +32,19 @@ import Testing
         await stop(stub, proxy, transport)
     }
 
+    /// A further host (`proxy_hosts`) keeps its own origin on the exchange, so a HAR names its real URL (it
+    /// named the base URL's host before); the base URL's own requests have none.
+    @Test func aRequestToAFurtherHostKeepsItsOrigin() async throws {
+        let (stub, proxy, transport, seen) = try await start(extraHosts: { [HostPort(host: "localhost", port: $0)] })
+        let app = try RawClient(port: proxy.address.port)
+        _ = try app.exchange("GET \(stub.url)/api/v1/audio_packs HTTP/1.1\r\nHost: 127.0.0.1:\(stub.port)\r\nAuthorization: Bearer dev-token\r\n\r\n")
+        _ = try app.exchange("GET http://localhost:\(stub.port)/api/v1/audio_packs HTTP/1.1\r\nHost: localhost:\(stub.port)\r\nAuthorization: Bearer dev-token\r\n\r\n")
+        try await waitFor { await seen.exchanges.count == 2 }
+        let origins = await seen.exchanges.map(\.request.origin)
+        #expect(origins == [nil, "http://localhost:\(stub.port)"], "\(origins)")
+        await stop(stub, proxy, transport)
+    }
+
     @Test func anAmbiguousRequestIsRefusedAndNeverReachesTheServer() async throws {
         let events = Events()
         let (stub, proxy, transport, _) = try await start(events: events)

@@ -19,6 +19,10 @@ import Testing
         let command = CurlCommand.make(e, baseURL: "http://127.0.0.1:8080/", tokenVariable: "STAGING_TOKEN")
         #expect(command == #"curl -sS -X POST 'http://127.0.0.1:8080/api/v1/spend_cheer' -H 'Content-Type: application/json' -H 'Accept: application/json' -H "Authorization: Bearer $STAGING_TOKEN" --data-raw '{"amount":5,"comment":"it'\''s lovely","product":"com.reiterate.pack.rain"}'"#)
         #expect(!command.contains("s3cr3t") && !command.contains("session=abc"))
+        // A request the proxy saw on a further host: its own origin, never the base URL's.
+        var other = exchange(method: "GET", path: "/v2/ping", headers: [], body: nil)
+        other.origin = "https://media.example:443"
+        #expect(CurlCommand.make(other, baseURL: "http://127.0.0.1:8080/", tokenVariable: "T") == "curl -sS 'https://media.example:443/v2/ping'")
     }
 
     @Test func cAndBangFindTheRequestBehindTheError() {

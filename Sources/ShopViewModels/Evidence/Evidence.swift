@@ -9,7 +9,7 @@ public enum CurlCommand {
         let base = baseURL.last == "/" ? String(baseURL.dropLast()) : baseURL
         var parts = ["curl", "-sS"]
         if e.key?.method != .get { parts += ["-X", e.method] }
-        parts.append(quote(base + e.path))
+        parts.append(quote((e.origin ?? base) + e.path))  // a request to another host: its own origin
         var sawAuthorization = false
         for field in e.requestHeaders {
             let name = field.name.canonicalName
