@@ -38,6 +38,14 @@ struct AppStoreSetup {
     }
 
     func close() async { try? await transport.shutdown() }
+
+    /// The App Store's record of one transaction (`AppStorePaid`), by a client made for it and closed after.
+    static func record(_ id: String, settings: ResolvedSettings) async throws -> AppStoreRecordRead {
+        let setup = try AppStoreSetup(settings)
+        let record = await AppStorePaid.read(setup.client, id: id)
+        await setup.close()
+        return record
+    }
 }
 
 extension ResolvedSettings {

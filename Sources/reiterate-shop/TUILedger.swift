@@ -18,9 +18,10 @@ struct TUILedgerReader: LedgerReader {
             return .failure(LedgerFailure("no purchase seen yet: buy (b), let the app buy through the proxy, or set transaction in the [appstore] table"))
         }
         let setup: AppStoreSetup
-        switch self.setup() {
-        case let .success(made): setup = made
-        case let .failure(failure): return .failure(failure)
+        do {
+            setup = try AppStoreSetup(settings)
+        } catch {
+            return .failure(LedgerFailure((error as? CLIError)?.message ?? "the App Store client could not start"))
         }
         let outcome = await LedgerSources.read(client: setup.client, candidates: candidates, events: events)
         await setup.close()
@@ -34,24 +35,10 @@ struct TUILedgerReader: LedgerReader {
     }
 
     func appStoreRecord(_ transactionID: String) async -> AppStoreRecordRead {
-        switch setup() {
-        case let .failure(failure):
+        do { return try await AppStoreSetup.record(transactionID, settings: settings) } catch {
+            let why = (error as? CLIError)?.message ?? "the App Store client could not start"
             return AppStoreRecordRead(transactionID: transactionID, paid: nil,
-                                      line: "warning: the App Store's record of \(transactionID) could not be read: \(failure.message); the credit expected is the bundle's\n")
-        case let .success(setup):
-            let record = await AppStorePaid.read(setup.client, id: transactionID)
-            await setup.close()
-            return record
-        }
-    }
-
-    private func setup() -> Result<AppStoreSetup, LedgerFailure> {
-        do {
-            return .success(try AppStoreSetup(settings))
-        } catch let error as CLIError {
-            return .failure(LedgerFailure(error.message))
-        } catch {
-            return .failure(LedgerFailure("the App Store client could not start"))
+                                      line: "warning: the App Store's record of \(transactionID) could not be read: \(why); the credit expected is the bundle's\n")
         }
     }
 }

@@ -99,10 +99,8 @@ struct Buy: AsyncParsableCommand {
     /// What the App Store's record of `id` says was paid (verified), said on stderr; nil when it cannot
     /// say (unknown, not believed, not readable), which is said too: the credit expected is then the bundle's.
     static func paidInAppStore(_ id: String, settings: ResolvedSettings) async throws -> ShopWrite.Purchase.Paid? {
-        let setup: AppStoreSetup
-        do { setup = try AppStoreSetup(settings) } catch { throw fail(error) }
-        let record = await AppStorePaid.read(setup.client, id: id)
-        await setup.close()
+        let record: AppStoreRecordRead
+        do { record = try await AppStoreSetup.record(id, settings: settings) } catch { throw fail(error) }
         Terminal.err(record.line)
         return record.paid
     }

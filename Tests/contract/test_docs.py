@@ -130,3 +130,9 @@ def test_the_view_models_build_no_url_and_no_balance_is_read_from_raw_json_outsi
     raw = [f"{p.relative_to(ROOT)}:{n}" for p in (ROOT / "Sources").rglob("*.swift") if "ShopAPI/Contract/" not in p.as_posix()
            for n, line in enumerate(p.read_text().splitlines(), 1) if '["balance"]' in line]
     assert raw == [], raw
+
+
+def test_the_executable_parses_arguments_and_prints_in_at_most_2500_lines():
+    """Issue 44, item 5: the shop's logic lives in the libraries; the executable stays at most 2,500 lines."""
+    lines = sum(len(p.read_text().splitlines()) for p in (ROOT / "Sources" / "reiterate-shop").glob("*.swift"))
+    assert lines <= 2500, lines
