@@ -117,14 +117,14 @@ public enum ShopWrite: Hashable, Sendable {
             self = .spend(product: product, amount: amount, comment: comment)
         case PurchaseCheer.endpoint.operation:
             guard let named = json["identifier"], let sent = json["transaction_id"] else { return nil }
-            // An identifier sent as a JSON number (`42`) is kept as its digits: a credit made for it is still one
-            // the ledger and the watch weigh (the request's own `request-body` finding says it is not text).
+            // An identifier sent as a whole JSON number (`42`) is kept as its digits: a credit made for it is still
+            // one the ledger and the watch weigh (the request's own `request-body` finding says it is not text).
+            // Anything else that is not text (a fraction, null, an object) is no purchase to weigh.
             let identifier: String
             switch named {
             case let .string(s): identifier = s
             case let .int(n): identifier = String(n)
-            case let .double(d): identifier = String(d)
-            default: identifier = named.describe
+            default: return nil
             }
             let transaction: TransactionID
             switch sent {

@@ -48,7 +48,10 @@ public enum Replay {
         // The one rule (`ReadRule`): the recording is what is expected, and the verdict rests on two reads
         // in a row that agree.
         let rule = ReadRule<RecordedRead>(expecting: { differences(read, $0).isEmpty }, twoAgree: { differences($0, $1).isEmpty })
-        let taken = try await rule.reads { try await send(read, as: user, client: client) }
+        let taken = try await rule.reads {
+            try Task.checkCancellation()  // a replay stopped (Ctrl-C) sends no more reads
+            return try await send(read, as: user, client: client)
+        }
         let answers = taken.all
         let last = taken.last
         let changes = differences(read, last)

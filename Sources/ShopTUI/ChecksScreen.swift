@@ -49,7 +49,7 @@ extension Renderer {
             lines.append(("the app's request, seen through the proxy", .muted))
         }
         if let cause = r.follows(among: checks.records) {
-            for part in Columns.wrap(cause, to: width) { lines.append((part, Style(foreground: .warning))) }
+            for part in Columns.wrap(clean(cause), to: width) { lines.append((part, Style(foreground: .warning))) }
         }
         lines.append(("", .plain))
         for part in Columns.wrap(clean(r.request), to: width) { lines.append((part, .bold)) }

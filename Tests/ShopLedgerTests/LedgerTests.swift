@@ -59,6 +59,12 @@ import Testing
         let line = try Self.only(ledger)
         #expect(line.transactionID == "7" && line.requestIDs == ["post-42"] && line.isFinding && line.blame == .app, "\(line)")
         #expect(line.words == "credited the App Store's 200, but the app posted it as 42, not com.reiterate.cheer.200", "\(line.words)")
+        // An identifier that is neither text nor a whole number names no product: the post is one whose body could not be read.
+        for odd in ["4.5", "null", "{}"] {
+            let e = ShopEvents.event(.purchaseCheer, requestBody: #"{"identifier": \#(odd), "transaction_id": 7}"#, status: 200, responseBody: nil,
+                                     user: "qa-alice", at: Self.t0, end: nil, requestID: "p", source: "app")
+            #expect(e?.kind == .unreadablePurchase, "\(odd)")
+        }
     }
 
     @Test func aPostUnderAnotherProductIsACreditMismatch() throws {

@@ -25,7 +25,7 @@ import Testing
         let said = err.withLock { $0 }
         #expect(said.count == 2)
         #expect(said[0].contains("(×2, first rq-1, last rq-2; first got 230)") && !said[0].contains("possibly caused by"), "\(said[0])")
-        #expect(said[1].hasSuffix(" — possibly caused by reads that lag behind the writes (stale-read)\n"), "\(said[1])")
+        #expect(said[1].hasSuffix(" (request id rq-3; possibly caused by reads that lag behind the writes (stale-read))\n"), "\(said[1])")
     }
 
     /// A burst of the app's exchanges is told to the store as counts, the last one the whole count.

@@ -47,6 +47,10 @@ import Testing
         #expect(lines.map(\.name) == ["unknown-pack", "overspend", "amount-zero"])
         let accepted = try #require(lines.first)
         #expect(accepted.verdict == "accepted" && accepted.finding != nil && accepted.changed.contains { $0.contains("balance") })
+        // `--json`'s line carries the one finding's record too.
+        #expect(accepted.shopFinding?.kind == .write(.refusalExpected) && accepted.shopFinding?.subject == "negative unknown-pack")
+        let json = try Output.jsonLine(accepted)
+        #expect(json.contains(#""shop_finding":{"#) && json.contains(#""kind":"refusal-expected""#), "\(json)")
         #expect(lines.dropFirst().allSatisfy { $0.verdict == "refused" && $0.changed.isEmpty })
         #expect(tally.findings == 1 && warnings.count == 1 && warnings[0].hasPrefix("warning: negative unknown-pack: [refusal-expected] expected "), "\(warnings)")
         #expect(warnings.first?.contains(" refused (") == true && warnings.first?.contains(", got accepted (") == true && warnings.first?.contains(" (the server's fault; request id rq-") == true, "\(warnings)")

@@ -155,6 +155,9 @@ import Testing
         guard case let .editing(_, note: .reading(reading))? = d.state.write.action?.phase else { Issue.record("no reading note"); return }
         #expect(reading == "Reading the App Store's record of transaction 2000000000000042…")
         #expect(d.send(.submitAction).isEmpty)  // a second Enter while it is read
+        d.apply(.text("2"))
+        d.apply(.action(.deleteChar))  // typing meanwhile keeps the form saying what it waits for
+        guard case .editing(_, note: .reading)? = d.state.write.action?.phase else { Issue.record("the reading note went"); return }
         d.apply(.appStoreRecordRead(AppStoreRecordRead(
             transactionID: "2000000000000042", paid: .init(product: "com.reiterate.cheer.100", quantity: 1, revoked: true),
             line: "note: the App Store's record of 2000000000000042: 1 × com.reiterate.cheer.100, refunded: the shop must refuse to credit it\n")))

@@ -19,6 +19,9 @@ public struct ShopFinding: Hashable, Sendable, Encodable {
     public var requestIDs: [String]
     /// What it may follow from, in words: `possibly caused by reads that lag behind the writes (stale-read)`.
     public var causedBy: String?
+    /// How often it was seen, when more than once: `×5, first rq-1, last rq-9; first got 230` (in place of
+    /// the request ids in its words).
+    public var recurrence: String?
 
     public init(kind: CheckID, subject: String, blame: Blame? = nil, expected: String, actual: String, requestIDs: [String] = [],
                 causedBy: String? = nil) {
@@ -32,6 +35,22 @@ public struct ShopFinding: Hashable, Sendable, Encodable {
     }
 
     /// A contract finding on one answer (or an app's request), about `subject`, seen on `requestID`.
+    /// A contract finding seen on one answer or more (`FindingGroup`): on more, its recurrence is said.
+    public init(_ group: FindingGroup) {
+        // A finding about one entry is grouped by the user's history; it names the page it was last seen on.
+        let target = group.finding.entry != nil && !group.lastTarget.isEmpty ? group.lastTarget : group.key.target
+        self.init(group.finding, subject: "\(group.key.method) \(target)", requestID: group.lastRequestID)
+        blame = nil  // a command's own answers: the server's, as every line of theirs says without saying it
+        guard group.count > 1 else { return }
+        requestIDs = [group.firstRequestID, group.lastRequestID].compactMap { $0 }
+        var words = "×\(group.count)"
+        if group.firstRequestID != nil || group.lastRequestID != nil {
+            words += ", first \(group.firstRequestID ?? "no request id"), last \(group.lastRequestID ?? "no request id")"
+        }
+        if let firstActual = group.firstActual { words += "; first got \(firstActual)" }
+        recurrence = words
+    }
+
     public init(_ finding: Finding, subject: String, requestID: String?) {
         self.init(kind: .contract(finding.check), subject: subject, blame: finding.blame, expected: finding.expected, actual: finding.actual,
                   requestIDs: requestID.map { [$0] } ?? [])
@@ -57,7 +76,7 @@ public struct ShopFinding: Hashable, Sendable, Encodable {
     public var warningLine: String {
         var tail: [String] = []
         if let blame { tail.append(blame.words) }
-        if let ids = idWords { tail.append(ids) }
+        if let recurrence { tail.append(Sanitizer.line(recurrence)) } else if let ids = idWords { tail.append(ids) }
         if let causedBy { tail.append(Sanitizer.line(causedBy)) }
         return "warning: \(Sanitizer.line(subject)): " + Self.stated(kind.name, expected: Sanitizer.line(expected), actual: Sanitizer.line(actual))
             + (tail.isEmpty ? "" : " (" + tail.joined(separator: "; ") + ")") + "\n"

@@ -59,6 +59,13 @@ public struct NegativeRun {
         var finding: String?
         /// Why a case was not judged.
         var why: String?
+        /// The case's finding as the one finding type (`shop_finding`, as in every JSON output that carries one).
+        var shopFinding: ShopFinding?
+
+        enum CodingKeys: String, CodingKey {
+            case name, verdict, refused, status, requestID, changed, meanwhile, unknown, finding, why
+            case shopFinding = "shop_finding"
+        }
     }
 
     /// Cases with a finding, and cases whose answer did not judge the write.
@@ -225,11 +232,13 @@ public struct NegativeRun {
             case .refused: taken = false
             }
             if taken, changed.isEmpty { unseen.append((c.name, effect, answeredBalance)) }
-            if let finding {
+            let one = finding.map {
+                ShopFinding(kind: .write(.refusalExpected), subject: "negative \(c.name)", blame: .server, expected: "\(c.what) refused (\(c.source.text))",
+                            actual: $0, requestIDs: requestID.map { [$0] } ?? [])
+            }
+            if let one {
                 tally.findings += 1
-                tell(.finding(ShopFinding(kind: .write(.refusalExpected), subject: "negative \(c.name)", blame: .server,
-                                          expected: "\(c.what) refused (\(c.source.text))", actual: finding,
-                                          requestIDs: requestID.map { [$0] } ?? [])))
+                tell(.finding(one))
             }
             let verdict = switch answer {
             case .refused: "refused"
@@ -238,7 +247,7 @@ public struct NegativeRun {
             }
             let refused = if case .refused = answer { true } else { false }
             tell(.line(Line(name: c.name, verdict: verdict, refused: refused, status: status, requestID: requestID, changed: changed,
-                            meanwhile: meanwhile, unknown: unknown, finding: finding, why: why),
+                            meanwhile: meanwhile, unknown: unknown, finding: finding, why: why, shopFinding: one),
                        text: "\(c.name.padding(toLength: 24, withPad: " ", startingAt: 0)) \(Sanitizer.line(line))\n"))
         }
         if let finding = lag.finding(user: user) {
@@ -338,10 +347,13 @@ public struct LaggingReads: Sendable {
     func finding(user: String) -> ShopFinding? {
         guard count > 0 else { return nil }
         let times = count == 1 ? "once" : "\(count) times"
-        return ShopFinding(kind: .contract(.staleRead), subject: "GET reads of \(user)", blame: .server,
-                           expected: "reads of one state to agree when no write was taken",
-                           actual: "reads that answered another state, then this one (a lagging replica?), \(times)",
-                           requestIDs: first + (count > 1 ? last : []))
+        var finding = ShopFinding(kind: .contract(.staleRead), subject: "GET reads of \(user)", blame: .server,
+                                  expected: "reads of one state to agree when no write was taken",
+                                  actual: "reads that answered another state, then this one (a lagging replica?), \(times)",
+                                  requestIDs: first + (count > 1 ? last : []))
+        // The first lagging reads and the last, each named as such.
+        finding.recurrence = "first " + first.joined(separator: ", ") + (count > 1 ? "; last " + last.joined(separator: ", ") : "")
+        return finding
     }
 }
 

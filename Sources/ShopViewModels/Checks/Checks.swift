@@ -110,6 +110,11 @@ public struct CheckRecord: Equatable, Sendable {
         self.key = key
     }
 
+    /// `[spend-balance] expected 1,243, got 1,242` (`ShopFinding.stated`), or `[spend-balance] passed`: a report's title.
+    public var stated: String {
+        outcome == .passed ? "[\(name)] passed" : ShopFinding.stated(name, expected: expected, actual: actual)
+    }
+
     /// `✗ spend-balance: expected 1,243, got 1,242` or `✔ spend-balance` (`ShopFinding.verdict`).
     public var line: String { finding.verdict(passed: outcome == .passed) }
 

@@ -32,8 +32,7 @@ extension ShopUpdate {
             }
         case .checks:
             guard let record = state.checks.list.selected else { return nothingToReport(&state) }
-            title = "\(record.request): [\(record.name)] expected \(record.expected), got \(record.actual)"
-            if record.outcome == .passed { title = "\(record.request): [\(record.name)] passed" }
+            title = "\(record.request): " + record.stated
             checks = [record]
             exchange = exchangeInQuestion(state)
         case .live where state.watch.timeline.selected.map(pairedReportable) == true:
@@ -139,7 +138,7 @@ extension ShopUpdate {
         } else if state.screen.tab == .checks, let record = state.checks.list.selected, !record.isFinding {
             guard let id = record.requestID, let e = rows.first(where: { $0.requestID == id && $0.operation.map(AppState.writeOperations.contains) == true }) else { return nil }
             write = e
-            title = "\(record.request): \(record.outcome == .passed ? "[\(record.name)] passed" : "[\(record.name)] expected \(record.expected), got \(record.actual)")"
+            title = "\(record.request): " + record.stated
             checks = [record] + state.checks.records.filter { $0.requestID == id && !$0.isFinding && $0 != record }
         } else {
             return nil

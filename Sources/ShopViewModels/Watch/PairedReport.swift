@@ -24,7 +24,7 @@ extension ShopUpdate {
         var verdict: String?
         var checks: [CheckRecord] = []
         if case let .finding(check, _, _) = event.change {
-            let whose = state.watch.pairing ? " — \(check.blame.words)" : ""
+            let whose = " — \(check.blame.words)"  // the watch's rule says whose fault, as every output of the finding does
             verdict = "[\(check.rawValue)]\(whose): \(event.text(names: names))"
             checks = state.checks.records.filter { $0.check == .watch(check) && $0.at == event.at }
         } else {

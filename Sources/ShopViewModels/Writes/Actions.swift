@@ -75,7 +75,9 @@ extension ShopUpdate {
         guard case var .editing(form, _) = state.write.action?.phase else { return }
         let field = min(state.write.action?.field ?? 0, form.text.count - 1)
         change(&form.text[field])
-        state.write.action?.phase = .editing(form, note: nil)
+        // While the App Store's record is read, the form says so (Enter waits for it).
+        let reading = state.write.action?.readingRecord.map(ActionState.FormNote.readingRecord)
+        state.write.action?.phase = .editing(form, note: reading)
     }
 
     static func actionMessage(_ message: Message, _ state: inout AppState) -> [Effect] {

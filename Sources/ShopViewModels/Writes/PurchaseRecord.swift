@@ -9,7 +9,7 @@ extension ShopUpdate {
     /// is in (`appStoreRecordRead`).
     static func readAppStoreRecord(_ id: String, form: ActionState.Form, _ state: inout AppState) -> [Effect] {
         state.write.action?.readingRecord = id
-        state.write.action?.phase = .editing(form, note: .reading("Reading the App Store's record of transaction \(id)…"))
+        state.write.action?.phase = .editing(form, note: .readingRecord(id))
         return [.readAppStoreRecord(transactionID: id)]
     }
 

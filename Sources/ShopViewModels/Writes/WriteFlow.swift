@@ -86,6 +86,9 @@ public struct ActionState: Equatable, Sendable {
         case kept(String)
         /// Something read before the form goes on (the App Store's record of its transaction).
         case reading(String)
+
+        /// `Reading the App Store's record of transaction 2000000000000042…`.
+        static func readingRecord(_ id: String) -> FormNote { .reading("Reading the App Store's record of transaction \(id)…") }
     }
 
     public enum Phase: Equatable, Sendable {
