@@ -43,6 +43,9 @@ public enum HAR {
         var _source: String
         /// The fault the app's proxy put into it on purpose (`lose_answer`, …), if any.
         var _fault: String?
+        /// HAR 1.2's own comment: the entry's findings in the one finding's words (`ShopFinding.line`), a line
+        /// each, for a viewer that shows comments (`_findings` keeps them as data).
+        var comment: String?
     }
 
     struct Request: Codable, Sendable {
@@ -128,7 +131,12 @@ public enum HAR {
             timings: Timings(wait: ms),
             _requestId: e.requestID, _findings: e.findings.isEmpty ? nil : e.findings,
             _error: e.isPending ? "no answer yet when the session ended" : e.failure.map { _ in "no complete answer: see the request in the app" },
-            _source: e.source.rawValue, _fault: e.fault?.name)
+            _source: e.source.rawValue, _fault: e.fault?.name,
+            comment: e.findings.isEmpty ? nil : e.findings.map { f in
+                var one = ShopFinding(f, subject: "\(e.method) \(e.path)", requestID: e.requestID)
+                if e.source != .app { one.blame = nil }  // the tool's own answers: the server's, unsaid (as on the Checks tab)
+                return one.line
+            }.joined(separator: "\n"))
     }
 
     static func pairs(_ fields: HTTPFields) -> [NameValue] { fields.map { NameValue(name: $0.name.rawName, value: $0.value) } }

@@ -74,6 +74,18 @@ struct OperationAndHARTests {
         #expect(recording.entries.map(\.operation) == [nil, .getBalance, nil])
     }
 
+    /// An entry's findings are in HAR's own `comment`, in the one finding's words, beside `_findings`.
+    @Test func anEntrysFindingsAreItsCommentInTheOneFindingsWords() throws {
+        var e = Self.exchange("GET", "/api/v1/balance?user_id=qa-alice", status: 200, requestID: "rq-1", answer: #"{"balance":"12"}"#)
+        e.findings = [Finding(check: .schema, expected: "balance: integer", actual: "string \u{201C}12\u{201D}")]
+        let data = try HAR.encode([e], baseURL: "https://staging.example/", creator: "t", version: "0")
+        let doc = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        let entry = try #require(((doc["log"] as? [String: Any])?["entries"] as? [[String: Any]])?.first)
+        #expect(entry["comment"] as? String == "✗ schema: expected balance: integer, got string “12” — GET /api/v1/balance?user_id=qa-alice, request id rq-1",
+                "\(entry["comment"] ?? "none")")
+        #expect((entry["_findings"] as? [Any])?.count == 1)
+    }
+
     /// A file another tool wrote (no `_baseURL`): each origin's base path is what comes before its first
     /// operation's path (an origin compared without its default port); a base64 body is decoded, and one
     /// that does not decode is kept as it came; a path that names no operation keeps its whole path.
