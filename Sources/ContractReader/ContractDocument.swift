@@ -59,7 +59,8 @@ public enum ContractDocument {
                 }
                 operations.append(ContractOperation(operationId: id, method: endpoint.method.rawValue.uppercased(), path: route.path.rawValue,
                                                     parameters: parameters(route.pathItem.parameters, endpoint.operation.parameters),
-                                                    requestBody: body, responses: responses))
+                                                    requestBody: body, responses: responses,
+                                                    requiresAuth: !(endpoint.operation.security.map { $0.isEmpty } ?? document.security.isEmpty)))
             }
         }
         let error = try? document.components.schemas[OpenAPI.ComponentKey(stringLiteral: "Error")]?
@@ -100,11 +101,13 @@ public enum ContractDocument {
         case .boolean: return ContractSchema(["boolean"] + nullable)
         case let .number(core, numeric):
             return ContractSchema(["number"] + nullable, minimum: numeric.minimum?.value, maximum: numeric.maximum?.value,
-                                  exclusiveMinimum: numeric.minimum?.exclusive, exclusiveMaximum: numeric.maximum?.exclusive, format: format(core.formatString))
+                                  exclusiveMinimum: numeric.minimum?.exclusive, exclusiveMaximum: numeric.maximum?.exclusive, format: format(core.formatString),
+                                  defaultNumber: core.defaultValue.flatMap { ($0.value as? Double) ?? ($0.value as? Int).map(Double.init) })
         case let .integer(core, integer):
             return ContractSchema(["integer"] + nullable, minimum: integer.minimum.map { Double($0.value) },
                                   maximum: integer.maximum.map { Double($0.value) }, exclusiveMinimum: integer.minimum?.exclusive,
-                                  exclusiveMaximum: integer.maximum?.exclusive, format: format(core.formatString))
+                                  exclusiveMaximum: integer.maximum?.exclusive, format: format(core.formatString),
+                                  defaultNumber: core.defaultValue.flatMap { ($0.value as? Int).map(Double.init) ?? ($0.value as? Double) })
         case let .string(core, string):
             return ContractSchema(["string"] + nullable, minLength: string.minLength > 0 ? string.minLength : nil,
                                   maxLength: string.maxLength, format: format(core.formatString))

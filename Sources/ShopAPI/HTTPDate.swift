@@ -1,8 +1,8 @@
 import Foundation
 
 /// `Retry-After` as an HTTP date (RFC 9110).
-enum HTTPDate {
-    static func parse(_ text: String) -> Date? {
+public enum HTTPDate {
+    public static func parse(_ text: String) -> Date? {
         let formatter = DateFormatter()
         formatter.locale = Locale(identifier: "en_US_POSIX")
         formatter.timeZone = TimeZone(identifier: "GMT")

@@ -64,6 +64,49 @@ public actor ShopClient {
                         request: endpoint.requestKey, at: at)
     }
 
+    /// Sends `endpoint` once, authenticated as `authorization` says, and returns the answer whatever its
+    /// status (`ShopClient.probe(_:query:json:authorization:)`). With the client's own token, a 401 renews
+    /// it once and sends again, as any request does; no other retry.
+    public func probe<E: Endpoint>(_ endpoint: E, authorization: ProbeAuthorization) async throws -> ProbeAnswer {
+        let description = E.endpoint
+        let base = try configuration.validatedBaseURL()
+        let body: [UInt8]?
+        do { body = try endpoint.body() } catch { throw ShopAPIError.configuration(.cannotEncodeRequest(endpoint: description.key)) }
+        let key = endpoint.requestKey
+        var refreshed = false
+        while true {
+            try Task.checkCancellation()
+            var headers = configuration.headers
+            headers[.authorization] = nil
+            var sentToken: String?
+            switch authorization {
+            case .token:
+                sentToken = await tokens.accessToken
+                if let sentToken {
+                    guard TokenStore.isValidBearerToken(sentToken) else { throw ShopAPIError.configuration(.tokenCharacters) }
+                    headers[.authorization] = "Bearer \(sentToken)"
+                }
+            case .none: break
+            case let .header(value): headers[.authorization] = value
+            }
+            if body != nil { headers[.contentType] = "application/json" }
+            let request = TransportRequest(method: description.method, url: base + key.target, headers: headers, body: body,
+                                           timeout: configuration.requestTimeout)
+            let response: TransportResponse
+            do {
+                response = try await exchange(request, ExchangeRequest(key: key, operation: description.operation, headers: headers, body: body), attempt: 1)
+            } catch let error as TransportError {
+                throw ShopAPIError.transport(error, endpoint: description.key)
+            }
+            if response.status == 401, authorization == .token, !refreshed, await tokens.refreshToken != nil {
+                refreshed = true
+                _ = try await renewedAccessToken(replacing: sentToken)
+                continue
+            }
+            return ProbeAnswer(status: response.status, headers: response.headers, body: response.body)
+        }
+    }
+
     // MARK: Sending, retrying, refreshing
 
     /// A 2xx response for `endpoint`, after retries and at most one token refresh.

@@ -301,7 +301,7 @@ private struct Reader {
                 }
                 guard seconds > 0, seconds <= 600 else { throw error(at: at, key: key, "expected seconds in (0, 600]") }
                 env.timeout = seconds
-            case "users":
+            case "users", "explore_users":
                 guard let list = value.array else {
                     throw error(at: at, key: key, "expected a list of user names, e.g. [\"qa-alice\", \"qa-whale\"], not \(Self.kind(value))")
                 }
@@ -312,7 +312,7 @@ private struct Reader {
                     }
                     users.append(user)
                 }
-                env.users = users
+                if key == "users" { env.users = users } else { env.exploreUsers = users }
             default:
                 if map.isHeader(at) {
                     throw error(at: at, key: nil, "unknown table [environments.\(name).\(key)]; an environment's settings are keys: "

@@ -17,6 +17,9 @@ public struct EnvironmentConfig: Sendable, Equatable {
     public var timeout: Double?
     /// The users this environment offers to switch between (`users = ["qa-alice", "qa-whale"]`).
     public var users: [String]?
+    /// `explore_users = ["qa-explore"]`: the only users `explore` writes as (an edge case may spend a whole
+    /// balance: a dedicated user keeps that out of other testers' way).
+    public var exploreUsers: [String]?
     /// `proxy = "http://host:port"` (`""`: no proxy, whatever the environment variables say).
     public var proxy: String?
     /// `contract = "path"`: the OpenAPI document responses are checked against (another version than
@@ -193,7 +196,7 @@ public struct ConfigFile: Sendable, Equatable {
     /// `theme = "light"`: the palette (`--theme` and REITERATE_THEME come first).
     public var theme: ThemeSetting?
 
-    public static let keys = ["base_url", "user", "tier", "read_only", "token_env", "refresh_token_env", "ca_file", "timeout", "users", "proxy", "contract",
+    public static let keys = ["base_url", "user", "tier", "read_only", "token_env", "refresh_token_env", "ca_file", "timeout", "users", "explore_users", "proxy", "contract",
                               "watch", "watch_interval", "bundles", "notify", "proxy_listen", "proxy_hosts", "proxy_start", "appstore"]
 
     public static func defaultPath(environment: [String: String]) -> String {
@@ -243,6 +246,9 @@ public struct ResolvedSettings: Sendable, Equatable {
     public var timeout: Double
     /// The environment's `users` list; empty when it has none.
     public var users: [String]
+    /// The users `explore` writes as: `explore_users`, else the user on a local tier (a stand-in on this
+    /// machine is nobody else's), else none (no write is sent).
+    public var exploreUsers: [String] = []
     /// The HTTP proxy requests go through (nil: direct); `sources["proxy"]` says why.
     public var proxy: ProxySetting?
     /// The OpenAPI document to check responses against (nil: the built-in copy).
@@ -362,6 +368,7 @@ public struct ResolvedSettings: Sendable, Equatable {
         settings.proxyStart = pick("proxy_start", nil, nil, chosen?.proxyStart, false) { _ in nil }
         settings.appStore = chosen?.appStore
         settings.tier = tier
+        settings.exploreUsers = pick("explore_users", nil, nil, chosen?.exploreUsers, tier == .local ? [user] : []) { _ in nil }
         return settings
     }
 
@@ -374,6 +381,7 @@ public struct ResolvedSettings: Sendable, Equatable {
             .with(bundleIdentifiers: top.bundles != nil ? top.bundleIdentifiers : base.bundleIdentifiers, tier: top.tier ?? base.tier,
                   proxyListen: top.proxyListen ?? base.proxyListen, proxyHosts: top.proxyHosts ?? base.proxyHosts, proxyStart: top.proxyStart ?? base.proxyStart,
                   appStore: top.appStore ?? base.appStore)
+            .with(exploreUsers: top.exploreUsers ?? base.exploreUsers)
     }
 
     /// What the URL alone says: loopback is local, a staging host is staging, anything else production.
@@ -402,6 +410,12 @@ extension EnvironmentConfig {
         copy.proxyHosts = proxyHosts
         copy.proxyStart = proxyStart
         copy.appStore = appStore
+        return copy
+    }
+
+    func with(exploreUsers: [String]?) -> EnvironmentConfig {
+        var copy = self
+        copy.exploreUsers = exploreUsers
         return copy
     }
 }

@@ -124,6 +124,34 @@ public enum FaultKind: String, CaseIterable, Sendable {
     /// The payload's `environment` is `Production`.
     case wrongEnvironment = "wrong_environment"
 
+    // Faults `reiterate-shop explore` finds (issue 45), one or more a dimension of its campaign:
+    /// An operation answers without a valid token: a missing, malformed, unknown or expired one is taken.
+    case ignoreAuth = "ignore_auth"
+    /// A history read whose `per_page` is above `cap` (default 50) is refused 400, though the contract allows up to 200.
+    case narrowPerPage = "narrow_per_page"
+    /// A balance answer (200) without its `balance`: `{"cheer": N}`.
+    case missingBalance = "missing_balance"
+    /// A JSON answer's text is sent in Latin-1 (what it cannot hold as `?`) while its `Content-Type` still says UTF-8.
+    case latin1Body = "latin1_body"
+    /// A spend of exactly the whole balance is refused 402 (an off-by-one: the shop wants more than the amount).
+    case refuseWholeBalance = "refuse_whole_balance"
+    /// A spend checks the balance, waits `ms` (default 150), then debits without checking again: two spends
+    /// at once may both pass the check and take the balance below zero.
+    case raceOverspend = "race_overspend"
+    /// A purchase checks that its transaction is new, waits `ms` (default 150), then credits without checking
+    /// again: the same transaction posted twice at once is credited twice.
+    case raceReplay = "race_replay"
+    /// A spend's comment is stored with `<`, `>`, `&` and `"` written as HTML entities.
+    case escapeMarkup = "escape_markup"
+    /// A spend's comment is stored in a 3-byte UTF-8 column: each character beyond the BMP becomes `?`.
+    case narrowText = "narrow_text"
+    /// An answer carries `Cache-Control: public, max-age=60`: a shared cache may keep one user's answer for another.
+    case publicCache = "public_cache"
+    /// A spend's entry is dated an hour after the server's clock.
+    case futureDate = "future_date"
+    /// Every second history read shows the newest entry with one cheer more than it holds.
+    case unstableEntry = "unstable_entry"
+
     /// Faults that decide the whole answer before the shop sees the request.
     public var isTerminal: Bool { [.status, .html, .rateLimit, .reset, .hang].contains(self) }
 
@@ -173,6 +201,7 @@ public struct FaultSpec: Sendable, Equatable, Encodable {
         if kind == .refuseButApply { status = 400 }
         if kind == .rateLimit { retryAfter = 2 }
         if kind.signsTransactions { path = "/inApps/*" }
+        if kind == .raceOverspend || kind == .raceReplay { ms = 150 }
     }
 
     public static let keys = [
@@ -278,7 +307,9 @@ public struct FaultSpec: Sendable, Equatable, Encodable {
         case .staleRead:
             try c.encode(ms, forKey: "ms")
             try c.encodeIfPresent(writes, forKey: "writes")
-        case .shortPages: try c.encode(cap, forKey: "cap")
+        case .shortPages, .narrowPerPage: try c.encode(cap, forKey: "cap")
+        case .raceOverspend, .raceReplay: try c.encode(ms, forKey: "ms")
+        case .ignoreAuth, .missingBalance, .latin1Body, .refuseWholeBalance, .escapeMarkup, .narrowText, .publicCache, .futureDate, .unstableEntry: break
         case .status:
             try c.encode(status, forKey: "status")
             try c.encodeIfPresent(retryAfter, forKey: "retry_after")

@@ -81,6 +81,8 @@ public actor ShopStore {
     static let pastStatesKept = 64
     /// Transactions credited, by key (the id's digits; `text:` and the string for one sent as text).
     private var credits: [String: Credit] = [:]
+    /// History reads answered under `unstable_entry`.
+    private var historyReads = 0
     /// The App Store's purchases (`ShopStore+AppStore.swift`): in this actor, so that a refund and what
     /// the shop takes back for it, or a verification and the credit after it, are one step.
     var appStore = AppStoreLedger()
@@ -277,6 +279,15 @@ public actor ShopStore {
             lastWrites[user] = past
         }
         users[user] = state
+    }
+
+    /// Whether `transaction` (a purchase's key) was credited.
+    public func hasCredited(transaction: String) -> Bool { credits[transaction] != nil }
+
+    /// `unstable_entry`: whether this history read is an even one (the second, the fourth …).
+    public func isEverySecondRead() -> Bool {
+        historyReads += 1
+        return historyReads % 2 == 0
     }
 
     // MARK: Writes

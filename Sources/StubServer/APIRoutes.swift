@@ -11,6 +11,11 @@ struct BalanceBody: ResponseEncodable {
     let balance: Int
 }
 
+/// `missing_balance`: a balance answer without its `balance`.
+struct MissingBalanceBody: ResponseEncodable {
+    let cheer: Int
+}
+
 extension HistoryPage: ResponseEncodable {}
 extension TokenGrant: ResponseEncodable {}
 
@@ -20,7 +25,13 @@ extension StubService {
     func respond(to operation: Operation, request: Request, context: StubContext) async throws -> Response {
         let now = Date().timeIntervalSince1970
         if operation != .refreshToken {
-            try await store.authorize(header: request.headers[.authorization], now: now)
+            do {
+                try await store.authorize(header: request.headers[.authorization], now: now)
+            } catch {
+                // ignore_auth: the refusal is not made (the request goes on as if its token were valid).
+                guard let fault = context.contentFault(.ignoreAuth) else { throw error }
+                context.notes.applied(fault)
+            }
         }
         let query = Self.queryParameters(request)
         switch operation {
@@ -38,6 +49,10 @@ extension StubService {
                 context.notes.applied(fault)
             }
             var balance = try await store.balance(user: user)
+            if let fault = context.contentFault(.missingBalance) {
+                context.notes.applied(fault)
+                return try MissingBalanceBody(cheer: balance).response(from: request, context: context)
+            }
             if let fault = context.contentFault(.staleRead), let stale = try await store.staleBalance(user: user, now: now, lag: fault.spec.ms, writes: fault.spec.writes) {
                 balance = stale
                 context.notes.applied(fault)
@@ -47,6 +62,10 @@ extension StubService {
             let user = try Self.requiredUser(query)
             let pageNumber = try Self.intParameter(query, "page") ?? 1
             let perPage = try Self.intParameter(query, "per_page") ?? Paging.defaultPerPage
+            if let fault = context.contentFault(.narrowPerPage), perPage > fault.spec.cap {
+                context.notes.applied(fault)
+                throw ShopError.badRequest("per_page must be at most \(fault.spec.cap)", code: "invalid_per_page")
+            }
             if let fault = context.contentFault(.vanishEntry), try await store.dropNewestEntry(user: user) {
                 context.notes.applied(fault)
             }
@@ -91,6 +110,10 @@ extension StubService {
                 page.entries[i].id = page.entries[i - 1].id
                 context.notes.applied(fault)
             }
+            if let fault = context.contentFault(.unstableEntry), pageNumber == 1, !page.entries.isEmpty, await store.isEverySecondRead() {
+                page.entries[0].amount += 1
+                context.notes.applied(fault)
+            }
             if let fault = context.contentFault(.outOfOrder), page.entries.count >= 2 {
                 let i = min(max(0, fault.spec.index ?? 0), page.entries.count - 2)
                 page.entries.swapAt(i, i + 1)
@@ -125,6 +148,13 @@ extension StubService {
                 lenient.insert(.replayedTransaction)
                 faults.append((.replayedTransaction, replay))
             }
+            // race_replay: the transaction is checked new, then credited, with a wait between them and no second check.
+            let race = context.contentFault(.raceReplay)
+            if let race, await !store.hasCredited(transaction: key) {
+                try? await Task.sleep(for: .milliseconds(race.spec.ms))
+                lenient.insert(.replayedTransaction)
+                faults.append((.replayedTransaction, race))
+            }
             let (quirks, quirkFaults) = Self.faults(context, [(.doubleCredit, ShopStore.WriteQuirk.creditTwice), (.noCredit, .noCredit),
                                                              (.staleAnswer, .staleAnswer)])
             let outcome = try await purchase(user: Self.actingUser(query), identifier: body.identifier, transaction: key, lenient: lenient,
@@ -148,6 +178,15 @@ extension StubService {
                 comment = String(whole.prefix(max(1, whole.count / 2)))
                 context.notes.applied(fault)
             }
+            if let fault = context.contentFault(.escapeMarkup), let whole = comment, whole.contains(where: { "<>&\"".contains($0) }) {
+                comment = whole.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
+                    .replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "\"", with: "&quot;")
+                context.notes.applied(fault)
+            }
+            if let fault = context.contentFault(.narrowText), let whole = comment, whole.unicodeScalars.contains(where: { $0.value > 0xFFFF }) {
+                comment = String(String.UnicodeScalarView(whole.unicodeScalars.map { $0.value > 0xFFFF ? "?" : $0 }))
+                context.notes.applied(fault)
+            }
             var quirks: Set<ShopStore.WriteQuirk> = []
             for (kind, quirk) in [(FaultKind.doubleEntry, ShopStore.WriteQuirk.recordTwice), (.noEntry, .noEntry), (.noDebit, .noDebit), (.stuckTotal, .stuckTotal)] {
                 if let fault = context.contentFault(kind) {
@@ -160,11 +199,24 @@ extension StubService {
             let (rules, faults) = Self.faults(context, [(.acceptUnknownProduct, ShopStore.Leniency.unknownProduct), (.acceptOverspend, .overspend),
                                                           (.acceptNonpositiveAmount, .nonPositiveAmount), (.acceptUnknownUser, .unknownUser)])
             var lenient = rules
+            if let fault = context.contentFault(.refuseWholeBalance), let balance = try? await store.balance(user: Self.actingUser(query)), amount == balance {
+                context.notes.applied(fault)
+                throw ShopError(status: 402, code: "insufficient_balance", message: "balance \(balance) is less than \(amount); nothing was spent")
+            }
+            // race_overspend: the check is made, then the debit, with a wait between them and no second check.
+            let race = context.contentFault(.raceOverspend)
+            if let race, let balance = try? await store.balance(user: Self.actingUser(query)), amount <= balance {
+                try? await Task.sleep(for: .milliseconds(race.spec.ms))
+                lenient.insert(.overspend)
+            }
             let bent = body.bent.flatMap { _ in context.contentFault(.lenientBody) }
             // A product the lenient body filled in is in no pack list: taken as an unknown product.
             if bent != nil, [.productMissing, .productNotText, .bodyNotObject].contains(body.bent) { lenient.insert(.unknownProduct) }
+            let future = context.contentFault(.futureDate)
             let outcome = try await store.spendLeniently(user: Self.actingUser(query), amount: amount, product: body.product, comment: comment,
-                                                         now: now, quirks: quirks, lenient: lenient)
+                                                         now: future == nil ? now : now + 3600, quirks: quirks, lenient: lenient)
+            if let future { context.notes.applied(future) }
+            if let race, outcome.broke.contains(.overspend), !rules.contains(.overspend) { context.notes.applied(race) }
             if let bent { context.notes.applied(bent) }
             for (rule, fault) in faults where outcome.broke.contains(rule) { context.notes.applied(fault) }
             if let stale, outcome.took.contains(.staleAnswer) { context.notes.applied(stale) }

@@ -23,7 +23,8 @@ struct FaultMiddleware: RouterMiddleware {
     let registry: FaultRegistry
 
     /// Faults any request can get; an operation adds the content faults it supports.
-    static let everywhere: Set<FaultKind> = [.latency, .status, .html, .rateLimit, .reset, .hang, .truncate, .contentType, .stall, .noRequestID]
+    static let everywhere: Set<FaultKind> = [.latency, .status, .html, .rateLimit, .reset, .hang, .truncate, .contentType, .stall, .noRequestID,
+                                              .ignoreAuth, .latin1Body, .publicCache]
 
     func handle(_ request: Request, context: StubContext, next: (Request, StubContext) async throws -> Response) async throws -> Response {
         let path = request.uri.path
@@ -61,7 +62,9 @@ struct FaultMiddleware: RouterMiddleware {
         }
 
         var inner = context
-        inner.contentFaults = hits.filter { !$0.spec.kind.isTerminal && ![.latency, .truncate, .contentType, .noRequestID, .stall].contains($0.spec.kind) }
+        inner.contentFaults = hits.filter {
+            !$0.spec.kind.isTerminal && ![.latency, .truncate, .contentType, .noRequestID, .stall, .latin1Body, .publicCache].contains($0.spec.kind)
+        }
         var response: Response
         do {
             response = try await next(request, inner)
@@ -74,7 +77,11 @@ struct FaultMiddleware: RouterMiddleware {
             context.notes.dropRequestID = true
             applied.append(drop)
         }
-        let byteFaults = hits.filter { [.truncate, .contentType, .stall].contains($0.spec.kind) }
+        if let cache = hits.first(where: { $0.spec.kind == .publicCache }) {
+            response.headers[.cacheControl] = "public, max-age=60"
+            applied.append(cache)
+        }
+        let byteFaults = hits.filter { [.truncate, .contentType, .stall, .latin1Body].contains($0.spec.kind) }
         guard !byteFaults.isEmpty else { return (response, applied) }
         var body = await Self.bytes(of: response.body)
         var stall: (keep: Int, seconds: Int)?
@@ -82,6 +89,10 @@ struct FaultMiddleware: RouterMiddleware {
             switch hit.spec.kind {
             case .truncate: body = Array(body.prefix(Self.keep(hit.spec, of: body)))
             case .contentType: response.headers[.contentType] = hit.spec.contentType
+            case .latin1Body:
+                // Only an answer with text beyond ASCII changes; the rest is sent as it is (and the fault kept).
+                guard body.contains(where: { $0 >= 0x80 }) else { continue }
+                body = String(decoding: body, as: UTF8.self).unicodeScalars.map { $0.value < 0x100 ? UInt8($0.value) : UInt8(ascii: "?") }
             case .stall: stall = (keep: Self.keep(hit.spec, of: body), seconds: hit.spec.seconds)
             default: break
             }

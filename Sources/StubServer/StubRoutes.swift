@@ -28,13 +28,14 @@ enum Operation: String, CaseIterable, Sendable {
     var contentFaults: Set<FaultKind> {
         switch self {
         case .getCheerHistory: return [.hostile, .malformedEntry, .badPaging, .duplicateEntry, .outOfOrder, .vanishEntry, .driftingTotal, .hiddenPage, .shiftedPage,
-                                       .shortPages, .staleRead]
+                                       .shortPages, .staleRead, .narrowPerPage, .unstableEntry]
         case .spendCheer: return [.wrongDebit, .cutComment, .doubleEntry, .noEntry, .noDebit, .stuckTotal, .acceptUnknownProduct, .acceptOverspend,
-                                  .acceptNonpositiveAmount, .acceptUnknownUser, .lenientBody, .refuseButApply, .secondUserWrite, .staleAnswer]
+                                  .acceptNonpositiveAmount, .acceptUnknownUser, .lenientBody, .refuseButApply, .secondUserWrite, .staleAnswer,
+                                  .refuseWholeBalance, .raceOverspend, .escapeMarkup, .narrowText, .futureDate]
         case .purchaseCheer: return [.acceptUnknownUser, .acceptAnyBundle, .retypedTransaction, .acceptNegativeTransaction, .lenientBody, .refuseButApply,
                                      .secondUserWrite, .doubleCredit, .replayCredit, .noCredit, .staleAnswer, .unverifiedCredit, .trustProduct,
-                                     .ignoreQuantity, .keepRefunded, .anyAccount]
-        case .getBalance: return [.strayCredit, .staleRead]
+                                     .ignoreQuantity, .keepRefunded, .anyAccount, .raceReplay]
+        case .getBalance: return [.strayCredit, .staleRead, .missingBalance]
         case .listAudioPacks: return [.hostile]
         default: return []
         }

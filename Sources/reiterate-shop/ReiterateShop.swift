@@ -23,7 +23,7 @@ struct ReiterateShop: AsyncParsableCommand {
             `print` is for scripts and smoke checks.
             """,
         version: BuildInfo.versionLine,
-        subcommands: [Interactive.self, Print.self, Spend.self, Buy.self, WatchCommand.self, SnapshotCommand.self, CompareCommand.self, ReplayCommand.self, PinsCommand.self, Config.self, Keys.self, ContractCommand.self, NegativeCommand.self, ProxyCommand.self, LedgerCommand.self],
+        subcommands: [Interactive.self, Print.self, Spend.self, Buy.self, WatchCommand.self, SnapshotCommand.self, CompareCommand.self, ReplayCommand.self, PinsCommand.self, Config.self, Keys.self, ContractCommand.self, NegativeCommand.self, ExploreCommand.self, ProxyCommand.self, LedgerCommand.self],
         defaultSubcommand: Interactive.self
     )
 

@@ -22,6 +22,8 @@ public final class ContractSchema: Sendable, Encodable {
     public let minLength: Int?
     public let maxLength: Int?
     public let format: String?
+    /// A number's `default` (the value a parameter left out takes); nil for none, or not a number.
+    public let defaultNumber: Double?
     /// `properties` in name order, made once (a check walks them for every object of every answer).
     let propertyList: [(name: String, schema: ContractSchema)]
     /// `type` as bits (`SchemaCheck.bit`), made once; 0 when any value passes (no type given).
@@ -31,12 +33,13 @@ public final class ContractSchema: Sendable, Encodable {
     /// `required`, each with its index in `propertyList` (nil for a name listed under no property).
     let requiredProperties: [(name: String, index: Int?)]
 
-    enum CodingKeys: String, CodingKey { case type, required, properties, items, minimum, maximum, exclusiveMinimum, exclusiveMaximum, minLength, maxLength, format }
+    enum CodingKeys: String, CodingKey { case type, required, properties, items, minimum, maximum, exclusiveMinimum, exclusiveMaximum, minLength, maxLength, format, defaultNumber = "default" }
 
     public init(_ type: [String], required: [String]? = nil, properties: [String: ContractSchema]? = nil, items: ContractSchema? = nil,
          minimum: Double? = nil, maximum: Double? = nil, exclusiveMinimum: Bool? = nil, exclusiveMaximum: Bool? = nil,
-         minLength: Int? = nil, maxLength: Int? = nil, format: String? = nil) {
+         minLength: Int? = nil, maxLength: Int? = nil, format: String? = nil, defaultNumber: Double? = nil) {
         self.type = type
+        self.defaultNumber = defaultNumber
         self.exclusiveMinimum = exclusiveMinimum == true ? true : nil
         self.exclusiveMaximum = exclusiveMaximum == true ? true : nil
         self.required = required
@@ -81,9 +84,13 @@ public struct ContractOperation: Sendable, Encodable {
     /// The body it takes; nil when it declares none.
     public let requestBody: ContractRequestBody?
     public let responses: [ContractResponse]
+    /// Whether it takes a token: the document's `security` (the operation's own, else the document's) names
+    /// a scheme. `auth/refresh` says `security: []`.
+    public let requiresAuth: Bool
 
     public init(operationId: String, method: String, path: String, parameters: [ContractParameter] = [],
-                requestBody: ContractRequestBody? = nil, responses: [ContractResponse]) {
+                requestBody: ContractRequestBody? = nil, responses: [ContractResponse], requiresAuth: Bool = true) {
+        self.requiresAuth = requiresAuth
         self.operationId = operationId
         self.method = method
         self.path = path

@@ -7,8 +7,8 @@ import JSONTokens
 /// the watchdog's own reduced form (what `reiterate-shop contract` prints), read back by the project's
 /// JSON parser with no Codable; a file that does not read is ignored and written anew.
 enum ContractCache {
-    /// 3: operations carry their parameters and request body.
-    static let formatVersion = 3
+    /// 3: operations carry their parameters and request body; 4: and whether they take a token.
+    static let formatVersion = 4
 
     /// The document's text's hash (FNV-1a, 64 bits, in hex): what a kept contract was read from.
     static func hash(_ text: String) -> String {
@@ -36,7 +36,8 @@ enum ContractCache {
         var operations: [ContractOperation] = []
         for op in ops {
             guard case let .object(o) = op, case let .string(id)? = o["operationId"], case let .string(method)? = o["method"],
-                  case let .string(path)? = o["path"], case let .array(rs)? = o["responses"] else { return nil }
+                  case let .string(path)? = o["path"], case let .array(rs)? = o["responses"], case let .bool(requiresAuth)? = o["requiresAuth"]
+            else { return nil }
             var responses: [ContractResponse] = []
             for r in rs {
                 guard case let .object(f) = r, case let .string(status)? = f["status"], case let .array(types)? = f["contentTypes"] else { return nil }
@@ -51,7 +52,7 @@ enum ContractCache {
                 body = read
             }
             operations.append(ContractOperation(operationId: id, method: method, path: path, parameters: parameters, requestBody: body,
-                                                responses: responses))
+                                                responses: responses, requiresAuth: requiresAuth))
         }
         return Contract(operations: operations, error: root["error"].flatMap(schema), source: source)
     }
@@ -115,7 +116,8 @@ enum ContractCache {
         if case let .string(s)? = f["format"] { format = s }
         return ContractSchema(types.compactMap { if case let .string(t) = $0 { return t } else { return nil } }, required: strings("required"),
                               properties: properties, items: items, minimum: number("minimum"), maximum: number("maximum"),
-                              exclusiveMinimum: bool("exclusiveMinimum"), exclusiveMaximum: bool("exclusiveMaximum"), minLength: int("minLength"), maxLength: int("maxLength"), format: format)
+                              exclusiveMinimum: bool("exclusiveMinimum"), exclusiveMaximum: bool("exclusiveMaximum"), minLength: int("minLength"), maxLength: int("maxLength"), format: format,
+                              defaultNumber: number("default"))
     }
 
     /// `contract`, read from the document whose text is `text`, in the kept form.

@@ -13,6 +13,8 @@ public enum CheckID: Hashable, Sendable {
     case appError
     /// A purchase ledger line that is a finding (`ledger-credit-mismatch`, `ledger-not-credited` …).
     case ledger(Verdict)
+    /// A case of `explore`'s campaign that the shop's model or the contract does not allow.
+    case explore(ExploreCheck)
 
     /// `spend-balance`, `schema`, …: the name docs/checks.md gives it, as the Checks tab shows it.
     public var name: String {
@@ -22,8 +24,44 @@ public enum CheckID: Hashable, Sendable {
         case let .watch(check): return check.rawValue
         case .appError: return "app-error"
         case let .ledger(verdict): return "ledger-" + verdict.rawValue.replacingOccurrences(of: " ", with: "-")
+        case let .explore(check): return check.rawValue
         }
     }
+}
+
+/// What `explore` flags (docs/checks.md, "Explore"): one kind a rule its campaign holds answers to.
+public enum ExploreCheck: String, Sendable, Equatable, CaseIterable, Codable {
+    /// A request the contract allows was refused (4xx).
+    case legalRefused = "legal-refused"
+    /// An operation that takes a token answered (2xx) without a valid one: a security finding.
+    case ignoredAuth = "ignored-auth"
+    /// A request without a valid token was refused with another status than the contract's 401.
+    case authStatus = "auth-status"
+    /// A write at the shop's edge (the whole balance, one more, a user with nothing, a bundle) did other than the model says.
+    case edgeOutcome = "edge-outcome"
+    /// A write was answered as the model says, but the balance or the history after it is not what the answers say.
+    case writeEffect = "write-effect"
+    /// The explore user's balance moved between cases with no write of the campaign's to explain it.
+    case balanceMoved = "balance-moved"
+    /// Writes sent at the same time left a state no order of them explains (below zero, credited twice, a change
+    /// other than the writes applied).
+    case concurrentWrites = "concurrent-writes"
+    /// Text written came back different, byte for byte.
+    case textChanged = "text-changed"
+    /// One id on two entries of the history.
+    case duplicateID = "duplicate-id"
+    /// One entry read twice with different content.
+    case entryUnstable = "entry-unstable"
+    /// A body not valid in the charset its `Content-Type` claims.
+    case charset
+    /// A per-user answer a shared cache may store.
+    case sharedCacheable = "shared-cacheable"
+    /// An entry dated after the server's own clock (its `Date` header), or a new entry dated outside its write's time.
+    case dateOutsideClock = "date-outside-clock"
+    /// A legal request answered 5xx, twice.
+    case serverError = "server-error"
+    /// Two answers to the same request disagree (status, or a value): no verdict rests on either.
+    case answersDisagree = "answers-disagree"
 }
 
 /// The checks of a write, by name (what each means: docs/checks.md).

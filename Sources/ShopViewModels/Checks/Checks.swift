@@ -19,6 +19,8 @@ public enum CheckSource: Equatable, Sendable {
     case appTraffic
     /// The purchase ledger: the App Store's verified records held against the backend's credits.
     case ledger
+    /// `explore`'s campaign.
+    case explore
 }
 
 extension CheckID {
@@ -30,6 +32,7 @@ extension CheckID {
         case .watch: return .watch
         case .appError: return .appTraffic
         case .ledger: return .ledger
+        case .explore: return .explore
         }
     }
 }
