@@ -155,3 +155,15 @@ public enum LedgerProbe {
     }
 
 }
+
+extension LedgerSources {
+    /// What `ledger --probe` posts: every paid consumable of the customer with the App Store's own product id, the
+    /// refunded ones too (the backend must refuse those, and the probe judges what it answers), each once; and
+    /// which of them were refunded.
+    public var probeCandidates: (probes: [AppStoreTransaction], refunded: Set<String>) {
+        var seen = Set<String>()
+        let records = (history.records + refunds.records).compactMap(\.transaction)
+        let refunded = Set(records.filter(\.isRevoked).map(\.transactionID))
+        return (records.filter { $0.isConsumable && UInt64($0.transactionID) != nil && seen.insert($0.transactionID).inserted }, refunded)
+    }
+}

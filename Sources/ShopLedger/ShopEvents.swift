@@ -1,6 +1,7 @@
 import Foundation
 import JSONTokens
 import ShopAPI
+import TerminalText
 
 /// What the backend did that the ledger weighs: a balance it showed, a purchase posted (with its
 /// answer), a spend. Read from HAR files (the tool's own `--har`, the proxy's `proxy --har`).
@@ -95,5 +96,23 @@ extension ShopEvents {
                          user: RequestKey(method: e.method, target: e.path)?.value("user_id"), at: e.startedAt, end: e.startedAt + max(0, seconds),
                          requestID: e.requestID, source: e.source.rawValue)
         }
+    }
+}
+
+extension ShopEvents {
+    /// A HAR file given to `ledger` that could not be used, in words (its name, never its folder).
+    public struct UnusableFile: Error, Sendable { public var words: String }
+
+    /// The shop's events in each of `harFiles`, file after file.
+    public static func read(harFiles: [String]) throws(UnusableFile) -> [ShopEvent] {
+        var events: [ShopEvent] = []
+        for file in harFiles {
+            let name = Sanitizer.line(URL(fileURLWithPath: file).lastPathComponent)
+            guard let data = FileManager.default.contents(atPath: file) else { throw UnusableFile(words: "the HAR file \(name) cannot be read") }
+            do { events += try read(har: Array(data), source: URL(fileURLWithPath: file).lastPathComponent) } catch {
+                throw UnusableFile(words: "the HAR file \(name) is not readable: \(error.reason)")
+            }
+        }
+        return events
     }
 }

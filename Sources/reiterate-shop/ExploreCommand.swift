@@ -54,13 +54,10 @@ struct ExploreCommand: AsyncParsableCommand {
         let expired = connection.environment["REITERATE_EXPIRED_TOKEN"].flatMap { $0.isEmpty ? nil : $0 }
         let contract = try connection.contract(settings)()
         let inputs = ExploreInputs(contract: contract, bundles: bundles, writers: settings.exploreUsers, appStoreVerifies: settings.appStore != nil, expiredToken: expired != nil)
-        var (cases, omitted) = ExploreCase.catalogue(inputs)
-        if let given { cases = given }
-        if let only {
-            let wanted = Set(only.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
-            let unknown = wanted.subtracting(cases.map(\.name) + ExploreFamily.allCases.map(\.rawValue))
-            guard unknown.isEmpty else { throw fail(CLIError(message: "no family or case named \(unknown.sorted().joined(separator: ", ")) (the list: explore without --yes)", exitCode: .usage)) }
-            cases = cases.filter { wanted.contains($0.name) || wanted.contains($0.family.rawValue) }
+        let (all, omitted) = ExploreCase.catalogue(inputs)
+        let cases: [ExploreCase]
+        do { cases = try ExploreCase.select(given ?? all, only: only) } catch {
+            throw fail(CLIError(message: "no family or case named \(error.names.joined(separator: ", ")) (the list: explore without --yes)", exitCode: .usage))
         }
         let writer = settings.exploreUsers.first
         let plan = "\(cases.count) cases to \(settings.environment.uppercased()) as \(settings.user): at most \(budget) requests, \(pace > 0 ? "\(Int(pace)) a second" : "unpaced"); "
@@ -77,12 +74,8 @@ struct ExploreCommand: AsyncParsableCommand {
         let result: ExploreCampaign.Result
         do {
             result = try await connection.withClient(settings, logger: logger) { client in
-                let wire = ExploreWire(client: client, pacer: Pacer(perSecond: pace), budget: budget)
-                let run = ExploreRun(wire: wire, reader: settings.user, writer: writer, bundles: bundles, expiredToken: expired) {
-                    await client.exchanges.all().last.map { $0.id + 1 } ?? 0
-                }
-                let campaign = ExploreCampaign(run: run, client: client, files: files, lines: .standard, json: json, progress: isatty(STDERR_FILENO) == 1)
-                return try await campaign.go(cases, omitted: omitted, budget: budget)
+                try await ExploreCampaign.on(client, pace: pace, budget: budget, reader: settings.user, writer: writer, bundles: bundles, expiredToken: expired,
+                                             files: files, lines: .standard, json: json, progress: isatty(STDERR_FILENO) == 1).go(cases, omitted: omitted, budget: budget)
             }
         } catch let notStarted as ExploreRun.NotStarted {
             throw fail(CLIError(message: notStarted.words, exitCode: .unavailable))

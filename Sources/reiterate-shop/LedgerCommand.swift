@@ -54,17 +54,8 @@ struct LedgerCommand: AsyncParsableCommand {
         } catch {
             throw CLIError(message: error.description, exitCode: .config)
         }
-        var events: [ShopEvent] = []
-        for file in harFiles {
-            guard let data = FileManager.default.contents(atPath: file) else {
-                throw CLIError(message: "the HAR file \(Sanitizer.line(URL(fileURLWithPath: file).lastPathComponent)) cannot be read", exitCode: .usage)
-            }
-            do {
-                events += try ShopEvents.read(har: Array(data), source: URL(fileURLWithPath: file).lastPathComponent)
-            } catch {
-                throw CLIError(message: "the HAR file \(Sanitizer.line(URL(fileURLWithPath: file).lastPathComponent)) is not readable: \(error.reason)", exitCode: .usage)
-            }
-        }
+        let events: [ShopEvent]
+        do { events = try ShopEvents.read(harFiles: harFiles) } catch { throw CLIError(message: error.words, exitCode: .usage) }
         let candidates = LedgerSources.candidates(given: (transaction.map { [$0] } ?? []) + (settings.appStore?.transaction.map { [$0] } ?? []), events: events)
         guard !candidates.isEmpty else {
             throw CLIError(message: "give --transaction TX (any App Store transaction id of the sandbox tester), or --har files with a purchase posted in them",
@@ -88,12 +79,7 @@ struct LedgerCommand: AsyncParsableCommand {
         if probe {
             // Every paid consumable of the customer, with the App Store's own product id — the refunded ones too:
             // the backend must refuse those, and the probe judges what it answers.
-            var seen = Set<String>()
-            let records = (read.history.records + read.refunds.records).compactMap(\.transaction)
-            let refunded = Set(records.filter(\.isRevoked).map(\.transactionID))
-            let probes = records.filter {
-                $0.isConsumable && UInt64($0.transactionID) != nil && seen.insert($0.transactionID).inserted
-            }
+            let (probes, refunded) = read.probeCandidates
             let sent = try await Self.probe(probes, settings: settings, envName: envName, send: yes)
             if yes {
                 ledger = ledger.probed(sent.results, refunded: refunded)

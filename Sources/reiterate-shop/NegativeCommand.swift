@@ -54,25 +54,13 @@ struct NegativeCommand: AsyncParsableCommand {
             throw fail(CLIError(message: "\(settings.environment.uppercased()) is read-only: negative tests are refused", exitCode: .config))
         }
         let bundles = zip(settings.bundleIdentifiers, settings.bundles).map { CheerBundle(identifier: $0, cheer: $1) }
-        var cases = NegativeCase.catalogue(bundles: bundles) + (settings.appStore == nil ? [] : NegativeCase.appStoreCases(bundles: bundles))
-        if let only {
-            let wanted = Set(only.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
-            let unknown = wanted.subtracting(cases.map(\.name))
-            guard unknown.isEmpty else {
-                throw fail(CLIError(message: "no case named \(unknown.sorted().joined(separator: ", ")); cases: \(cases.map(\.name).joined(separator: ", "))",
-                                    exitCode: .usage))
-            }
-            cases = cases.filter { wanted.contains($0.name) }
-        }
+        let cases: [NegativeCase]
+        do {
+            cases = try NegativeCase.select(NegativeCase.catalogue(bundles: bundles) + (settings.appStore == nil ? [] : NegativeCase.appStoreCases(bundles: bundles)), only: only)
+        } catch { throw fail(CLIError(message: error.words, exitCode: .usage)) }
         let second = settings.users.first { $0 != settings.user } ?? (settings.user == "qa-whale" ? "qa-alice" : "qa-whale")
         guard yes else {
-            for c in cases {
-                if json {
-                    Terminal.out(try Output.jsonLine(NegativeCase.Listed(c)))
-                } else {
-                    Terminal.out("\(c.name.padding(toLength: 24, withPad: " ", startingAt: 0)) \(c.what)  [\(c.source.text)]\n")
-                }
-            }
+            Terminal.out(try NegativeCase.listing(cases, json: json))
             // With --json, stdout holds the cases alone; the summary goes to stderr.
             let summary = "\(cases.count) cases, nothing sent: add --yes to send them to \(settings.environment.uppercased()) as \(settings.user) (second user \(second))\n"
             if json { Terminal.err(summary) } else { Terminal.out(summary) }

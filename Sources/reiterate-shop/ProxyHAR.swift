@@ -1,5 +1,6 @@
 import Foundation
 import ShopAPI
+import ShopProbes
 import ShopCache
 import TerminalText
 

@@ -27,12 +27,21 @@ struct ReplayCommand: AsyncParsableCommand {
             """
     )
 
-    @Argument(help: "A file written by `snapshot` or `--har`.") var file: String
+    @Argument(help: "A file written by `snapshot` or `--har`, or an explore case (`explore`'s cases/NAME.json).") var file: String
+    @Flag(help: "An explore case that writes: send its writes (as the environment's explore user).") var yes = false
     @Option(help: "A path to leave out, e.g. packs[].cheer_total (repeatable).") var ignore: [String] = []
     @Flag(help: "One JSON object: each read with its outcome and differences, and the writes not sent.") var json = false
     @OptionGroup var connection: ConnectionOptions
 
     func run() async throws {
+        if let data = FileManager.default.contents(atPath: file), let found = ExploreCaseFile.read(data) {
+            let (settings, logger) = try connection.settingsAndLogger()
+            guard yes || !found.exploreCase.writes else {
+                throw fail(CLIError(message: "\(found.exploreCase.name) writes: add --yes to send it to \(settings.environment.uppercased())", exitCode: .usage))
+            }
+            return try await ExploreCommand.campaign(settings, logger: logger, connection: connection, only: nil, cases: [found.exploreCase], yes: true, json: json,
+                                                     pace: 10, budget: 400, out: nil)
+        }
         do {
             let config = try connection.loadConfig()
             let rules = try IgnoreRules.of(config, ignore)

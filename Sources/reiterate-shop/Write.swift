@@ -131,75 +131,15 @@ struct WriteRun {
         var status: Int32 = 0
         do {
             status = try await connection.withClient(settings, logger: logger) { client in
-                let context = settings.shopContext
                 let cache = CacheStore(directory: connection.resolvedCacheDir, logger: logger)
-                let store = await AppStore(state: AppState(context: context), service: LiveShopService(client: client), cache: cache)
-                // The start's reads; what the checks compare against is read again and settled right before
-                // the write by the view models (`readBaseline`: the same rule as the TUI's dialog), against the
-                // timeline this machine's earlier writes left in the cache.
-                await store.send(.start)
-                await store.settle()
-                let before = await store.state
-                guard before.balance.source == .live, before.balance.value != nil else {
-                    _ = reportFindings(await client.exchangesWithPinsSettled(), lines: .standard)
-                    if let error = before.balance.error { throw error }
-                    throw CLIError(message: "the balance could not be read before the \(verb)", exitCode: .unavailable)
+                let done: WriteSession.Done
+                do {
+                    done = try await WriteSession(verb: verb, strict: strict != .off, strictAll: strict == .all, unchecked: unchecked, footer: footer, kind: kind)
+                        .run(client: client, cache: cache, context: settings.shopContext, lines: .standard)
+                } catch let stop as WriteSession.Stop {
+                    throw CLIError(message: stop.words, exitCode: stop.usage ? .usage : .unavailable)
                 }
-                let write = kind(before)
-                // The client's own input checks: what the shop must refuse is not sent, unless --unchecked.
-                let refusals = before.expectedRefusals(write)
-                if !refusals.isEmpty, !unchecked {
-                    throw CLIError(message: "the shop must refuse this \(verb): \(refusals.map(\.reason).joined(separator: "; ")); nothing was sent"
-                                   + " (add --unchecked to send it as typed)", exitCode: .usage)
-                }
-                await store.send(.write(write))
-                await store.settle()
-                let after = await store.state
-                let exchanges = await client.exchangesWithPinsSettled()
-                // A write the shop must refuse, taken: that finding leads stderr as it leads stdout.
-                let lead = after.write.outcome?.acceptedRefusable
-                if let lead { Terminal.err(lead.warningLine) }
-                // The findings about the write first (they set --strict's status), then the others.
-                let scope = WriteScope(kind: write, packs: after.packs.list.value ?? before.packs.list.value)
-                let (own, others) = scope.split(exchanges)
-                // What the reads after the write showed of their own (a stale read): the server's, told once, first,
-                // since a total that came back across the reads follows from it.
-                let readFindings = after.write.outcome?.readFindings ?? []
-                for record in readFindings { Terminal.err(record.warningLine) }
-                var findings = reportFindings(own, lagging: !readFindings.isEmpty, lines: .standard)
-                if strict != .off { findings += readFindings.count }
-                if others.contains(where: { !$0.findings.isEmpty }) {
-                    Terminal.err("note: findings about other reads (not the \(verb)'s: \(strict == .all ? "they count under --strict=all" : "--strict leaves them out")):\n")
-                    let more = reportFindings(others, lagging: !readFindings.isEmpty, lines: .standard)
-                    if strict == .all { findings += more }
-                }
-                // The write's one outcome: its words, its checks, and whether it was applied.
-                guard let outcome = after.write.outcome else {
-                    // Never sent (refused before it left): the notice says why.
-                    if let notice = after.notice { Terminal.out(Sanitizer.line(notice.text) + "\n") }
-                    if let error = after.write.lastError { throw error }
-                    throw CLIError(message: "the \(verb) was not sent", exitCode: .unavailable)
-                }
-                // A ✗ line names the request it is about (the write's request id), as every warning does.
-                func about(_ requestID: String?) -> String { requestID.map { " (request id \(Sanitizer.line($0)))" } ?? "" }
-                let verdict = Sanitizer.line(outcome.text)
-                let failedID = outcome.failed.first?.requestID ?? outcome.requestID
-                Terminal.out(verdict + (outcome.failed.isEmpty || verdict.contains("request id") ? "" : about(failedID)) + "\n")
-                for check in outcome.checks {
-                    Terminal.out("  " + Sanitizer.line(check.outcome == .passed ? "✔ \(check.name): \(check.actual)" : check.line)
-                                 + (check.outcome == .failed ? about(check.requestID) : "") + "\n")
-                    if check.outcome == .failed, check != lead { Terminal.err(check.warningLine) }
-                }
-                if let footer { Terminal.out(footer + "\n") }
-                // What the reads settled on is what the cache keeps, whatever a later read of the screen's said:
-                // the next run's baseline is held against it.
-                if let settled = outcome.settledBalance {
-                    _ = await cache.write(CheerBalance(balance: settled), kind: .balance, key: context.userKey, fetchedAt: Date())
-                }
-                if let page = outcome.settledFirstPage {
-                    _ = await cache.write(page, kind: .historyFirstPage, key: context.userKey, fetchedAt: Date())
-                }
-                return ExitStatus.of(outcome, error: after.write.lastError, strict: strict != .off, findings: findings)
+                return ExitStatus.of(done.outcome, error: done.error, strict: strict != .off, findings: done.findings)
             }
         } catch let exit as ExitCode {
             throw exit
@@ -208,8 +148,6 @@ struct WriteRun {
         }
         if status != 0 { throw ExitCode(status) }
     }
-
-    /// `warning: POST /api/v1/spend_cheer: [spend-balance] expected …, got … (request id …)`.
 }
 
 /// `--strict` (the write's findings set the status), `--strict=all` (any finding does), or neither.

@@ -412,3 +412,30 @@ public enum ExploreListing {
             + "; an edge case may leave \(writer) with nothing"
     }
 }
+
+extension ExploreCase {
+    /// Names given to `--only` that are neither a family nor a case.
+    public struct UnknownNames: Error, Sendable { public var names: [String] }
+
+    /// The cases `only` names (families or cases, comma-separated); all of them when nil.
+    public static func select(_ cases: [ExploreCase], only: String?) throws(UnknownNames) -> [ExploreCase] {
+        guard let only else { return cases }
+        let wanted = Set(only.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
+        let unknown = wanted.subtracting(cases.map(\.name) + ExploreFamily.allCases.map(\.rawValue))
+        guard unknown.isEmpty else { throw UnknownNames(names: unknown.sorted()) }
+        return cases.filter { wanted.contains($0.name) || wanted.contains($0.family.rawValue) }
+    }
+}
+
+extension ExploreCampaign {
+    /// A campaign on `client`: every request through one wire (`pace`, `budget`), reads as `reader`, writes as
+    /// `writer`; its files in `files`.
+    public static func on(_ client: ShopClient, pace: Double, budget: Int, reader: String, writer: String?, bundles: [CheerBundle], expiredToken: String?,
+                          files: ExploreFiles?, lines: OutputLines, json: Bool, progress: Bool) -> ExploreCampaign {
+        let wire = ExploreWire(client: client, pacer: Pacer(perSecond: pace), budget: budget)
+        let run = ExploreRun(wire: wire, reader: reader, writer: writer, bundles: bundles, expiredToken: expiredToken) {
+            await client.exchanges.all().last.map { $0.id + 1 } ?? 0
+        }
+        return ExploreCampaign(run: run, client: client, files: files, lines: lines, json: json, progress: progress)
+    }
+}

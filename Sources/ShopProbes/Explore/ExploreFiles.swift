@@ -54,7 +54,7 @@ public struct ExploreFiles: Sendable {
 
     /// `$STATE/explore/ENV-20261129T031500Z`.
     public static func defaultFolder(stateDirectory: String, environment: String, at date: Date = Date()) -> String {
-        let stamp = ISO8601.format(date).replacingOccurrences(of: ":", with: "").replacingOccurrences(of: "-", with: "")
+        let stamp = String(ISO8601.format(date).prefix(19)).replacingOccurrences(of: ":", with: "").replacingOccurrences(of: "-", with: "") + "Z"
         return "\(stateDirectory)/explore/\(Snapshot.fileSafe(environment))-\(stamp)"
     }
 
@@ -87,7 +87,15 @@ public struct ExploreFiles: Sendable {
         for f in o.findings { out += "# " + f.line.replacingOccurrences(of: "\n", with: " ") + "\n" }
         if o.shrunk != nil { out += "# the requests below are the whole case as first sent; its replay case holds the shrunk steps\n" }
         guard let serials = o.serials else { return out }
-        for e in exchanges where serials.contains(e.id) {
+        let sent = exchanges.filter { serials.contains($0.id) }
+        // Writes sent at the same time are sent at the same time again: in the background, then waited for.
+        func atOnce(_ i: Int) -> Bool {
+            guard sent[i].method == "POST" else { return false }
+            return [i - 1, i + 1].contains { j in
+                sent.indices.contains(j) && sent[j].method == "POST" && abs(sent[j].startedAt.timeIntervalSince(sent[i].startedAt)) < 0.05
+            }
+        }
+        for (i, e) in sent.enumerated() {
             var line = CurlCommand.make(e, baseURL: baseURL, tokenVariable: tokenVariable)
             if case let .auth(operation, variant) = o.exploreCase.plan, e.operation == operation {
                 let sent: String? = switch variant {
@@ -98,7 +106,8 @@ public struct ExploreFiles: Sendable {
                 }
                 if let sent { line = line.replacingOccurrences(of: "-H \"Authorization: Bearer $\(tokenVariable)\"", with: sent) }
             }
-            out += "# \(e.method) \(e.path) → \(e.status.map(String.init) ?? "no answer")\(e.requestID.map { " (\($0))" } ?? "")\n" + line + "\n"
+            out += "# \(e.method) \(e.path) → \(e.status.map(String.init) ?? "no answer")\(e.requestID.map { " (\($0))" } ?? "")\n" + line
+                + (atOnce(i) ? " &\n" + (atOnce(i + 1) ? "" : "wait\n") : "\n")
         }
         return out
     }

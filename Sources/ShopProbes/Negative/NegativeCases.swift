@@ -167,3 +167,26 @@ public struct NegativeFacts: Sendable {
     /// A transaction id never sent before (random).
     var freshTransaction: UInt64 { UInt64.random(in: 1_000_000...UInt64(Int64.max)) }
 }
+
+extension NegativeCase {
+    /// Names given to `--only` that no case has (the error lists every case's).
+    public struct UnknownNames: Error, Sendable { public var words: String }
+
+    /// The cases `only` names (comma-separated); all of them when nil.
+    public static func select(_ cases: [NegativeCase], only: String?) throws(UnknownNames) -> [NegativeCase] {
+        guard let only else { return cases }
+        let wanted = Set(only.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
+        let unknown = wanted.subtracting(cases.map(\.name))
+        guard unknown.isEmpty else {
+            throw UnknownNames(words: "no case named \(unknown.sorted().joined(separator: ", ")); cases: \(cases.map(\.name).joined(separator: ", "))")
+        }
+        return cases.filter { wanted.contains($0.name) }
+    }
+
+    /// The cases listed, nothing sent: a line each (`--json`: an object each).
+    public static func listing(_ cases: [NegativeCase], json: Bool) throws -> String {
+        try cases.map { c in
+            json ? try Output.jsonLine(Listed(c)) : "\(c.name.padding(toLength: 24, withPad: " ", startingAt: 0)) \(c.what)  [\(c.source.text)]\n"
+        }.joined()
+    }
+}

@@ -6,8 +6,8 @@ import ShopViewModels
 /// Where a session's exchanges past the in-memory window go (`ExchangeLog`'s spill): a file of its
 /// own in `STATE/sessions/`, removed when the session ends. Files a crash left behind are removed
 /// once a day old.
-enum SessionSpill {
-    static func path(environment: [String: String]) -> String? {
+public enum SessionSpill {
+    public static func path(environment: [String: String]) -> String? {
         let folder = EvidenceFiles.stateDirectory(environment: environment) + "/sessions"
         guard (try? AtomicFile.ensureDirectory(folder)) != nil else { return nil }
         let manager = FileManager.default
@@ -23,7 +23,7 @@ enum SessionSpill {
     }
 
     /// What a HAR of the session lacks, in words ("" when it lacks nothing).
-    static func gap(_ session: SessionExchanges) -> String {
+    public static func gap(_ session: SessionExchanges) -> String {
         if session.spillFailed { return "; the oldest requests past the last 100 could not be kept in the state folder and are missing" }
         guard session.droppedReads > 0 else { return "" }
         return "; \(Wording.grouped(session.droppedReads)) of the oldest reads were dropped to keep it within \(ExchangeLog.spillLimit >> 20) MiB (every write is kept)"
