@@ -90,7 +90,7 @@ public struct ExploreFiles: Sendable {
         let sent = exchanges.filter { serials.contains($0.id) }
         // Writes sent at the same time are sent at the same time again: in the background, then waited for.
         func atOnce(_ i: Int) -> Bool {
-            guard sent[i].method == "POST" else { return false }
+            guard sent.indices.contains(i), sent[i].method == "POST" else { return false }
             return [i - 1, i + 1].contains { j in
                 sent.indices.contains(j) && sent[j].method == "POST" && abs(sent[j].startedAt.timeIntervalSince(sent[i].startedAt)) < 0.05
             }
@@ -125,7 +125,7 @@ public struct ExploreFiles: Sendable {
         let failing = outcomes.filter { $0.verdict == .finding }
         if !failing.isEmpty { md += "\n## Findings\n" }
         for o in failing {
-            md += "\n### \(o.exploreCase.name)\n\n\(Self.md(o.exploreCase.what)) — rule: \(Self.md(o.exploreCase.source))\n\n"
+            md += "\n### `\(o.exploreCase.name)`\n\n\(Self.md(o.exploreCase.what)) — rule: \(Self.md(o.exploreCase.source))\n\n"
             for f in o.findings { md += "- \(Self.md(f.line))\n" }
             if let shrunk = o.shrunk { md += "- shrunk to \(shrunk.count) step\(shrunk.count == 1 ? "" : "s"): " + Self.md(shrunk.map(\.words).joined(separator: "; then ")) + "\n" }
             md += "- replay: `reiterate-shop replay cases/\(o.exploreCase.name).json --yes`; curl: `cases/\(o.exploreCase.name).sh`\n"
