@@ -246,7 +246,7 @@ let package = Package(
             exclude: ["__Snapshots__"], swiftSettings: strict
         ),
         .testTarget(name: "ShopModelTests", dependencies: ["ShopModel"], swiftSettings: strict),
-        .testTarget(name: "ShopProbesTests", dependencies: ["ShopProbes", "ShopViewModels", "ShopCompare", "ShopProxy", "ShopLedger", "ShopAPI", "StubServer", "StubCore", "AppStoreRecord", "JSONTokens"],
+        .testTarget(name: "ShopProbesTests", dependencies: ["ShopProbes", "ShopViewModels", "ShopCompare", "ShopProxy", "ShopLedger", "ShopAPI", "StubServer", "StubCore", "AppStoreRecord", "JSONTokens", .product(name: "HTTPTypes", package: "swift-http-types")],
                     swiftSettings: strict),
         .testTarget(name: "ShopViewModelsTests", dependencies: ["ShopViewModels", "ShopModel", "ShopCache", "ShopAPI", "StubCore", "ShopCompare", "JSONTokens", "ShopLedger",
                                                          "AppStoreRecord"], swiftSettings: strict),
