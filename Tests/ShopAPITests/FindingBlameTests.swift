@@ -135,9 +135,15 @@ import Testing
         #expect(read.operation(.getCheerHistory)?.parameters.last?.schema?.maximum == 200)
         #expect(read.operation(.spendCheer)?.requestBody?.schema?.properties?["amount"]?.minimum == 1)
         #expect(read.operation(.refreshToken)?.requestBody?.required == true)
-        // A kept form from before the request side (format 2) is not read: it is read from the document again.
-        let older = String(decoding: kept, as: UTF8.self).replacingOccurrences(of: #""format" : 3"#, with: #""format" : 2"#)
-        #expect(ContractCache.read(bytes: Array(older.utf8), source: "kept", document: nil) == nil)
+        #expect(read.operation(.refreshToken)?.requiresAuth == false && read.operation(.getBalance)?.requiresAuth == true)
+        #expect(read.operation(.getCheerHistory)?.parameters.last?.schema?.defaultNumber == 50)
+        // A kept form from before the request side (format 2), or before each operation's token (3), is not read: it
+        // is read from the document again.
+        for format in [2, 3] {
+            let older = String(decoding: kept, as: UTF8.self).replacingOccurrences(of: #""format" : 4"#, with: "\"format\" : \(format)")
+            #expect(older != String(decoding: kept, as: UTF8.self))
+            #expect(ContractCache.read(bytes: Array(older.utf8), source: "kept", document: nil) == nil)
+        }
         // A parameter that does not read makes the whole file not read (no check is better than a wrong one).
         let broken = String(decoding: kept, as: UTF8.self).replacingOccurrences(of: #""in" : "query""#, with: #""in" : "body""#)
         #expect(ContractCache.read(bytes: Array(broken.utf8), source: "kept", document: nil) == nil)
