@@ -1,0 +1,243 @@
+import Foundation
+import JSONTokens
+import ShopAPI
+import ShopModel
+import ShopViewModels
+import TerminalText
+
+// The write sequences of a campaign judged by the shop's model: the reads it settles on, then each step's answers held
+// to the orders of its writes that explain them, and the balance and history after them.
+
+extension ExploreRun {
+    // MARK: Reads the model settles on
+
+    struct Settled<Value: Sendable>: Sendable {
+        var value: Value?
+        var ids: [String?]
+        /// The reads disagreed to the end (their values, in words).
+        var disagreed: [String]?
+        /// The last read's body is not valid UTF-8 (what it says may be garbled by that).
+        var notUTF8 = false
+    }
+
+    /// The user's balance, read until two reads agree (at most three, by the one rule). `expecting`: what the
+    /// model says it is (a read that disagrees is read again after a pause).
+    func settledBalance(_ user: String, expecting: Int?) async throws -> Settled<Int> {
+        let rule = ReadRule<ProbeAnswer>(expecting: expecting.map { e in { Answer($0).balance == e } }, twoAgree: { Answer($0).balance == Answer($1).balance && $0.status == $1.status })
+        let taken = try await rule.reads { try await wire.send(.getBalance, query: [("user_id", user)]) }
+        let ids = taken.all.map(\.requestID)
+        guard taken.met else { return Settled(value: nil, ids: ids, disagreed: taken.all.map { Answer($0).said }) }
+        guard let value = Answer(taken.last).balance else { return Settled(value: nil, ids: ids, disagreed: taken.all.map { Answer($0).said + " without a balance" }) }
+        return Settled(value: value, ids: ids)
+    }
+
+    /// The user's first page of history, read until two reads agree on its entries' ids; `expecting`: what the
+    /// model says its new entries are.
+    func settledPage(_ user: String, expecting: (([CheerHistoryEntry]) -> Bool)? = nil) async throws -> Settled<[CheerHistoryEntry]> {
+        func entries(_ p: ProbeAnswer) -> [CheerHistoryEntry]? { p.isSuccess ? (try? CheerHistory.decode(p.body))?.entries : nil }
+        let rule = ReadRule<ProbeAnswer>(expecting: expecting.map { e in { entries($0).map(e) ?? false } },
+                                         twoAgree: { entries($0)?.map(\.id) == entries($1)?.map(\.id) && entries($0) != nil })
+        let taken = try await rule.reads { try await wire.send(.getCheerHistory, query: [("user_id", user), ("page", "1"), ("per_page", "50")]) }
+        let ids = taken.all.map(\.requestID)
+        guard taken.met, let last = entries(taken.last) else { return Settled(value: nil, ids: ids, disagreed: taken.all.map { Answer($0).said }) }
+        return Settled(value: last, ids: ids, notUTF8: problem(.charset, taken.last) != nil)
+    }
+
+    // MARK: Writes judged by the model
+
+    /// The body of one write, resolved against the balance; a purchase's fresh transaction id, by slot.
+    func body(_ write: ExploreWrite, facts: Facts, transactions: [Int: UInt64], balance: Int) -> ([UInt8], UInt64?) {
+        switch write {
+        case let .spend(amount, comment):
+            var w = JSONWriter()
+            w.raw("{\"amount\":")
+            w.int(amount.resolved(balance: balance))
+            w.raw(",\"product\":")
+            w.string(facts.pack)
+            if let comment {
+                w.raw(",\"comment\":")
+                w.string(comment)
+            }
+            w.raw("}")
+            return (w.bytes, nil)
+        case let .purchase(bundle, slot, wide):
+            let id = transactions[slot] ?? Self.freshTransaction(wide: wide)
+            let json = #"{"identifier":"\#(bundleOf(bundle)?.identifier ?? "")","transaction_id":\#(id)}"#
+            return (Array(json.utf8), id)
+        }
+    }
+
+    static func freshTransaction(wide: Bool) -> UInt64 {
+        wide ? UInt64.random(in: (UInt64(Int64.max) + 1)...(UInt64.max - 1)) : UInt64.random(in: 1_000_000_000...UInt64(Int64.max))
+    }
+
+    func bundleOf(_ choice: ExploreBundle) -> CheerBundle? {
+        choice == .smallest ? bundles.min { $0.cheer < $1.cheer } : bundles.max { $0.cheer < $1.cheer }
+    }
+
+    /// What the model says of a step's answers, given the balance before: the balance after and the spends
+    /// applied when some order of the writes explains every answer; nil when none does.
+    func explained(_ writes: [ExploreWrite], statuses: [Int], transactions: [UInt64?], balance: Int) -> (balance: Int, spends: [Int])? {
+        for order in Self.orders(writes.count) {
+            var b = balance
+            var credited = Set<UInt64>()
+            var spends: [Int] = []
+            var ok = true
+            for j in order {
+                let taken = (200..<300).contains(statuses[j])
+                switch writes[j] {
+                case let .spend(amount, _):
+                    let a = amount.resolved(balance: balance)
+                    let fits = a >= 1 && a <= b
+                    if taken, fits { b -= a; spends.append(a) } else if !taken, !fits, statuses[j] == 402 {} else { ok = false }
+                case let .purchase(choice, _, _):
+                    guard let tx = transactions[j], let cheer = bundleOf(choice)?.cheer else { ok = false; break }
+                    if taken, !credited.contains(tx) { b += cheer; credited.insert(tx) } else if !taken, credited.contains(tx), statuses[j] == 409 {} else { ok = false }
+                }
+                if !ok { break }
+            }
+            if ok { return (b, spends) }
+        }
+        return nil
+    }
+
+    /// Every order of `n` writes (n is at most 3 in the catalogue).
+    static func orders(_ n: Int) -> [[Int]] {
+        guard n > 1 else { return [Array(0..<n)] }
+        return (0..<n).flatMap { first in orders(n - 1).map { rest in [first] + rest.map { $0 >= first ? $0 + 1 : $0 } } }
+    }
+
+    /// What the model expects of one write on its own, in words (for a finding's expected).
+    func expectedWords(_ write: ExploreWrite, balance: Int) -> String {
+        switch write {
+        case let .spend(amount, _):
+            let a = amount.resolved(balance: balance)
+            return a <= balance ? "taken (2xx): \(a) is at most the balance \(balance)" : "HTTP 402: \(a) is more than the balance \(balance); nothing spent"
+        case let .purchase(choice, _, _):
+            return "taken (2xx): a new transaction credits \(bundleOf(choice)?.cheer ?? 0) cheer"
+        }
+    }
+
+    func writes(_ c: ExploreCase, _ steps: [ExploreStep], facts: Facts) async throws -> ExploreOutcome {
+        guard let writer else { return ExploreOutcome(c, .notJudged, note: "not sent: no explore user") }
+        let check = c.family.check
+        let first = try await settledBalance(writer, expecting: nil)
+        guard var balance = first.value else { return unsettled(c, first, writer: writer) }
+        var findings: [ShopFinding] = await moved(c, balance: balance, ids: first.ids)
+        let page = try await settledPage(writer)
+        guard var known = page.value.map({ Set($0.compactMap(\.id)) }) else { return ExploreOutcome(c, .notJudged, note: "not judged: the history before did not settle") }
+        for (n, whole) in steps.enumerated() {
+            // A spend of the whole balance when there is none is no write (a user with nothing already).
+            let step = ExploreStep(writes: whole.writes.filter { if case .spend(.wholeBalance, _) = $0 { balance > 0 } else { true } })
+            if step.writes.isEmpty { continue }
+            // Writes at the same time say something only when each alone would be taken.
+            if c.family == .concurrent, step.writes.contains(where: { if case let .spend(a, _) = $0 { a.resolved(balance: balance) > balance } else { false } }) {
+                return ExploreOutcome(c, findings.isEmpty ? .notJudged : .finding, findings: findings,
+                                      note: "not judged: the balance \(balance) of \(writer) is too low for each write alone to be taken")
+            }
+            var transactions: [Int: UInt64] = [:]
+            var bodies: [[UInt8]] = []
+            var ids: [UInt64?] = []
+            for write in step.writes {
+                let (json, tx) = body(write, facts: facts, transactions: transactions, balance: balance)
+                if case let .purchase(_, slot, _) = write, let tx { transactions[slot] = tx }
+                bodies.append(json)
+                ids.append(tx)
+            }
+            // All the step's requests take their turns first, then go out together.
+            try await wire.take(step.writes.count)
+            let answers: [ProbeAnswer?] = await withTaskGroup(of: (Int, ProbeAnswer?).self) { group in
+                for (j, write) in step.writes.enumerated() {
+                    let op: OperationID = if case .spend = write { .spendCheer } else { .purchaseCheer }
+                    let json = bodies[j]
+                    group.addTask { (j, try? await wire.send(op, query: [("user_id", writer)], json: json, taken: true)) }
+                }
+                var out = [ProbeAnswer?](repeating: nil, count: step.writes.count)
+                for await (j, a) in group { out[j] = a }
+                return out
+            }
+            let subject = "step \(n + 1) of \(steps.count): \(step.words), as \(writer)"
+            let answerIDs = answers.map { $0?.requestID }
+            if let lost = answers.firstIndex(where: { $0 == nil || $0!.status >= 500 }) {
+                let after = try await settledBalance(writer, expecting: nil)
+                await last.set(after.value)
+                let said = answers[lost].map { Answer($0).said } ?? "no answer"
+                return ExploreOutcome(c, findings.isEmpty ? .notJudged : .finding, findings: findings,
+                                      note: "not judged: \(step.writes[lost].words) answered \(said); the balance read again: \(after.value.map(String.init) ?? "not settled")")
+            }
+            let statuses = answers.map { $0?.status ?? 0 }
+            let said = zip(step.writes, answers).map { w, a in "\(w.words) → \(a.map { Answer($0).said } ?? "no answer")" }.joined(separator: "; ")
+            guard let model = explained(step.writes, statuses: statuses, transactions: ids, balance: balance) else {
+                let expected = step.writes.count == 1 ? expectedWords(step.writes[0], balance: balance)
+                    : "answers some order of the writes explains, from the balance \(balance)"
+                let kind: ExploreCheck = statuses.contains(where: { (400..<500).contains($0) && $0 != 402 && $0 != 409 }) && c.family == .legal ? .legalRefused : check
+                findings.append(finding(c, kind, subject: subject, expected: expected, actual: said, ids: answerIDs))
+                let after = try await settledBalance(writer, expecting: nil)
+                await last.set(after.value)
+                if let value = after.value, value < 0 {
+                    findings.append(finding(c, check, subject: subject, expected: "a balance of 0 or more", actual: "\(value)", ids: after.ids,
+                                            causedBy: "follows from the answers above"))
+                }
+                return ExploreOutcome(c, .finding, findings: findings)
+            }
+            // The answers are explained: the balance and the history must now show what they say.
+            let after = try await settledBalance(writer, expecting: model.balance)
+            guard let now = after.value else {
+                findings.append(finding(c, .answersDisagree, subject: subject + ": the balance after", expected: "two reads that agree",
+                                        actual: after.disagreed?.joined(separator: ", then ") ?? "unread", ids: after.ids))
+                return ExploreOutcome(c, .finding, findings: findings)
+            }
+            await last.set(now)
+            let effect = ExploreCheck.writeEffect
+            if now != model.balance {
+                findings.append(finding(c, effect, subject: subject, expected: "the balance \(model.balance) (\(balance) and the writes applied)",
+                                        actual: "\(now)" + (now < 0 ? " (below 0)" : ""), ids: answerIDs + after.ids))
+            }
+            let spends = model.spends.sorted()
+            let history = try await settledPage(writer) { entries in
+                entries.filter { $0.id.map { !known.contains($0) } ?? false }.map(\.amount).sorted() == spends
+            }
+            if let entries = history.value {
+                let fresh = entries.filter { $0.id.map { !known.contains($0) } ?? false }
+                let dates = answers.compactMap { $0?.serverDate }
+                if let early = dates.min(), let late = dates.max() {
+                    for e in fresh { if let id = e.id { await last.wrote(id, within: early...late) } }
+                }
+                if fresh.map(\.amount).sorted() != spends {
+                    let ids = entries.compactMap(\.id)
+                    let repeated = Set(ids).count < ids.count
+                    findings.append(finding(c, effect, subject: subject + ": the history", expected: "\(spends.count) new entr\(spends.count == 1 ? "y" : "ies") of \(spends)",
+                                            actual: "\(fresh.count) of \(fresh.map(\.amount))", ids: history.ids,
+                                            causedBy: repeated ? "possibly caused by an id on two entries of the page (duplicate-id)"
+                                                : findings.isEmpty ? nil : "may follow from the balance above"))
+                }
+                known.formUnion(entries.compactMap(\.id))
+            }
+            if !findings.isEmpty { return ExploreOutcome(c, .finding, findings: findings) }
+            balance = now
+        }
+        return ExploreOutcome(c, .passed)
+    }
+
+    /// The balance before a case did not settle: reads with no write between them that disagree are a finding of
+    /// their own (blame not known: another tester may be writing as the explore user); anything else, not judged.
+    func unsettled(_ c: ExploreCase, _ reads: Settled<Int>, writer: String) -> ExploreOutcome {
+        let said = reads.disagreed ?? ["unread"]
+        guard said.count > 1, said.allSatisfy({ $0.hasPrefix("2") && !$0.hasSuffix("without a balance") }) else {
+            return ExploreOutcome(c, .notJudged, note: "not judged: the balance before did not settle (\(said.joined(separator: ", ")))")
+        }
+        return ExploreOutcome(c, .finding, findings: [ShopFinding(kind: .explore(.answersDisagree), subject: "the balance of \(writer) before \(c.name)", blame: .unknown,
+                                                                  expected: "two reads that agree (no write was sent between them)", actual: said.joined(separator: ", then "),
+                                                                  requestIDs: reads.ids.compactMap { $0 }, causedBy: "another tester writing as \(writer), or the server")])
+    }
+
+    /// A finding when the explore user's balance is not where the campaign left it: no write of its own explains
+    /// the move (another tester writing as the explore user, or the server); blame not known.
+    func moved(_ c: ExploreCase, balance: Int, ids: [String?]) async -> [ShopFinding] {
+        guard let before = await last.balance, before != balance, let writer else { return [] }
+        return [ShopFinding(kind: .explore(.balanceMoved), subject: "the balance of \(writer) before \(c.name)", blame: .unknown,
+                            expected: "\(before), where the campaign's last reads and writes left it", actual: "\(balance) (\(balance > before ? "+" : "")\(balance - before))",
+                            requestIDs: ids.compactMap { $0 }, causedBy: "no write of the campaign's explains it: another tester writing as \(writer), or the server")]
+    }
+
+}
