@@ -44,16 +44,27 @@ struct ExploreCommand: AsyncParsableCommand {
         try await Self.campaign(settings, logger: logger, connection: connection, only: only, yes: yes, json: json, pace: pace, budget: budget, out: out)
     }
 
+    static func inputs(_ settings: ResolvedSettings, connection: ConnectionOptions) throws -> (ExploreInputs, String?) {
+        let expired = connection.environment["REITERATE_EXPIRED_TOKEN"].flatMap { $0.isEmpty ? nil : $0 }
+        return (ExploreInputs(contract: try connection.contract(settings)(), bundles: zip(settings.bundleIdentifiers, settings.bundles).map { CheerBundle(identifier: $0, cheer: $1) },
+                              writers: settings.exploreUsers, appStoreVerifies: settings.appStore != nil, expiredToken: expired != nil), expired)
+    }
+
+    /// The TUI's `X`: none in a read-only or production-tier environment.
+    static func explorer(_ settings: ResolvedSettings, client: ShopClient, connection: ConnectionOptions, stateDirectory: String) -> SessionExplorer? {
+        guard !settings.readOnly, settings.tier != .production, let (inputs, expired) = try? inputs(settings, connection: connection) else { return nil }
+        return SessionExplorer(client: client, inputs: inputs, reader: settings.user, expiredToken: expired, stateDirectory: stateDirectory,
+                               files: ExploreFiles(folder: "", environment: settings.environment, baseURL: settings.baseURL, tokenVariable: settings.tokenEnv))
+    }
+
     /// The campaign, or the one case of a replay file (`only` given as its case).
     static func campaign(_ settings: ResolvedSettings, logger: Logger, connection: ConnectionOptions, only: String?, cases given: [ExploreCase]? = nil,
                          yes: Bool, json: Bool, pace: Double, budget: Int, out: String?) async throws {
         guard !settings.readOnly, settings.tier != .production else {
             throw fail(CLIError(message: "\(settings.environment.uppercased()) is \(settings.readOnly ? "read-only" : "a production tier"): explore is refused", exitCode: .config))
         }
-        let bundles = zip(settings.bundleIdentifiers, settings.bundles).map { CheerBundle(identifier: $0, cheer: $1) }
-        let expired = connection.environment["REITERATE_EXPIRED_TOKEN"].flatMap { $0.isEmpty ? nil : $0 }
-        let contract = try connection.contract(settings)()
-        let inputs = ExploreInputs(contract: contract, bundles: bundles, writers: settings.exploreUsers, appStoreVerifies: settings.appStore != nil, expiredToken: expired != nil)
+        let (inputs, expired) = try inputs(settings, connection: connection)
+        let bundles = inputs.bundles
         let (all, omitted) = ExploreCase.catalogue(inputs)
         let cases: [ExploreCase]
         do { cases = try ExploreCase.select(given ?? all, only: only) } catch {

@@ -94,7 +94,9 @@ struct Interactive: AsyncParsableCommand {
                 let state = EvidenceFiles.stateDirectory(environment: ProcessInfo.processInfo.environment)
                 // D and S: comparisons and snapshots with clients of their own.
                 let comparer = TUIComparer(connection: connection, config: config, logger: logger, settings: settings, stateDirectory: state)
-                let initial = AppState(context: context, watch: settings.watchState, compareTargets: comparer.targets(), appStore: settings.appStore != nil)
+                var initial = AppState(context: context, watch: settings.watchState, compareTargets: comparer.targets(), appStore: settings.appStore != nil)
+                let explorer = ExploreCommand.explorer(settings, client: client, connection: connection, stateDirectory: state)
+                initial.explore.plan = explorer?.plan
                 let store = await AppStore(state: initial, service: LiveShopService(client: client), cache: cache)
                 let pinned = await pins?.requests ?? []
                 let unreadable = pins?.unreadable
@@ -102,6 +104,7 @@ struct Interactive: AsyncParsableCommand {
                     store.evidence = EvidenceFiles(reportsDirectory: state + "/reports", harFile: connection.harFile, harDirectory: state + "/har")
                     store.pins = pins
                     store.comparer = comparer
+                    store.explorer = explorer
                     if settings.appStore != nil { store.ledgerReader = TUILedgerReader(settings: settings) }
                     store.send(.pinsChanged(pinned, unreadable.map { .failed("The pins cannot be read (\($0)); none are checked.") }))
                 }

@@ -20,6 +20,10 @@ public struct ExploreCampaign: Sendable {
     public var json: Bool
     /// Progress on stderr, rewritten in place (stderr is a terminal).
     public var progress: Bool
+    /// SIGINT and SIGTERM stop it (the CLI's); the TUI stops it by cancelling its task.
+    public var catchesSignals = true
+    /// Each case as it ends, with how many have (the TUI's progress and Checks tab).
+    public var news: (@Sendable (ExploreOutcome, Int, Int) async -> Void)?
 
     public init(run: ExploreRun, client: ShopClient, files: ExploreFiles?, lines: OutputLines, json: Bool, progress: Bool) {
         self.run = run
@@ -74,7 +78,7 @@ public struct ExploreCampaign: Sendable {
         let started = ContinuousClock.now
         let ending = AsyncStream<String>.makeStream()
         var sources: [any DispatchSourceSignal] = []
-        for sig in [SIGINT, SIGTERM] {
+        for sig in [SIGINT, SIGTERM] where catchesSignals {
             signal(sig, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
             let words = sig == SIGINT ? "interrupted" : "terminated"
@@ -84,7 +88,7 @@ public struct ExploreCampaign: Sendable {
         }
         defer {
             sources.forEach { $0.cancel() }
-            for sig in [SIGINT, SIGTERM] { signal(sig, SIG_DFL) }
+            if catchesSignals { for sig in [SIGINT, SIGTERM] { signal(sig, SIG_DFL) } }
         }
         let kept = Kept()
         let work = Task { [self] in
@@ -104,6 +108,7 @@ public struct ExploreCampaign: Sendable {
                     // Its files, and the watchdog's findings on its requests, before the client's log forgets them.
                     let log = await client.exchanges.all()
                     await kept.add(o, log.filter { e in !e.findings.isEmpty && (o.serials?.contains(e.id) ?? false) })
+                    await news?(o, await kept.outcomes.count, cases.count)
                     try? files?.write(case: o, exchanges: log)
                     if let files { try? files.write(await kept.outcomes, contract: [], summary: ExploreSummary(await kept.outcomes, planned: cases.count,
                                                                                                         requests: await run.wire.sent, budget: budget, seconds: 0, omitted: omitted)) }
@@ -117,7 +122,7 @@ public struct ExploreCampaign: Sendable {
                 return
             }
         }
-        _ = try await work.value
+        _ = try await withTaskCancellationHandler { try await work.value } onCancel: { work.cancel() }
         stopper.cancel()
         ending.continuation.finish()
         let outcomes = await kept.outcomes

@@ -29,6 +29,9 @@ public final class AppStore {
     public var proxyFaults: (any ProxyFaultPutter)?
     /// The Purchases tab's ledger, read by the program (an environment with an App Store table).
     public var ledgerReader: (any LedgerReader)?
+    /// `X`: the explore campaign, run by the program.
+    public var explorer: (any Explorer)?
+    private var exploreTask: Task<ExploreDone, Never>?
 
     private let service: any ShopService
     private let cache: CacheStore?
@@ -148,6 +151,8 @@ public final class AppStore {
             spawn { await self.writeReport(draft, screen: screen) }
         case .pin, .unpin:
             spawn { await self.changePins(effect) }
+        case .stopExplore:
+            exploreTask?.cancel()
         default:
             if let token = effect.requestToken {
                 // Registered at once, so a cancellation in the same turn finds it.
@@ -243,6 +248,14 @@ public final class AppStore {
         switch effect {
         case let .putFault(spec):
             send(.proxy(.faultPut(await proxyFaults?.put(spec) ?? .failed("no app proxy runs in this session"))))
+        case .explore:
+            guard let explorer else { return send(.exploreDone(ExploreDone(summary: "", folder: nil, stopped: false, failure: "explore is not available here"))) }
+            let task = Task { await explorer.explore { news in await self.send(.exploreNews(news)) } }
+            exploreTask = task
+            // Stopped (X) or the session ending: the campaign is cancelled and ends with what it found.
+            let done = await withTaskCancellationHandler { await task.value } onCancel: { task.cancel() }
+            exploreTask = nil
+            send(.exploreDone(done))
         case .readLedger:
             guard let ledgerReader else { return send(.ledgerRead(.failure(LedgerFailure("no App Store is configured for this environment")))) }
             send(.ledgerRead(await ledgerReader.readLedger(exchanges: state.exchanges)))

@@ -128,6 +128,8 @@ public enum Action: String, Sendable, Hashable, CaseIterable {
     case showSource = "show_source"
     /// Put a fault into the app's traffic (the proxy's): Tab offers the common ones.
     case fault
+    /// `explore`'s campaign from the TUI (asks once more; again while it runs stops it).
+    case explore
 }
 
 /// One key binding: an action, its keys, its help, and when it is enabled. The same table resolves
@@ -236,6 +238,7 @@ public struct Keymap: Sendable, Equatable {
         Binding(.fault, [.char("F")], "put a fault into the app's traffic (--proxy; Tab: common ones)"),
         Binding(.compare, [.char("D")], "compare this tab with another environment, user or snapshot (Tab completes)"),
         Binding(.snapshot, [.char("S")], "save a snapshot of what this user sees (D compares with it)"),
+        Binding(.explore, [.char("X")], "explore's campaign: X again starts it, X while it runs stops it", writes: true),
         Binding(.down, [.char("j"), .down], "next difference", modes: [.diff]),
         Binding(.up, [.char("k"), .up], "previous difference", modes: [.diff]),
         Binding(.nextMatch, [.char("n")], "next difference", modes: [.diff], hint: "next", hintWith: [.previousMatch]),

@@ -135,6 +135,8 @@ public struct AppState: Equatable, Sendable {
     public internal(set) var notice: Notice?
     /// Every verification (and finding) so far: the Checks tab.
     public internal(set) var checks = ChecksState()
+    /// `X`: the explore campaign run from the TUI (its plan set by the program).
+    public var explore = ExploreState()
     /// The watch of the user under test, and its timeline: the Live tab.
     public internal(set) var watch = WatchState()
     /// The App Store's purchases against the backend's credits: the Purchases tab.

@@ -60,6 +60,9 @@ public enum Message: Sendable {
     case ledgerRead(Result<LedgerView, LedgerFailure>)
     /// The App Store's record of the purchase form's transaction was read (or said why not).
     case appStoreRecordRead(AppStoreRecordRead)
+    /// A case of the TUI's explore campaign ended; the campaign ended.
+    case exploreNews(ExploreNews)
+    case exploreDone(ExploreDone)
 }
 
 extension Message {
@@ -138,13 +141,17 @@ public indirect enum Effect: Equatable, Sendable {
     case readLedger
     /// Read the App Store's record of one transaction, for the purchase form (the program's `LedgerReader`).
     case readAppStoreRecord(transactionID: String)
+    /// Run the explore campaign (the program's `Explorer`), answered `.exploreNews` a case and `.exploreDone`;
+    /// `.stopExplore` cancels it.
+    case explore
+    case stopExplore
 
     /// Whether the store starts it at once, wherever it stands (in a sequence or a batch too): a
     /// cancellation, what the front end does (quit, copy, alert), a report (the screen as it is now) and
     /// a change of the pins. Stated once: `AppStore.launch` and `run` both ask it.
     var startsAtOnce: Bool {
         switch self {
-        case .cancel, .quit, .copy, .copyCurl, .alert, .writeReport, .pin, .unpin: true
+        case .cancel, .quit, .copy, .copyCurl, .alert, .writeReport, .pin, .unpin, .stopExplore: true
         default: false
         }
     }
@@ -231,6 +238,8 @@ public enum ShopUpdate {
             return ledgerRead(result, &state)
         case let .appStoreRecordRead(record):
             return appStoreRecordRead(record, &state)
+        case let .exploreNews(news): return exploreNews(news, &state)
+        case let .exploreDone(done): return exploreDone(done, &state)
         case let .text(c):
             return typed(c, &state)
         case let .select(index):
@@ -248,6 +257,7 @@ public enum ShopUpdate {
         case .resize, .tick, .signal:
             return screen(message, &state) ?? []
         case let .action(action):
+            leaveExploreConfirmation(action, &state)
             // Every action is enabled in some mode; the parts below check they are in it.
             if let effects = screen(message, &state) { return effects }  // quit, help and the tabs: in every mode
             // The one switch on the mode; within browse, the one switch on the tab.
@@ -281,6 +291,7 @@ public enum ShopUpdate {
         case .compare: return beginCompare(&state)
         case .snapshot: return saveSnapshot(&state)
         case .fault: return beginFault(&state)
+        case .explore: return explore(&state)
         case .spend, .buy: return beginAction(action, &state)
         default:
             if let effects = evidenceAction(action, &state) { return effects }
