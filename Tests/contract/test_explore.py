@@ -210,3 +210,27 @@ def test_ctrl_c_stops_it_with_the_findings_so_far_saved(start_stub, tmp_path):
     assert "explore interrupted:" in stderr and "not run (incomplete)" in stderr, stderr
     report = (out / "report.md").read_text()
     assert "### `legal-getCheerHistory-per_page-200`" in report and "per\\_page must be at most 50" in report
+
+
+def test_the_tui_runs_the_campaign_with_x_and_its_findings_go_to_the_checks_tab(start_stub, tui, tmp_path):
+    s = start_stub()
+    s.fault(kind="race_overspend")
+    t = tui(s.url, width=160, height=40)
+    t.wait_for("Balance 1,250 cheer")
+    t.wait_screen(lambda screen: any(l.startswith("GET /api/v1/cheer_history") for l in api_requests(s)), what="the first history page read")
+    t.keys("X")
+    t.wait_for("X again to start it")
+    assert api_requests(s)[-1].startswith("GET /api/v1/cheer_history")  # the plan is said; nothing of the campaign is sent
+    sent = len(api_requests(s))
+    t.keys("X")
+    t.wait_for("Explore 1/45", timeout=20)
+    screen = t.wait_for("Explore done:", timeout=120)
+    assert "45 cases: 44 passed, 1 with findings, 0 not judged" in screen, screen
+    # The campaign went through the session's client: its requests are the stand-in's too.
+    assert len(api_requests(s)) > sent + 150
+    t.keys("4")
+    checks = t.wait_for("concurrent-writes")
+    assert "the server's fault" in checks and "spend-refused" in checks, checks
+    # Its files are in the session's state folder.
+    folders = list((tmp_path / "state" / "reiterate-shop" / "explore").iterdir())
+    assert len(folders) == 1 and (folders[0] / "cases" / "concurrent-overspend.json").exists()
