@@ -39,7 +39,8 @@ extension Renderer {
         lines.append((r.outcome == .passed ? "✔ \(clean(r.name)) passed" : "✗ \(clean(r.name)) failed",
                       r.outcome == .passed ? Style(foreground: .good, bold: true) : .error))
         for (label, value) in [("expected", r.expected), ("actual", r.actual)] {
-            for (k, part) in Columns.wrap("\(label) \(clean(value))", to: width).enumerated() { lines.append((k == 0 ? part : "  " + part, .plain)) }
+            // Wrapped to leave room for the indent of the lines after the first: nothing is cut at the panel's edge.
+            for (k, part) in Columns.wrap("\(label) \(clean(value))", to: max(1, width - 2)).enumerated() { lines.append((k == 0 ? part : "  " + part, .plain)) }
         }
         if let blame = r.blame {
             let why = r.source != .watchdog ? "" : blame == .app ? " (its request breaks the contract)" : blame == .server ? " (its answer to the app breaks the contract)" : ""

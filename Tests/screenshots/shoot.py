@@ -636,6 +636,25 @@ root_ca = "{facts['root_ca']}"
             n.wait("exit status", timeout=90)  # paced: at most 10 requests a second (about 20 s for the catalogue)
             n.shoot(out, "negative.png", "reiterate-shop negative --yes: writes the server must refuse (a server that takes an overspend)")
             n.close()
+        # Issue 45: `explore` against a stand-in with a race and a server that escapes markup, from the CLI, and the
+        # same campaign from the TUI (X, X), its findings on the Checks tab.
+        with running_stub("--fault", "race_overspend", "--fault", "escape_markup") as racy_url:
+            env = f"REITERATE_TOKEN=dev-token TZ=UTC TERM=xterm-256color LANG=C.UTF-8 COLUMNS={WIDTH} XDG_STATE_HOME={shlex.quote(str(work / 'state-explore'))}"
+            x = Scene(racy_url, work / "cache-explore", "explore", height=44,
+                      command=f"env {env} {shlex.quote(SHOP)} explore --base-url {racy_url} --yes --only concurrent,text,identity; echo \"exit status $?\"; sleep 600")
+            x.wait("exit status", timeout=90)
+            x.shoot(out, "explore.png", "reiterate-shop explore --yes: a race and escaped markup found, the race shrunk to its two writes")
+            x.close()
+        with running_stub("--fault", "race_overspend", "--fault", "escape_markup") as racy_url:
+            t = Scene(racy_url, work / "cache-explore-tui", "explore-tui")
+            t.wait("46 of 46 packs")
+            t.keys("X", settle=0.4)
+            t.keys("X")
+            t.wait("Explore done", timeout=120)
+            t.keys("4", settle=0.6)
+            t.shoot(out, "checks-explore.png", "reiterate-shop — X: explore from the TUI, its findings on the Checks tab")
+            t.keys("q")
+            t.close()
         # The whole history of a 1,000,000-entry whale: the go-to prompt, then a find in progress.
         whale, whale_url = start_stub("--whale-history", "1000000")
         try:
