@@ -22,6 +22,8 @@ public struct ProbeAnswer: Sendable {
     public var status: Int
     public var headers: HTTPFields
     public var body: [UInt8]
+    /// The client's token was refused and renewed on the way (a refresh and a resend: two more requests).
+    public var renewed = false
     public init(status: Int, headers: HTTPFields, body: [UInt8]) {
         self.status = status
         self.headers = headers
@@ -53,15 +55,17 @@ public struct ProbeRequest<Target: Endpoint>: Endpoint {
 extension ShopClient {
     /// Sends `operation` once with this query and body, authenticated as `authorization` says: no retry, and
     /// the answer whatever its status. A failure below HTTP throws `ShopAPIError.transport`.
+    /// `mayRenew`: a 401 to the client's own token renews it and sends again (two more requests); false: the
+    /// 401 is the answer.
     public func probe(_ operation: OperationID, query: [(name: String, value: String)], json: [UInt8]?,
-                      authorization: ProbeAuthorization = .token) async throws -> ProbeAnswer {
+                      authorization: ProbeAuthorization = .token, mayRenew: Bool = true) async throws -> ProbeAnswer {
         switch operation {
-        case .listAudioPacks: return try await probe(ProbeRequest<AudioPacks>(query: query, json: json), authorization: authorization)
-        case .getBalance: return try await probe(ProbeRequest<Balance>(query: query, json: json), authorization: authorization)
-        case .getCheerHistory: return try await probe(ProbeRequest<CheerHistory>(query: query, json: json), authorization: authorization)
-        case .purchaseCheer: return try await probe(ProbeRequest<PurchaseCheer>(query: query, json: json), authorization: authorization)
-        case .spendCheer: return try await probe(ProbeRequest<SpendCheer>(query: query, json: json), authorization: authorization)
-        case .refreshToken: return try await probe(ProbeRequest<RefreshToken>(query: query, json: json), authorization: authorization)
+        case .listAudioPacks: return try await probe(ProbeRequest<AudioPacks>(query: query, json: json), authorization: authorization, mayRenew: mayRenew)
+        case .getBalance: return try await probe(ProbeRequest<Balance>(query: query, json: json), authorization: authorization, mayRenew: mayRenew)
+        case .getCheerHistory: return try await probe(ProbeRequest<CheerHistory>(query: query, json: json), authorization: authorization, mayRenew: mayRenew)
+        case .purchaseCheer: return try await probe(ProbeRequest<PurchaseCheer>(query: query, json: json), authorization: authorization, mayRenew: mayRenew)
+        case .spendCheer: return try await probe(ProbeRequest<SpendCheer>(query: query, json: json), authorization: authorization, mayRenew: mayRenew)
+        case .refreshToken: return try await probe(ProbeRequest<RefreshToken>(query: query, json: json), authorization: authorization, mayRenew: mayRenew)
         }
     }
 }

@@ -67,7 +67,7 @@ public actor ShopClient {
     /// Sends `endpoint` once, authenticated as `authorization` says, and returns the answer whatever its
     /// status (`ShopClient.probe(_:query:json:authorization:)`). With the client's own token, a 401 renews
     /// it once and sends again, as any request does; no other retry.
-    public func probe<E: Endpoint>(_ endpoint: E, authorization: ProbeAuthorization) async throws -> ProbeAnswer {
+    public func probe<E: Endpoint>(_ endpoint: E, authorization: ProbeAuthorization, mayRenew: Bool = true) async throws -> ProbeAnswer {
         let description = E.endpoint
         let base = try configuration.validatedBaseURL()
         let body: [UInt8]?
@@ -98,12 +98,14 @@ public actor ShopClient {
             } catch let error as TransportError {
                 throw ShopAPIError.transport(error, endpoint: description.key)
             }
-            if response.status == 401, authorization == .token, !refreshed, await tokens.refreshToken != nil {
+            if response.status == 401, authorization == .token, mayRenew, !refreshed, await tokens.refreshToken != nil {
                 refreshed = true
                 _ = try await renewedAccessToken(replacing: sentToken)
                 continue
             }
-            return ProbeAnswer(status: response.status, headers: response.headers, body: response.body)
+            var answer = ProbeAnswer(status: response.status, headers: response.headers, body: response.body)
+            answer.renewed = refreshed
+            return answer
         }
     }
 

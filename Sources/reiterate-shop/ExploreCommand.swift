@@ -74,7 +74,7 @@ struct ExploreCommand: AsyncParsableCommand {
         let plan = "\(cases.count) cases to \(settings.environment.uppercased()) as \(settings.user): at most \(budget) requests, \(pace > 0 ? "\(Int(pace)) a second" : "unpaced"); "
             + ExploreListing.writes(cases, bundles: bundles, writer: writer)
         guard yes else {
-            Terminal.out(json ? "" : ExploreListing.text(cases, omitted: omitted))
+            Terminal.out(json ? ExploreListing.json(cases, omitted: omitted) : ExploreListing.text(cases, omitted: omitted))
             Terminal.err("\(plan)\nnothing sent: add --yes to send them\n")
             return
         }

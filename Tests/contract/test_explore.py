@@ -98,7 +98,7 @@ def test_writes_go_only_as_the_environments_explore_users(start_stub, tmp_path):
     assert r.returncode == 69, r.stdout[-2000:] + r.stderr[-2000:]
     assert not [l for l in api_requests(s) if l.startswith("POST")]
     writing = [l for l in lines(r) if l["family"] in ("edges", "concurrent", "text") or re.match(r"(legal|auth)-(spend|purchase)Cheer", l["name"])]
-    assert len(writing) == 23 and all(l["verdict"] == "not-judged" and "names no explore user" in l["note"] for l in writing), writing
+    assert len(writing) == 24 and all(l["verdict"] == "not-judged" and "names no explore user" in l["note"] for l in writing), writing
     assert all(l["verdict"] == "passed" for l in lines(r) if l not in writing and l["name"] != "identity-server-clock")
     # With explore_users, its writes are that user's alone.
     config += 'explore_users = ["qa-whale"]\n'
@@ -223,9 +223,9 @@ def test_the_tui_runs_the_campaign_with_x_and_its_findings_go_to_the_checks_tab(
     assert api_requests(s)[-1].startswith("GET /api/v1/cheer_history")  # the plan is said; nothing of the campaign is sent
     sent = len(api_requests(s))
     t.keys("X")
-    t.wait_for("Explore 1/45", timeout=20)
+    t.wait_for("Explore 1/46", timeout=20)
     screen = t.wait_for("Explore done:", timeout=120)
-    assert "45 cases: 44 passed, 1 with findings, 0 not judged" in screen, screen
+    assert "46 cases: 45 passed, 1 with findings, 0 not judged" in screen, screen
     # The campaign went through the session's client: its requests are the stand-in's too.
     assert len(api_requests(s)) > sent + 150
     t.keys("4")

@@ -50,12 +50,12 @@ public struct ExploreCampaign: Sendable {
 
     /// One case's line: `✔ name`, `✗ name: …` (a finding's line each), `· name: not judged: …`.
     public static func line(_ o: ExploreOutcome) -> String {
-        let name = o.exploreCase.name
+        let name = Sanitizer.line(o.exploreCase.name)
         switch o.verdict {
         case .passed: return "✔ \(name)" + (o.note.map { " (\(Sanitizer.line($0)))" } ?? "") + "\n"
         case .notJudged: return "· \(name): \(Sanitizer.line(o.note ?? "not judged"))\n"
         case .finding:
-            var s = o.findings.map { "✗ \(name): \($0.line)\n" }.joined()
+            var s = o.findings.map { "✗ \(name) · \($0.line.dropFirst(2))\n" }.joined()
             if let shrunk = o.shrunk {
                 s += "  shrunk to \(shrunk.count) step\(shrunk.count == 1 ? "" : "s"): \(Sanitizer.line(shrunk.map(\.words).joined(separator: "; then ")))\n"
             }
@@ -95,7 +95,7 @@ public struct ExploreCampaign: Sendable {
             try await run.run(cases) { event in
                 switch event {
                 case let .starting(i, n, c):
-                    if progress { lines.err("\r\u{1B}[K[\(i)/\(n)] \(c.family.rawValue): \(c.name) …") }
+                    if progress { lines.err("\r\u{1B}[K[\(i)/\(n)] \(c.family.rawValue): \(Sanitizer.line(c.name)) …") }
                 case let .outcome(o):
                     if progress { lines.err("\r\u{1B}[K") }
                     if json {

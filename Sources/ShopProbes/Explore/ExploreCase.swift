@@ -186,6 +186,7 @@ public enum HardText {
         ("rtl", "שלום مرحبا \u{200F}abc"),
         ("long", String(repeating: "long comment, ", count: 72)),
         ("no-8-bit", "Ωλ Жж 漢字 ✓ €"),
+        ("latin-1", "café ñ ü ß £ ½ ©"),
     ]
 }
 

@@ -156,6 +156,21 @@ extension ExploreCase {
 
 /// The campaign in words, before anything is sent.
 public enum ExploreListing {
+    /// A case as `--json` lists it (nothing sent).
+    struct Listed: Encodable {
+        var name: String
+        var family: String
+        var what: String
+        var source: String
+        var writes: Bool
+    }
+
+    /// `--json`: an object a case, then one a thing not covered (`{"not_covered": …, "why": …}`).
+    public static func json(_ cases: [ExploreCase], omitted: [ExploreOmission]) -> String {
+        let listed = cases.map { (try? Output.jsonLine(Listed(name: $0.name, family: $0.family.rawValue, what: $0.what, source: $0.source, writes: $0.writes))) ?? "" }
+        return (listed + omitted.map { (try? Output.jsonLine(["not_covered": $0.what, "why": $0.why])) ?? "" }).joined()
+    }
+
     /// A line a case (`name  what  [source]`), then what is not covered and why.
     public static func text(_ cases: [ExploreCase], omitted: [ExploreOmission]) -> String {
         var out = ""
@@ -193,13 +208,13 @@ public enum ExploreListing {
             }
         }
         var spend: [String] = []
-        if wholeBalances > 0 { spend.append("its whole balance \(wholeBalances == 1 ? "once" : "\(wholeBalances) times") (after the purchases that refill it)") }
+        if wholeBalances > 0 { spend.append("its whole balance \(wholeBalances == 1 ? "once" : "\(wholeBalances) times") (the edge cases; their purchases refill it after)") }
         if halves > 0 { spend.append("up to \(halves) × (half its balance + 1), at once") }
         if literal > 0 { spend.append("\(literal) cheer in spends of 1") }
         let buy = bought.sorted { $0.key < $1.key }.map { "\($0.value) × \($0.key)" }
         return "as \(writer) it will spend " + (spend.isEmpty ? "nothing" : spend.joined(separator: ", "))
             + (buy.isEmpty ? "" : "; and buy " + buy.joined(separator: " + ") + " cheer (fresh transaction ids)")
-            + "; an edge case may leave \(writer) with nothing"
+            + (wholeBalances > 0 ? "; an edge case leaves \(writer) with nothing for a while" : "")
     }
 }
 

@@ -29,9 +29,14 @@ public struct ExploreCaseFile: Codable, Sendable {
         self.environment = environment
     }
 
-    /// The case in `data`, when it is one (nil: another kind of file).
+    /// The case in `data`, when it is one (nil: another kind of file, or a case no campaign makes: a name that is
+    /// not a plain file name, more than 8 steps, more than 3 writes sent at once).
     public static func read(_ data: Data) -> ExploreCaseFile? {
         guard let file = try? JSONDecoder().decode(ExploreCaseFile.self, from: data), file.kind == kindName, file.version == 1 else { return nil }
+        let name = file.exploreCase.name
+        guard !name.isEmpty, name.count <= 80, name.unicodeScalars.allSatisfy({ $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || "-_.".unicodeScalars.contains($0)) }),
+              !name.hasPrefix(".") else { return nil }
+        if case let .writes(steps) = file.exploreCase.plan, steps.count > 8 || steps.contains(where: { $0.writes.count > 3 || $0.writes.isEmpty }) { return nil }
         return file
     }
 }
@@ -83,8 +88,9 @@ public struct ExploreFiles: Sendable {
     /// The case's requests, one curl line each, as they were sent (the token as the environment's variable;
     /// an auth case's own header as it sent it).
     func curlScript(_ o: ExploreOutcome, exchanges: [Exchange]) -> String {
-        var out = "#!/bin/sh\n# \(o.exploreCase.name): \(o.exploreCase.what)\n# \(o.exploreCase.source)\n"
-        for f in o.findings { out += "# " + f.line.replacingOccurrences(of: "\n", with: " ") + "\n" }
+        // Comments only: each one line, sanitized (no newline can end the comment and start a command).
+        var out = "#!/bin/sh\n# \(Sanitizer.line(o.exploreCase.name)): \(Sanitizer.line(o.exploreCase.what))\n# \(Sanitizer.line(o.exploreCase.source))\n"
+        for f in o.findings { out += "# " + f.line + "\n" }
         if o.shrunk != nil { out += "# the requests below are the whole case as first sent; its replay case holds the shrunk steps\n" }
         guard let serials = o.serials else { return out }
         let sent = exchanges.filter { serials.contains($0.id) }

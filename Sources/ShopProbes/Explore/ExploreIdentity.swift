@@ -13,9 +13,17 @@ extension ExploreRun {
     func roundTrip(_ c: ExploreCase, field: String, text: String, facts: Facts) async throws -> ExploreOutcome {
         guard let writer else { return ExploreOutcome(c, .notJudged, note: "not sent: no explore user") }
         let before = try await settledPage(writer)
-        guard let known = before.value.map({ Set($0.compactMap(\.id)) }) else { return ExploreOutcome(c, .notJudged, note: "not judged: the history before did not settle") }
+        guard let known = before.value else { return ExploreOutcome(c, .notJudged, note: "not judged: the history before did not settle") }
         let (json, _) = body(.spend(.literal(1), comment: text), facts: facts, transactions: [:], balance: 1)
-        let answer = try await wire.send(.spendCheer, query: [("user_id", writer)], json: json)
+        await last.set(nil)  // the balance is not read here: the next case's reads are not held to a guess
+        let answer: ProbeAnswer
+        do { answer = try await wire.send(.spendCheer, query: [("user_id", writer)], json: json) } catch let error as ShopAPIError {
+            // The answer was lost: what became of the write is settled by reading, never by sending it again.
+            let after = try await settledPage(writer)
+            let took = after.value.map { !Self.fresh($0, since: known).isEmpty }
+            return ExploreOutcome(c, .notJudged, note: "not judged: " + ErrorText.line(error) + "; read again, the write "
+                                    + (took.map { $0 ? "was applied" : "was not applied" } ?? "is not known (the reads did not settle)"))
+        }
         let subject = "\(field) written by a spend of 1, as \(writer)"
         guard answer.isSuccess else {
             if answer.status == 402 { return ExploreOutcome(c, .notJudged, note: "not judged: the explore user's balance is 0") }
@@ -23,10 +31,13 @@ extension ExploreRun {
             return ExploreOutcome(c, .finding, findings: [finding(c, .legalRefused, subject: subject, expected: "taken (2xx): any string is a legal \(field) (\(c.source))",
                                                                   actual: Answer(answer).said, ids: [answer.requestID])])
         }
-        await last.set(nil)  // the balance is not read here: the next case's reads are not held to a guess
-        func fresh(_ entries: [CheerHistoryEntry]) -> CheerHistoryEntry? { entries.first { $0.id.map { !known.contains($0) } ?? false } }
+        func fresh(_ entries: [CheerHistoryEntry]) -> CheerHistoryEntry? { Self.fresh(entries, since: known).first }
         let after = try await settledPage(writer) { fresh($0) != nil }
-        guard let entry = after.value.flatMap(fresh) else {
+        guard let entries = after.value else {
+            return ExploreOutcome(c, .finding, findings: [finding(c, .answersDisagree, subject: subject + ": the first page after", expected: "two reads that agree",
+                                                                  actual: after.disagreed?.joined(separator: ", then ") ?? "unread", ids: [answer.requestID] + after.ids)])
+        }
+        guard let entry = fresh(entries) else {
             return ExploreOutcome(c, .finding, findings: [finding(c, .textChanged, subject: subject, expected: "a new entry holding the \(field)",
                                                                   actual: "no new entry on the first page", ids: [answer.requestID] + after.ids)])
         }
@@ -69,12 +80,16 @@ extension ExploreRun {
             for p in Set(twice.flatMap(\.value)).sorted() {
                 let a = try await wire.send(.getCheerHistory, query: [("user_id", user), ("page", String(p)), ("per_page", String(CheerHistory.maxPerPage))])
                 ids.append(a.requestID)
-                for id in (try? CheerHistory.decode(a.body))?.entries.compactMap(\.id) ?? [] { again[id, default: 0] += 1 }
+                guard a.isSuccess, let page = try? CheerHistory.decode(a.body) else {
+                    return ExploreOutcome(c, .notJudged, note: "not judged: page \(p), read again, answered \(Answer(a).said)")
+                }
+                for id in page.entries.compactMap(\.id) { again[id, default: 0] += 1 }
             }
-            let confirmed = twice.filter { id, pages in Set(pages).count > 1 || (again[id] ?? 0) > 1 }
+            let confirmed = twice.filter { id, _ in (again[id] ?? 0) > 1 }
             guard !confirmed.isEmpty else {
-                return ExploreOutcome(c, .finding, findings: [finding(c, .answersDisagree, subject: "the history of \(user)", expected: "two reads of a page that agree",
-                                                                      actual: "ids on two entries once, not when read again", ids: ids)])
+                return ExploreOutcome(c, .finding, findings: [ShopFinding(kind: .explore(.answersDisagree), subject: "the history of \(user)", blame: .unknown,
+                                                                          expected: "two reads of a page that agree", actual: "ids on two entries once, not when read again",
+                                                                          requestIDs: ids.compactMap { $0 }, causedBy: "a write between the reads shifts the pages (another tester's), or the server")])
             }
             let words = confirmed.prefix(3).map { "\($0.key) on page\($0.value.count > 1 && Set($0.value).count > 1 ? "s" : "") \(Array(Set($0.value)).sorted().map(String.init).joined(separator: ", "))" }
             return ExploreOutcome(c, .finding, findings: [finding(c, .duplicateID, subject: "the history of \(user)", expected: "each id on one entry",

@@ -22,6 +22,8 @@ public struct ExploreOutcome: Sendable {
     public var serials: ClosedRange<Int>?
     /// The steps it was shrunk to, when it failed with more than one write.
     public var shrunk: [ExploreStep]?
+    /// The explore user's balance when its writes started (what a smaller sequence must start like to count).
+    public var startBalance: Int?
 
     init(_ c: ExploreCase, _ verdict: Verdict, findings: [ShopFinding] = [], note: String? = nil) {
         exploreCase = c
@@ -83,13 +85,22 @@ public struct ExploreRun: Sendable {
                 outcome = ExploreOutcome(c, .notJudged, note: "not sent: the environment names no explore user to write as")
             } else {
                 let first = await serial()
+                await last.startCase()
                 outcome = await judged(c, facts: facts)
+                outcome.startBalance = await last.caseStart
+                // A case that started below 0 starts where an earlier finding left the user: its findings follow from it,
+                // and it is not shrunk (a smaller sequence from there says nothing a fresh user would show).
+                if let start = outcome.startBalance, start < 0 {
+                    for i in outcome.findings.indices where outcome.findings[i].causedBy == nil {
+                        outcome.findings[i].causedBy = "follows from an earlier finding: the case started from a balance of \(start), below 0"
+                    }
+                }
                 let last = await serial() - 1
                 if last >= first { outcome.serials = first...last }
                 // Shrunk by what a step's answers or effects broke (not by reads before any step that disagree).
                 let stepKind = outcome.findings.map(\.kind).first { $0 != .explore(.answersDisagree) && $0 != .explore(.balanceMoved) }
-                if shrink, outcome.verdict == .finding, let stepKind, case let .writes(steps) = c.plan, steps.flatMap(\.writes).count > 1 {
-                    outcome.shrunk = await shrunk(c, steps: steps, kind: stepKind, facts: facts)
+                if shrink, outcome.verdict == .finding, let stepKind, (outcome.startBalance ?? 0) >= 0, case let .writes(steps) = c.plan, steps.flatMap(\.writes).count > 1 {
+                    outcome.shrunk = await shrunk(c, steps: steps, kind: stepKind, start: outcome.startBalance, facts: facts)
                 }
             }
             outcomes.append(outcome)
@@ -103,11 +114,15 @@ public struct ExploreRun: Sendable {
 
     func startingFacts() async throws -> Facts {
         do {
-            try await wire.take()
-            let packs = try await wire.client.send(AudioPacks())
-            guard let pack = packs.packs.map(\.identifier).sorted().first else { throw NotStarted(words: "the pack list is empty: no case was sent") }
-            try await wire.take()
-            let page = try await wire.client.send(CheerHistory(user: reader, page: 1, perPage: 50))
+            let packs = try await wire.send(.listAudioPacks, query: [])
+            guard packs.isSuccess, let list = try? AudioPacks.decode(packs.body) else {
+                throw NotStarted(words: "the pack list answered \(Answer(packs).said)\(packs.requestID.map { " (request id \($0))" } ?? ""): no case was sent")
+            }
+            guard let pack = list.packs.map(\.identifier).sorted().first else { throw NotStarted(words: "the pack list is empty: no case was sent") }
+            let first = try await wire.send(.getCheerHistory, query: [("user_id", reader), ("page", "1"), ("per_page", "50")])
+            guard first.isSuccess, let page = try? CheerHistory.decode(first.body) else {
+                throw NotStarted(words: "the first history page answered \(Answer(first).said)\(first.requestID.map { " (request id \($0))" } ?? ""): no case was sent")
+            }
             return Facts(pack: pack, lastPage: max(page.totalPages, 1))
         } catch is ExploreWire.Spent {
             throw NotStarted(words: "the request budget has no room for the first reads: no case was sent")
@@ -198,19 +213,27 @@ public struct ExploreRun: Sendable {
             guard taken.met else {
                 return ExploreOutcome(c, .finding, findings: [finding(c, .answersDisagree, subject: subject, expected: "two answers that agree", actual: said.joined(separator: ", then "), ids: ids)])
             }
-            return authVerdict(c, status: taken.last.status, said: said.last ?? "", subject: subject, ids: ids, applied: nil)
+            return authVerdict(c, variant, status: taken.last.status, said: said.last ?? "", subject: subject, ids: ids, applied: nil)
         }
         // A write without a valid token: sent once (never again), then the balance read until it settles.
         let before = try await settledBalance(writer, expecting: nil)
         guard let start = before.value else { return unsettled(c, before, writer: writer) }
         let drift = await moved(c, balance: start, ids: before.ids)
         let (json, _) = body(operation == .spendCheer ? .spend(.literal(1)) : .purchase(.smallest), facts: facts, transactions: [:], balance: start)
-        let answer = try await wire.send(operation, query: [("user_id", writer)], json: json, auth: how)
+        await last.set(nil)
+        // An answer lost is settled by the reads after it, never by sending again.
+        let answer: ProbeAnswer? = try? await wire.send(operation, query: [("user_id", writer)], json: json, auth: how)
         let after = try await settledBalance(writer, expecting: start)
         await last.set(after.value)
-        let changed = after.value.map { $0 != start } ?? false
-        let applied = changed ? "the balance of \(writer) moved from \(start) to \(after.value ?? start)" : nil
-        var outcome = authVerdict(c, status: answer.status, said: Answer(answer).said, subject: subject, ids: [answer.requestID] + after.ids, applied: applied)
+        guard let now = after.value else {
+            return ExploreOutcome(c, .notJudged, note: "not judged: the balance after did not settle (\(after.disagreed?.joined(separator: ", ") ?? "unread"))")
+        }
+        let applied = now != start ? "the balance of \(writer) moved from \(start) to \(now)" : nil
+        guard let answer else {
+            return applied == nil ? ExploreOutcome(c, .notJudged, note: "not judged: no answer; read again, the balance is unchanged")
+                : authVerdict(c, variant, status: 0, said: "no answer", subject: subject, ids: after.ids, applied: applied)
+        }
+        var outcome = authVerdict(c, variant, status: answer.status, said: Answer(answer).said, subject: subject, ids: [answer.requestID] + after.ids, applied: applied)
         if !drift.isEmpty {
             outcome.findings = drift + outcome.findings
             if outcome.verdict != .notJudged { outcome.verdict = .finding }
@@ -218,57 +241,18 @@ public struct ExploreRun: Sendable {
         return outcome
     }
 
-    func authVerdict(_ c: ExploreCase, status: Int, said: String, subject: String, ids: [String?], applied: String?) -> ExploreOutcome {
+    /// 2xx, or a write applied: a security finding. 401 passes. Another refusal passes too for no token or `Bearer`
+    /// alone (the contract names 401 for an expired or unknown token only; RFC 6750 allows 400 for a malformed
+    /// request); for an unknown or expired token it is `auth-status`.
+    func authVerdict(_ c: ExploreCase, _ variant: ExploreAuth, status: Int, said: String, subject: String, ids: [String?], applied: String?) -> ExploreOutcome {
         if (200..<300).contains(status) || applied != nil {
             let actual = said + (applied.map { "; \($0)" } ?? "")
             return ExploreOutcome(c, .finding, findings: [finding(c, .ignoredAuth, subject: subject, expected: "HTTP 401: a request without a valid token is refused (security)", actual: actual, ids: ids)])
         }
         if status == 401 { return ExploreOutcome(c, .passed) }
-        if status >= 500 { return ExploreOutcome(c, .notJudged, note: "not judged: answered \(said)") }
+        if status >= 500 || status == 0 { return ExploreOutcome(c, .notJudged, note: "not judged: answered \(said)") }
+        if variant == .none || variant == .malformed { return ExploreOutcome(c, .passed, note: "refused \(said)") }
         return ExploreOutcome(c, .finding, findings: [finding(c, .authStatus, subject: subject, expected: "HTTP 401 (the contract: an expired or unknown token gets 401)", actual: said, ids: ids)])
     }
 
-}
-
-/// An entry in a few words (a finding's actual).
-enum EntryWords {
-    static func of(_ e: CheerHistoryEntry) -> String {
-        "\(e.amount) for \(e.product) on \(ISO8601.format(e.date))" + (e.comments?.first?.body.map { " «\(TextDifference.escaped($0, limit: 40))»" } ?? "")
-    }
-}
-
-/// The balance the campaign last settled on, and the entries it wrote with the server's clock around each write.
-actor LastBalance {
-    var balance: Int?
-    /// Each entry the campaign made, and the `Date`s of the answers around its write.
-    var written: [String: ClosedRange<Date>] = [:]
-    func set(_ value: Int?) { balance = value }
-    func add(_ value: Int) { balance = balance.map { $0 + value } }
-    func wrote(_ id: String, within window: ClosedRange<Date>) { written[id] = window }
-}
-
-/// Two texts shown so that their difference is visible: every scalar beyond printable ASCII as `\u{…}`.
-enum TextDifference {
-    static func escaped<S: StringProtocol>(_ text: S, limit: Int = 120) -> String {
-        var out = ""
-        var n = 0
-        for s in text.unicodeScalars {
-            if n >= limit { out += "…"; break }
-            out += (0x20..<0x7F).contains(s.value) ? String(s) : "\\u{\(String(s.value, radix: 16, uppercase: true))}"
-            n += 1
-        }
-        return out
-    }
-
-    /// Both texts from just before their first difference, and where it is.
-    static func shown(_ sent: String, _ back: String?) -> (String, String, String) {
-        guard let back else { return (escaped(sent), "no comment", "") }
-        let a = Array(sent.unicodeScalars), b = Array(back.unicodeScalars)
-        var i = 0
-        while i < a.count, i < b.count, a[i] == b[i] { i += 1 }
-        let from = max(0, i - 8)
-        let lead = from > 0 ? "…" : ""
-        let sa = String(String.UnicodeScalarView(a[from...])), sb = String(String.UnicodeScalarView(b[min(from, b.count)...]))
-        return (lead + escaped(sa), lead + escaped(sb), " (they differ from character \(i + 1); \(a.count) characters sent, \(b.count) back)")
-    }
 }

@@ -32,8 +32,14 @@ extension ExploreRun {
         return unique
     }
 
-    /// The shortest sequence found that still fails with a finding of `kind` (`steps` itself when none does).
-    func shrunk(_ c: ExploreCase, steps: [ExploreStep], kind: CheckID?, facts: Facts) async -> [ExploreStep] {
+    /// The shortest sequence found that still fails with a finding of `kind` (`steps` itself when none does). A smaller
+    /// sequence counts only when it started like the original: from no balance when it did, else from one above 0
+    /// (what the failure left behind, a balance below 0, starts nothing a fresh user would).
+    func shrunk(_ c: ExploreCase, steps: [ExploreStep], kind: CheckID?, start: Int?, facts: Facts) async -> [ExploreStep] {
+        func like(_ other: Int?) -> Bool {
+            guard let start, let other else { return false }
+            return start == 0 ? other == 0 : other > 0
+        }
         var current = steps
         var tries = 0
         search: while tries < Self.shrinkTries {
@@ -42,9 +48,11 @@ extension ExploreRun {
                 tries += 1
                 var smaller = c
                 smaller.plan = .writes(candidate)
+                await last.startCase()
                 let outcome = await judged(smaller, facts: facts)
+                let started = await last.caseStart
                 if outcome.note == Self.budgetWords { break search }
-                if outcome.verdict == .finding, outcome.findings.contains(where: { $0.kind == kind }) {
+                if outcome.verdict == .finding, outcome.findings.contains(where: { $0.kind == kind }), like(started) {
                     current = candidate
                     continue search
                 }

@@ -35,7 +35,10 @@ public actor ExploreWire {
     func send(_ operation: OperationID, query: [(name: String, value: String)], json: [UInt8]? = nil,
               auth: ProbeAuthorization = .token, taken: Bool = false) async throws -> ProbeAnswer {
         if !taken { try await take() }
-        return try await client.probe(operation, query: query, json: json, authorization: auth)
+        // A token renewed on the way is two more requests (the refresh, the resend): only when the budget has room.
+        let answer = try await client.probe(operation, query: query, json: json, authorization: auth, mayRenew: sent + 2 <= budget)
+        if answer.renewed { sent += 2 }
+        return answer
     }
 }
 

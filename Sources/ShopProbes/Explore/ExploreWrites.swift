@@ -18,16 +18,30 @@ extension ExploreRun {
         var disagreed: [String]?
         /// The last read's body is not valid UTF-8 (what it says may be garbled by that).
         var notUTF8 = false
+        /// Reads before the last showed another state than the expected one the last read showed: a replica
+        /// that lags (`stale-read`), told once with these reads' words.
+        var lagged: [String]?
     }
 
     /// The user's balance, read until two reads agree (at most three, by the one rule). `expecting`: what the
     /// model says it is (a read that disagrees is read again after a pause).
     func settledBalance(_ user: String, expecting: Int?) async throws -> Settled<Int> {
         let rule = ReadRule<ProbeAnswer>(expecting: expecting.map { e in { Answer($0).balance == e } }, twoAgree: { Answer($0).balance == Answer($1).balance && $0.status == $1.status })
-        let taken = try await rule.reads { try await wire.send(.getBalance, query: [("user_id", user)]) }
-        let ids = taken.all.map(\.requestID)
-        guard taken.met else { return Settled(value: nil, ids: ids, disagreed: taken.all.map { Answer($0).said }) }
-        guard let value = Answer(taken.last).balance else { return Settled(value: nil, ids: ids, disagreed: taken.all.map { Answer($0).said + " without a balance" }) }
+        var all = try await rule.reads { try await wire.send(.getBalance, query: [("user_id", user)]) }.all
+        // Two that agree on other than what the model expects, within the bound: the third read, a second later,
+        // gives a replica that lags its time (the verdict rests on the last two).
+        if let expecting, all.count < ReadSeries<Int>.maxReads, Answer(all[all.count - 1]).balance != expecting {
+            await ReadRule<Int>.sleep(ReadSeries<Int>.pauses[min(all.count - 1, ReadSeries<Int>.pauses.count - 1)])
+            all.append(try await wire.send(.getBalance, query: [("user_id", user)]))
+        }
+        let met = all.count >= 2 && rule.twoAgree?(all[all.count - 2], all[all.count - 1]) == true
+        let ids = all.map(\.requestID)
+        // The last read shows what the model expects, those before it the state before: a replica that caught up.
+        if let expecting, !met, all.count > 1, Answer(all[all.count - 1]).balance == expecting {
+            return Settled(value: expecting, ids: ids, lagged: all.dropLast().map { Answer($0).said })
+        }
+        guard met else { return Settled(value: nil, ids: ids, disagreed: all.map { Answer($0).said }) }
+        guard let value = Answer(all[all.count - 1]).balance else { return Settled(value: nil, ids: ids, disagreed: all.map { Answer($0).said + " without a balance" }) }
         return Settled(value: value, ids: ids)
     }
 
@@ -36,11 +50,26 @@ extension ExploreRun {
     func settledPage(_ user: String, expecting: (([CheerHistoryEntry]) -> Bool)? = nil) async throws -> Settled<[CheerHistoryEntry]> {
         func entries(_ p: ProbeAnswer) -> [CheerHistoryEntry]? { p.isSuccess ? (try? CheerHistory.decode(p.body))?.entries : nil }
         let rule = ReadRule<ProbeAnswer>(expecting: expecting.map { e in { entries($0).map(e) ?? false } },
-                                         twoAgree: { entries($0)?.map(\.id) == entries($1)?.map(\.id) && entries($0) != nil })
+                                         twoAgree: { entries($0) == entries($1) && entries($0) != nil })
         let taken = try await rule.reads { try await wire.send(.getCheerHistory, query: [("user_id", user), ("page", "1"), ("per_page", "50")]) }
         let ids = taken.all.map(\.requestID)
         guard taken.met, let last = entries(taken.last) else { return Settled(value: nil, ids: ids, disagreed: taken.all.map { Answer($0).said }) }
         return Settled(value: last, ids: ids, notUTF8: problem(.charset, taken.last) != nil)
+    }
+
+    /// The entries of `after` that `before` did not hold: by id when every entry has one; else by content (the
+    /// contract makes `id` optional), each entry of `before` accounting for one equal entry of `after`.
+    static func fresh(_ after: [CheerHistoryEntry], since before: [CheerHistoryEntry]) -> [CheerHistoryEntry] {
+        if (after + before).allSatisfy({ $0.id != nil }) {
+            let known = Set(before.compactMap(\.id))
+            return after.filter { !known.contains($0.id ?? "") }
+        }
+        var left = before
+        return after.filter { e in
+            guard let i = left.firstIndex(of: e) else { return true }
+            left.remove(at: i)
+            return false
+        }
     }
 
     // MARK: Writes judged by the model
@@ -123,9 +152,10 @@ extension ExploreRun {
         let check = c.family.check
         let first = try await settledBalance(writer, expecting: nil)
         guard var balance = first.value else { return unsettled(c, first, writer: writer) }
+        await last.started(balance)
         var findings: [ShopFinding] = await moved(c, balance: balance, ids: first.ids)
         let page = try await settledPage(writer)
-        guard var known = page.value.map({ Set($0.compactMap(\.id)) }) else { return ExploreOutcome(c, .notJudged, note: "not judged: the history before did not settle") }
+        guard var known = page.value else { return ExploreOutcome(c, .notJudged, note: "not judged: the history before did not settle") }
         for (n, whole) in steps.enumerated() {
             // A spend of the whole balance when there is none is no write (a user with nothing already).
             let step = ExploreStep(writes: whole.writes.filter { if case .spend(.wholeBalance, _) = $0 { balance > 0 } else { true } })
@@ -158,7 +188,7 @@ extension ExploreRun {
             }
             let subject = "step \(n + 1) of \(steps.count): \(step.words), as \(writer)"
             let answerIDs = answers.map { $0?.requestID }
-            if let lost = answers.firstIndex(where: { $0 == nil || $0!.status >= 500 }) {
+            if let lost = answers.firstIndex(where: { $0.map { $0.status >= 500 } ?? true }) {
                 let after = try await settledBalance(writer, expecting: nil)
                 await last.set(after.value)
                 let said = answers[lost].map { Answer($0).said } ?? "no answer"
@@ -189,16 +219,24 @@ extension ExploreRun {
             }
             await last.set(now)
             let effect = ExploreCheck.writeEffect
+            if let lagged = after.lagged {
+                findings.append(ShopFinding(kind: .contract(.staleRead), subject: subject + ": the balance after", blame: .server,
+                                            expected: "reads that show the writes applied (\(model.balance))",
+                                            actual: lagged.joined(separator: ", then ") + ", then \(now)", requestIDs: after.ids.compactMap { $0 }))
+            }
             if now != model.balance {
                 findings.append(finding(c, effect, subject: subject, expected: "the balance \(model.balance) (\(balance) and the writes applied)",
                                         actual: "\(now)" + (now < 0 ? " (below 0)" : ""), ids: answerIDs + after.ids))
             }
             let spends = model.spends.sorted()
-            let history = try await settledPage(writer) { entries in
-                entries.filter { $0.id.map { !known.contains($0) } ?? false }.map(\.amount).sorted() == spends
+            let history = try await settledPage(writer) { entries in Self.fresh(entries, since: known).map(\.amount).sorted() == spends }
+            guard let entries = history.value else {
+                findings.append(finding(c, .answersDisagree, subject: subject + ": the history after", expected: "two reads of the first page that agree",
+                                        actual: history.disagreed?.joined(separator: ", then ") ?? "unread", ids: history.ids))
+                return ExploreOutcome(c, .finding, findings: findings)
             }
-            if let entries = history.value {
-                let fresh = entries.filter { $0.id.map { !known.contains($0) } ?? false }
+            do {
+                let fresh = Self.fresh(entries, since: known)
                 let dates = answers.compactMap { $0?.serverDate }
                 if let early = dates.min(), let late = dates.max() {
                     for e in fresh { if let id = e.id { await last.wrote(id, within: early...late) } }
@@ -211,7 +249,7 @@ extension ExploreRun {
                                             causedBy: repeated ? "possibly caused by an id on two entries of the page (duplicate-id)"
                                                 : findings.isEmpty ? nil : "may follow from the balance above"))
                 }
-                known.formUnion(entries.compactMap(\.id))
+                known = entries
             }
             if !findings.isEmpty { return ExploreOutcome(c, .finding, findings: findings) }
             balance = now

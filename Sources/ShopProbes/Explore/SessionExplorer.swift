@@ -44,7 +44,7 @@ public struct SessionExplorer: Explorer {
         }
         do {
             let result = try await campaign.go(cases, omitted: omitted, budget: budget)
-            return ExploreDone(summary: result.summary.line, folder: files.folder, stopped: result.summary.notRun > 0 && Task.isCancelled)
+            return ExploreDone(summary: result.summary.line, folder: files.folder, stopped: Task.isCancelled)
         } catch let notStarted as ExploreRun.NotStarted {
             return ExploreDone(summary: "", folder: nil, stopped: false, failure: notStarted.words)
         } catch {

@@ -32,6 +32,8 @@ public final class AppStore {
     /// `X`: the explore campaign, run by the program.
     public var explorer: (any Explorer)?
     private var exploreTask: Task<ExploreDone, Never>?
+    /// `X` stopped the campaign before its task had started: it is cancelled as soon as it starts.
+    private var exploreStopAsked = false
 
     private let service: any ShopService
     private let cache: CacheStore?
@@ -152,7 +154,7 @@ public final class AppStore {
         case .pin, .unpin:
             spawn { await self.changePins(effect) }
         case .stopExplore:
-            exploreTask?.cancel()
+            if let exploreTask { exploreTask.cancel() } else { exploreStopAsked = true }
         default:
             if let token = effect.requestToken {
                 // Registered at once, so a cancellation in the same turn finds it.
@@ -252,6 +254,8 @@ public final class AppStore {
             guard let explorer else { return send(.exploreDone(ExploreDone(summary: "", folder: nil, stopped: false, failure: "explore is not available here"))) }
             let task = Task { await explorer.explore { news in await self.send(.exploreNews(news)) } }
             exploreTask = task
+            if exploreStopAsked { task.cancel() }
+            exploreStopAsked = false
             // Stopped (X) or the session ending: the campaign is cancelled and ends with what it found.
             let done = await withTaskCancellationHandler { await task.value } onCancel: { task.cancel() }
             exploreTask = nil
