@@ -126,6 +126,68 @@ import Testing
         #expect(answer("public, private").sharedCacheable == nil && answer("public, no-store").sharedCacheable == nil)
     }
 
+    @Test func newEntriesAreToldByIdOrByContentWhenTheServerSendsNoIds() {
+        let at = Date(timeIntervalSince1970: 1_800_000_000)
+        func entry(_ id: String?, _ amount: Int, _ comment: String? = nil) -> CheerHistoryEntry {
+            CheerHistoryEntry(id: id, creator: "c", amount: amount, product: "p", date: at, comments: comment.map { [CheerComment(signature: nil, body: $0)] })
+        }
+        #expect(ExploreRun.fresh([entry("3", 1), entry("2", 5), entry("1", 7)], since: [entry("2", 5), entry("1", 7)]) == [entry("3", 1)])
+        // No ids (the contract makes them optional): by content, each old entry accounting for one equal new one.
+        #expect(ExploreRun.fresh([entry(nil, 1), entry(nil, 1), entry(nil, 7)], since: [entry(nil, 1), entry(nil, 7)]) == [entry(nil, 1)])
+        #expect(ExploreRun.fresh([entry(nil, 1, "hi"), entry(nil, 7)], since: [entry(nil, 7)]).count == 1)
+        #expect(ExploreRun.fresh([entry(nil, 7)], since: [entry(nil, 7)]).isEmpty)
+    }
+
+    @Test func noTokenOrBearerAloneMayBeRefusedWithAny4xxButAnUnknownTokenGets401() async throws {
+        let run = ExploreRun(wire: ExploreWire(client: try Self.idleClient(), pacer: Pacer(perSecond: 0), budget: 1), reader: "a", writer: "a", bundles: Self.bundles,
+                             expiredToken: nil) { 0 }
+        let c = Self.named("auth-getBalance-none")[0]
+        #expect(run.authVerdict(c, .none, status: 400, said: "HTTP 400", subject: "s", ids: [], applied: nil).verdict == .passed)
+        #expect(run.authVerdict(c, .malformed, status: 403, said: "HTTP 403", subject: "s", ids: [], applied: nil).verdict == .passed)
+        #expect(run.authVerdict(c, .unknown, status: 403, said: "HTTP 403", subject: "s", ids: [], applied: nil).findings.first?.kind == .explore(.authStatus))
+        #expect(run.authVerdict(c, .none, status: 200, said: "200", subject: "s", ids: [], applied: nil).findings.first?.kind == .explore(.ignoredAuth))
+        // A refusal whose write was applied all the same is the security finding.
+        #expect(run.authVerdict(c, .unknown, status: 401, said: "HTTP 401", subject: "s", ids: [], applied: "the balance moved").findings.first?.kind == .explore(.ignoredAuth))
+        #expect(run.authVerdict(c, .unknown, status: 503, said: "HTTP 503", subject: "s", ids: [], applied: nil).verdict == .notJudged)
+    }
+
+    @Test func everyCaseReadsBackFromItsFileInWordsAPersonCanEdit() throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        for c in ExploreCase.catalogue(Self.inputs()).cases {
+            #expect(try JSONDecoder().decode(ExploreCase.self, from: encoder.encode(c)) == c, "\(c.name)")
+        }
+        let plan = { (name: String) in String(decoding: try encoder.encode(Self.named(name)[0].plan), as: UTF8.self) }
+        #expect(try plan("concurrent-overspend") == #"{"writes":[[{"spend":"half+1"},{"spend":"half+1"}]]}"#)
+        #expect(try plan("concurrent-transaction-replayed") == #"{"writes":[[{"purchase":"smallest","slot":1},{"purchase":"smallest","slot":1}]]}"#)
+        #expect(try plan("legal-getCheerHistory-page-past-last") == #"{"query":{"page":{"is":"the page after the last"},"user_id":{"is":"the user"}},"read":"getCheerHistory"}"#)
+        #expect(try plan("auth-getBalance-none") == #"{"auth":"getBalance","token":"no token"}"#)
+    }
+
+    @Test func aCaseFileNoCampaignMakesIsNotRead() throws {
+        let c = Self.named("concurrent-overspend")[0]
+        var o = ExploreOutcome(c, .finding)
+        o.shrunk = nil
+        let good = try JSONEncoder().encode(ExploreCaseFile(o, environment: "local"))
+        #expect(ExploreCaseFile.read(good)?.exploreCase == c)
+        for name in ["../../etc/x", ".hidden", "a b", String(repeating: "a", count: 81)] {
+            var bad = ExploreCaseFile(o, environment: "local")
+            bad.exploreCase.name = name
+            #expect(ExploreCaseFile.read(try JSONEncoder().encode(bad)) == nil, "\(name)")
+        }
+        var wide = ExploreCaseFile(o, environment: "local")
+        wide.exploreCase.plan = .writes([ExploreStep(writes: Array(repeating: .spend(.literal(1)), count: 4))])
+        #expect(ExploreCaseFile.read(try JSONEncoder().encode(wide)) == nil)
+    }
+
+    @Test func aLaggingReplicaIsNamedStaleReadNotAWrongBalance() async throws {
+        let (outcomes, _) = try await Self.run(Self.named("legal-spendCheer-amount-1", "text-comment-rtl"), faults: ["stale_read,ms=700"])
+        #expect(outcomes.count == 2)
+        for o in outcomes {
+            #expect(o.findings.map(\.kind) == [.contract(.staleRead)], "\(o.exploreCase.name): \(o.findings.map(\.line))")
+        }
+    }
+
     // MARK: Against the stand-in
 
     @Test func theCleanStandInPassesEveryCaseWithinTheBudget() async throws {

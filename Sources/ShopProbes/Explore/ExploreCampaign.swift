@@ -106,8 +106,12 @@ public struct ExploreCampaign: Sendable {
                         lines.out(Self.line(o))
                     }
                     // Its files, and the watchdog's findings on its requests, before the client's log forgets them.
-                    let log = await client.exchanges.all()
-                    await kept.add(o, log.filter { e in !e.findings.isEmpty && (o.serials?.contains(e.id) ?? false) })
+                    // The case's exchanges: those of its range that answered the wire (the TUI's own reads meanwhile are not).
+                    let answered = await run.wire.answered
+                    let log = await client.exchanges.all().filter { e in
+                        (o.serials?.contains(e.id) ?? false) && (e.requestID.map { answered.contains($0) } ?? true)
+                    }
+                    await kept.add(o, log.filter { !$0.findings.isEmpty })
                     await news?(o, await kept.outcomes.count, cases.count)
                     try? files?.write(case: o, exchanges: log)
                     if let files { try? files.write(await kept.outcomes, contract: [], summary: ExploreSummary(await kept.outcomes, planned: cases.count,

@@ -39,7 +39,7 @@ public enum ExploreFamily: String, CaseIterable, Sendable, Codable {
 
 /// An amount a spend takes, resolved against the balance the reads settled on when the step is sent: an
 /// expectation comes from the shop's data, never from what was typed.
-public enum ExploreAmount: Sendable, Codable, Equatable {
+public enum ExploreAmount: Sendable, Equatable {
     case literal(Int)
     case wholeBalance
     case balancePlusOne
@@ -71,7 +71,7 @@ public enum ExploreBundle: String, Sendable, Codable, Equatable {
 }
 
 /// One write of a case.
-public enum ExploreWrite: Sendable, Codable, Equatable {
+public enum ExploreWrite: Sendable, Equatable {
     /// A spend on the tested pack (the first of the live list, by identifier), with an optional comment.
     case spend(ExploreAmount, comment: String? = nil)
     /// A purchase of a bundle with a fresh transaction id; writes of one step with the same `slot` share one id
@@ -87,7 +87,7 @@ public enum ExploreWrite: Sendable, Codable, Equatable {
 }
 
 /// One step of a write sequence: one write, or several sent at the same time.
-public struct ExploreStep: Sendable, Codable, Equatable {
+public struct ExploreStep: Sendable, Equatable {
     public var writes: [ExploreWrite]
     public init(_ writes: ExploreWrite...) { self.writes = writes }
     public init(writes: [ExploreWrite]) { self.writes = writes }
@@ -95,7 +95,7 @@ public struct ExploreStep: Sendable, Codable, Equatable {
 }
 
 /// A query parameter's value in a read case.
-public enum ExploreQueryValue: Sendable, Codable, Equatable {
+public enum ExploreQueryValue: Sendable, Equatable {
     case literal(String)
     /// The user the campaign reads as.
     case user
@@ -135,7 +135,7 @@ public enum ExploreIdentity: String, Sendable, Codable, CaseIterable {
 }
 
 /// What a case does.
-public enum ExplorePlan: Sendable, Codable, Equatable {
+public enum ExplorePlan: Sendable, Equatable {
     /// A read the contract allows: it must be answered 2xx (two answers that agree).
     case read(OperationID, query: [String: ExploreQueryValue])
     /// An operation sent without a valid token: it must be refused 401 (a write is sent once, then the

@@ -37,6 +37,10 @@ extension ExploreRun {
             return ExploreOutcome(c, .finding, findings: [finding(c, .answersDisagree, subject: subject + ": the first page after", expected: "two reads that agree",
                                                                   actual: after.disagreed?.joined(separator: ", then ") ?? "unread", ids: [answer.requestID] + after.ids)])
         }
+        let lag = after.lagged.map {
+            ShopFinding(kind: .contract(.staleRead), subject: subject + ": the first page after", blame: .server, expected: "reads that show the new entry",
+                        actual: $0.joined(separator: ", then ") + ", then the entry", requestIDs: after.ids.compactMap { $0 })
+        }
         guard let entry = fresh(entries) else {
             return ExploreOutcome(c, .finding, findings: [finding(c, .textChanged, subject: subject, expected: "a new entry holding the \(field)",
                                                                   actual: "no new entry on the first page", ids: [answer.requestID] + after.ids)])
@@ -48,8 +52,9 @@ extension ExploreRun {
             let notUTF8 = after.notUTF8
             return ExploreOutcome(c, .finding, findings: [finding(c, .textChanged, subject: subject + " (entry \(entry.id ?? "without id"))",
                                                                   expected: "the bytes sent: \(sent)", actual: "\(back)\(at)", ids: [answer.requestID] + after.ids,
-                                                                  causedBy: notUTF8 ? "possibly caused by the answer's body not being UTF-8 (charset)" : nil)])
+                                                                  causedBy: notUTF8 ? "possibly caused by the answer's body not being UTF-8 (charset)" : nil)] + (lag.map { [$0] } ?? []))
         }
+        if let lag { return ExploreOutcome(c, .finding, findings: [lag]) }
         return ExploreOutcome(c, .passed)
     }
 

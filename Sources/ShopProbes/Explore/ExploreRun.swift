@@ -98,7 +98,7 @@ public struct ExploreRun: Sendable {
                 let last = await serial() - 1
                 if last >= first { outcome.serials = first...last }
                 // Shrunk by what a step's answers or effects broke (not by reads before any step that disagree).
-                let stepKind = outcome.findings.map(\.kind).first { $0 != .explore(.answersDisagree) && $0 != .explore(.balanceMoved) }
+                let stepKind = outcome.findings.map(\.kind).first { ![.explore(.answersDisagree), .explore(.balanceMoved), .contract(.staleRead)].contains($0) }
                 if shrink, outcome.verdict == .finding, let stepKind, (outcome.startBalance ?? 0) >= 0, case let .writes(steps) = c.plan, steps.flatMap(\.writes).count > 1 {
                     outcome.shrunk = await shrunk(c, steps: steps, kind: stepKind, start: outcome.startBalance, facts: facts)
                 }
@@ -255,4 +255,24 @@ public struct ExploreRun: Sendable {
         return ExploreOutcome(c, .finding, findings: [finding(c, .authStatus, subject: subject, expected: "HTTP 401 (the contract: an expired or unknown token gets 401)", actual: said, ids: ids)])
     }
 
+    /// The balance before a case did not settle: reads with no write between them that disagree are a finding of
+    /// their own (blame not known: another tester may be writing as the explore user); anything else, not judged.
+    func unsettled(_ c: ExploreCase, _ reads: Settled<Int>, writer: String) -> ExploreOutcome {
+        let said = reads.disagreed ?? ["unread"]
+        guard said.count > 1, said.allSatisfy({ $0.hasPrefix("2") && !$0.hasSuffix("without a balance") }) else {
+            return ExploreOutcome(c, .notJudged, note: "not judged: the balance before did not settle (\(said.joined(separator: ", ")))")
+        }
+        return ExploreOutcome(c, .finding, findings: [ShopFinding(kind: .explore(.answersDisagree), subject: "the balance of \(writer) before \(c.name)", blame: .unknown,
+                                                                  expected: "two reads that agree (no write was sent between them)", actual: said.joined(separator: ", then "),
+                                                                  requestIDs: reads.ids.compactMap { $0 }, causedBy: "another tester writing as \(writer), or the server")])
+    }
+
+    /// A finding when the explore user's balance is not where the campaign left it: no write of its own explains
+    /// the move (another tester writing as the explore user, or the server); blame not known.
+    func moved(_ c: ExploreCase, balance: Int, ids: [String?]) async -> [ShopFinding] {
+        guard let before = await last.balance, before != balance, let writer else { return [] }
+        return [ShopFinding(kind: .explore(.balanceMoved), subject: "the balance of \(writer) before \(c.name)", blame: .unknown,
+                            expected: "\(before), where the campaign's last reads and writes left it", actual: "\(balance) (\(balance > before ? "+" : "")\(balance - before))",
+                            requestIDs: ids.compactMap { $0 }, causedBy: "no write of the campaign's explains it: another tester writing as \(writer), or the server")]
+    }
 }

@@ -10,6 +10,9 @@ public actor ExploreWire {
     let pacer: Pacer
     public let budget: Int
     public private(set) var sent = 0
+    /// The request ids of the answers the campaign got: what tells its exchanges from others in a shared session log
+    /// (the TUI's own reads while a case runs).
+    public private(set) var answered: Set<String> = []
     /// A pretend token of the campaign's, never a real one: the unknown token of the auth family.
     static let unknownToken = "explore-unknown-token-0000000000000000"
 
@@ -38,6 +41,7 @@ public actor ExploreWire {
         // A token renewed on the way is two more requests (the refresh, the resend): only when the budget has room.
         let answer = try await client.probe(operation, query: query, json: json, authorization: auth, mayRenew: sent + 2 <= budget)
         if answer.renewed { sent += 2 }
+        if let id = answer.requestID { answered.insert(id) }
         return answer
     }
 }
