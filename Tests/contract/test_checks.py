@@ -30,6 +30,10 @@ def normalized(schema, components):
         return normalized(components[schema["$ref"].split("/")[-1]], components)
     out = {}
     for key, value in schema.items():
+        # A number's default is kept: `explore` sends a parameter at it (the other annotations are left out).
+        if key == "default" and schema.get("type") in ("integer", "number") and isinstance(value, (int, float)) and not isinstance(value, bool):
+            out[key] = value
+            continue
         if key in ANNOTATIONS:
             continue
         if key == "type":

@@ -59,6 +59,7 @@ COMMANDS = {
     "replay": ["replay", "{tmp}/recorded.har"],
     "pins": ["pins", "--add", "balance"],
     "negative": ["negative", "--yes"],
+    "explore": ["explore", "--yes", "--pace", "0"],
     "proxy": ["proxy", "--for", "1s", "--listen", "127.0.0.1:{port}"],
     "proxy run": ["proxy", "run", "--for", "1s", "--listen", "127.0.0.1:{port}"],
     "proxy --watch": ["proxy", "--watch", "--for", "1s", "--listen", "127.0.0.1:{port}"],
