@@ -247,3 +247,23 @@ def test_the_tui_runs_the_campaign_with_x_and_its_findings_go_to_the_checks_tab(
     # Its files are in the session's state folder.
     folders = list((tmp_path / "state" / "reiterate-shop" / "explore").iterdir())
     assert len(folders) == 1 and (folders[0] / "cases" / "concurrent-overspend.json").exists()
+
+
+def test_an_expired_token_is_sent_when_the_environment_gives_one(start_stub, tmp_path):
+    # Tokens live one second: the campaign's own is renewed with the refresh token; the expired one is the first.
+    s = start_stub("--token-ttl", "1")
+    s.fault(kind="ignore_auth", path="/api/v1/balance")
+    time.sleep(1.2)  # the start's token expires (the wait is the fault's premise, not a synchronisation)
+    env = {"REITERATE_REFRESH_TOKEN": "dev-refresh", "REITERATE_EXPIRED_TOKEN": "dev-token"}
+    r = shop("explore", "--yes", "--json", "--pace", "0", "--only", "auth", "--out", str(tmp_path / "out"), "--base-url", s.url, env=env, timeout=120)
+    assert r.returncode == 65, r.stdout[-2000:] + r.stderr[-2000:]
+    by_name = {l["name"]: l for l in lines(r)}
+    assert len(by_name) == 5 * 4  # every operation that takes a token, with each of the four
+    assert [f["kind"] for f in by_name["auth-getBalance-expired"]["shop_findings"]] == ["ignored-auth"]
+    assert by_name["auth-getCheerHistory-expired"]["verdict"] == "passed"
+    # The expired token is the environment's secret: never in a file the campaign wrote.
+    for f in (tmp_path / "out").rglob("*"):
+        if f.is_file():
+            assert "dev-token" not in f.read_text(errors="replace"), f
+    script = (tmp_path / "out" / "cases" / "auth-getBalance-expired.sh").read_text()
+    assert '"Authorization: Bearer $REITERATE_EXPIRED_TOKEN"' in script
