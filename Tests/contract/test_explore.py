@@ -48,7 +48,7 @@ def test_the_clean_stand_in_gives_no_finding_and_the_campaign_stays_within_its_b
     # The stand-in's own log counts what was sent: exactly what the campaign says, within the budget.
     assert len(api_requests(s)) == int(said.group(2)) <= 400
     report = (tmp_path / "out" / "report.md").read_text()
-    assert "| legal | 10 | 10 | 0 | 0 |" in report and "## Not covered" in report and "an expired token: REITERATE\\_EXPIRED\\_TOKEN is not set" in report
+    assert "| legal | 10 | 10 | 0 | 0 |" in report and "## Not covered" in report and "an expired token: REITERATE_EXPIRED_TOKEN is not set" in report
     assert (tmp_path / "out" / "findings.jsonl").read_text() == ""
 
 
@@ -211,7 +211,7 @@ def test_ctrl_c_stops_it_with_the_findings_so_far_saved(start_stub, tmp_path):
     assert p.returncode == 65, stdout + stderr
     assert "explore interrupted:" in stderr and "not run (incomplete)" in stderr, stderr
     report = (out / "report.md").read_text()
-    assert "### `legal-getCheerHistory-per_page-200`" in report and "per\\_page must be at most 50" in report
+    assert "### `legal-getCheerHistory-per_page-200`" in report and "per_page must be at most 50" in report
 
 
 def test_the_tui_runs_the_campaign_with_x_and_its_findings_go_to_the_checks_tab(start_stub, tui, tmp_path):

@@ -152,15 +152,8 @@ public struct ExploreFiles: Sendable {
         return md
     }
 
-    /// Server text in Markdown: sanitized, one line, its markup characters escaped.
-    static func md(_ text: String) -> String {
-        var out = ""
-        for ch in Sanitizer.line(text) {
-            if "\\`*_[]<>|#".contains(ch) { out.append("\\") }
-            out.append(ch)
-        }
-        return out
-    }
+    /// Server text in Markdown: the bug report's escaping (sanitized, one line, what Markdown or HTML acts on escaped).
+    static func md(_ text: String) -> String { BugReport.text(text) }
 }
 
 /// A campaign in one line, and what it did not cover.

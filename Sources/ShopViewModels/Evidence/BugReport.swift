@@ -130,7 +130,7 @@ public struct BugReport: Equatable, Sendable {
     /// Text (server words among it) as Markdown that renders as typed: no control character, and
     /// the characters Markdown or HTML would act on inside a line escaped (`<!--` cannot hide the
     /// rest, `![x](…)` loads nothing; `_` inside words is left, as CommonMark leaves it).
-    static func text(_ raw: String) -> String {
+    public static func text(_ raw: String) -> String {
         var out = ""
         for c in Sanitizer.line(raw) {
             if "\\`*[]<>".contains(c) { out.append("\\") }
