@@ -33,9 +33,11 @@ extension ProxyConnection {
         let go: @Sendable () -> Void = { [exchange] in
             core.admit {
                 exchange.send(on: loop).whenSuccess { answer in
+                    // Recorded before the app can have it: a proxy stopped the moment the app has its
+                    // answer still writes that answer into its HAR (not a request without one).
+                    core.record(exchange, answer)
                     let (connection, context) = bound.value
                     connection.answered(context, answer, keepAlive: keepAlive, fault: fault)
-                    core.record(exchange, answer)
                 }
             }
         }
