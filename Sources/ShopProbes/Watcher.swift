@@ -120,6 +120,7 @@ public final class Watcher {
         if let finding {
             outcome.findings += 1
             lines.err(finding.warningLine)
+            SessionJournal.record(finding)
         }
         if let count, outcome.events >= count { finish(nil) }
     }

@@ -92,9 +92,12 @@ extension Renderer {
             // may be stale), then the outcome's (`WriteFlow.shownOutcome`).
             let shown = f.app.write.shownOutcome ?? (text: "", succeeded: false, requestID: nil)
             let checking = f.app.write.verification != nil
-            title = checking ? "Checking" : shown.succeeded ? "Done" : "Failed"
-            // Green only once the reads after the write agree: "Checking" claims nothing yet.
-            let style = checking ? (shown.succeeded ? .bold : .plain) : shown.succeeded ? Style(foreground: .good, bold: true) : .error
+            title = f.app.write.shownTitle
+            // Green only once the reads after the write agree: "Checking" claims nothing yet. A refusal
+            // every check agrees with is no error.
+            let refused = !checking && f.app.write.outcome?.refusal != nil
+            let style = checking ? (shown.succeeded ? .bold : .plain) : shown.succeeded || f.app.write.outcome?.refusal == .expected ? Style(foreground: .good, bold: true)
+                : refused ? .bold : .error
             for line in Columns.wrap(clean(shown.text), to: width - 4) { lines.append((line, style)) }
             if checking { lines.append(("reading the balance again… \(spinner[f.tick % spinner.count])", .muted)) }
             lines.append(("", .plain))

@@ -96,6 +96,8 @@ struct ExploreCommand: AsyncParsableCommand {
             throw fail(error, tokenVariable: settings.tokenEnv)
         }
         for f in result.contract { Terminal.err(f.warningLine) }
+        for f in result.outcomes.flatMap(\.findings) { SessionJournal.record(f) }
+        SessionJournal.wrote(files.folder, what: "explore's report, findings and cases")
         Terminal.err((result.stopped.map { "explore \($0): " } ?? "") + result.summary.line + "\n")
         Terminal.err("note: wrote the report, the findings and the replay cases to \(Sanitizer.line(files.folder))\n")
         if result.exitStatus != 0 { throw ExitCode(result.exitStatus) }

@@ -17,10 +17,11 @@ struct LedgerCommand: AsyncParsableCommand {
         discussion: """
             Reads the customer's transactions from the App Store Server API (the environment's
             [environments.NAME.appstore] table), believes each only once its signature and chain verify,
-            and judges each against the backend's purchase_cheer exchanges in the HAR files given
-            (this tool's own `--har`, the app's through `proxy --har`): credited, not credited, credit
-            mismatch, credited twice, refunded, not paid, not verified.
-            Without --transaction, the ids posted in the HAR files are tried in turn.
+            and judges each against the backend's purchase_cheer exchanges: the open test session's
+            (`session start`: every command's, the TUI's and the app's through the proxy), then the HAR
+            files given with --read-har: credited, not credited, credit mismatch, credited twice,
+            refunded, not paid, not verified.
+            Without --transaction, the ids posted there are tried in turn.
             Exit status: 0 when every record is credited, 65 when there is a finding, 69 when the App
             Store cannot be read (or a credit could not be checked), 78 for a setting.
             """
@@ -30,7 +31,8 @@ struct LedgerCommand: AsyncParsableCommand {
     var transaction: String?
     @Option(name: .customLong("env"), help: "A named environment from the config file (env REITERATE_ENV).")
     var envName: String?
-    @Option(name: .customLong("har"), parsing: .upToNextOption, help: ArgumentHelp("HAR files of the backend's exchanges (repeatable).", valueName: "FILE"))
+    @Option(name: [.customLong("read-har"), .customLong("har")], parsing: .upToNextOption,
+            help: ArgumentHelp("HAR files to read besides the open session (an input here; elsewhere --har names a file to write).", valueName: "FILE"))
     var harFiles: [String] = []
     @Flag(help: "One JSON object per line.") var json = false
     @Flag(help: "Post each App Store transaction to purchase_cheer once more, with its own product id: a credited one must answer 409 and change nothing; a 200 is a purchase never credited before.")
@@ -54,11 +56,13 @@ struct LedgerCommand: AsyncParsableCommand {
         } catch {
             throw CLIError(message: error.description, exitCode: .config)
         }
+        let (sessionEvents, session) = SessionLedger.sessionEvents(TestSessions(environment: environment))
         let events: [ShopEvent]
-        do { events = try ShopEvents.read(harFiles: harFiles) } catch { throw CLIError(message: error.words, exitCode: .usage) }
+        do { events = SessionLedger.merged(sessionEvents, try ShopEvents.read(harFiles: harFiles)) } catch { throw CLIError(message: error.words, exitCode: .usage) }
         let candidates = LedgerSources.candidates(given: (transaction.map { [$0] } ?? []) + (settings.appStore?.transaction.map { [$0] } ?? []), events: events)
         guard !candidates.isEmpty else {
-            throw CLIError(message: "give --transaction TX (any App Store transaction id of the sandbox tester), or --har files with a purchase posted in them",
+            throw CLIError(message: "give --transaction TX (any App Store transaction id of the sandbox tester), or --read-har files with a purchase posted in them"
+                           + (session.map { " (the session \(Sanitizer.line($0)) has none yet)" } ?? " (no test session is open)"),
                            exitCode: .usage)
         }
         let setup = try AppStoreSetup(settings)
@@ -92,6 +96,7 @@ struct LedgerCommand: AsyncParsableCommand {
             }
             if sent.balanceFinding { probeFinding = sent.balanceWords }
         }
+        SessionLedger.record(ledger)
         for line in ledger.lines { out += (json ? line.json : line.text) + "\n" }
         if let probeFinding { out += (json ? LedgerProbe.findingJSON(probeFinding) : "probe: finding: " + probeFinding) + "\n" }
         if !json { out += ledger.summary + "\n" }

@@ -86,13 +86,13 @@ struct NegativeCommand: AsyncParsableCommand {
                     switch event {
                     case let .line(line, text): Terminal.out(json ? ((try? Output.jsonLine(line)) ?? "") : text)
                     case let .note(text), let .warning(text): Terminal.err(text)
-                    case let .finding(finding): Terminal.err(finding.warningLine)
+                    case let .finding(finding): Terminal.err(finding.warningLine); SessionJournal.record(finding)
                     }
                 }
                 // The contract watchdog's findings on the run's own answers (an error body that is not the Error
                 // schema …), grouped, as `spend` and `buy` report theirs: warning lines that change no verdict.
                 _ = reportFindings(await client.exchangesWithPinsSettled(), lines: .standard)
-                if let lag = tally.lag { Terminal.err(lag.warningLine) }
+                if let lag = tally.lag { Terminal.err(lag.warningLine); SessionJournal.record(lag) }
                 if !json {
                     var summary = "\(tally.findings) finding\(tally.findings == 1 ? "" : "s")"
                     if tally.notJudged > 0 { summary += ", \(tally.notJudged) not judged" }

@@ -12,6 +12,7 @@ enum ProxyHAR {
             let data = try HAR.encode(exchanges, baseURL: baseURL, creator: "reiterate-shop proxy", version: ShopClientConfiguration.appVersion)
             try AtomicFile.write(data, to: path, directory: URL(fileURLWithPath: path).deletingLastPathComponent().path)
             Terminal.err("note: wrote \(exchanges.count) app exchange\(exchanges.count == 1 ? "" : "s") to \(Sanitizer.line(path)) (HAR 1.2)\(SessionSpill.gap(exchanges))\n")
+            SessionJournal.wrote(path, what: "HAR of the app's exchanges")
         } catch {
             Terminal.err("warning: could not write the HAR file \(Sanitizer.line(path)): check that its folder exists and is writable\n")
         }

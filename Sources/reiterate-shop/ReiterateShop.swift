@@ -23,7 +23,7 @@ struct ReiterateShop: AsyncParsableCommand {
             `print` is for scripts and smoke checks.
             """,
         version: BuildInfo.versionLine,
-        subcommands: [Interactive.self, Print.self, Spend.self, Buy.self, WatchCommand.self, SnapshotCommand.self, CompareCommand.self, ReplayCommand.self, PinsCommand.self, Config.self, Keys.self, ContractCommand.self, NegativeCommand.self, ExploreCommand.self, ProxyCommand.self, LedgerCommand.self],
+        subcommands: [Interactive.self, Print.self, Spend.self, Buy.self, WatchCommand.self, SnapshotCommand.self, CompareCommand.self, ReplayCommand.self, PinsCommand.self, Config.self, Keys.self, ContractCommand.self, NegativeCommand.self, ExploreCommand.self, ProxyCommand.self, LedgerCommand.self, SessionCommand.self],
         defaultSubcommand: Interactive.self
     )
 
@@ -57,18 +57,27 @@ struct ReiterateShop: AsyncParsableCommand {
             do { try command.run() } catch { exit(withError: error) }
             return
         }
+        // While a test session is open, the command's lines go into it (`session` itself keeps its own).
+        let journal = command is any SessionPart ? nil : TestSessions(environment: ProcessInfo.processInfo.environment).journal(command: type(of: command)._commandName)
+        SessionJournal.active = journal
+        journal?.commandStarted(Array(CommandLine.arguments.dropFirst()))
         do {
             if var asynchronous = command as? any AsyncParsableCommand {
                 try await asynchronous.run()
             } else {
                 try command.run()
             }
+            journal?.commandEnded(0)
         } catch let exit as ExitCode {
+            journal?.commandEnded(exit.rawValue)
             Self.exit(withError: exit)
         } catch let clean as CleanExit {
+            journal?.commandEnded(0)
             Self.exit(withError: clean)
         } catch {
-            Self.exit(withError: fail(error))
+            let code = fail(error)
+            journal?.commandEnded(code.rawValue)
+            Self.exit(withError: code)
         }
     }
 
@@ -223,7 +232,8 @@ struct ConnectionOptions: ParsableArguments {
         // The last 100 in memory; older ones spill to the state folder, for a HAR saved later.
         let log = ExchangeLog(capacity: 100, spillFile: keepsSession || harFile != nil ? SessionSpill.path(environment: environment) : nil)
         let client = ShopClient(configuration: configuration, transport: transport, tokens: tokens,
-                                pipeline: .standard(exchanges: log, contract: contract, pins: given ?? pins(settings), logger: logger), logger: logger)
+                                pipeline: .standard(exchanges: log, contract: contract, pins: given ?? pins(settings), logger: logger,
+                                                    extra: SessionJournal.active.map { [$0.observer(base: settings.baseURL)] } ?? []), logger: logger)
         do {
             let result = try await body(client)
             try? await transport.shutdown()
@@ -256,6 +266,7 @@ struct ConnectionOptions: ParsableArguments {
             let folder = URL(fileURLWithPath: harFile).deletingLastPathComponent().path
             try AtomicFile.write(data, to: harFile, directory: folder)
             Terminal.err("note: wrote \(exchanges.count) request\(exchanges.count == 1 ? "" : "s") to \(Sanitizer.line(harFile)) (HAR 1.2)\(SessionSpill.gap(exchanges))\n")
+            SessionJournal.wrote(harFile, what: "HAR")
         } catch {
             Terminal.err("warning: could not write the HAR file \(Sanitizer.line(harFile)): check that its folder exists and is writable\n")
         }

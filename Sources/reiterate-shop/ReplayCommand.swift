@@ -62,7 +62,7 @@ struct ReplayCommand: AsyncParsableCommand {
                 }
                 return out
             }
-            for result in results where result.reads.count > 1 { Terminal.err(result.disagreement.warningLine) }
+            for result in results where result.reads.count > 1 { Terminal.err(result.disagreement.warningLine); SessionJournal.record(result.disagreement) }
             Terminal.out(json ? Replay.json(results, writes: recorded.writes) : Replay.text(results, writes: recorded.writes, environment: settings.environment, baseURL: settings.baseURL))
             if results.contains(where: { $0.outcome == .failed || $0.outcome == .unsettled }) { throw ExitCode(2) }
             if results.contains(where: { $0.outcome == .changed }) { throw ExitCode(1) }

@@ -84,7 +84,8 @@ struct Buy: AsyncParsableCommand {
         let made = UInt64.random(in: 1...UInt64.max)
         let transaction = transactionID.flatMap { TransactionID(typed: $0) } ?? .number(made)
         // The id it made, after the verdict (which is stdout's first line).
-        let footer = transactionID == nil ? "transaction id \(made) (replay it with --transaction-id \(made))" : nil
+        let footer = transactionID == nil
+            ? "transaction id \(made): made up by this tool, no App Store purchase has it (give --transaction-id for a real one; replay this with --transaction-id \(made))" : nil
         // With the App Store configured, a real transaction's expected credit comes from its signed record.
         var paid: ShopWrite.Purchase.Paid?
         if yes, transactionID != nil, case let .number(n) = transaction, let settings = try? connection.settings(), settings.appStore != nil, !settings.readOnly {

@@ -255,7 +255,7 @@ def test_buy_makes_a_transaction_id_and_its_replay_changes_nothing(start_stub):
     # The verdict leads stdout; the transaction id it made comes after the checks.
     lines = r.stdout.splitlines()
     assert lines[0].startswith("Bought com.reiterate.cheer.200. Balance 1,450 cheer."), r.stdout
-    m = re.fullmatch(r"transaction id (\d+) \(replay it with --transaction-id \1\)", lines[-1])
+    m = re.fullmatch(r"transaction id (\d+): made up by this tool, no App Store purchase has it \(give --transaction-id for a real one; replay this with --transaction-id \1\)", lines[-1])
     assert m and "✔ purchase-balance: 1,450" in r.stdout, r.stdout
     r = shop("buy", "--bundle", "com.reiterate.cheer.200", "--transaction-id", m.group(1), "--yes", "--base-url", s.url, "--strict")
     assert r.returncode == 1 and f"Transaction {m.group(1)} was already credited" in r.stdout and "✔ replay-unchanged: 1,450" in r.stdout, r.stdout + r.stderr

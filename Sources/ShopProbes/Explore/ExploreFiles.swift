@@ -73,6 +73,8 @@ public struct ExploreFiles: Sendable {
         try pretty.encode(ExploreCaseFile(o, environment: environment)).write(to: URL(fileURLWithPath: "\(folder)/cases/\(o.exploreCase.name).json"))
         try Data(curlScript(o, exchanges: exchanges).utf8).write(to: URL(fileURLWithPath: "\(folder)/cases/\(o.exploreCase.name).sh"))
         _ = try? FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: "\(folder)/cases/\(o.exploreCase.name).sh")
+        SessionJournal.wrote("\(folder)/cases/\(o.exploreCase.name).json", what: "explore case")
+        SessionJournal.wrote("\(folder)/cases/\(o.exploreCase.name).sh", what: "explore case's curl script")
     }
 
     /// Writes `report.md` and `findings.jsonl` for the outcomes so far (the contract's findings on the

@@ -59,6 +59,10 @@ public final class AppStore {
         let before = state
         let effects = ShopUpdate.update(&state, message)
         if state != before { onChange?(state) }
+        // A judge's new findings go into the open test session (the contract's travel with their exchanges).
+        if state.checks.generation != before.checks.generation, let journal = SessionJournal.active {
+            for finding in state.checks.fresh { journal.finding(finding) }
+        }
         if let waiting = held {
             held = waiting + effects
             return

@@ -169,13 +169,20 @@ public struct ChecksState: Equatable, Sendable {
     public private(set) var failures = 0
     /// The keys of every finding seen (what `failures` counted once).
     private var seen: Set<FindingKey> = []
+    /// The judges' findings the last `add` made new (not those on an answer, which travel with their
+    /// exchange, nor those read back from the session; not a sighting of one already kept), and a number that changes with each `add`:
+    /// what the runner appends to an open test session (`AppStore`).
+    public private(set) var fresh: [ShopFinding] = []
+    public private(set) var generation = 0
 
     public init() {}
 
     public var records: [CheckRecord] { list.rows }
 
-    mutating func add(_ new: [CheckRecord]) {
+    mutating func add(_ new: [CheckRecord], journaled: Bool = true) {
         guard !new.isEmpty else { return }
+        generation += 1
+        fresh = []
         var top: [CheckRecord] = []  // a write's checks keep their order, above the older ones
         var moved: [Int] = []  // indexes (before) of the records a new one joined
         for record in new {
@@ -195,6 +202,7 @@ public struct ChecksState: Equatable, Sendable {
             } else if record.outcome == .failed {
                 failures += 1
             }
+            if journaled, record.outcome == .failed, record.source != .appTraffic { fresh.append(record.finding) }
             top.append(record)
         }
         // The selection stays on its record as new ones come in above it (the newest stays selected):

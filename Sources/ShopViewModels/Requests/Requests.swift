@@ -99,7 +99,7 @@ extension ShopUpdate {
             // On the app's traffic, who is at fault is said (on the tool's own it is always the server).
             if exchange.source != .app { finding.blame = nil }
             return CheckRecord(finding, at: exchange.startedAt, key: FindingKey($0, method: exchange.method, target: exchange.path))
-        })
+        }, journaled: false)  // in the session with its exchange
     }
 }
 

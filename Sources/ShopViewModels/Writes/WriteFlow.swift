@@ -47,6 +47,21 @@ public struct WriteFlow: Equatable, Sendable {
             return nil
         }
     }
+
+    /// The dialog's title once answered: "Checking" while the reads after the write are out, "Done" when it
+    /// was applied and every check passed, "Refused as expected", "Already credited" or "Refused" when
+    /// it was refused with nothing changed and every check passed (a 409 that was expected is no failure),
+    /// else "Failed".
+    public var shownTitle: String {
+        if verification != nil { return "Checking" }
+        if shownOutcome?.succeeded == true { return "Done" }
+        switch outcome?.refusal {
+        case .expected?: return "Refused as expected"
+        case .alreadyDone?: return "Already credited"
+        case .refused?: return "Refused"
+        case nil: return "Failed"
+        }
+    }
 }
 
 /// A spend or purchase's dialog, from its form through confirmation to its outcome.

@@ -47,6 +47,20 @@ public struct WriteOutcome: Equatable, Sendable {
     /// Good news only when the write went through and every check agrees.
     public var succeeded: Bool { applied == .yes && failed.isEmpty }
 
+    /// A refusal the answer and the reads after it agree on (nothing changed, no check failed): what kind.
+    public enum Refusal: Equatable, Sendable {
+        /// The shop must refuse this write (overspend, not a bundle…), and it did.
+        case expected
+        /// Already done (a purchase's transaction credited before: 409), nothing changed.
+        case alreadyDone
+        /// Refused by the server's own rule (a 4xx), nothing changed.
+        case refused
+    }
+    var refusalKind: Refusal?
+
+    /// Set when the write was refused and every check of it passed; nil otherwise (a failure is a failure).
+    public var refusal: Refusal? { applied == .no && answer == .refused && failed.isEmpty ? refusalKind : nil }
+
     /// The failure, the headline and the checks' verdict: `… ✔ 3 checks passed` or `… ✗ spend-balance: expected …`.
     public var text: String { (failure?.line ?? "") + words }
 
@@ -198,6 +212,7 @@ extension WriteOutcome {
             outcome.answer = error.category.mayHaveBeenApplied ? .unanswered : .refused
             if let replay = rules.replay, error.status == replay.status {
                 outcome.applied = .no
+                outcome.refusalKind = mustRefuse ? .expected : .alreadyDone
                 outcome.said(ShopUpdate.explain(error, kind: v.kind))
                 if let before, let fresh { check(replay.check, fresh == before, expected: "\(g(before)) (unchanged)", actual: g(fresh)) }
             } else if error.category.mayHaveBeenApplied, let before, let fresh {
@@ -233,6 +248,7 @@ extension WriteOutcome {
                 }
             } else {
                 outcome.applied = .no
+                if (400..<500).contains(error.status ?? 0) { outcome.refusalKind = mustRefuse ? .expected : .refused }
                 outcome.said(ShopUpdate.explain(error, kind: v.kind))
                 if let before, let fresh, (400..<500).contains(error.status ?? 0) {
                     check(.refusedUnchanged, fresh == before, expected: "\(g(before)) (unchanged)", actual: g(fresh))

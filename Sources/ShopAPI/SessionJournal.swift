@@ -1,0 +1,322 @@
+import Foundation
+import Synchronization
+
+/// A test session's record (issue 46; docs/sessions.md): one append-only file, `record.jsonl` in the
+/// session's folder, that every command and the TUI append to while the session is open — exchanges,
+/// findings, notes, commands, files written. One JSON object a line.
+///
+/// Crash-safe: each line is one `write(2)` to a descriptor opened with `O_APPEND`, so lines from
+/// several processes (the TUI, a `buy`, the proxy) never interleave and a process killed mid-line
+/// leaves at most its own last line cut short (the reader counts it and skips it). A write is appended
+/// before it is sent (`sent`), then again with its answer; those lines and every finding, note and
+/// command line are flushed to the disk (`fdatasync`) before the call returns.
+///
+/// Bounded the way the exchange spill is: past `bodyLimit` bytes a read is kept without its bodies; past
+/// `readLimit` a read is only counted (the count is appended as the command ends). A write, a finding
+/// or a note is always kept.
+public final class SessionJournal: Sendable {
+    public static let recordName = "record.jsonl"
+    public static let bodyLimit = 64 << 20
+    public static let readLimit = 128 << 20
+
+    /// The session's folder.
+    public let folder: String
+    /// The command that appends (`buy`, `tui`, `proxy`…), on each of its lines.
+    public let command: String
+    private let bodyLimit: Int
+    private let readLimit: Int
+    private let handle: Mutex<Handle>
+
+    struct Handle {
+        var fd: Int32
+        var droppedReads = 0
+        var failed = false
+    }
+
+    /// The open session's record in `folder`, appended to as `command`; nil when it cannot be opened
+    /// (never created here: `TestSessions.start` makes it).
+    public init?(folder: String, command: String, bodyLimit: Int = SessionJournal.bodyLimit, readLimit: Int = SessionJournal.readLimit) {
+        let fd = open(folder + "/" + Self.recordName, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        self.folder = folder
+        self.command = command
+        self.bodyLimit = bodyLimit
+        self.readLimit = readLimit
+        handle = Mutex(Handle(fd: fd))
+    }
+
+    deinit {
+        handle.withLock { h in
+            if h.fd >= 0 { close(h.fd) }
+        }
+    }
+
+    /// Whether a line could not be appended (the disk full, the file gone): `session show` is then incomplete.
+    public var failed: Bool { handle.withLock { $0.failed } }
+
+    // MARK: What is appended
+
+    /// The session's first line (`TestSessions.start` writes it).
+    public func started(_ meta: SessionMeta) { append(SessionLine(kind: .start, command: command, meta: meta), sync: true) }
+
+    /// A finding a command's judge made (a write's check, the watch, the ledger, `negative`, `explore`,
+    /// `replay`). The contract's and the pins' findings on an answer travel with its exchange.
+    public func finding(_ finding: ShopFinding) {
+        var line = SessionLine(kind: .finding, command: command)
+        line.finding = SessionFinding(finding)
+        append(line, sync: true)
+    }
+
+    /// A tester's note.
+    public func note(_ text: String) {
+        var line = SessionLine(kind: .note, command: command)
+        line.text = text
+        append(line, sync: true)
+    }
+
+    /// A command began (its arguments, which never hold a token: tokens come from the environment).
+    public func commandStarted(_ arguments: [String]) {
+        var line = SessionLine(kind: .commandStart, command: command)
+        line.arguments = arguments
+        append(line, sync: true)
+    }
+
+    /// A command ended with `status`; the reads the bound left out are counted here.
+    public func commandEnded(_ status: Int32) {
+        var line = SessionLine(kind: .commandEnd, command: command)
+        line.status = status
+        let dropped = handle.withLock { $0.droppedReads }
+        if dropped > 0 { line.droppedReads = dropped }
+        append(line, sync: true)
+    }
+
+    /// A file a command wrote (a HAR, a report, a case), by its path.
+    public func file(_ path: String, what: String) {
+        var line = SessionLine(kind: .file, command: command)
+        line.text = what
+        line.path = path
+        append(line, sync: true)
+    }
+
+    /// The ledger's verdict on one App Store transaction (every verdict, a credit included: `session
+    /// show` lists the session's purchases with the latest; a finding is appended as one besides).
+    public func verdict(transaction: String, product: String?, verdict: String, blame: Blame?, requestIDs: [String]) {
+        var line = SessionLine(kind: .verdict, command: command)
+        line.transaction = transaction
+        line.text = product
+        line.verdict = verdict
+        line.blame = blame
+        line.requestIDs = requestIDs
+        append(line, sync: true)
+    }
+
+    /// The session closed into its bundle at `bundle`.
+    public func closed(bundle: String) {
+        var line = SessionLine(kind: .close, command: command)
+        line.path = bundle
+        append(line, sync: true)
+    }
+
+    /// A write on its way (before its answer): a process killed now leaves it in the record.
+    func sent(_ exchange: Exchange, key: String, base: String) {
+        var line = SessionLine(kind: .sent, command: command)
+        line.key = key
+        line.entry = HAR.entry(exchange, base: base)
+        append(line, sync: true)
+    }
+
+    /// An exchange with its answer (or failure) and the findings of the checks before the journal.
+    func exchange(_ exchange: Exchange, key: String, base: String) {
+        let write = exchange.method != "GET"
+        let size = handle.withLock { h in h.fd >= 0 ? Self.size(h.fd) : 0 }
+        var e = exchange
+        if !write, size >= readLimit {
+            handle.withLock { $0.droppedReads += 1 }
+            return
+        }
+        if !write, size >= bodyLimit {
+            e.requestBodyPreview = nil
+            e.responseBodyPreview = nil
+        }
+        var line = SessionLine(kind: .exchange, command: command)
+        line.key = key
+        line.entry = HAR.entry(e, base: base)
+        append(line, sync: write || !e.findings.isEmpty)
+    }
+
+    private func append(_ line: SessionLine, sync: Bool) {
+        guard let data = try? SessionLine.encoder.encode(line) else { return }
+        let bytes = Array(data) + [UInt8(ascii: "\n")]
+        handle.withLock { h in
+            guard h.fd >= 0, !h.failed else { return }
+            // One write: O_APPEND puts the whole line at the end, whoever else appends.
+            let n = bytes.withUnsafeBytes { buffer -> Int in
+                var n: Int
+                repeat { n = write(h.fd, buffer.baseAddress, buffer.count) } while n < 0 && errno == EINTR
+                return n
+            }
+            guard n == bytes.count else { h.failed = true; return }
+            if sync { _ = fdatasync(h.fd) }
+        }
+    }
+
+    private static func size(_ fd: Int32) -> Int {
+        var info = stat()
+        return fstat(fd, &info) == 0 ? Int(info.st_size) : 0
+    }
+
+    /// The observer a client's pipeline carries while a session is open (after the checks, so the
+    /// exchange keeps their findings): requests sent to `base` are kept by their path under it.
+    public func observer(base: String) -> any ExchangeObserver {
+        JournalObserver(journal: self, base: base, tag: "\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
+    }
+}
+
+/// Appends each exchange of a pipeline to the session: a write as it is sent and as it ends, a read as it ends.
+struct JournalObserver: ExchangeObserver {
+    let journal: SessionJournal
+    let base: String
+    /// This pipeline's own, so two pipelines in one process never pair each other's serials.
+    let tag: String
+
+    func sent(_ e: HTTPExchange) async {
+        guard e.request.key.method != .get else { return }
+        journal.sent(ExchangeLogObserver.record(e), key: key(e), base: base)
+    }
+
+    func finished(_ e: HTTPExchange) async -> [Finding] {
+        journal.exchange(ExchangeLogObserver.record(e), key: key(e), base: base)
+        return []
+    }
+
+    private func key(_ e: HTTPExchange) -> String { "\(tag)-\(e.serial)" }
+}
+
+/// What a session is: its name, the build under test, its charter, where it tests.
+public struct SessionMeta: Codable, Sendable, Equatable {
+    public var id: String
+    public var name: String
+    public var build: String?
+    public var charter: String?
+    public var environment: String
+    public var baseURL: String
+    public var user: String
+    public var startedAt: Date
+
+    public init(id: String, name: String, build: String?, charter: String?, environment: String, baseURL: String, user: String, startedAt: Date) {
+        self.id = id
+        self.name = name
+        self.build = build
+        self.charter = charter
+        self.environment = environment
+        self.baseURL = baseURL
+        self.user = user
+        self.startedAt = startedAt
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case id, name, build, charter, environment, user
+        case baseURL = "base_url", startedAt = "started_at"
+    }
+}
+
+/// A finding as a session keeps it (the words of `ShopFinding`, its kind by name), with the command
+/// that made it.
+public struct SessionFinding: Codable, Sendable, Hashable {
+    public var kind: String
+    public var subject: String
+    public var blame: Blame?
+    public var expected: String
+    public var actual: String
+    public var requestIDs: [String]
+    public var causedBy: String?
+    /// The command that made it; and when (both filled in by the reader from the line).
+    public var command: String?
+    public var at: Date?
+
+    public init(_ f: ShopFinding) {
+        kind = f.kind.name
+        subject = f.subject
+        blame = f.blame
+        expected = f.expected
+        actual = f.actual
+        requestIDs = f.requestIDs
+        causedBy = f.causedBy.map { $0 + (f.recurrence.map { "; \($0)" } ?? "") } ?? f.recurrence
+    }
+
+    public init(_ f: Finding, subject: String, requestID: String?) { self.init(ShopFinding(f, subject: subject, requestID: requestID)) }
+
+    enum CodingKeys: String, CodingKey {
+        case kind, subject, blame, expected, actual, command, at
+        case requestIDs = "request_ids", causedBy = "caused_by"
+    }
+}
+
+/// One line of the record.
+struct SessionLine: Codable, Sendable {
+    enum Kind: String, Codable, Sendable {
+        case start, sent, exchange, finding, note, file, close, verdict
+        case commandStart = "command", commandEnd = "command-end"
+    }
+
+    var kind: Kind
+    var at: String = ISO8601.format(Date())
+    var pid: Int32 = getpid()
+    var command: String
+    var meta: SessionMeta?
+    /// Pairs a write's `sent` line with its `exchange` line.
+    var key: String?
+    var entry: HAR.Entry?
+    var finding: SessionFinding?
+    var text: String?
+    var path: String?
+    var arguments: [String]?
+    var status: Int32?
+    var droppedReads: Int?
+    var transaction: String?
+    var verdict: String?
+    var blame: Blame?
+    var requestIDs: [String]?
+
+    static var encoder: JSONEncoder {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        encoder.dateEncodingStrategy = .iso8601
+        return encoder
+    }
+
+    static var decoder: JSONDecoder {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .iso8601
+        return decoder
+    }
+
+    init(kind: Kind, command: String, meta: SessionMeta? = nil) {
+        self.kind = kind
+        self.command = command
+        self.meta = meta
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case kind, at, pid, command, meta, key, entry, finding, text, path, arguments, status
+        case droppedReads = "dropped_reads", transaction, verdict, blame, requestIDs = "request_ids"
+    }
+}
+
+extension SessionJournal {
+    private static let current = Mutex<SessionJournal?>(nil)
+
+    /// The open session's journal this process appends to (set once as a command starts; nil when no
+    /// session is open): the judges that are not a pipeline's (a write's checks, the watch, the ledger)
+    /// append their findings through it.
+    public static var active: SessionJournal? {
+        get { current.withLock { $0 } }
+        set { current.withLock { $0 = newValue } }
+    }
+
+    /// A judge's finding, into the open session if there is one.
+    public static func record(_ finding: ShopFinding) { active?.finding(finding) }
+
+    /// A file written, into the open session if there is one.
+    public static func wrote(_ path: String, what: String) { active?.file(path, what: what) }
+}
