@@ -110,6 +110,14 @@ public final class SessionJournal: Sendable {
         append(line, sync: true)
     }
 
+    /// A balance the one settled-read rule settled (a write's reads after it): the TUI's header follows it.
+    public func settled(user: String, balance: Int) {
+        var line = SessionLine(kind: .settled, command: command)
+        line.text = user
+        line.balance = balance
+        append(line, sync: false)
+    }
+
     /// The session closed into its bundle at `bundle`.
     public func closed(bundle: String) {
         var line = SessionLine(kind: .close, command: command)
@@ -165,27 +173,27 @@ public final class SessionJournal: Sendable {
         return fstat(fd, &info) == 0 ? Int(info.st_size) : 0
     }
 
-    /// The observer a client's pipeline carries while a session is open (after the checks, so the
-    /// exchange keeps their findings): requests sent to `base` are kept by their path under it.
-    public func observer(base: String) -> any ExchangeObserver {
-        JournalObserver(journal: self, base: base, tag: "\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
+    /// The observer every client's pipeline carries (after the checks, so the exchange keeps their
+    /// findings): each exchange goes into the session open at the time (`active`), if any — a session
+    /// opened or closed from the TUI takes effect at once. Requests sent to `base` are kept by their path.
+    public static func observer(base: String) -> any ExchangeObserver {
+        JournalObserver(base: base, tag: "\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
     }
 }
 
 /// Appends each exchange of a pipeline to the session: a write as it is sent and as it ends, a read as it ends.
 struct JournalObserver: ExchangeObserver {
-    let journal: SessionJournal
     let base: String
     /// This pipeline's own, so two pipelines in one process never pair each other's serials.
     let tag: String
 
     func sent(_ e: HTTPExchange) async {
-        guard e.request.key.method != .get else { return }
+        guard e.request.key.method != .get, let journal = SessionJournal.active else { return }
         journal.sent(ExchangeLogObserver.record(e), key: key(e), base: base)
     }
 
     func finished(_ e: HTTPExchange) async -> [Finding] {
-        journal.exchange(ExchangeLogObserver.record(e), key: key(e), base: base)
+        SessionJournal.active?.exchange(ExchangeLogObserver.record(e), key: key(e), base: base)
         return []
     }
 
@@ -233,6 +241,8 @@ public struct SessionFinding: Codable, Sendable, Hashable {
     /// The command that made it; and when (both filled in by the reader from the line).
     public var command: String?
     public var at: Date?
+    /// The process that appended it (filled in by the reader; never written inside the finding).
+    public var pid: Int32? = nil
 
     public init(_ f: ShopFinding) {
         kind = f.kind.name
@@ -255,7 +265,7 @@ public struct SessionFinding: Codable, Sendable, Hashable {
 /// One line of the record.
 struct SessionLine: Codable, Sendable {
     enum Kind: String, Codable, Sendable {
-        case start, sent, exchange, finding, note, file, close, verdict
+        case start, sent, exchange, finding, note, file, close, verdict, settled
         case commandStart = "command", commandEnd = "command-end"
     }
 
@@ -277,6 +287,7 @@ struct SessionLine: Codable, Sendable {
     var verdict: String?
     var blame: Blame?
     var requestIDs: [String]?
+    var balance: Int?
 
     static var encoder: JSONEncoder {
         let encoder = JSONEncoder()
@@ -299,7 +310,7 @@ struct SessionLine: Codable, Sendable {
 
     enum CodingKeys: String, CodingKey {
         case kind, at, pid, command, meta, key, entry, finding, text, path, arguments, status
-        case droppedReads = "dropped_reads", transaction, verdict, blame, requestIDs = "request_ids"
+        case droppedReads = "dropped_reads", transaction, verdict, blame, requestIDs = "request_ids", balance
     }
 }
 

@@ -13,6 +13,8 @@ public struct SessionRecord: Sendable {
     public var notes: [SessionNote] = []
     public var commands: [SessionCommandRun] = []
     public var files: [SessionFileWritten] = []
+    /// Balances the commands' reads settled, in order.
+    public var settled: [SessionSettled] = []
     /// The ledger's verdicts, as each run gave them (the latest last).
     public var verdicts: [SessionVerdict] = []
     /// Lines that could not be read: the last one cut short by a process killed mid-line, or damage.
@@ -64,6 +66,7 @@ public struct SessionRecord: Sendable {
                         var finding = SessionFinding(f, subject: "\(entry.request.method) \(SessionExchange.target(entry.request.url))", requestID: entry._requestId)
                         finding.command = line.command
                         finding.at = at
+                        finding.pid = line.pid
                         record.findings.append(finding)
                     }
                 }
@@ -71,6 +74,7 @@ public struct SessionRecord: Sendable {
                 guard var finding = line.finding else { continue }
                 finding.command = line.command
                 finding.at = at
+                finding.pid = line.pid
                 record.findings.append(finding)
             case .note:
                 record.notes.append(SessionNote(at: at, text: line.text ?? "", command: line.command))
@@ -84,6 +88,10 @@ public struct SessionRecord: Sendable {
                 if let index = openCommands.removeValue(forKey: line.pid) {
                     record.commands[index].endedAt = at
                     record.commands[index].status = line.status
+                }
+            case .settled:
+                if let user = line.text, let balance = line.balance {
+                    record.settled.append(SessionSettled(at: at, user: user, balance: balance, command: line.command, pid: line.pid))
                 }
             case .verdict:
                 record.verdicts.append(SessionVerdict(at: at, transaction: line.transaction ?? "", product: line.text, verdict: line.verdict ?? "",
@@ -172,6 +180,14 @@ public struct SessionExchange: Sendable, Equatable {
         guard let slash = url[scheme.upperBound...].firstIndex(of: "/") else { return "/" }
         return String(url[slash...])
     }
+}
+
+public struct SessionSettled: Sendable, Equatable {
+    public var at: Date
+    public var user: String
+    public var balance: Int
+    public var command: String
+    public var pid: Int32
 }
 
 public struct SessionVerdict: Sendable, Equatable {

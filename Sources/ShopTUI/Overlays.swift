@@ -68,6 +68,7 @@ extension Renderer {
             // Sent as typed, a spend's product is a field too: any id, in the pack list or not.
             let shown = form.isSpend && !action.asTyped ? 2 : form.text.count
             for (i, label) in form.labels.prefix(shown).enumerated() { lines.append(field(label, form[i], active: action.field == i)) }
+            if form.isSpend { for line in Columns.wrap(f.app.formBalanceWords(now: f.now), to: width - 4) { lines.append((line, .muted)) } }
             lines.append(("", .plain))
             // Each with its glyph: the colour alone would not tell a refusal from the form's own lines.
             switch note {

@@ -84,6 +84,7 @@ public enum Renderer {
         case .checks: checks(&g, f, body, &layout)
         case .live: live(&g, f, body, &layout)
         case .purchases: purchases(&g, f, body, &layout)
+        case .session: session(&g, f, body, &layout)
         }
     }
 
@@ -204,6 +205,7 @@ public enum Renderer {
             let c = f.app.checks
             info = "\(c.records.count) check\(c.records.count == 1 ? "" : "s") · \(c.failures) failed"
         case .purchases: info = purchasesInfo(f, spinner: String(spinner[f.tick % spinner.count]))
+        case .session: info = sessionInfo(f)
         case .live:
             let w = f.app.watch
             info = "\(Wording.grouped(w.eventCount)) event\(w.eventCount == 1 ? "" : "s") · \(Wording.grouped(w.findingCount)) flagged · \(w.isOn ? "\(Wording.grouped(w.rounds)) rounds" : w.phase == .paused ? "paused" : "not watching")"
@@ -231,6 +233,8 @@ public enum Renderer {
             switch prompt.kind {
             case .goTo: (label, hint) = ("go to: ", "   an entry (4512), a page (p91) or a date (2026-10-01)")
             case .find: (label, hint) = ("find: ", "   in products, creators and comments")
+            case .sessionName: (label, hint) = ("session name: ", "   Enter opens it (every command and this TUI append to it) · Esc cancels")
+            case .sessionNote: (label, hint) = ("note: ", "   Enter adds it to the session · Esc cancels")
             case .user:
                 let others = f.app.context.users.filter { $0 != f.app.context.user }.map(clean)
                 (label, hint) = ("user: ", others.isEmpty ? "   any user id" : "   Tab: " + others.joined(separator: ", ") + " · or any user id")

@@ -182,6 +182,7 @@ public final class TerminalApp {
                 case .checks: .checks
                 case .live: .live
                 case .purchases: .purchases
+                case .session: .session
                 }
                 return [.action(action)]
             }

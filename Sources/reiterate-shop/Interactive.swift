@@ -106,6 +106,7 @@ struct Interactive: AsyncParsableCommand {
                     store.comparer = comparer
                     store.explorer = explorer
                     if settings.appStore != nil { store.ledgerReader = TUILedgerReader(settings: settings) }
+                    store.sessionKeeper = TUISessionKeeper.make(context, environment: ProcessInfo.processInfo.environment)
                     store.send(.pinsChanged(pinned, unreadable.map { .failed("The pins cannot be read (\($0)); none are checked.") }))
                 }
                 // The cached balance and packs are read here, before curses starts: the first frame (the
@@ -117,6 +118,7 @@ struct Interactive: AsyncParsableCommand {
                 let appProxy = proxy != nil || settings.proxyStart
                     ? await AppProxy.start(settings: settings, listen: proxy == AppProxy.defaultAddress ? nil : proxy, faults: try ServerFaults.parse(faults),
                                            pipeline: client.pipeline, store: store) : nil
+                await store.followSession()
                 let backend = await CursesTerminal(mouse: mouse, theme: themeRequest)
                 let status = await TerminalApp(store: store, keymap: keymap, backend: backend).run(cached: cached)
                 await appProxy?.stop()

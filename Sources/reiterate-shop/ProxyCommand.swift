@@ -74,7 +74,7 @@ struct ProxyRun: AsyncParsableCommand {
         // The last 100 in memory; with --har, older ones spill to the state folder until the file is written.
         let log = ExchangeLog(capacity: 100, spillFile: connection.harFile.flatMap { _ in SessionSpill.path(environment: connection.environment) })
         let pipeline = ExchangePipeline.standard(exchanges: log, contract: try connection.contract(settings), pins: connection.pins(settings), logger: logger,
-                                                 extra: SessionJournal.active.map { [$0.observer(base: settings.baseURL)] } ?? [])
+                                                 extra: [SessionJournal.observer(base: settings.baseURL)])
         // Bounded: a flood of refusals from a peer, or a stalled stdout, holds at most this many lines.
         let (events, sink) = AsyncStream<ProxyEvent>.makeStream(bufferingPolicy: .bufferingNewest(10_000))
         let server: ProxyServer

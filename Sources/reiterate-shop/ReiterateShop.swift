@@ -233,7 +233,7 @@ struct ConnectionOptions: ParsableArguments {
         let log = ExchangeLog(capacity: 100, spillFile: keepsSession || harFile != nil ? SessionSpill.path(environment: environment) : nil)
         let client = ShopClient(configuration: configuration, transport: transport, tokens: tokens,
                                 pipeline: .standard(exchanges: log, contract: contract, pins: given ?? pins(settings), logger: logger,
-                                                    extra: SessionJournal.active.map { [$0.observer(base: settings.baseURL)] } ?? []), logger: logger)
+                                                    extra: [SessionJournal.observer(base: settings.baseURL)]), logger: logger)
         do {
             let result = try await body(client)
             try? await transport.shutdown()

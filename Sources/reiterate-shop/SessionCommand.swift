@@ -80,7 +80,7 @@ struct SessionCommand: AsyncParsableCommand {
             let settings = try? ResolvedSettings.resolve(flags: .init(env: record.meta?.environment), environment: environment,
                                                         config: try? ConfigFile.load(path: ConfigFile.defaultPath(environment: environment)))
             // Every secret the environment holds is kept out of every file, whatever the record holds.
-            let secrets = environment.filter { name, _ in ["TOKEN", "KEY", "SECRET", "PASSWORD"].contains { name.uppercased().contains($0) } }.map(\.value)
+            let secrets = TestSessions.secrets(environment)
             let bundle: SessionBundle
             do {
                 bundle = try SessionBundle.write(record, sessionFolder: open.folder, tokenVariable: settings?.tokenEnv ?? "REITERATE_TOKEN", secrets: secrets,

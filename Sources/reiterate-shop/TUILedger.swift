@@ -2,6 +2,7 @@ import AppStoreRecord
 import Foundation
 import ShopAPI
 import ShopLedger
+import ShopProbes
 import ShopSettings
 import ShopViewModels
 
@@ -12,7 +13,9 @@ struct TUILedgerReader: LedgerReader {
     let settings: ResolvedSettings
 
     func readLedger(exchanges: [Exchange]) async -> Result<LedgerView, LedgerFailure> {
-        let events = ShopEvents.from(exchanges.reversed())  // the state keeps them newest first
+        // The open test session's (every command's, the app's), then this TUI's own not in it yet.
+        let events = SessionLedger.merged(SessionLedger.sessionEvents(TestSessions(environment: ProcessInfo.processInfo.environment)).events,
+                                          ShopEvents.from(exchanges.reversed()))  // the state keeps them newest first
         let candidates = LedgerSources.candidates(given: settings.appStore?.transaction.map { [$0] } ?? [], events: events)
         guard let anchor = candidates.first else {
             return .failure(LedgerFailure("no purchase seen yet: buy (b), let the app buy through the proxy, or set transaction in the [appstore] table"))

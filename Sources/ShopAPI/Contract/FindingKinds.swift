@@ -27,6 +27,17 @@ public enum CheckID: Hashable, Sendable {
         case let .explore(check): return check.rawValue
         }
     }
+
+    /// The kind `name` names (what a test session's record keeps); nil for a name no judge gives.
+    public init?(name: String) {
+        if let c = ContractCheck(rawValue: name) { self = .contract(c) }
+        else if let c = WriteCheck(rawValue: name) { self = .write(c) }
+        else if let c = WatchCheck(rawValue: name) { self = .watch(c) }
+        else if let c = ExploreCheck(rawValue: name) { self = .explore(c) }
+        else if name == "app-error" { self = .appError }
+        else if let v = Verdict.allCases.first(where: { CheckID.ledger($0).name == name }) { self = .ledger(v) }
+        else { return nil }
+    }
 }
 
 /// What `explore` flags (docs/checks.md, "Explore"): one kind a rule its campaign holds answers to.

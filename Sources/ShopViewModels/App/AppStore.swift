@@ -29,6 +29,10 @@ public final class AppStore {
     public var proxyFaults: (any ProxyFaultPutter)?
     /// The Purchases tab's ledger, read by the program (an environment with an App Store table).
     public var ledgerReader: (any LedgerReader)?
+    /// The Session tab's test session, kept by the program (nil: the tab says sessions are not kept here).
+    public var sessionKeeper: (any SessionKeeper)? {
+        didSet { state.session.available = sessionKeeper != nil }
+    }
     /// `X`: the explore campaign, run by the program.
     public var explorer: (any Explorer)?
     private var exploreTask: Task<ExploreDone, Never>?
@@ -130,6 +134,19 @@ public final class AppStore {
     public func settle() async {
         while let task = running.values.first {
             await task.value
+        }
+    }
+
+    /// Reads the open test session now and every `seconds` after, until `stop`: the Session tab, the
+    /// Checks tab and the header follow what other commands add to it. Reading an unchanged record is a `stat`.
+    public func followSession(every seconds: Double = 2) {
+        guard let keeper = sessionKeeper else { return }
+        spawn {
+            while !Task.isCancelled {
+                let read = await keeper.read()
+                await self.send(.sessionRead(read))
+                try? await Task.sleep(for: .milliseconds(Int(seconds * 1000)))
+            }
         }
     }
 
@@ -293,6 +310,17 @@ public final class AppStore {
             await cache?.write(value, kind: .historyFirstPage, key: key, fetchedAt: fetchedAt)
         case let .writeTimeline(key, timeline):
             await cache?.write(timeline, kind: .timeline, key: key, fetchedAt: timeline.latest?.at ?? Date())
+        case .readSession:
+            send(.sessionRead(await sessionKeeper?.read() ?? SessionRead(view: nil)))
+        case let .startSession(name):
+            guard let sessionKeeper else { return send(.sessionChanged(.failure(SessionFailure("test sessions are not kept here")))) }
+            send(.sessionChanged(await sessionKeeper.start(name: name).map { "opened the test session \(name): every command and this TUI append to it" }))
+        case let .noteSession(text):
+            guard let sessionKeeper else { return send(.sessionChanged(.failure(SessionFailure("test sessions are not kept here")))) }
+            send(.sessionChanged(await sessionKeeper.note(text).map { "noted in the session" }))
+        case .closeSession:
+            guard let sessionKeeper else { return send(.sessionChanged(.failure(SessionFailure("test sessions are not kept here")))) }
+            send(.sessionChanged(await sessionKeeper.close()))
         case .makeTransactionID:
             send(.transactionIDMade(UInt64.random(in: 1...UInt64.max)))
         case .writeHAR:

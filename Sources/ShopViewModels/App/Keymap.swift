@@ -130,6 +130,8 @@ public enum Action: String, Sendable, Hashable, CaseIterable {
     case fault
     /// `explore`'s campaign from the TUI (asks once more; again while it runs stops it).
     case explore
+    /// The Session tab, and its keys: open a session (a name typed), add a note, close it into its bundle.
+    case session, sessionStart = "session_start", sessionNote = "session_note", sessionClose = "session_close"
 }
 
 /// One key binding: an action, its keys, its help, and when it is enabled. The same table resolves
@@ -205,12 +207,16 @@ public struct Keymap: Sendable, Equatable {
         Binding(.back, [.escape, .char("q")], "close this list", modes: [.help], hint: "close"),
         Binding(.nextTab, [.tab], "next tab"),
         Binding(.previousTab, [.backTab], "previous tab"),
-        Binding(.shop, [.char("1")], "Shop tab", hint: "tabs", hintWith: [.history, .requests, .checks, .live, .purchases]),
+        Binding(.shop, [.char("1")], "Shop tab", hint: "tabs", hintWith: [.history, .requests, .checks, .live, .purchases, .session]),
         Binding(.history, [.char("2")], "History tab"),
         Binding(.requests, [.char("3")], "Requests tab"),
         Binding(.checks, [.char("4")], "Checks tab: every write's verification"),
         Binding(.live, [.char("5")], "Live tab: what the watch saw, and how it reconciled"),
         Binding(.purchases, [.char("6")], "Purchases tab: the App Store's purchases beside the backend's credits"),
+        Binding(.session, [.char("7")], "Session tab: the open test session (every command's and the TUI's), its findings, purchases and timeline"),
+        Binding(.sessionStart, [.char("N")], "open a test session (its name typed)", tabs: [.session], hint: "new session"),
+        Binding(.sessionNote, [.char("n")], "add a note to the open session", tabs: [.session], hint: "note"),
+        Binding(.sessionClose, [.char("C")], "close the session into its bundle (HAR, report, curl, cases)", tabs: [.session], hint: "close"),
         Binding(.down, [.char("j"), .down], "move down (full-size detail: scroll)", hint: "move", hintWith: [.up]),
         Binding(.up, [.char("k"), .up], "move up (full-size detail: scroll)"),
         Binding(.first, [.char("g"), .home], "first row (History: the newest entry of all)"),

@@ -1,7 +1,7 @@
 import Foundation
 
 public enum Tab: Int, Sendable, Equatable, Hashable, CaseIterable {
-    case shop = 1, history, requests, checks, live, purchases
+    case shop = 1, history, requests, checks, live, purchases, session
 
     public var title: String {
         switch self {
@@ -11,6 +11,7 @@ public enum Tab: Int, Sendable, Equatable, Hashable, CaseIterable {
         case .checks: return "Checks"
         case .live: return "Live"
         case .purchases: return "Purchases"
+        case .session: return "Session"
         }
     }
 }
@@ -162,6 +163,7 @@ extension ShopUpdate {
                 let step = action == .nextTab ? 0 : Tab.allCases.count - 2
                 let tab = Tab(rawValue: (state.screen.tab.rawValue + step) % Tab.allCases.count + 1) ?? .shop
                 if tab == .purchases { return openPurchases(&state) }
+                if tab == .session { return openSession(&state) }
                 openTab(tab, &state)
                 return []
             case .shop, .history, .requests, .checks, .live:
@@ -169,6 +171,8 @@ extension ShopUpdate {
                 return []
             case .purchases:
                 return openPurchases(&state)
+            case .session:
+                return openSession(&state)
             default:
                 return nil
             }
@@ -180,7 +184,7 @@ extension ShopUpdate {
 
 /// The one-line prompt of `:` (go to) and `/` (find) on the History tab.
 public struct PromptState: Equatable, Sendable {
-    public enum Kind: Equatable, Sendable { case goTo, find, user, compare, fault }
+    public enum Kind: Equatable, Sendable { case goTo, find, user, compare, fault, sessionName, sessionNote }
     public var kind: Kind
     public var text: String
 

@@ -137,6 +137,8 @@ public struct AppState: Equatable, Sendable {
     public internal(set) var checks = ChecksState()
     /// `X`: the explore campaign run from the TUI (its plan set by the program).
     public var explore = ExploreState()
+    /// The Session tab: the open test session, as the program read it.
+    public var session = SessionTabState()
     /// The watch of the user under test, and its timeline: the Live tab.
     public internal(set) var watch = WatchState()
     /// The App Store's purchases against the backend's credits: the Purchases tab.
@@ -225,7 +227,7 @@ public struct AppState: Equatable, Sendable {
         switch screen.tab {
         case .shop: if case let .cached(_, at, _) = packs.list.phase { ages.append(at) }
         case .history: if case let .cached(_, at, _)? = history.current?.phase { ages.append(at) }
-        case .requests, .checks, .live, .purchases: break
+        case .requests, .checks, .live, .purchases, .session: break
         }
         return ages
     }

@@ -63,6 +63,9 @@ public enum Message: Sendable {
     /// A case of the TUI's explore campaign ended; the campaign ended.
     case exploreNews(ExploreNews)
     case exploreDone(ExploreDone)
+    /// The open test session as the program read it; the program's answer to N, n or C.
+    case sessionRead(SessionRead)
+    case sessionChanged(Result<String, SessionFailure>)
 }
 
 extension Message {
@@ -145,6 +148,11 @@ public indirect enum Effect: Equatable, Sendable {
     /// `.stopExplore` cancels it.
     case explore
     case stopExplore
+    /// The test session (the program's `SessionKeeper`): read it, open one, add a note, close it.
+    case readSession
+    case startSession(name: String)
+    case noteSession(String)
+    case closeSession
 
     /// Whether the store starts it at once, wherever it stands (in a sequence or a batch too): a
     /// cancellation, what the front end does (quit, copy, alert), a report (the screen as it is now) and
@@ -240,6 +248,8 @@ public enum ShopUpdate {
             return appStoreRecordRead(record, &state)
         case let .exploreNews(news): return exploreNews(news, &state)
         case let .exploreDone(done): return exploreDone(done, &state)
+        case let .sessionRead(read): return sessionRead(read, &state)
+        case let .sessionChanged(result): return sessionChanged(result, &state)
         case let .text(c):
             return typed(c, &state)
         case let .select(index):
@@ -250,6 +260,7 @@ public enum ShopUpdate {
             case .checks: state.checks.list.select(index)
             case .live: state.watch.timeline.select(index)
             case .purchases: state.purchases.list.select(index)
+            case .session: state.session.scroll = max(0, index)
             case .history:
                 return moveCursor(to: index, &state)
             }
@@ -309,6 +320,7 @@ public enum ShopUpdate {
             _ = state.watch.timeline.move(action, page: state.screen.pageSize)
             return []
         case .purchases: return purchasesAction(action, &state)
+        case .session: return sessionAction(action, &state)
         }
     }
 

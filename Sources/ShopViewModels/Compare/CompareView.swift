@@ -53,7 +53,7 @@ extension ComparedPart {
         switch tab {
         case .shop: return .packs
         case .history: return .history
-        case .requests, .checks, .live, .purchases: return .balance
+        case .requests, .checks, .live, .purchases, .session: return .balance
         }
     }
 }

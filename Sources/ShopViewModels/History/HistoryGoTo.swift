@@ -30,6 +30,7 @@ extension ShopUpdate {
     /// Enter in the prompt: go to an entry, a page or a date; or find the text.
     static func runPrompt(_ state: inout AppState) -> [Effect] {
         guard let prompt = state.screen.prompt else { return [] }
+        if prompt.kind == .sessionName || prompt.kind == .sessionNote { return runSessionPrompt(prompt, &state) }
         state.screen.prompt = nil
         let text = prompt.text.trimmingCharacters(in: .whitespaces)
         guard !text.isEmpty else { return [] }
@@ -40,6 +41,8 @@ extension ShopUpdate {
             return runCompare(text, &state)
         case .fault:
             return runFault(text, &state)
+        case .sessionName, .sessionNote:
+            return []  // taken above
         case .find:
             state.steps.add("searched the history for “\(Sanitizer.line(text))” (/)")
             return startFind(text, &state)

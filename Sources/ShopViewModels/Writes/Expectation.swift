@@ -106,6 +106,20 @@ extension AppState {
     }
 }
 
+extension AppState {
+    /// What the spend form checks an amount against, and when it was read: `checked against the balance
+    /// 1,250 cheer, read 12 s ago` (only a live balance is: a cached one expects nothing). The write's own
+    /// baseline is read again, by the one settled-read rule, before it is sent.
+    public func formBalanceWords(now: Date) -> String {
+        guard let known = balance.shown else { return "the balance is not read yet: the amount is checked against none" }
+        let amount = Wording.grouped(known.value) + " cheer"
+        switch known.source {
+        case .live: return "the amount is checked against the balance, \(amount), read \(Wording.age(of: known.at, now: now))"
+        case .cached: return "the balance \(amount) is a cached one (\(Wording.age(of: known.at, now: now))): the amount is checked against none until it is read (r)"
+        }
+    }
+}
+
 extension ShopUpdate {
     /// The refusals the shop owes `kind`, from what the state holds live (a cached balance or pack
     /// list, or a pack list with unreadable packs, expects nothing: no finding is invented).

@@ -1,0 +1,146 @@
+import Foundation
+import ShopAPI
+import ShopViewModels
+
+/// The TUI's test session (the Session tab's `N`, `n`, `C`; the Checks tab and the header follow it): the
+/// record read again when it has grown, what other processes added since the last read, and the session
+/// opened and closed from here (this process appends to it at once: `SessionJournal.active`).
+public actor TUISessionKeeper: SessionKeeper {
+    let sessions: TestSessions
+    let environment: String
+    let baseURL: String
+    let user: String
+    let tokenVariable: String
+    let secrets: [String]
+    let arguments: [String]
+    private let pid = getpid()
+    /// The record last read: which session, its size, and what it said.
+    private var lastID: String?
+    private var lastSize = -1
+    private var lastRead = SessionRead(view: nil)
+    /// Others' findings and settled balances already handed over, by the session.
+    private var othersHanded = 0
+    private var settledHanded: Date?
+
+    public init(sessions: TestSessions, environment: String, baseURL: String, user: String, tokenVariable: String, secrets: [String], arguments: [String]) {
+        self.sessions = sessions
+        self.environment = environment
+        self.baseURL = baseURL
+        self.user = user
+        self.tokenVariable = tokenVariable
+        self.secrets = secrets
+        self.arguments = arguments
+    }
+
+    public func read() async -> SessionRead {
+        guard let open = sessions.current() else {
+            lastID = nil
+            lastSize = -1
+            lastRead = SessionRead(view: nil)
+            return lastRead
+        }
+        var info = stat()
+        let size = stat(open.folder + "/" + SessionJournal.recordName, &info) == 0 ? Int(info.st_size) : -1
+        if open.id == lastID, size == lastSize { return SessionRead(view: lastRead.view) }
+        if open.id != lastID {
+            othersHanded = 0
+            settledHanded = nil
+        }
+        lastID = open.id
+        lastSize = size
+        guard let record = SessionRecord.read(folder: open.folder) else { return SessionRead(view: nil) }
+        let summary = SessionSummary(record)
+        let others = record.findings.filter { $0.pid != pid }
+        let fresh = others.dropFirst(othersHanded)
+        othersHanded = others.count
+        var settled: SettledBalance?
+        if let latest = record.settled.last(where: { $0.pid != pid }), latest.at > (settledHanded ?? .distantPast) {
+            settledHanded = latest.at
+            settled = SettledBalance(user: latest.user, balance: latest.balance, at: latest.at, command: latest.command)
+        }
+        // Named with the command that made it: the Checks tab shows where in the session it came from.
+        let findings = fresh.compactMap { f in
+            CheckID(name: f.kind).map { kind in
+                CheckRecord(ShopFinding(kind: kind, subject: f.subject + " (\(f.command ?? "another command"), in the session)", blame: f.blame,
+                                        expected: f.expected, actual: f.actual, requestIDs: f.requestIDs, causedBy: f.causedBy), at: f.at ?? Date())
+            }
+        }
+        lastRead = SessionRead(view: summary.tabView, othersFindings: Array(findings), settled: settled)
+        return lastRead
+    }
+
+    public func start(name: String) async -> Result<Void, SessionFailure> {
+        do {
+            _ = try sessions.start(name: name, build: nil, charter: nil, environment: environment, baseURL: baseURL, user: user)
+        } catch {
+            return .failure(SessionFailure(error.words))
+        }
+        let journal = sessions.journal(command: "tui")
+        journal?.commandStarted(arguments)
+        SessionJournal.active = journal
+        return .success(())
+    }
+
+    public func note(_ text: String) async -> Result<Void, SessionFailure> {
+        guard let journal = SessionJournal.active ?? sessions.journal(command: "tui") else { return .failure(SessionFailure("no test session is open: N opens one")) }
+        journal.note(text)
+        return journal.failed ? .failure(SessionFailure("the note could not be added to the session's record")) : .success(())
+    }
+
+    public func close() async -> Result<String, SessionFailure> {
+        guard let open = sessions.current(), let journal = SessionJournal(folder: open.folder, command: "session close") else {
+            return .failure(SessionFailure("no test session is open"))
+        }
+        SessionJournal.active?.commandEnded(0)
+        guard let record = SessionRecord.read(folder: open.folder) else { return .failure(SessionFailure("the session's record cannot be read")) }
+        do {
+            let bundle = try SessionBundle.write(record, sessionFolder: open.folder, tokenVariable: tokenVariable, secrets: secrets, creator: "reiterate-shop",
+                                                 version: ShopClientConfiguration.appVersion)
+            journal.closed(bundle: bundle.folder)
+            sessions.endCurrent(open)
+            SessionJournal.active = nil
+            return .success("closed the session into \(bundle.folder) and \(bundle.archive)")
+        } catch {
+            return .failure(SessionFailure(error.words + "; the session stays open"))
+        }
+    }
+}
+
+extension SessionSummary {
+    /// The Session tab's lines: the summary's own words, each marked for its style.
+    public var tabView: SessionTabView {
+        var lines: [SessionTabView.Line] = []
+        for text in self.text().split(separator: "\n", omittingEmptySubsequences: false).map(String.init) {
+            let kind: SessionTabView.Kind
+            if text.hasPrefix("  incomplete:") {
+                kind = .warning
+            } else if !text.hasPrefix(" "), !text.isEmpty {
+                kind = .heading
+            } else if text.hasPrefix("  ["), groups.contains(where: { text.hasPrefix("  [\($0.kind)]") }) {
+                kind = .finding
+            } else if text.hasPrefix("  ") && (text.dropFirst(2).first?.isNumber ?? false) && timeline.contains(where: { text.hasSuffix($0.what) }) {
+                kind = .muted
+            } else {
+                kind = .plain
+            }
+            lines.append(SessionTabView.Line(text, kind))
+        }
+        while lines.last?.text.isEmpty == true { lines.removeLast() }
+        return SessionTabView(name: meta?.name ?? "unnamed", findings: findings, lines: lines)
+    }
+}
+
+extension TUISessionKeeper {
+    /// The TUI's keeper for these settings; every secret of `environment` is kept out of a bundle it writes.
+    public static func make(_ context: ShopContext, environment: [String: String]) -> TUISessionKeeper {
+        TUISessionKeeper(sessions: TestSessions(environment: environment), environment: context.environment, baseURL: context.baseURL, user: context.user,
+                         tokenVariable: context.tokenVariable, secrets: TestSessions.secrets(environment), arguments: Array(CommandLine.arguments.dropFirst()))
+    }
+}
+
+extension TestSessions {
+    /// The values no bundle file may hold: every variable of the environment named like a secret.
+    public static func secrets(_ environment: [String: String]) -> [String] {
+        environment.filter { name, _ in ["TOKEN", "KEY", "SECRET", "PASSWORD"].contains { name.uppercased().contains($0) } }.map(\.value)
+    }
+}
