@@ -161,7 +161,7 @@ let package = Package(
         // judging of its reads, `replay`'s settled reads and reports (the executable parses and prints).
         .target(
             name: "ShopProbes",
-            dependencies: ["ShopViewModels", "ShopModel", "ShopCompare", "ShopProxy", "ShopAPI", "ShopCache", "AppStoreRecord", "ShopLedger", "TerminalText", "JSONTokens"],
+            dependencies: ["ShopViewModels", "ShopModel", "ShopCompare", "ShopProxy", "ShopAPI", "ShopCache", "AppStoreRecord", "ShopLedger", "ShopSettings", "TerminalText", "JSONTokens"],
             swiftSettings: strict
         ),
         .executableTarget(

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import ShopCompare
+import ShopProbes
 import ShopSettings
 import ShopViewModels
 import TerminalText
@@ -64,10 +65,15 @@ struct Config: AsyncParsableCommand {
                 out += "  timeout    \(s.timeout) s\n"
                 // The proxy in effect, credentials masked (`***@`), and why.
                 out += "  proxy      \(s.proxy.map { Sanitizer.line($0.shown) } ?? "none")   (\(Sanitizer.line(s.sources["proxy"] ?? "")))\n"
+                out += s.checkLines(environment: env).map { $0 + "\n" }.joined()
             }
             let theme: ThemeSetting, themeSource: String
             do { (theme, themeSource) = try Interactive.theme(flag: nil, environment: env, config: file) } catch { throw fail(error) }
             out += "\ntheme        \(theme)   (\(themeSource))\(env["NO_COLOR"].map { $0.isEmpty ? "" : "; NO_COLOR is set: no colours" } ?? "")\n"
+            if let mouse = file?.mouse { out += "mouse        \(mouse)   (config file)\n" }
+            if let keys = file?.keyBindings, !keys.isEmpty {
+                out += "\n[keys]\n" + keys.map { "  \(Sanitizer.line($0.action)) = \($0.keys.map(Sanitizer.line).joined(separator: ", "))\n" }.joined()
+            }
             if let rules = file?.compareIgnore, !rules.isEmpty {
                 out += "\n[compare]\n  ignore     \(rules.map(Sanitizer.line).joined(separator: ", "))\n"
             }

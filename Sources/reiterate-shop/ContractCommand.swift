@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import ShopAPI
+import ShopProbes
 import ShopViewModels
 import TerminalText
 

@@ -35,6 +35,7 @@ struct LedgerCommand: AsyncParsableCommand {
             help: ArgumentHelp("HAR files to read besides the open session (an input here; elsewhere --har names a file to write).", valueName: "FILE"))
     var harFiles: [String] = []
     @Flag(help: "One JSON object per line.") var json = false
+    @Option(name: .customLong("log-file"), help: "With --probe --yes: append its request log here (tokens are never logged).") var logFile: String?
     @Flag(help: "Post each App Store transaction to purchase_cheer once more, with its own product id: a credited one must answer 409 and change nothing; a 200 is a purchase never credited before.")
     var probe = false
     @Flag(help: "With --probe: send (without it the probe lists what it would send and sends nothing).") var yes = false
@@ -84,7 +85,7 @@ struct LedgerCommand: AsyncParsableCommand {
             // Every paid consumable of the customer, with the App Store's own product id — the refunded ones too:
             // the backend must refuse those, and the probe judges what it answers.
             let (probes, refunded) = read.probeCandidates
-            let sent = try await Self.probe(probes, settings: settings, envName: envName, send: yes)
+            let sent = try await Self.probe(probes, settings: settings, connection: (envName.map { ["--env", $0] } ?? []) + (logFile.map { ["--log-file", $0] } ?? []), send: yes)
             if yes {
                 ledger = ledger.probed(sent.results, refunded: refunded)
                 if let change = sent.balanceWords, !sent.balanceFinding { FileHandle.standardError.write(Data("probe: \(change)\n".utf8)) }
@@ -108,12 +109,12 @@ struct LedgerCommand: AsyncParsableCommand {
 
     /// `--probe --yes`: each transaction posted once, between two settled balance reads (two reads
     /// that agree), in an environment that is not read-only. Without `yes`, nothing is sent.
-    static func probe(_ transactions: [AppStoreTransaction], settings: ResolvedSettings, envName: String?, send: Bool) async throws -> LedgerProbe.Run {
+    static func probe(_ transactions: [AppStoreTransaction], settings: ResolvedSettings, connection arguments: [String], send: Bool) async throws -> LedgerProbe.Run {
         guard send else { return LedgerProbe.Run() }
         guard !settings.readOnly else {
             throw CLIError(message: "\(settings.environment.uppercased()) is read-only: the probe is refused (it posts purchases)", exitCode: .config)
         }
-        let connection = try ConnectionOptions.parse(envName.map { ["--env", $0] } ?? [])
+        let connection = try ConnectionOptions.parse(arguments)
         let logger = try connection.makeLogger(label: "reiterate")
         return try await connection.withClient(settings, logger: logger) { client in
             try await LedgerProbe.run(transactions, client: client, user: settings.user, catalog: settings.cheerByProduct)

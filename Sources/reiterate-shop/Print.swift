@@ -129,16 +129,3 @@ extension Print {
         }
     }
 }
-
-/// `print balance --json`: the value and where it came from.
-struct BalanceOutput: Encodable {
-    var balance: Int
-    var source: String
-    var fetchedAt: String?
-    var reason: String?
-
-    enum CodingKeys: String, CodingKey {
-        case balance, source, reason
-        case fetchedAt = "fetched_at"
-    }
-}

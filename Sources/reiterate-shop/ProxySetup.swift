@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import ProxyCA
 import ShopAPI
+import ShopProbes
 import ShopProxy
 import ShopSettings
 import ShopViewModels
@@ -111,8 +112,14 @@ struct ProxyCACommand: ParsableCommand {
             throw fail(CLIError(message: error.description, exitCode: .config))
         }
         do {
-            if let out { try write(ca.certificatePEM, to: out) }
-            if let mobileconfig { try write(ca.mobileconfig(), to: mobileconfig) }
+            if let out {
+                try write(ca.certificatePEM, to: out)
+                Terminal.err("note: wrote the CA certificate (PEM) to \(Sanitizer.line(out))\n")
+            }
+            if let mobileconfig {
+                try write(ca.mobileconfig(), to: mobileconfig)
+                Terminal.err("note: wrote the iOS profile to \(Sanitizer.line(mobileconfig))\n")
+            }
         } catch {
             throw fail(CLIError(message: "could not write \(error): check that its folder exists and is writable", exitCode: .config))
         }
@@ -133,23 +140,7 @@ struct ProxyCACommand: ParsableCommand {
     }
 }
 
-/// `F` in the TUI: faults put into the running proxy's (`clear` takes them all away).
-struct ServerFaults: ProxyFaultPutter {
-    let faults: ProxyFaults
-
-    func put(_ spec: String) async -> FaultPutResult {
-        if spec.trimmingCharacters(in: .whitespaces).lowercased() == FaultChoice.clear { return .cleared(faults.clear()) }
-        do {
-            let fault = try ProxyFault.parse(spec)
-            _ = faults.add(fault)
-            return .put(fault.summary)
-        } catch let error as ProxyFaultError {
-            return .failed(error.description)
-        } catch {
-            return .failed("it is not a fault the proxy knows")
-        }
-    }
-
+extension ServerFaults {
     /// `--fault` values, parsed (a bad one is a usage error naming it).
     static func parse(_ specs: [String]) throws -> [ProxyFault] {
         try specs.map { spec in

@@ -48,8 +48,7 @@ struct SessionCommand: AsyncParsableCommand {
         @Flag(help: "One JSON object.") var json = false
 
         func run() async throws {
-            let record = try SessionCommand.record(session)
-            let summary = SessionSummary(record.1)
+            let summary = SessionSummary(try SessionCommand.record(session))
             Terminal.out(json ? summary.json + "\n" : summary.text())
         }
     }
@@ -73,29 +72,16 @@ struct SessionCommand: AsyncParsableCommand {
         func run() async throws {
             let environment = ProcessInfo.processInfo.environment
             let sessions = TestSessions(environment: environment)
-            guard let open = sessions.current(), let journal = SessionJournal(folder: open.folder, command: "session close") else {
-                throw fail(CLIError(message: "no session is open (reiterate-shop session list shows those closed)", exitCode: .usage))
-            }
-            let (_, record) = try SessionCommand.record(open.folder)
-            let settings = try? ResolvedSettings.resolve(flags: .init(env: record.meta?.environment), environment: environment,
+            // The curl lines name the token's variable of the session's environment.
+            let meta = sessions.current().flatMap { SessionRecord.read(folder: $0.folder)?.meta }
+            let settings = try? ResolvedSettings.resolve(flags: .init(env: meta?.environment), environment: environment,
                                                         config: try? ConfigFile.load(path: ConfigFile.defaultPath(environment: environment)))
-            // Every secret the environment holds is kept out of every file, whatever the record holds.
-            let secrets = TestSessions.secrets(environment)
-            let bundle: SessionBundle
             do {
-                bundle = try SessionBundle.write(record, sessionFolder: open.folder, tokenVariable: settings?.tokenEnv ?? "REITERATE_TOKEN", secrets: secrets,
-                                                 creator: "reiterate-shop", version: ShopClientConfiguration.appVersion)
+                let closed = try sessions.closeCurrent(tokenVariable: settings?.tokenEnv ?? "REITERATE_TOKEN", secrets: TestSessions.secrets(environment))
+                Terminal.out(closed.lines.map { $0 + "\n" }.joined())
             } catch {
-                throw fail(CLIError(message: error.words + "; the session stays open", exitCode: .software))
+                throw fail(CLIError(message: error.words, exitCode: .usage))
             }
-            journal.closed(bundle: bundle.folder)
-            sessions.endCurrent(open)
-            let summary = SessionSummary(record)
-            Terminal.out("session \(Sanitizer.line(record.meta?.name ?? open.id)) closed after \(Wording.duration(summary.seconds)): \(summary.findings) finding\(summary.findings == 1 ? "" : "s"), "
-                         + "\(summary.purchases.count) purchase\(summary.purchases.count == 1 ? "" : "s"), \(summary.covered.requests) requests\n")
-            for lack in summary.incomplete { Terminal.out("incomplete: \(Sanitizer.line(lack))\n") }
-            Terminal.out("wrote the bundle \(Sanitizer.line(bundle.folder)) (\(bundle.files.joined(separator: ", ")))\n")
-            Terminal.out("wrote the archive \(Sanitizer.line(bundle.archive))\n")
         }
     }
 
@@ -106,7 +92,7 @@ struct SessionCommand: AsyncParsableCommand {
         @Flag(help: "One JSON object.") var json = false
 
         func run() async throws {
-            let diff = SessionDiff(try SessionCommand.record(a).1, try SessionCommand.record(b).1)
+            let diff = SessionDiff(try SessionCommand.record(a), try SessionCommand.record(b))
             Terminal.out(json ? diff.json + "\n" : diff.text())
             if diff.hasNew { throw ExitCode(ExitStatus.dataError.rawValue) }
         }
@@ -114,30 +100,13 @@ struct SessionCommand: AsyncParsableCommand {
 
     struct List: AsyncParsableCommand, SessionPart {
         static let configuration = CommandConfiguration(abstract: "Every session, oldest first.")
-
-        func run() async throws {
-            let sessions = TestSessions(environment: ProcessInfo.processInfo.environment)
-            let open = sessions.current()
-            for s in sessions.all() {
-                let record = SessionRecord.read(folder: s.folder) ?? SessionRecord()
-                let m = record.meta
-                Terminal.out("\(s.id)  \(Sanitizer.line(m?.name ?? "?"))  build \(Sanitizer.line(m?.build ?? "not given"))  \(s == open ? "open" : record.closed == nil ? "not closed" : "closed")"
-                             + "  \(record.findings.count) finding\(record.findings.count == 1 ? "" : "s")\n")
-            }
-        }
+        func run() async throws { Terminal.out(TestSessions(environment: ProcessInfo.processInfo.environment).listText()) }
     }
 
     /// The session `given` names, read.
-    static func record(_ given: String?) throws -> (TestSessions.Session, SessionRecord) {
-        let sessions = TestSessions(environment: ProcessInfo.processInfo.environment)
-        do {
-            let session = try sessions.find(given)
-            guard let record = SessionRecord.read(folder: session.folder) else {
-                throw CLIError(message: "the session \(session.id)'s record cannot be read", exitCode: .dataError)
-            }
-            return (session, record)
-        } catch let problem as TestSessions.Problem {
-            throw fail(CLIError(message: problem.words, exitCode: .usage))
+    static func record(_ given: String?) throws -> SessionRecord {
+        do { return try TestSessions(environment: ProcessInfo.processInfo.environment).read(given) } catch {
+            throw fail(CLIError(message: error.words, exitCode: .usage))
         }
     }
 }

@@ -46,6 +46,7 @@ struct SnapshotCommand: AsyncParsableCommand {
             }
             Terminal.err("note: saved \(Sanitizer.line(settings.user)) on \(settings.environment.uppercased()): the balance, \(snapshot.packs.map { _ in "the packs, " } ?? "")"
                          + "\(Wording.grouped(entries)) history entr\(entries == 1 ? "y" : "ies") (\(snapshot.reads.count) reads) to \(Sanitizer.line(out))\n")
+            SessionJournal.wrote(out, what: "snapshot")
         } catch let error as CLIError {
             throw fail(error)
         } catch let error as ShopAPIError {

@@ -88,20 +88,16 @@ public actor TUISessionKeeper: SessionKeeper {
     }
 
     public func close() async -> Result<String, SessionFailure> {
-        guard let open = sessions.current(), let journal = SessionJournal(folder: open.folder, command: "session close") else {
-            return .failure(SessionFailure("no test session is open"))
-        }
-        SessionJournal.active?.commandEnded(0)
-        guard let record = SessionRecord.read(folder: open.folder) else { return .failure(SessionFailure("the session's record cannot be read")) }
+        // This TUI's part of it ends first, so the bundle's record holds its end (reopened if the close fails).
+        let ending = SessionJournal.active
+        ending?.commandEnded(0)
         do {
-            let bundle = try SessionBundle.write(record, sessionFolder: open.folder, tokenVariable: tokenVariable, secrets: secrets, creator: "reiterate-shop",
-                                                 version: ShopClientConfiguration.appVersion)
-            journal.closed(bundle: bundle.folder)
-            sessions.endCurrent(open)
+            let closed = try sessions.closeCurrent(tokenVariable: tokenVariable, secrets: secrets)
             SessionJournal.active = nil
-            return .success("closed the session into \(bundle.folder) and \(bundle.archive)")
+            return .success("closed the session into \(closed.bundle.folder) and \(closed.bundle.archive)")
         } catch {
-            return .failure(SessionFailure(error.words + "; the session stays open"))
+            ending?.commandStarted(arguments)
+            return .failure(SessionFailure(error.words))
         }
     }
 }

@@ -356,6 +356,7 @@ public final class AppStore {
     private func writeReport(_ draft: BugReport, screen: String?) async {
         let at = now()
         let result = await evidence.writeReport(draft.markdown(at: at, version: evidence.version, screen: screen), at: at)
+        if case let .success(path) = result { SessionJournal.wrote(path, what: "bug report") }
         send(.evidenceWritten(.report, result))
     }
 
@@ -367,12 +368,16 @@ public final class AppStore {
         } catch {
             return send(.evidenceWritten(.har(count: exchanges.count), .failure(EvidenceError("The HAR file could not be made from this session's requests."))))
         }
-        send(.evidenceWritten(.har(count: exchanges.count), await evidence.writeHAR(data, at: now())))
+        let written = await evidence.writeHAR(data, at: now())
+        if case let .success(path) = written { SessionJournal.wrote(path, what: "HAR") }
+        send(.evidenceWritten(.har(count: exchanges.count), written))
     }
 
     /// `c` where no clipboard is known to take the line: `curl-<time>.sh` in the reports folder.
     private func saveCurl(_ copy: CurlCopy) async {
-        send(.curlSaved(copy, await evidence.saveCurl(copy.command, at: now())))
+        let saved = await evidence.saveCurl(copy.command, at: now())
+        if case let .success(path) = saved { SessionJournal.wrote(path, what: "curl line") }
+        send(.curlSaved(copy, saved))
     }
 
     /// The call's result, or nil when it was cancelled (a cancelled request's answer reaches nobody).

@@ -2,17 +2,18 @@ import AppStoreRecord
 import Foundation
 import ShopAPI
 import ShopLedger
-import ShopProbes
 import ShopSettings
 import ShopViewModels
 
 /// The Purchases tab's reader: the App Store read as `ledger` reads it, against the session's purchase
 /// exchanges (this tool's own and the app's through the proxy). The customer's history starts from the
 /// table's `transaction`, else from the ids the session posted.
-struct TUILedgerReader: LedgerReader {
+public struct TUILedgerReader: LedgerReader {
     let settings: ResolvedSettings
 
-    func readLedger(exchanges: [Exchange]) async -> Result<LedgerView, LedgerFailure> {
+    public init(settings: ResolvedSettings) { self.settings = settings }
+
+    public func readLedger(exchanges: [Exchange]) async -> Result<LedgerView, LedgerFailure> {
         // The open test session's (every command's, the app's), then this TUI's own not in it yet.
         let events = SessionLedger.merged(SessionLedger.sessionEvents(TestSessions(environment: ProcessInfo.processInfo.environment)).events,
                                           ShopEvents.from(exchanges.reversed()))  // the state keeps them newest first
@@ -24,7 +25,7 @@ struct TUILedgerReader: LedgerReader {
         do {
             setup = try AppStoreSetup(settings)
         } catch {
-            return .failure(LedgerFailure((error as? CLIError)?.message ?? "the App Store client could not start"))
+            return .failure(LedgerFailure(error.words))
         }
         let outcome = await LedgerSources.read(client: setup.client, candidates: candidates, events: events)
         await setup.close()
@@ -37,9 +38,9 @@ struct TUILedgerReader: LedgerReader {
         }
     }
 
-    func appStoreRecord(_ transactionID: String) async -> AppStoreRecordRead {
+    public func appStoreRecord(_ transactionID: String) async -> AppStoreRecordRead {
         do { return try await AppStoreSetup.record(transactionID, settings: settings) } catch {
-            let why = (error as? CLIError)?.message ?? "the App Store client could not start"
+            let why = error.words
             return AppStoreRecordRead(transactionID: transactionID, paid: nil,
                                       line: "warning: the App Store's record of \(transactionID) could not be read: \(why); the credit expected is the bundle's\n")
         }
