@@ -67,6 +67,13 @@ public final class SessionJournal: Sendable {
         append(line, sync: true)
     }
 
+    /// A check that passed (a write's verification): the Checks tab of a TUI in the session shows it too.
+    public func passed(_ check: ShopFinding) {
+        var line = SessionLine(kind: .passed, command: command)
+        line.finding = SessionFinding(check)
+        append(line, sync: false)
+    }
+
     /// A tester's note.
     public func note(_ text: String) {
         var line = SessionLine(kind: .note, command: command)
@@ -265,7 +272,7 @@ public struct SessionFinding: Codable, Sendable, Hashable {
 /// One line of the record.
 struct SessionLine: Codable, Sendable {
     enum Kind: String, Codable, Sendable {
-        case start, sent, exchange, finding, note, file, close, verdict, settled
+        case start, sent, exchange, finding, passed, note, file, close, verdict, settled
         case commandStart = "command", commandEnd = "command-end"
     }
 

@@ -10,6 +10,8 @@ public struct SessionRecord: Sendable {
     public var closed: (at: Date, bundle: String)?
     public var exchanges: [SessionExchange] = []
     public var findings: [SessionFinding] = []
+    /// Checks that passed (a write's verification), in order.
+    public var passed: [SessionFinding] = []
     public var notes: [SessionNote] = []
     public var commands: [SessionCommandRun] = []
     public var files: [SessionFileWritten] = []
@@ -70,12 +72,12 @@ public struct SessionRecord: Sendable {
                         record.findings.append(finding)
                     }
                 }
-            case .finding:
+            case .finding, .passed:
                 guard var finding = line.finding else { continue }
                 finding.command = line.command
                 finding.at = at
                 finding.pid = line.pid
-                record.findings.append(finding)
+                if line.kind == .finding { record.findings.append(finding) } else { record.passed.append(finding) }
             case .note:
                 record.notes.append(SessionNote(at: at, text: line.text ?? "", command: line.command))
             case .file:

@@ -65,6 +65,8 @@ public struct SessionSummary: Sendable, Encodable {
     public var open: Bool
     public var seconds: Double
     public var findings: Int
+    /// Checks that passed (a write's verification), beside the findings.
+    public var passedChecks: Int
     public var groups: [Group]
     public var purchases: [Purchase]
     public var notes: [String]
@@ -80,6 +82,7 @@ public struct SessionSummary: Sendable, Encodable {
         let start = record.meta?.startedAt ?? now
         seconds = max(0, (record.closed?.at ?? now).timeIntervalSince(start))
         findings = record.findings.count
+        passedChecks = record.passed.count
         groups = Self.groups(record.findings)
         let logged = record.logged()
         purchases = Self.purchases(record, logged: logged)
@@ -211,7 +214,7 @@ public struct SessionSummary: Sendable, Encodable {
             if let charter = meta.charter { out += "  charter: \(Sanitizer.line(charter))\n" }
         }
         for lack in incomplete { out += "  incomplete: \(lack)\n" }
-        out += "\nfindings: \(findings)\n"
+        out += "\nfindings: \(findings) · checks passed: \(passedChecks)\n"
         for g in groups {
             out += "  [\(g.kind)] \(g.blame?.words ?? "no blame") ×\(g.count)\n"
             for s in g.subjects {

@@ -20,6 +20,7 @@ public actor TUISessionKeeper: SessionKeeper {
     private var lastRead = SessionRead(view: nil)
     /// Others' findings and settled balances already handed over, by the session.
     private var othersHanded = 0
+    private var passedHanded = 0
     private var settledHanded: Date?
 
     public init(sessions: TestSessions, environment: String, baseURL: String, user: String, tokenVariable: String, secrets: [String], arguments: [String]) {
@@ -44,25 +45,27 @@ public actor TUISessionKeeper: SessionKeeper {
         if open.id == lastID, size == lastSize { return SessionRead(view: lastRead.view) }
         if open.id != lastID {
             othersHanded = 0
+            passedHanded = 0
             settledHanded = nil
         }
         lastID = open.id
         lastSize = size
         guard let record = SessionRecord.read(folder: open.folder) else { return SessionRead(view: nil) }
         let summary = SessionSummary(record)
-        let others = record.findings.filter { $0.pid != pid }
-        let fresh = others.dropFirst(othersHanded)
+        let others = record.findings.filter { $0.pid != pid }, othersPassed = record.passed.filter { $0.pid != pid }
+        let fresh = others.dropFirst(othersHanded).map { ($0, CheckRecord.Outcome.failed) } + othersPassed.dropFirst(passedHanded).map { ($0, .passed) }
         othersHanded = others.count
+        passedHanded = othersPassed.count
         var settled: SettledBalance?
         if let latest = record.settled.last(where: { $0.pid != pid }), latest.at > (settledHanded ?? .distantPast) {
             settledHanded = latest.at
             settled = SettledBalance(user: latest.user, balance: latest.balance, at: latest.at, command: latest.command)
         }
         // Named with the command that made it: the Checks tab shows where in the session it came from.
-        let findings = fresh.compactMap { f in
+        let findings = fresh.sorted { ($0.0.at ?? .distantPast) < ($1.0.at ?? .distantPast) }.compactMap { f, outcome in
             CheckID(name: f.kind).map { kind in
                 CheckRecord(ShopFinding(kind: kind, subject: f.subject + " (\(f.command ?? "another command"), in the session)", blame: f.blame,
-                                        expected: f.expected, actual: f.actual, requestIDs: f.requestIDs, causedBy: f.causedBy), at: f.at ?? Date())
+                                        expected: f.expected, actual: f.actual, requestIDs: f.requestIDs, causedBy: f.causedBy), outcome: outcome, at: f.at ?? Date())
             }
         }
         lastRead = SessionRead(view: summary.tabView, othersFindings: Array(findings), settled: settled)

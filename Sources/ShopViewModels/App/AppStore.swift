@@ -65,7 +65,7 @@ public final class AppStore {
         if state != before { onChange?(state) }
         // A judge's new findings go into the open test session (the contract's travel with their exchanges).
         if state.checks.generation != before.checks.generation, let journal = SessionJournal.active {
-            for finding in state.checks.fresh { journal.finding(finding) }
+            for record in state.checks.fresh { record.outcome == .failed ? journal.finding(record.finding) : journal.passed(record.finding) }
         }
         if let waiting = held {
             held = waiting + effects

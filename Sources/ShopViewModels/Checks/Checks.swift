@@ -169,10 +169,10 @@ public struct ChecksState: Equatable, Sendable {
     public private(set) var failures = 0
     /// The keys of every finding seen (what `failures` counted once).
     private var seen: Set<FindingKey> = []
-    /// The judges' findings the last `add` made new (not those on an answer, which travel with their
+    /// The judges' checks (failed: findings) the last `add` made new (not those on an answer, which travel with their
     /// exchange, nor those read back from the session; not a sighting of one already kept), and a number that changes with each `add`:
     /// what the runner appends to an open test session (`AppStore`).
-    public private(set) var fresh: [ShopFinding] = []
+    public private(set) var fresh: [CheckRecord] = []
     public private(set) var generation = 0
 
     public init() {}
@@ -202,7 +202,7 @@ public struct ChecksState: Equatable, Sendable {
             } else if record.outcome == .failed {
                 failures += 1
             }
-            if journaled, record.outcome == .failed, record.source != .appTraffic { fresh.append(record.finding) }
+            if journaled, record.source != .appTraffic { fresh.append(record) }
             top.append(record)
         }
         // The selection stays on its record as new ones come in above it (the newest stays selected):
