@@ -84,7 +84,7 @@ public struct SessionRecord: Sendable {
                 record.files.append(SessionFileWritten(at: at, path: line.path ?? "", what: line.text ?? "", command: line.command))
             case .commandStart:
                 openCommands[line.pid] = record.commands.count
-                record.commands.append(SessionCommandRun(command: line.command, arguments: line.arguments ?? [], startedAt: at))
+                record.commands.append(SessionCommandRun(command: line.command, arguments: line.arguments ?? [], startedAt: at, pid: line.pid))
             case .commandEnd:
                 record.droppedReads += line.droppedReads ?? 0
                 if let index = openCommands.removeValue(forKey: line.pid) {
@@ -219,6 +219,8 @@ public struct SessionCommandRun: Sendable, Equatable {
     public var command: String
     public var arguments: [String]
     public var startedAt: Date
+    /// The process that ran it (a command with no end line whose process is gone was killed).
+    public var pid: Int32 = 0
     public var endedAt: Date?
     /// nil while running, or when its process ended without saying (killed).
     public var status: Int32?

@@ -58,7 +58,10 @@ struct ReiterateShop: AsyncParsableCommand {
             return
         }
         // While a test session is open, the command's lines go into it (`session` itself keeps its own).
-        let journal = command is any SessionPart ? nil : TestSessions(environment: ProcessInfo.processInfo.environment).journal(command: type(of: command)._commandName)
+        // Named as typed (`proxy`, not its default subcommand's `run`); the UI is `tui`.
+        let first = CommandLine.arguments.dropFirst().first.flatMap { word in configuration.subcommands.contains { $0._commandName == word } ? word : nil }
+        let name = command is Interactive ? "tui" : first ?? type(of: command)._commandName
+        let journal = command is any SessionPart ? nil : TestSessions(environment: ProcessInfo.processInfo.environment).journal(command: name)
         SessionJournal.active = journal
         journal?.commandStarted(Array(CommandLine.arguments.dropFirst()))
         do {
@@ -324,6 +327,7 @@ enum Terminal {
         do {
             try handle.write(contentsOf: Data(text.utf8))
         } catch {
+            SessionJournal.active?.commandEnded(141)
             Foundation.exit(141)
         }
     }

@@ -379,8 +379,8 @@ def proxy_env(folder: Path, base_url: str, ca_file=None, extra=None) -> dict:
     lines = ["[environments.t]", f'base_url = "{base_url}"'] + ([f'ca_file = "{ca_file}"'] if ca_file else [])
     (config / "config.toml").write_text("\n".join(lines) + "\n")
     env = {k: v for k, v in os.environ.items() if not k.startswith("REITERATE_")}
-    env.update(XDG_CONFIG_HOME=str(folder / "config"), XDG_STATE_HOME=str(folder / "state"),
-               XDG_CACHE_HOME=str(folder / "cache"), TZ="UTC", **(extra or {}))
+    env.update(XDG_CONFIG_HOME=str(folder / "config"), XDG_STATE_HOME=str(folder / "state"), XDG_CACHE_HOME=str(folder / "cache"), TZ="UTC")
+    env.update(extra or {})  # a caller's own state folder (a test session shared with other runs) among them
     return env
 
 

@@ -503,7 +503,9 @@ def test_a_whole_session_without_faults_has_no_finding(start_stub, tui):
     t.keys("Tab", *(["BSpace"] * 24), tx, "Enter")
     assert tx in t.wait_for("┌─ Confirm")
     t.keys("y")
-    t.wait_for(f"Transaction {tx} was already credited")
+    replay = t.wait_for(f"Transaction {tx} was already credited")
+    # Issue 46: a 409 every check agrees with is not "Failed" above "✔ 1 check passed".
+    assert "┌─ Already credited" in replay and "Failed" not in replay, replay
     t.keys("Enter", "4")
     screen = t.wait_for("5 checks · 0 failed")
     assert "replay-unchanged" in screen and "purchase-balance" in screen

@@ -17,6 +17,8 @@ public struct SessionDiff: Sendable, Encodable {
         public var requestIDs: [String]
         /// How often the session saw it.
         public var count: Int
+
+        enum CodingKeys: String, CodingKey { case kind, subject, blame, expected, actual, count, requestIDs = "request_ids" }
     }
 
     public struct Changed: Sendable, Encodable, Equatable {
@@ -135,6 +137,7 @@ public struct SessionDiff: Sendable, Encodable {
     public var json: String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        encoder.keyEncodingStrategy = .convertToSnakeCase
         return (try? encoder.encode(self)).flatMap { String(data: $0, encoding: .utf8) } ?? "{}"
     }
 }

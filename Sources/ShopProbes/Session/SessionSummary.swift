@@ -23,6 +23,8 @@ public struct SessionSummary: Sendable, Encodable {
             public var actual: String
             /// The request ids it rests on (the first sighting's, then the last's).
             public var requestIDs: [String]
+
+            enum CodingKeys: String, CodingKey { case subject, count, expected, actual, requestIDs = "request_ids" }
         }
     }
 
@@ -40,6 +42,8 @@ public struct SessionSummary: Sendable, Encodable {
             public var requestID: String?
             public var source: String
             public var command: String
+
+            enum CodingKeys: String, CodingKey { case status, source, command, requestID = "request_id" }
         }
     }
 
@@ -75,8 +79,12 @@ public struct SessionSummary: Sendable, Encodable {
     /// What the record lacks, in words (lines cut short, reads dropped, commands that never ended): a
     /// summary that is incomplete says so.
     public var incomplete: [String]
+    /// Commands of the session still running (their lines may still come).
+    public var stillRunning: [String]
 
-    public init(_ record: SessionRecord, now: Date = Date()) {
+    /// `running`: whether a process still runs (a command with no end line whose process is gone ended
+    /// without saying how: killed, or the machine stopped).
+    public init(_ record: SessionRecord, now: Date = Date(), running: (Int32) -> Bool = { $0 > 0 && (kill($0, 0) == 0 || errno == EPERM) }) {
         meta = record.meta
         open = record.closed == nil
         let start = record.meta?.startedAt ?? now
@@ -94,11 +102,12 @@ public struct SessionSummary: Sendable, Encodable {
             lacks.append("\(record.unreadableLines) line\(record.unreadableLines == 1 ? "" : "s") of the record could not be read (a process killed while writing one?)")
         }
         if record.droppedReads > 0 { lacks.append("\(Wording.grouped(record.droppedReads)) reads past the record's bound were counted, not kept (every write is)") }
-        let unended = record.commands.filter { $0.status == nil && $0.command != "session start" }
-        let running = open ? unended.filter { $0.command == "tui" || $0.command == "proxy" || $0.command == "watch" }.count : 0
-        if unended.count - running > 0 {
-            lacks.append("\(unended.count - running) command\(unended.count - running == 1 ? "" : "s") never said how \(unended.count - running == 1 ? "it" : "they") ended (still running, or killed)")
+        let unended = record.commands.filter { $0.status == nil }
+        let gone = unended.filter { record.closed != nil || !running($0.pid) }.count
+        if gone > 0 {
+            lacks.append("\(gone) command\(gone == 1 ? "" : "s") ended without saying how (killed, or the machine stopped)")
         }
+        stillRunning = unended.filter { record.closed == nil && running($0.pid) }.map(\.command)
         if covered.writesUnanswered > 0 {
             lacks.append("\(covered.writesUnanswered) write\(covered.writesUnanswered == 1 ? " was" : "s were") sent with no answer recorded: settle \(covered.writesUnanswered == 1 ? "it" : "them") by reading the balance and history again")
         }
@@ -214,6 +223,7 @@ public struct SessionSummary: Sendable, Encodable {
             if let charter = meta.charter { out += "  charter: \(Sanitizer.line(charter))\n" }
         }
         for lack in incomplete { out += "  incomplete: \(lack)\n" }
+        if !stillRunning.isEmpty { out += "  still running: \(stillRunning.joined(separator: ", "))\n" }
         out += "\nfindings: \(findings) · checks passed: \(passedChecks)\n"
         for g in groups {
             out += "  [\(g.kind)] \(g.blame?.words ?? "no blame") ×\(g.count)\n"
@@ -246,6 +256,7 @@ public struct SessionSummary: Sendable, Encodable {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         encoder.dateEncodingStrategy = .iso8601
+        encoder.keyEncodingStrategy = .convertToSnakeCase
         return (try? encoder.encode(self)).flatMap { String(data: $0, encoding: .utf8) } ?? "{}"
     }
 }

@@ -114,7 +114,7 @@ extension AppState {
         guard let known = balance.shown else { return "the balance is not read yet: the amount is checked against none" }
         let amount = Wording.grouped(known.value) + " cheer"
         switch known.source {
-        case .live: return "the amount is checked against the balance, \(amount), read \(Wording.age(of: known.at, now: now))"
+        case .live: return "checked against the balance: \(amount), read \(Wording.age(of: known.at, now: now))"
         case .cached: return "the balance \(amount) is a cached one (\(Wording.age(of: known.at, now: now))): the amount is checked against none until it is read (r)"
         }
     }
