@@ -242,7 +242,7 @@ let package = Package(
             swiftSettings: strict
         ),
         .testTarget(
-            name: "ShopTUITests", dependencies: ["ShopTUI", "ShopViewModels", "ShopAPI", "ShopCompare", "StubCore", "TerminalText", "ShopLedger", "AppStoreRecord"],
+            name: "ShopTUITests", dependencies: ["ShopTUI", "ShopViewModels", "ShopAPI", "ShopCompare", "StubCore", "TerminalText", "ShopLedger", "AppStoreRecord", "ShopProbes"],
             exclude: ["__Snapshots__"], swiftSettings: strict
         ),
         .testTarget(name: "ShopModelTests", dependencies: ["ShopModel"], swiftSettings: strict),

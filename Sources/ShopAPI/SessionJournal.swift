@@ -183,8 +183,9 @@ public final class SessionJournal: Sendable {
     /// The observer every client's pipeline carries (after the checks, so the exchange keeps their
     /// findings): each exchange goes into the session open at the time (`active`), if any — a session
     /// opened or closed from the TUI takes effect at once. Requests sent to `base` are kept by their path.
-    public static func observer(base: String) -> any ExchangeObserver {
-        JournalObserver(base: base, tag: "\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
+    /// `journal`: this one always instead (a test's own).
+    public static func observer(base: String, journal: SessionJournal? = nil) -> any ExchangeObserver {
+        JournalObserver(base: base, tag: "\(getpid())-\(UInt32.random(in: 0...UInt32.max))", fixed: journal)
     }
 }
 
@@ -193,14 +194,17 @@ struct JournalObserver: ExchangeObserver {
     let base: String
     /// This pipeline's own, so two pipelines in one process never pair each other's serials.
     let tag: String
+    let fixed: SessionJournal?
+
+    private var journal: SessionJournal? { fixed ?? SessionJournal.active }
 
     func sent(_ e: HTTPExchange) async {
-        guard e.request.key.method != .get, let journal = SessionJournal.active else { return }
+        guard e.request.key.method != .get, let journal else { return }
         journal.sent(ExchangeLogObserver.record(e), key: key(e), base: base)
     }
 
     func finished(_ e: HTTPExchange) async -> [Finding] {
-        SessionJournal.active?.exchange(ExchangeLogObserver.record(e), key: key(e), base: base)
+        journal?.exchange(ExchangeLogObserver.record(e), key: key(e), base: base)
         return []
     }
 

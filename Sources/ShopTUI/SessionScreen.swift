@@ -34,8 +34,10 @@ extension Renderer {
             case .finding: Style(foreground: .danger)
             case .plain: .plain
             }
-            let parts = Columns.wrap(clean(line.text), to: max(10, area.width - 2))
-            for (j, part) in parts.enumerated() { rows.append((j == 0 ? part : "    " + part, style)) }
+            // The summary's indents are its structure (a kind, then its subjects): kept, and a wrapped line indented further.
+            let indent = String(repeating: " ", count: line.text.prefix { $0 == " " }.count)
+            let parts = Columns.wrap(clean(String(line.text.drop { $0 == " " })), to: max(10, area.width - 2 - indent.count - 2))
+            for (j, part) in parts.enumerated() { rows.append((indent + (j == 0 ? "" : "  ") + part, style)) }
         }
         let top = min(s.scroll, max(0, rows.count - area.height))
         for (i, row) in rows.dropFirst(top).prefix(area.height).enumerated() {

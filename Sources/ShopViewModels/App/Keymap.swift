@@ -213,7 +213,7 @@ public struct Keymap: Sendable, Equatable {
         Binding(.checks, [.char("4")], "Checks tab: every write's verification"),
         Binding(.live, [.char("5")], "Live tab: what the watch saw, and how it reconciled"),
         Binding(.purchases, [.char("6")], "Purchases tab: the App Store's purchases beside the backend's credits"),
-        Binding(.session, [.char("7")], "Session tab: the open test session (every command's and the TUI's), its findings, purchases and timeline"),
+        Binding(.session, [.char("7")], "Session tab: the open test session, every command's"),
         Binding(.sessionStart, [.char("N")], "open a test session (its name typed)", tabs: [.session], hint: "new session"),
         Binding(.sessionNote, [.char("n")], "add a note to the open session", tabs: [.session], hint: "note"),
         Binding(.sessionClose, [.char("C")], "close the session into its bundle (HAR, report, curl, cases)", tabs: [.session], hint: "close"),

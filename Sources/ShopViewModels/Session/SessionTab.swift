@@ -121,7 +121,9 @@ extension ShopUpdate {
         if !read.othersFindings.isEmpty {
             state.checks.add(read.othersFindings, journaled: false)
         }
-        if let settled = read.settled, settled.user == state.context.user, settled.at > (state.balance.at ?? .distantPast), !state.isWriting {
+        // Not over a read out for the balance (its answer is what the header waits for), nor during a write.
+        if let settled = read.settled, settled.user == state.context.user, settled.at > (state.balance.at ?? .distantPast), !state.isWriting,
+           !state.balance.isLoading {
             state.balance = .loaded(Known(settled.balance, at: settled.at, source: .live))
             state.steps.add("the balance \(Wording.grouped(settled.balance)) settled by \(settled.command) (the session)")
         }
