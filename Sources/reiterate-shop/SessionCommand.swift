@@ -72,12 +72,18 @@ struct SessionCommand: AsyncParsableCommand {
         func run() async throws {
             let environment = ProcessInfo.processInfo.environment
             let sessions = TestSessions(environment: environment)
-            // The curl lines name the token's variable of the session's environment.
+            // The curl lines name the token's variable of the session's environment (a broken config is a setting).
             let meta = sessions.current().flatMap { SessionRecord.read(folder: $0.folder)?.meta }
-            let settings = try? ResolvedSettings.resolve(flags: .init(env: meta?.environment), environment: environment,
-                                                        config: try? ConfigFile.load(path: ConfigFile.defaultPath(environment: environment)))
+            let settings: ResolvedSettings
             do {
-                let closed = try sessions.closeCurrent(tokenVariable: settings?.tokenEnv ?? "REITERATE_TOKEN", secrets: TestSessions.secrets(environment))
+                let config = try ConfigFile.load(path: ConfigFile.defaultPath(environment: environment))
+                settings = try ResolvedSettings.resolve(flags: .init(env: meta.map { config?.environments[$0.environment] == nil && $0.environment != "local" ? nil : $0.environment } ?? nil),
+                                                        environment: environment, config: config)
+            } catch {
+                throw fail(CLIError(message: error.description, exitCode: .config))
+            }
+            do {
+                let closed = try sessions.closeCurrent(tokenVariable: settings.tokenEnv, secrets: TestSessions.secrets(environment))
                 Terminal.out(closed.lines.map { $0 + "\n" }.joined())
             } catch {
                 throw fail(CLIError(message: error.words, exitCode: .usage))

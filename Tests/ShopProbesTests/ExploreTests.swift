@@ -181,7 +181,7 @@ import Testing
     }
 
     @Test func aLaggingReplicaIsNamedStaleReadNotAWrongBalance() async throws {
-        let (outcomes, _) = try await Self.run(Self.named("legal-spendCheer-amount-1", "text-comment-rtl"), faults: ["stale_read,ms=700"])
+        let (outcomes, _) = try await Self.run(Self.named("legal-spendCheer-amount-1", "text-comment-rtl"), faults: ["stale_read,ms=1000"])
         #expect(outcomes.count == 2)
         for o in outcomes {
             #expect(o.findings.map(\.kind) == [.contract(.staleRead)], "\(o.exploreCase.name): \(o.findings.map(\.line))")

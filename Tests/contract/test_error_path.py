@@ -68,11 +68,19 @@ COMMANDS = {
     "keys": ["keys"],
     "contract": ["contract"],
     "ledger": ["ledger", "--transaction", "1"],
+    "session start": ["session", "start", "--name", "errors"],
+    "session show": ["session", "show"],
+    "session note": ["session", "note", "a note"],
+    "session close": ["session", "close"],
+    "session diff": ["session", "diff", "1.4.2", "1.4.3"],
+    "session list": ["session", "list"],
 }
 VARIANTS = {"proxy --watch": "proxy"}
 
 # Commands that read no config: the broken file is not theirs to report.
 NO_CONFIG = {"contract": "prints the built-in contract document (`--contract FILE` for another)"}
+# The session's own record is all they read (test_sessions.py): with none yet, one line and 64, or nothing and 0.
+NO_CONFIG_SESSION = {"session show": 64, "session note": 64, "session diff": 64, "session list": 0}
 
 # Commands that send nothing to the server (or, for the TUI, show it offline: test_tui.py).
 NO_SERVER = {
@@ -84,6 +92,9 @@ NO_SERVER = {
     "proxy run": "as `proxy`",
     "contract": "prints the built-in contract document",
     "ledger": "reads the App Store Server API, not the shop: with no [appstore] table it is a setting (78); an App Store that is down is test_ledger.py's",
+    **{name: "reads and writes the test session's record only" for name in NO_CONFIG_SESSION},
+    "session start": "opens the record; sends nothing",
+    "session close": "writes the bundle; sends nothing",
 }
 
 
@@ -93,7 +104,7 @@ def test_every_subcommand_in_the_help_is_run_here():
     assert set(HELP_COMMANDS) == set(COMMANDS) - set(VARIANTS), (
         f"in the help but not run here: {sorted(set(HELP_COMMANDS) - set(COMMANDS))}; "
         f"run here but not in the help: {sorted(set(COMMANDS) - set(VARIANTS) - set(HELP_COMMANDS))}")
-    assert set(VARIANTS.values()) <= set(HELP_COMMANDS) and set(NO_CONFIG) | set(NO_SERVER) <= set(HELP_COMMANDS)
+    assert set(VARIANTS.values()) <= set(HELP_COMMANDS) and set(NO_CONFIG) | set(NO_SERVER) | set(NO_CONFIG_SESSION) <= set(HELP_COMMANDS)
 
 
 def run(args, tmp, config=None, timeout=30):
@@ -123,6 +134,11 @@ def test_a_broken_config_is_one_error_line_and_78(name, tmp_path):
     status, err, out = run(COMMANDS[name], tmp_path, config=BROKEN)
     if name in NO_CONFIG:
         assert status == 0 and out.startswith("{") and not error_lines(err), (name, status, err)
+        return
+    if name in NO_CONFIG_SESSION:
+        lines = error_lines(err)
+        assert status == NO_CONFIG_SESSION[name] and len(lines) == (1 if status else 0) and "config.toml" not in err, (name, status, err)
+        assert [line for line in err.splitlines() if line.strip()] == lines, (name, err)
         return
     lines = error_lines(err)
     assert status == 78, (name, status, err)

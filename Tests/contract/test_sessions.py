@@ -331,6 +331,15 @@ def test_the_tui_opens_names_notes_and_closes_a_session(start_stub, tui, tmp_pat
     shown = me.show(folder.name)
     assert shown["notes"] == ["the header looked stale"] and not shown["open"]
     assert "tui" in shown["covered"]["commands"]
+    closed_size = me.record(folder).stat().st_size
+    # A session opened by the CLI while the TUI runs: the TUI joins it (its next reads go into it), and
+    # nothing more goes into the one closed.
+    assert me.run("session", "start", "--name", "from the cli").returncode == 0
+    t.wait_for("session from the cli", timeout=10)
+    t.keys("r")
+    joined = me.folders()[-1]
+    wait_until(lambda: me.record(joined).read_text(), lambda text: '"command":"tui","entry"' in text, timeout=10, what="the TUI's reads in the new session")
+    assert me.record(folder).stat().st_size == closed_size
 
 
 def test_config_check_shows_every_table_and_names_secrets_without_showing_them(store, tmp_path):

@@ -98,7 +98,7 @@ public struct SessionBundle: Sendable {
             out += "- **Environment:** \(md(m.environment.uppercased())) (\(md(m.baseURL))), as \(md(m.user))\n"
             out += "- **Started:** \(ISO8601.format(m.startedAt)); **duration** \(Wording.duration(s.seconds))\(s.open ? " (still open)" : "")\n"
         }
-        out += "- **Findings:** \(s.findings); **purchases:** \(s.purchases.count); **requests:** \(s.covered.requests) (\(s.covered.writes) write\(s.covered.writes == 1 ? "" : "s"))\n"
+        out += "- **Findings:** \(s.findings)\(s.findings > s.distinct ? " (\(s.distinct) distinct)" : ""); **purchases:** \(s.purchases.count); **requests:** \(s.covered.requests) (\(s.covered.writes) write\(s.covered.writes == 1 ? "" : "s"))\n"
         for lack in s.incomplete { out += "- **Incomplete:** \(md(lack))\n" }
         out += "\n## Findings\n\n"
         if s.groups.isEmpty { out += "None in this session (what it covered is below).\n\n" }
@@ -106,7 +106,9 @@ public struct SessionBundle: Sendable {
             out += "### \(md(g.kind)) — \(g.blame?.words ?? "no blame") ×\(g.count)\n\n"
             for sub in g.subjects {
                 out += "- \(md(sub.subject))\(sub.count > 1 ? " ×\(sub.count)" : ""): expected \(md(sub.expected)), got \(md(sub.actual)); "
-                out += sub.requestIDs.isEmpty ? "no request id\n" : "request id\(sub.requestIDs.count == 1 ? "" : "s") " + sub.requestIDs.map { "`\(md($0))`" }.joined(separator: ", ") + "\n"
+                // Every answer it was seen on, by its request id (at most 50, then how many more).
+                let shown = sub.requestIDs.prefix(50).map { "`\(md($0))`" }.joined(separator: ", ") + (sub.requestIDs.count > 50 ? " and \(sub.requestIDs.count - 50) more" : "")
+                out += sub.requestIDs.isEmpty ? "no request id\n" : "request id\(sub.requestIDs.count == 1 ? "" : "s") " + shown + "\n"
             }
             out += "\n"
         }

@@ -13,7 +13,7 @@ extension TestSessions {
         /// What `session close` prints: how the session went, what it lacks, and every file written.
         public var lines: [String] {
             let s = summary
-            var out = ["session \(Sanitizer.line(name)) closed after \(Wording.duration(s.seconds)): \(s.findings) finding\(s.findings == 1 ? "" : "s"), "
+            var out = ["session \(Sanitizer.line(name)) closed after \(Wording.duration(s.seconds)): \(s.findings) finding\(s.findings == 1 ? "" : "s")\(s.findings > s.distinct ? " (\(s.distinct) distinct)" : ""), "
                        + "\(s.purchases.count) purchase\(s.purchases.count == 1 ? "" : "s"), \(s.covered.requests) request\(s.covered.requests == 1 ? "" : "s")"]
             out += s.incomplete.map { "incomplete: \(Sanitizer.line($0))" }
             out.append("wrote the bundle \(Sanitizer.line(bundle.folder)) (\(bundle.files.joined(separator: ", ")))")

@@ -8,17 +8,22 @@ import TerminalText
 /// Purchases are matched by transaction id (the ledger reads the tester's whole App Store history, so a
 /// later session judges the earlier one's purchases again): those whose verdict changed are listed.
 public struct SessionDiff: Sendable, Encodable {
+    /// A finding as the session keeps it (its latest sighting's words; the first and last request ids), and
+    /// how often the session saw it. Encoded flat: the finding's fields and `count`.
+    @dynamicMemberLookup
     public struct Item: Sendable, Encodable, Equatable {
-        public var kind: String
-        public var subject: String
-        public var blame: Blame?
-        public var expected: String
-        public var actual: String
-        public var requestIDs: [String]
-        /// How often the session saw it.
+        public var finding: SessionFinding
         public var count: Int
 
-        enum CodingKeys: String, CodingKey { case kind, subject, blame, expected, actual, count, requestIDs = "request_ids" }
+        public subscript<T>(dynamicMember path: KeyPath<SessionFinding, T>) -> T { finding[keyPath: path] }
+
+        public func encode(to encoder: any Encoder) throws {
+            try finding.encode(to: encoder)
+            var c = encoder.container(keyedBy: Keys.self)
+            try c.encode(count, forKey: .count)
+        }
+
+        enum Keys: String, CodingKey { case count }
     }
 
     public struct Changed: Sendable, Encodable, Equatable {
@@ -70,12 +75,12 @@ public struct SessionDiff: Sendable, Encodable {
             let key = key(f)
             if var seen = items[key] {
                 seen.count += 1
-                seen.actual = f.actual
-                seen.requestIDs = Array(seen.requestIDs.prefix(1)) + f.requestIDs.suffix(1)
+                seen.finding.actual = f.actual
+                seen.finding.requestIDs = Array(seen.finding.requestIDs.prefix(1)) + f.requestIDs.suffix(1)
                 items[key] = seen
             } else {
                 order.append(key)
-                items[key] = Item(kind: f.kind, subject: f.subject, blame: f.blame, expected: f.expected, actual: f.actual, requestIDs: f.requestIDs, count: 1)
+                items[key] = Item(finding: f, count: 1)
             }
         }
         return order.compactMap { k in items[k].map { (k, $0) } }
@@ -138,6 +143,7 @@ public struct SessionDiff: Sendable, Encodable {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         encoder.keyEncodingStrategy = .convertToSnakeCase
+        encoder.dateEncodingStrategy = .iso8601
         return (try? encoder.encode(self)).flatMap { String(data: $0, encoding: .utf8) } ?? "{}"
     }
 }

@@ -21,7 +21,7 @@ public struct SessionSummary: Sendable, Encodable {
             public var count: Int
             public var expected: String
             public var actual: String
-            /// The request ids it rests on (the first sighting's, then the last's).
+            /// The request ids it rests on, every sighting's, in order.
             public var requestIDs: [String]
 
             enum CodingKeys: String, CodingKey { case subject, count, expected, actual, requestIDs = "request_ids" }
@@ -69,6 +69,8 @@ public struct SessionSummary: Sendable, Encodable {
     public var open: Bool
     public var seconds: Double
     public var findings: Int
+    /// Each kind and subject once (a finding seen on many answers counts once here).
+    public var distinct: Int { groups.reduce(0) { $0 + $1.subjects.count } }
     /// Checks that passed (a write's verification), beside the findings.
     public var passedChecks: Int
     public var groups: [Group]
@@ -130,9 +132,7 @@ public struct SessionSummary: Sendable, Encodable {
             for f in all {
                 if let i = subjects.firstIndex(where: { $0.subject == f.subject }) {
                     subjects[i].count += 1
-                    if let last = f.requestIDs.last {
-                        subjects[i].requestIDs = Array(subjects[i].requestIDs.prefix(1)) + [last]
-                    }
+                    for id in f.requestIDs where !subjects[i].requestIDs.contains(id) { subjects[i].requestIDs.append(id) }
                     subjects[i].actual = f.actual
                 } else {
                     subjects.append(Group.Subject(subject: f.subject, count: 1, expected: f.expected, actual: f.actual, requestIDs: f.requestIDs))
@@ -224,11 +224,13 @@ public struct SessionSummary: Sendable, Encodable {
         }
         for lack in incomplete { out += "  incomplete: \(lack)\n" }
         if !stillRunning.isEmpty { out += "  still running: \(stillRunning.joined(separator: ", "))\n" }
-        out += "\nfindings: \(findings) · checks passed: \(passedChecks)\n"
+        out += "\nfindings: \(findings)\(findings > distinct ? " (\(distinct) distinct)" : "") · checks passed: \(passedChecks)\n"
         for g in groups {
             out += "  [\(g.kind)] \(g.blame?.words ?? "no blame") ×\(g.count)\n"
             for s in g.subjects {
-                let ids = s.requestIDs.isEmpty ? "no request id" : s.requestIDs.map(Sanitizer.line).joined(separator: ", ")
+                let ids = s.requestIDs.isEmpty ? "no request id"
+                    : s.requestIDs.count > 2 ? "\(Sanitizer.line(s.requestIDs[0])) … \(Sanitizer.line(s.requestIDs[s.requestIDs.count - 1])), \(s.requestIDs.count) request ids"
+                    : s.requestIDs.map(Sanitizer.line).joined(separator: ", ")
                 out += "    \(Sanitizer.line(s.subject))\(s.count > 1 ? " ×\(s.count)" : ""): expected \(Sanitizer.line(s.expected)), got \(Sanitizer.line(s.actual)) (\(ids))\n"
             }
         }

@@ -34,6 +34,7 @@ public actor TUISessionKeeper: SessionKeeper {
     }
 
     public func read() async -> SessionRead {
+        follow()
         guard let open = sessions.current() else {
             lastID = nil
             lastSize = -1
@@ -70,6 +71,20 @@ public actor TUISessionKeeper: SessionKeeper {
         }
         lastRead = SessionRead(view: summary.tabView, othersFindings: Array(findings), settled: settled)
         return lastRead
+    }
+
+    /// This TUI appends to the session open now: one opened after it started (by `session start`) is joined,
+    /// and one closed meanwhile (by `session close`) is left, never appended to after its close.
+    private func follow() {
+        let open = sessions.current()
+        let active = SessionJournal.active
+        if let active, active.folder != open?.folder {
+            SessionJournal.active = nil
+        }
+        if SessionJournal.active == nil, let open, let journal = SessionJournal(folder: open.folder, command: "tui") {
+            journal.commandStarted(arguments)
+            SessionJournal.active = journal
+        }
     }
 
     public func start(name: String) async -> Result<Void, SessionFailure> {
