@@ -655,22 +655,27 @@ root_ca = "{facts['root_ca']}"
             t.shoot(out, "checks-explore.png", "reiterate-shop — X: explore from the TUI, its findings on the Checks tab")
             t.keys("q")
             t.close()
-        # Issue 46: a test session — opened from the CLI, a CLI buy, `negative` against a server that takes one
-        # overspend, a note, the TUI's own spend — as the Session tab shows it (its own state folder).
+        # Issue 46: a test session — opened from the CLI, a CLI buy, the TUI's own spend, `negative` against a server
+        # that takes one overspend, a note — as the Session tab shows it (its own state folder).
         with running_stub("--fault", "accept_overspend,count=1") as session_url:
             folder = work / "session"
             env = dict(os.environ, REITERATE_TOKEN="dev-token", TZ="UTC", XDG_STATE_HOME=str(folder / "state"), XDG_CACHE_HOME=str(folder / "cli-cache"))
-            for args in (["session", "start", "--name", "refunds 1.4.3", "--build", "1.4.3 (42)", "--charter", "purchases after a refund"],
-                         ["buy", "--bundle", "com.reiterate.cheer.200", "--yes"], ["negative", "--only", "overspend", "--yes", "--pace", "0"],
-                         ["session", "note", "the app showed the old balance until pulled to refresh"]):
-                subprocess.run([SHOP, *args, "--base-url", session_url] if args[0] != "session" or args[1] == "start" else [SHOP, *args],
-                               env=env, capture_output=True, timeout=120)
+
+            def cli(*args):
+                subprocess.run([SHOP, *args], env=env, capture_output=True, timeout=120)
+
+            cli("session", "start", "--base-url", session_url, "--name", "refunds 1.4.3", "--build", "1.4.3 (42)", "--charter", "purchases after a refund")
+            cli("buy", "--base-url", session_url, "--bundle", "com.reiterate.cheer.200", "--yes")
             se = Scene(session_url, folder / "cache", "session")
             se.wait("46 of 46 packs")
             se.spend("5", "Lovely")
             se.wait("checks passed", timeout=20)
-            se.keys("Enter", "7", settle=0.8)
-            se.wait("session refunds 1.4.3")
+            se.keys("Enter", settle=0.3)
+            cli("negative", "--base-url", session_url, "--only", "overspend", "--yes", "--pace", "0")
+            cli("session", "note", "the app showed the old balance until pulled to refresh")
+            se.keys("7", settle=0.5)
+            se.wait("the app showed the old balance", timeout=10)
+            se.still(0.8)
             se.shoot(out, "session.png", "reiterate-shop — 7: the test session (every command's and the TUI's), as `session show` says it")
             se.keys("q")
             se.close()

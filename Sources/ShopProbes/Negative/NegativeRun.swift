@@ -265,6 +265,10 @@ public struct NegativeRun {
     func settledRead(expecting expected: NegativeReads, pack: String?, lag: inout LaggingReads) async throws -> NegativeReads {
         let reads = try await ReadRule(expecting: { $0.agrees(with: expected, pack: pack) }).reads { try await read() }
         if reads.all.count > 1 { lag.note(reads.all, expected: expected, pack: pack) }
+        // A balance the rule settled on (what was expected, or two reads that agree): the session's header follows it.
+        if let balance = reads.last.balance, reads.all.count == 1 || reads.all.suffix(2).allSatisfy({ $0.balance == balance }) {
+            SessionJournal.active?.settled(user: user, balance: balance)
+        }
         return reads.last
     }
 
