@@ -15,7 +15,8 @@ extension ResolvedSettings {
         out.append("  bundles    " + zip(bundleIdentifiers, bundles).map { "\(Sanitizer.line($0)) = \($1)" }.joined(separator: ", ") + source("bundles"))
         out.append("  watch      \(watch ? "from the start" : "off until w or --watch"), every \(watchInterval) s, notify \(notify.rawValue)")
         out.append("  contract   " + (contract.map { "\(Sanitizer.line($0)) (\(readable($0)))" } ?? "built in"))
-        out.append("  proxy_listen \(proxyListen.map(Sanitizer.line) ?? "default (127.0.0.1:8877)") · proxy_hosts \(proxyHosts.isEmpty ? "none" : proxyHosts.map(Sanitizer.line).joined(separator: ", ")) · proxy_start \(proxyStart)")
+        // The app's proxy (`reiterate-shop proxy`, `--proxy`), apart from `proxy` above (the one this tool's requests go through).
+        out.append("  app proxy  proxy_listen \(proxyListen.map(Sanitizer.line) ?? "default (127.0.0.1:8877)") · proxy_hosts \(proxyHosts.isEmpty ? "none" : proxyHosts.map(Sanitizer.line).joined(separator: ", ")) · proxy_start \(proxyStart)")
         guard let a = appStore else {
             out.append("  [appstore] none: ledger and the Purchases tab are off (docs/ledger.md)")
             return out
