@@ -31,7 +31,15 @@ public final class SessionJournal: Sendable {
         var fd: Int32
         var droppedReads = 0
         var failed = false
+        /// The session was closed while this journal was open: nothing more is appended.
+        var closedUnder = false
+        /// The bound was reached and said so in the record (once).
+        var boundSaid = false
     }
+
+    /// The marker `TestSessions` makes in a session's folder as it closes it: a journal that sees it appends nothing more.
+    public static let closedMarker = "closed"
+
 
     /// The open session's record in `folder`, appended to as `command`; nil when it cannot be opened
     /// (never created here: `TestSessions.start` makes it).
@@ -53,6 +61,8 @@ public final class SessionJournal: Sendable {
 
     /// Whether a line could not be appended (the disk full, the file gone): `session show` is then incomplete.
     public var failed: Bool { handle.withLock { $0.failed } }
+    /// Whether the session was closed while this journal appended to it (its later lines are not in it).
+    public var closedUnder: Bool { handle.withLock { $0.closedUnder } }
 
     // MARK: What is appended
 
@@ -92,7 +102,11 @@ public final class SessionJournal: Sendable {
     public func commandEnded(_ status: Int32) {
         var line = SessionLine(kind: .commandEnd, command: command)
         line.status = status
-        let dropped = handle.withLock { $0.droppedReads }
+        // Counted once: the count goes with this line and starts again.
+        let dropped = handle.withLock { h in
+            defer { h.droppedReads = 0 }
+            return h.droppedReads
+        }
         if dropped > 0 { line.droppedReads = dropped }
         append(line, sync: true)
     }
@@ -118,9 +132,10 @@ public final class SessionJournal: Sendable {
     }
 
     /// A balance the one settled-read rule settled (a write's reads after it): the TUI's header follows it.
-    public func settled(user: String, balance: Int) {
+    public func settled(user: String, balance: Int, base: String) {
         var line = SessionLine(kind: .settled, command: command)
         line.text = user
+        line.path = base
         line.balance = balance
         append(line, sync: false)
     }
@@ -145,8 +160,15 @@ public final class SessionJournal: Sendable {
         let write = exchange.method != "GET"
         let size = handle.withLock { h in h.fd >= 0 ? Self.size(h.fd) : 0 }
         var e = exchange
-        if !write, size >= readLimit {
-            handle.withLock { $0.droppedReads += 1 }
+        // A read with a finding is kept whatever the size (a finding is never dropped).
+        if !write, e.findings.isEmpty, size >= readLimit {
+            let first = handle.withLock { h -> Bool in
+                h.droppedReads += 1
+                defer { h.boundSaid = true }
+                return !h.boundSaid
+            }
+            // Said in the record at once (a command killed later never says its count).
+            if first { append(SessionLine(kind: .bound, command: command), sync: true) }
             return
         }
         if !write, size >= bodyLimit {
@@ -161,9 +183,17 @@ public final class SessionJournal: Sendable {
 
     private func append(_ line: SessionLine, sync: Bool) {
         guard let data = try? SessionLine.encoder.encode(line) else { return }
-        let bytes = Array(data) + [UInt8(ascii: "\n")]
+        // A newline before as well as after: a line another process left cut short (killed mid-write, the
+        // disk full) ends there, and this one is read whole after it (the reader skips empty lines).
+        let bytes = [UInt8(ascii: "\n")] + Array(data) + [UInt8(ascii: "\n")]
+        let marker = folder + "/" + Self.closedMarker
         handle.withLock { h in
-            guard h.fd >= 0, !h.failed else { return }
+            guard h.fd >= 0, !h.failed, !h.closedUnder else { return }
+            // A session closed meanwhile takes no more lines (its bundle is written from what it held).
+            if line.kind != .close, access(marker, F_OK) == 0 {
+                h.closedUnder = true
+                return
+            }
             // One write: O_APPEND puts the whole line at the end, whoever else appends.
             let n = bytes.withUnsafeBytes { buffer -> Int in
                 var n: Int
@@ -171,7 +201,7 @@ public final class SessionJournal: Sendable {
                 return n
             }
             guard n == bytes.count else { h.failed = true; return }
-            if sync { _ = fdatasync(h.fd) }
+            if sync, fdatasync(h.fd) != 0, errno != EINVAL { h.failed = true }
         }
     }
 

@@ -69,6 +69,8 @@ public struct SessionFinding: Codable, Sendable, Hashable {
 struct SessionLine: Codable, Sendable {
     enum Kind: String, Codable, Sendable {
         case start, sent, exchange, finding, passed, note, file, close, verdict, settled
+        /// The record reached its bound: reads from here on are counted, not kept.
+        case bound
         case commandStart = "command", commandEnd = "command-end"
     }
 

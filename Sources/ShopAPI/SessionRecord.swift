@@ -21,16 +21,27 @@ public struct SessionRecord: Sendable {
     public var verdicts: [SessionVerdict] = []
     /// Lines that could not be read: the last one cut short by a process killed mid-line, or damage.
     public var unreadableLines = 0
-    /// Reads past the record's bound that were counted and not kept.
+    /// Reads past the record's bound that were counted and not kept; whether the bound was reached at all
+    /// (a command killed after it never says its count).
     public var droppedReads = 0
+    public var boundReached = false
+    /// Lines appended after the close (by a command that ran on): not in the bundle, not read here.
+    public var afterClose = 0
     /// The HAR entries, in the order they were appended (a write's `sent` replaced by its answer).
     var entries: [HAR.Entry] = []
 
     public init() {}
 
-    /// The record in `folder`; nil when there is none.
+    /// The record in `folder`; nil when there is none. A last line still being written by another process is
+    /// waited for, briefly (twice 50 ms): only one that stays cut short is counted as unreadable.
     public static func read(folder: String) -> SessionRecord? {
-        guard let data = FileManager.default.contents(atPath: folder + "/" + SessionJournal.recordName) else { return nil }
+        let path = folder + "/" + SessionJournal.recordName
+        guard var data = FileManager.default.contents(atPath: path) else { return nil }
+        for _ in 0..<2 where data.last.map({ $0 != UInt8(ascii: "\n") }) == true {
+            usleep(50_000)  // another process's write(2) in progress: a bounded wait, not a synchronisation
+            guard let again = FileManager.default.contents(atPath: path) else { break }
+            data = again
+        }
         return read(Array(data))
     }
 
@@ -44,6 +55,10 @@ public struct SessionRecord: Sendable {
         let complete = bytes.last == UInt8(ascii: "\n") ? lines.count : max(0, lines.count - 1)
         if complete < lines.count { record.unreadableLines += 1 }
         for raw in lines.prefix(complete) {
+            if record.closed != nil {
+                record.afterClose += 1
+                continue
+            }
             guard let line = try? decoder.decode(SessionLine.self, from: Data(raw)) else {
                 record.unreadableLines += 1
                 continue
@@ -93,8 +108,10 @@ public struct SessionRecord: Sendable {
                 }
             case .settled:
                 if let user = line.text, let balance = line.balance {
-                    record.settled.append(SessionSettled(at: at, user: user, balance: balance, command: line.command, pid: line.pid))
+                    record.settled.append(SessionSettled(at: at, user: user, balance: balance, command: line.command, pid: line.pid, base: line.path))
                 }
+            case .bound:
+                record.boundReached = true
             case .verdict:
                 record.verdicts.append(SessionVerdict(at: at, transaction: line.transaction ?? "", product: line.text, verdict: line.verdict ?? "",
                                                       blame: line.blame, requestIDs: line.requestIDs ?? [], command: line.command))
@@ -130,7 +147,7 @@ extension SessionRecord {
             var answer = HTTPFields()
             for h in entry.response.headers { if let name = HTTPField.Name(h.name) { answer.append(HTTPField(name: name, value: h.value)) } }
             var e = Exchange(id: index + 1, method: entry.request.method, path: path, startedAt: ISO8601.parse(entry.startedDateTime) ?? seen.at,
-                             duration: .milliseconds(Int(entry.time.isFinite ? max(0, entry.time) : 0)), status: seen.answered && seen.status > 0 ? seen.status : nil,
+                             duration: .milliseconds(Int(exactly: (entry.time.isFinite ? min(max(0, entry.time), 8.64e10) : 0).rounded()) ?? 0), status: seen.answered && seen.status > 0 ? seen.status : nil,
                              failure: nil, requestID: entry._requestId, attempt: 1, requestBytes: max(0, entry.request.bodySize),
                              responseBytes: max(0, entry.response.content.size), requestHeaders: fields, responseHeaders: answer,
                              requestBodyPreview: entry.request.postData?.text, responseBodyPreview: entry.response.content.text)
@@ -190,6 +207,8 @@ public struct SessionSettled: Sendable, Equatable {
     public var balance: Int
     public var command: String
     public var pid: Int32
+    /// The base URL of the shop it was read from.
+    public var base: String?
 }
 
 public struct SessionVerdict: Sendable, Equatable {

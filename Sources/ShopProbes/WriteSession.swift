@@ -102,7 +102,7 @@ public struct WriteSession: Sendable {
         // What the reads settled on is what the cache keeps, whatever a later read of the screen's said:
         // the next run's baseline is held against it.
         if let settled = outcome.settledBalance {
-            SessionJournal.active?.settled(user: context.user, balance: settled)
+            SessionJournal.active?.settled(user: context.user, balance: settled, base: context.baseURL)
             _ = await cache.write(CheerBalance(balance: settled), kind: .balance, key: context.userKey, fetchedAt: Date())
         }
         if let page = outcome.settledFirstPage {

@@ -69,6 +69,11 @@ extension Renderer {
             let shown = form.isSpend && !action.asTyped ? 2 : form.text.count
             for (i, label) in form.labels.prefix(shown).enumerated() { lines.append(field(label, form[i], active: action.field == i)) }
             if form.isSpend { for line in Columns.wrap(f.app.formBalanceWords(now: f.now), to: width - 4) { lines.append((line, .muted)) } }
+            if action.transactionIsMadeUp {
+                for line in Columns.wrap("made up by this tool: no App Store purchase has this id (type a real one to hold it to its record)", to: width - 4) {
+                    lines.append((line, .muted))
+                }
+            }
             lines.append(("", .plain))
             // Each with its glyph: the colour alone would not tell a refusal from the form's own lines.
             switch note {

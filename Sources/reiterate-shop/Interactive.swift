@@ -106,7 +106,7 @@ struct Interactive: AsyncParsableCommand {
                     store.comparer = comparer
                     store.explorer = explorer
                     if settings.appStore != nil { store.ledgerReader = TUILedgerReader(settings: settings) }
-                    store.sessionKeeper = TUISessionKeeper.make(context, environment: ProcessInfo.processInfo.environment)
+                    store.sessionKeeper = TUISessionKeeper.make(settings, environment: ProcessInfo.processInfo.environment)
                     store.send(.pinsChanged(pinned, unreadable.map { .failed("The pins cannot be read (\($0)); none are checked.") }))
                 }
                 // The cached balance and packs are read here, before curses starts: the first frame (the

@@ -70,17 +70,29 @@ struct ReiterateShop: AsyncParsableCommand {
             } else {
                 try command.run()
             }
-            journal?.commandEnded(0)
+            ended(0)
         } catch let exit as ExitCode {
-            journal?.commandEnded(exit.rawValue)
+            ended(exit.rawValue)
             Self.exit(withError: exit)
         } catch let clean as CleanExit {
-            journal?.commandEnded(0)
+            ended(0)
             Self.exit(withError: clean)
         } catch {
             let code = fail(error)
-            journal?.commandEnded(code.rawValue)
+            ended(code.rawValue)
             Self.exit(withError: code)
+        }
+    }
+
+    /// The end of the command in the session it appends to now (the TUI's may have changed), and, in a
+    /// line, what did not go into it.
+    static func ended(_ status: Int32) {
+        guard let journal = SessionJournal.active else { return }
+        journal.commandEnded(status)
+        if journal.closedUnder {
+            Terminal.err("note: the test session was closed while this ran: what it did after the close is in no session\n")
+        } else if journal.failed {
+            Terminal.err("warning: some of this command's lines could not be added to the test session (is the disk full?)\n")
         }
     }
 

@@ -83,7 +83,7 @@ struct SessionCommand: AsyncParsableCommand {
                 throw fail(CLIError(message: error.description, exitCode: .config))
             }
             do {
-                let closed = try sessions.closeCurrent(tokenVariable: settings.tokenEnv, secrets: TestSessions.secrets(environment))
+                let closed = try sessions.closeCurrent(tokenVariable: settings.tokenEnv, secrets: TestSessions.secrets(environment, settings: settings))
                 Terminal.out(closed.lines.map { $0 + "\n" }.joined())
             } catch {
                 throw fail(CLIError(message: error.words, exitCode: .usage))

@@ -136,7 +136,7 @@ import Testing
         let logged = record.logged()
         #expect(logged.first?.responseBodyPreview != nil && logged.dropLast().last?.responseBodyPreview == nil)
         #expect(logged.last?.requestBodyPreview?.contains("com.reiterate.pack.rain") == true)
-        #expect(SessionSummary(record).incomplete.contains { $0.contains("reads past the record's bound were counted, not kept (every write is)") })
+        #expect(SessionSummary(record).incomplete.contains { $0.contains("reads past the record's bound were counted, not kept (every write and finding is)") })
     }
 
     @Test func startIsRefusedWhileOneIsOpenAndFindTakesANameAnIDOrAFolder() throws {
@@ -150,6 +150,34 @@ import Testing
         #expect(try sessions.find("build 1.4.2") == first && sessions.find(first.id) == first && sessions.find(first.folder) == first)
         #expect(try sessions.find(nil) == second)
         #expect(throws: TestSessions.Problem.self) { _ = try sessions.find("nope") }
+    }
+
+    @Test func aCloseStopsEveryJournalOfTheSessionAndTheLedgerKeepsAWriteWithNoAnswer() async throws {
+        let (sessions, session) = try Self.started()
+        let running = try #require(SessionJournal(folder: session.folder, command: "proxy"))
+        running.commandStarted(["proxy"])
+        // A purchase whose process was killed before its answer: the ledger still sees the post, with no status.
+        let line = "{\"at\":\"2026-11-29T10:00:00Z\",\"command\":\"buy\",\"entry\":{\"_source\":\"tool\",\"cache\":{},\"request\":{\"bodySize\":60,\"cookies\":[],"
+            + "\"headers\":[],\"headersSize\":-1,\"httpVersion\":\"HTTP/1.1\",\"method\":\"POST\",\"postData\":{\"mimeType\":\"application/json\",\"text\":"
+            + "\"{\\\"identifier\\\":\\\"com.reiterate.cheer.200\\\",\\\"transaction_id\\\":2000000000000009}\"},\"queryString\":[],"
+            + "\"url\":\"http://127.0.0.1:1/api/v2/purchase_cheer?user_id=qa-alice\"},\"response\":{\"bodySize\":0,\"content\":{\"mimeType\":\"\",\"size\":0},"
+            + "\"cookies\":[],\"headers\":[],\"headersSize\":-1,\"httpVersion\":\"HTTP/1.1\",\"redirectURL\":\"\",\"status\":0,\"statusText\":\"\"},"
+            + "\"startedDateTime\":\"2026-11-29T10:00:00Z\",\"time\":0,\"timings\":{\"receive\":0,\"send\":0,\"wait\":0}},\"key\":\"9-1-1\",\"kind\":\"sent\",\"pid\":9}\n"
+        let handle = try #require(FileHandle(forWritingAtPath: session.folder + "/" + SessionJournal.recordName))
+        handle.seekToEndOfFile()
+        handle.write(Data(line.utf8))
+        try handle.close()
+        let (events, name) = SessionLedger.sessionEvents(sessions)
+        #expect(name == "refunds" && events.count == 1 && events[0].purchase?.transactionID == 2_000_000_000_000_009 && events[0].status == nil)
+        let closed = try sessions.closeCurrent(tokenVariable: "T", secrets: [])
+        #expect(closed.summary.stillRunning == ["proxy"] && closed.lines.contains { $0.hasPrefix("still running at the close: proxy") })
+        // The proxy runs on: nothing more of it goes into the closed session, and it knows.
+        running.note("after the close")
+        running.commandEnded(0)
+        #expect(running.closedUnder)
+        let record = try #require(SessionRecord.read(folder: session.folder))
+        #expect(record.notes.isEmpty && record.afterClose == 0 && record.closed != nil)
+        #expect(SessionSummary(record).incomplete.contains("1 command had not said how it ended when the session closed (still running then, or killed)"))
     }
 
     // MARK: show, diff, close

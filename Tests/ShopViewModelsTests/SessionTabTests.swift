@@ -95,6 +95,20 @@ import Testing
         #expect(ShopUpdate.update(&s, .action(.session)).isEmpty)
     }
 
+    @Test func aMadeUpTransactionIdIsSaidToBeOneUntilTheTesterChangesIt() {
+        var s = Self.state()
+        s.screen.tab = .shop
+        let asked = ShopUpdate.update(&s, .action(.buy))
+        #expect(asked.contains(.makeTransactionID))
+        _ = ShopUpdate.update(&s, .transactionIDMade(77))
+        #expect(s.write.action?.transactionIsMadeUp == true)
+        _ = ShopUpdate.update(&s, .action(.nextField))
+        _ = ShopUpdate.update(&s, .action(.deleteChar))
+        #expect(s.write.action?.transactionIsMadeUp == false)  // "7" is the tester's, not the tool's
+        _ = ShopUpdate.update(&s, .text("7"))
+        #expect(s.write.action?.transactionIsMadeUp == true)  // typed back to the made-up id: still no purchase has it
+    }
+
     @Test func theSpendFormSaysWhatTheAmountIsCheckedAgainst() {
         var s = Self.state(at: t0)
         #expect(s.formBalanceWords(now: t0 + 12) == "checked against the balance: 1,250 cheer, read 12 s ago")

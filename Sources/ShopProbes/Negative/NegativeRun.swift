@@ -267,7 +267,7 @@ public struct NegativeRun {
         if reads.all.count > 1 { lag.note(reads.all, expected: expected, pack: pack) }
         // A balance the rule settled on (what was expected, or two reads that agree): the session's header follows it.
         if let balance = reads.last.balance, reads.all.count == 1 || reads.all.suffix(2).allSatisfy({ $0.balance == balance }) {
-            SessionJournal.active?.settled(user: user, balance: balance)
+            SessionJournal.active?.settled(user: user, balance: balance, base: client.configuration.baseURL)
         }
         return reads.last
     }

@@ -43,6 +43,8 @@ public struct SessionBundle: Sendable {
         for file in record.files where file.path.hasSuffix(".json") || file.path.hasSuffix(".sh") {
             let name = URL(fileURLWithPath: file.path).lastPathComponent
             guard file.what.hasPrefix("explore case"), let data = manager.contents(atPath: file.path), data.count <= 1 << 20 else { continue }
+            // Two campaigns' cases of one name: the later one (as the folder would keep it).
+            contents.removeAll { $0.0 == "cases/" + name }
             contents.append(("cases/" + name, data))
         }
         if contents.contains(where: { $0.0.hasPrefix("cases/") }), mkdir(folder + "/cases", 0o700) != 0 {
@@ -68,7 +70,9 @@ public struct SessionBundle: Sendable {
     /// `data` with every secret value (8 characters or more) replaced by `<redacted>`.
     static func scrub(_ data: Data, secrets: [String]) -> Data {
         var bytes = Array(data)
-        for secret in secrets where secret.utf8.count >= 8 {
+        // Each as it is, and as a URL would carry it (a token in a query string).
+        let forms = secrets.flatMap { s in [s, s.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? s] }
+        for secret in Set(forms) where secret.utf8.count >= 8 {
             let needle = Array(secret.utf8)
             let placeholder = Array("<redacted>".utf8)
             var out: [UInt8] = []
@@ -100,6 +104,7 @@ public struct SessionBundle: Sendable {
         }
         out += "- **Findings:** \(s.findings)\(s.findings > s.distinct ? " (\(s.distinct) distinct)" : ""); **purchases:** \(s.purchases.count); **requests:** \(s.covered.requests) (\(s.covered.writes) write\(s.covered.writes == 1 ? "" : "s"))\n"
         for lack in s.incomplete { out += "- **Incomplete:** \(md(lack))\n" }
+        if !s.stillRunning.isEmpty { out += "- **Still running at the close:** \(s.stillRunning.map(md).joined(separator: ", ")) (what they did after it is not here)\n" }
         out += "\n## Findings\n\n"
         if s.groups.isEmpty { out += "None in this session (what it covered is below).\n\n" }
         for g in s.groups {

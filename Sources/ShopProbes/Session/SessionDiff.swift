@@ -106,7 +106,7 @@ public struct SessionDiff: Sendable, Encodable {
             }
         }
         flush()
-        for prefix in ["rq-", "id=", "page_token="] {
+        for prefix in ["rq-", "id=", "page_token=", "entry "] {
             var result = ""
             var rest = Substring(out)
             while let r = rest.range(of: prefix) {
@@ -127,7 +127,7 @@ public struct SessionDiff: Sendable, Encodable {
         func list(_ title: String, _ items: [Item]) {
             out += "\(title): \(items.count)\n"
             for i in items {
-                out += "  [\(i.kind)] \(Sanitizer.line(i.subject))\(i.count > 1 ? " ×\(i.count)" : ""): expected \(Sanitizer.line(i.expected)), got \(Sanitizer.line(i.actual))"
+                out += "  [\(Sanitizer.line(i.kind))] \(Sanitizer.line(i.subject))\(i.count > 1 ? " ×\(i.count)" : ""): expected \(Sanitizer.line(i.expected)), got \(Sanitizer.line(i.actual))"
                 out += (i.blame.map { " (\($0.words))" } ?? "") + (i.requestIDs.isEmpty ? "" : " — " + i.requestIDs.map(Sanitizer.line).joined(separator: ", ")) + "\n"
             }
         }
@@ -135,7 +135,7 @@ public struct SessionDiff: Sendable, Encodable {
         list("fixed (in \(Sanitizer.line(a)) only)", fixed)
         list("still there", still)
         out += "purchases whose verdict changed: \(verdictsChanged.count)\n"
-        for c in verdictsChanged { out += "  \(Sanitizer.line(c.transaction)): \(c.before) → \(c.after)\n" }
+        for c in verdictsChanged { out += "  \(Sanitizer.line(c.transaction)): \(Sanitizer.line(c.before)) → \(Sanitizer.line(c.after))\n" }
         return out
     }
 

@@ -9,7 +9,14 @@ public enum SessionLedger {
     /// The open session's events (none when no session is open), and whether one was.
     public static func sessionEvents(_ sessions: TestSessions) -> (events: [ShopEvent], session: String?) {
         guard let open = sessions.current(), let record = SessionRecord.read(folder: open.folder) else { return ([], nil) }
-        return (ShopEvents.from(record.logged()), record.meta?.name ?? open.id)
+        // A write sent with no answer recorded (its process killed) is a post whose outcome is not known: kept,
+        // with no status, never left out.
+        let posted = record.logged().map { e -> Exchange in
+            var e = e
+            if e.method != "GET" { e.isPending = false }
+            return e
+        }
+        return (ShopEvents.from(posted), record.meta?.name ?? open.id)
     }
 
     /// `first`, then each of `more` whose request id is not among them already.
@@ -18,13 +25,16 @@ public enum SessionLedger {
         return first + more.filter { $0.requestID.map { !seen.contains($0) } ?? true }
     }
 
-    /// Each of the ledger's lines into the open session: every verdict, and each finding as one.
+    /// Each of the ledger's lines into the open session: every verdict, and each finding as one — once: a
+    /// later run that gives a transaction the verdict the session already holds for it adds no finding again.
     public static func record(_ ledger: Ledger) {
         guard let journal = SessionJournal.active else { return }
+        var latest: [String: String] = [:]
+        for v in SessionRecord.read(folder: journal.folder)?.verdicts ?? [] { latest[v.transaction] = v.verdict }
         for line in ledger.lines {
             journal.verdict(transaction: line.transactionID, product: line.productID, verdict: line.verdict.rawValue, blame: line.blame,
                             requestIDs: line.requestIDs)
-            if line.isFinding, let finding = line.finding { journal.finding(finding) }
+            if line.isFinding, latest[line.transactionID] != line.verdict.rawValue, let finding = line.finding { journal.finding(finding) }
         }
     }
 }

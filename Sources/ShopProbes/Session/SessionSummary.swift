@@ -103,13 +103,28 @@ public struct SessionSummary: Sendable, Encodable {
         if record.unreadableLines > 0 {
             lacks.append("\(record.unreadableLines) line\(record.unreadableLines == 1 ? "" : "s") of the record could not be read (a process killed while writing one?)")
         }
-        if record.droppedReads > 0 { lacks.append("\(Wording.grouped(record.droppedReads)) reads past the record's bound were counted, not kept (every write is)") }
-        let unended = record.commands.filter { $0.status == nil }
-        let gone = unended.filter { record.closed != nil || !running($0.pid) }.count
-        if gone > 0 {
-            lacks.append("\(gone) command\(gone == 1 ? "" : "s") ended without saying how (killed, or the machine stopped)")
+        if record.droppedReads > 0 {
+            lacks.append("\(Wording.grouped(record.droppedReads)) reads past the record's bound were counted, not kept (every write and finding is)")
+        } else if record.boundReached {
+            lacks.append("the record reached its bound: later reads were not kept, and not all were counted (every write and finding is)")
         }
-        stillRunning = unended.filter { record.closed == nil && running($0.pid) }.map(\.command)
+        let unended = record.commands.filter { $0.status == nil }
+        if record.closed != nil {
+            // Whether they still ran then is not known now: said as it is.
+            if !unended.isEmpty {
+                lacks.append("\(unended.count) command\(unended.count == 1 ? "" : "s") had not said how \(unended.count == 1 ? "it" : "they") ended when the session closed (still running then, or killed)")
+            }
+            stillRunning = []
+        } else {
+            let gone = unended.filter { !running($0.pid) }.count
+            if gone > 0 {
+                lacks.append("\(gone) command\(gone == 1 ? "" : "s") ended without saying how (killed, or the machine stopped)")
+            }
+            stillRunning = unended.filter { running($0.pid) }.map(\.command)
+        }
+        if record.afterClose > 0 {
+            lacks.append("\(record.afterClose) line\(record.afterClose == 1 ? " was" : "s were") appended after the close (by a command still running then): not in the bundle")
+        }
         if covered.writesUnanswered > 0 {
             lacks.append("\(covered.writesUnanswered) write\(covered.writesUnanswered == 1 ? " was" : "s were") sent with no answer recorded: settle \(covered.writesUnanswered == 1 ? "it" : "them") by reading the balance and history again")
         }
@@ -223,10 +238,10 @@ public struct SessionSummary: Sendable, Encodable {
             if let charter = meta.charter { out += "  charter: \(Sanitizer.line(charter))\n" }
         }
         for lack in incomplete { out += "  incomplete: \(lack)\n" }
-        if !stillRunning.isEmpty { out += "  still running: \(stillRunning.joined(separator: ", "))\n" }
+        if !stillRunning.isEmpty { out += "  still running: \(stillRunning.map(Sanitizer.line).joined(separator: ", "))\n" }
         out += "\nfindings: \(findings)\(findings > distinct ? " (\(distinct) distinct)" : "") · checks passed: \(passedChecks)\n"
         for g in groups {
-            out += "  [\(g.kind)] \(g.blame?.words ?? "no blame") ×\(g.count)\n"
+            out += "  [\(Sanitizer.line(g.kind))] \(g.blame?.words ?? "no blame") ×\(g.count)\n"
             for s in g.subjects {
                 let ids = s.requestIDs.isEmpty ? "no request id"
                     : s.requestIDs.count > 2 ? "\(Sanitizer.line(s.requestIDs[0])) … \(Sanitizer.line(s.requestIDs[s.requestIDs.count - 1])), \(s.requestIDs.count) request ids"
@@ -238,7 +253,7 @@ public struct SessionSummary: Sendable, Encodable {
         for p in purchases {
             let posts = p.posts.isEmpty ? "not posted in this session"
                 : p.posts.map { "\($0.source == "app" ? "the app" : $0.command) posted → \($0.status == 0 ? "no answer" : "\($0.status)")\($0.requestID.map { " \(Sanitizer.line($0))" } ?? "")" }.joined(separator: "; ")
-            let verdict = p.verdict.map { "\($0)\(p.blame.map { " (\($0.words))" } ?? "")" } ?? "not judged yet (run reiterate-shop ledger)"
+            let verdict = p.verdict.map { "\(Sanitizer.line($0))\(p.blame.map { " (\($0.words))" } ?? "")" } ?? "not judged yet (run reiterate-shop ledger)"
             out += "  \(Sanitizer.line(p.transaction)) \(Sanitizer.line(p.product ?? "?")): \(verdict) — \(posts)\n"
         }
         out += "\nnotes: \(notes.count)\n"
@@ -247,7 +262,7 @@ public struct SessionSummary: Sendable, Encodable {
         out += "; operations " + (covered.operations.isEmpty ? "none" : covered.operations.sorted { $0.key < $1.key }.map { "\($0.key) ×\($0.value)" }.joined(separator: ", "))
         out += "; users " + (covered.users.isEmpty ? "none" : covered.users.map(Sanitizer.line).joined(separator: ", "))
         out += "; history pages " + (covered.historyPages.isEmpty ? "none" : covered.historyPages.map(String.init).joined(separator: ", "))
-        out += "; commands " + (covered.commands.isEmpty ? "none" : covered.commands.joined(separator: ", ")) + "\n"
+        out += "; commands " + (covered.commands.isEmpty ? "none" : covered.commands.map(Sanitizer.line).joined(separator: ", ")) + "\n"
         out += "\ntimeline:\n"
         for e in timeline { out += "  \(DateText.timeOfDay(e.at, zone)) \(Sanitizer.line(e.what))\n" }
         return out

@@ -1,5 +1,6 @@
 import Foundation
 import ShopAPI
+import ShopSettings
 import ShopViewModels
 
 /// The TUI's test session (the Session tab's `N`, `n`, `C`; the Checks tab and the header follow it): the
@@ -58,7 +59,8 @@ public actor TUISessionKeeper: SessionKeeper {
         othersHanded = others.count
         passedHanded = othersPassed.count
         var settled: SettledBalance?
-        if let latest = record.settled.last(where: { $0.pid != pid }), latest.at > (settledHanded ?? .distantPast) {
+        // Another command's, against this TUI's shop (a command run against another environment is no news here).
+        if let latest = record.settled.last(where: { $0.pid != pid && ($0.base == nil || $0.base == baseURL) }), latest.at > (settledHanded ?? .distantPast) {
             settledHanded = latest.at
             settled = SettledBalance(user: latest.user, balance: latest.balance, at: latest.at, command: latest.command)
         }
@@ -114,7 +116,8 @@ public actor TUISessionKeeper: SessionKeeper {
             SessionJournal.active = nil
             return .success("closed the session into \(closed.bundle.folder) and \(closed.bundle.archive)")
         } catch {
-            ending?.commandStarted(arguments)
+            // Still this TUI's session (not one another process closed meanwhile): it goes on in it.
+            if let ending, sessions.current()?.folder == ending.folder { ending.commandStarted(arguments) }
             return .failure(SessionFailure(error.words))
         }
     }
@@ -146,15 +149,19 @@ extension SessionSummary {
 
 extension TUISessionKeeper {
     /// The TUI's keeper for these settings; every secret of `environment` is kept out of a bundle it writes.
-    public static func make(_ context: ShopContext, environment: [String: String]) -> TUISessionKeeper {
-        TUISessionKeeper(sessions: TestSessions(environment: environment), environment: context.environment, baseURL: context.baseURL, user: context.user,
-                         tokenVariable: context.tokenVariable, secrets: TestSessions.secrets(environment), arguments: Array(CommandLine.arguments.dropFirst()))
+    public static func make(_ settings: ResolvedSettings, environment: [String: String]) -> TUISessionKeeper {
+        TUISessionKeeper(sessions: TestSessions(environment: environment), environment: settings.environment, baseURL: settings.baseURL, user: settings.user,
+                         tokenVariable: settings.tokenEnv, secrets: TestSessions.secrets(environment, settings: settings),
+                         arguments: Array(CommandLine.arguments.dropFirst()))
     }
 }
 
 extension TestSessions {
-    /// The values no bundle file may hold: every variable of the environment named like a secret.
-    public static func secrets(_ environment: [String: String]) -> [String] {
-        environment.filter { name, _ in ["TOKEN", "KEY", "SECRET", "PASSWORD"].contains { name.uppercased().contains($0) } }.map(\.value)
+    /// The values no bundle file may hold: every variable of the environment named like a secret, and those
+    /// the settings name whatever their names (`token_env`, `refresh_token_env`), and the proxy's password.
+    public static func secrets(_ environment: [String: String], settings: ResolvedSettings? = nil) -> [String] {
+        let named = environment.filter { name, _ in ["TOKEN", "KEY", "SECRET", "PASSWORD"].contains { name.uppercased().contains($0) } }.map(\.value)
+        guard let settings else { return named }
+        return named + [environment[settings.tokenEnv], environment[settings.refreshTokenEnv], settings.proxy?.password].compactMap { $0 }
     }
 }

@@ -43,6 +43,8 @@ public struct TestSessions: Sendable {
     /// Opens a new session and makes it the current one. Refused while another is open.
     public func start(name: String?, build: String?, charter: String?, environment: String, baseURL: String, user: String,
                       now: Date = Date()) throws(Problem) -> Session {
+        let lock = try exclusive()
+        defer { close(lock) }
         if let open = current() {
             let name = SessionRecord.read(folder: open.folder)?.meta?.name ?? open.id
             throw Problem(words: "the session \(Sanitizer.line(name)) is open: close it first (reiterate-shop session close)")

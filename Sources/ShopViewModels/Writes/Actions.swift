@@ -87,6 +87,7 @@ extension ShopUpdate {
             if case .editing(var form, let note) = state.write.action?.phase, !form.isSpend, form[1].isEmpty {
                 form[1] = String(id)
                 state.write.action?.phase = .editing(form, note: note)
+                state.write.action?.madeTransactionID = String(id)
             }
             return []
         default:

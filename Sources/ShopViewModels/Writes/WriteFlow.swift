@@ -136,6 +136,14 @@ public struct ActionState: Equatable, Sendable {
     /// credit come from it); `readingRecord`: the transaction whose record is being read.
     public var record: AppStoreRecordRead?
     public var readingRecord: String?
+    /// The transaction id this tool made up for the buy form (`.transactionIDMade`): said so while the field holds it.
+    public var madeTransactionID: String?
+
+    /// The buy form's transaction field holds the id this tool made up (no App Store purchase has it).
+    public var transactionIsMadeUp: Bool {
+        guard case let .editing(form, _) = phase, !form.isSpend, let made = madeTransactionID else { return false }
+        return form[1] == made
+    }
 
     public init(phase: Phase, asTyped: Bool = false) {
         self.phase = phase

@@ -212,9 +212,12 @@ extension WriteOutcome {
             outcome.answer = error.category.mayHaveBeenApplied ? .unanswered : .refused
             if let replay = rules.replay, error.status == replay.status {
                 outcome.applied = .no
-                outcome.refusalKind = mustRefuse ? .expected : .alreadyDone
                 outcome.said(ShopUpdate.explain(error, kind: v.kind))
-                if let before, let fresh { check(replay.check, fresh == before, expected: "\(g(before)) (unchanged)", actual: g(fresh)) }
+                if let before, let fresh {
+                    check(replay.check, fresh == before, expected: "\(g(before)) (unchanged)", actual: g(fresh))
+                    // A refusal named as one only once the reads after it showed nothing changed.
+                    outcome.refusalKind = mustRefuse ? .expected : .alreadyDone
+                }
             } else if error.category.mayHaveBeenApplied, let before, let fresh {
                 // No answer to check: the balance read again tells which of the two outcomes happened.
                 if mustRefuse {
@@ -248,10 +251,10 @@ extension WriteOutcome {
                 }
             } else {
                 outcome.applied = .no
-                if (400..<500).contains(error.status ?? 0) { outcome.refusalKind = mustRefuse ? .expected : .refused }
                 outcome.said(ShopUpdate.explain(error, kind: v.kind))
                 if let before, let fresh, (400..<500).contains(error.status ?? 0) {
                     check(.refusedUnchanged, fresh == before, expected: "\(g(before)) (unchanged)", actual: g(fresh))
+                    outcome.refusalKind = mustRefuse ? .expected : .refused
                     // Said once, and only as read: the balance after the refusal.
                     if fresh == before, let words = rules.refusedUnchanged { outcome.headline += words(fresh) }
                 }
