@@ -33,8 +33,9 @@ extension ProxyConnection {
         let go: @Sendable () -> Void = { [exchange] in
             core.admit {
                 exchange.send(on: loop).whenSuccess { answer in
-                    // Recorded before the app can have it: a proxy stopped the moment the app has its
-                    // answer still writes that answer into its HAR (not a request without one).
+                    // Queued for the pipeline before the app can have it (the queue is drained as the proxy
+                    // stops): a proxy stopped the moment the app has its answer still writes that answer into
+                    // its HAR, not a request without one. The pipeline's own work comes later, off this loop.
                     core.record(exchange, answer)
                     let (connection, context) = bound.value
                     connection.answered(context, answer, keepAlive: keepAlive, fault: fault)
